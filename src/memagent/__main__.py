@@ -1,0 +1,3 @@
+from memagent.cli import main
+
+main()

@@ -1,0 +1,10 @@
+"""Command-line interface (Typer + Rich)."""
+
+from memagent.cli.app import app
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,82 @@
+"""`config.toml` of a memory home, validated by pydantic.
+
+Every section has defaults, so a missing or partial file is fine; a file that
+does not parse, or holds a wrong type, is reported (file, line, what) and never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memagent.core.errors import CorruptFile
+
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LimitsConfig(_Section):
+    max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
+    max_search_results: int = Field(default=100, gt=0)
+
+
+class LLMConfig(_Section):
+    model: str = "embedded"
+    """`embedded`, or `openai:NAME` for an OpenAI-compatible server."""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = 512
+
+
+class EmbeddingsConfig(_Section):
+    enabled: bool = True
+
+
+class SearchConfig(_Section):
+    recency_weight: float = 0.0
+    access_weight: float = 0.0
+
+
+class StoreConfig(_Section):
+    backend: Literal["local", "postgres"] = "local"
+    url: str | None = None
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    limits: LimitsConfig = LimitsConfig()
+    llm: LLMConfig = LLMConfig()
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+    search: SearchConfig = SearchConfig()
+    store: StoreConfig = StoreConfig()
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.model_dump(exclude_none=True))
+
+
+def load_config(path: Path) -> Config:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config()
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise CorruptFile(str(path), f"not valid TOML: {exc}", line) from exc
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CorruptFile(str(path), f"{where}: {first['msg']}") from exc

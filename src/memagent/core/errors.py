@@ -1,0 +1,44 @@
+"""The exceptions every layer raises.
+
+Messages are written for the person (or the LLM) who gave the bad input: they say
+what is wrong and, where it helps, what a correct value looks like. Interfaces turn
+them into a clean message and a non-zero exit / an HTTP problem document; they
+never leak a traceback for a `MemagentError`.
+"""
+
+from __future__ import annotations
+
+
+class MemagentError(Exception):
+    """Base class for every error memagent reports on purpose."""
+
+
+class InvalidInput(MemagentError):
+    """The caller's input is malformed, hostile or too large. Nothing was written."""
+
+
+class PathRejected(InvalidInput):
+    """A path tried to leave its root, or names something memagent will not touch."""
+
+
+class NotFound(MemagentError):
+    """The thing asked for does not exist (or is not visible to this caller)."""
+
+
+class Conflict(MemagentError):
+    """The operation contradicts the current state (e.g. the file already exists)."""
+
+
+class CorruptFile(MemagentError):
+    """A file in the memory home cannot be parsed. It is reported, never overwritten."""
+
+    def __init__(self, path: str, detail: str, line: int | None = None) -> None:
+        where = f"{path}, line {line}" if line is not None else path
+        super().__init__(f"{where}: {detail}")
+        self.path = path
+        self.detail = detail
+        self.line = line
+
+
+class LockTimeout(MemagentError):
+    """Another process held the memory home's lock for too long."""

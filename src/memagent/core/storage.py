@@ -1,0 +1,296 @@
+"""The one write primitive of the project.
+
+Every file memagent writes goes through `Storage`: a temp file beside the target,
+fsync, atomic rename, fsync of the folder, all under one inter-process lock per
+memory home, followed by an append-only record in `log/ops.jsonl` (time, actor,
+operation, path, content hashes before and after). A crash at any point leaves
+either the old file or the new one, never a torn one; a write that returned has
+been fsynced, so it survives a crash of the process or the machine.
+
+The lock is a `filelock.FileLock` on `<home>/.lock`, shared by every `Storage`
+of that home in this process (one object per home), reentrant within a thread,
+and exclusive across threads and processes. Hold `storage.lock()` around a
+read-modify-write so no other writer slips in between.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from filelock import Timeout as _FileLockTimeout
+
+from memagent.core.errors import LockTimeout, PathRejected
+from memagent.core.paths import Layout
+
+_LOCKS: dict[Path, FileLock] = {}
+_LOCKS_GUARD = threading.Lock()
+TMP_PREFIX = ".tmp-"
+
+
+def sha256_hex(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def now_iso() -> str:
+    """UTC timestamp with microseconds, the format of every memagent record."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _home_lock(lock_file: Path) -> FileLock:
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get(lock_file)
+        if lock is None:
+            lock = FileLock(str(lock_file), thread_local=True)
+            _LOCKS[lock_file] = lock
+        return lock
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class WriteRecord:
+    """What one write did; the same fields as its ops-log line."""
+
+    ts: str
+    actor: str
+    op: str
+    path: str
+    before: str | None
+    after: str | None
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ts": self.ts,
+            "actor": self.actor,
+            "op": self.op,
+            "path": self.path,
+            "before": self.before,
+            "after": self.after,
+        }
+        if self.meta:
+            out["meta"] = self.meta
+        return out
+
+
+class Storage:
+    """Atomic, locked, logged writes inside one memory home.
+
+    `path` arguments may be absolute (inside the home) or relative to the home.
+    This class is not a path sanitizer for untrusted input — the vault does that —
+    but it refuses, as a last line of defence, any path that is not inside the home.
+    """
+
+    def __init__(self, root: Path, *, lock_timeout: float = 60.0) -> None:
+        self.root = root
+        self.layout = Layout(root)
+        self.lock_timeout = lock_timeout
+        self._lock = _home_lock(self.layout.lock_file)
+
+    # -- locking ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the home's write lock (reentrant in this thread)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire(timeout=self.lock_timeout)
+        except _FileLockTimeout as exc:
+            raise LockTimeout(
+                f"memory home {self.root} is locked by another process "
+                f"(waited {self.lock_timeout:.0f}s)"
+            ) from exc
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    # -- paths -----------------------------------------------------------------
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        """Absolute, normalized path inside the home; refuses anything outside."""
+        p = Path(path)
+        if not p.is_absolute():
+            p = self.root / p
+        normalized = Path(os.path.normpath(p))
+        if normalized != self.root and not normalized.is_relative_to(self.root):
+            raise PathRejected(f"{path}: outside the memory home {self.root}")
+        return normalized
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # -- writes ----------------------------------------------------------------
+    def write_bytes(
+        self,
+        path: str | os.PathLike[str],
+        data: bytes,
+        *,
+        actor: str,
+        op: str,
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        """Atomically replace (or create) `path` with `data` and log it."""
+        target = self.resolve(path)
+        with self.lock():
+            before = self._hash_of(target)
+            self._atomic_replace(target, data)
+            return self._log(actor, op, target, before, sha256_hex(data), meta)
+
+    def write_text(
+        self,
+        path: str | os.PathLike[str],
+        text: str,
+        *,
+        actor: str,
+        op: str,
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        return self.write_bytes(path, text.encode("utf-8"), actor=actor, op=op, meta=meta)
+
+    def write_json(
+        self,
+        path: str | os.PathLike[str],
+        obj: Any,
+        *,
+        actor: str,
+        op: str,
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        """Pretty JSON (2-space indent, UTF-8, trailing newline): files people read."""
+        text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+        return self.write_text(path, text, actor=actor, op=op, meta=meta)
+
+    def delete(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        actor: str,
+        op: str,
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        """Remove a file (durably) and log it. Missing files raise FileNotFoundError."""
+        target = self.resolve(path)
+        with self.lock():
+            before = self._hash_of(target)
+            if before is None:
+                raise FileNotFoundError(str(target))
+            target.unlink()
+            _fsync_dir(target.parent)
+            return self._log(actor, op, target, before, None, meta)
+
+    def mkdir(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        actor: str,
+        op: str = "mkdir",
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        """Create a folder (and its parents) durably and log it."""
+        target = self.resolve(path)
+        with self.lock():
+            self._make_parents(target)
+            return self._log(actor, op, target, None, None, meta)
+
+    def rmdir(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        actor: str,
+        op: str = "rmdir",
+        meta: dict[str, Any] | None = None,
+    ) -> WriteRecord:
+        """Remove an empty folder durably and log it."""
+        target = self.resolve(path)
+        with self.lock():
+            target.rmdir()
+            _fsync_dir(target.parent)
+            return self._log(actor, op, target, None, None, meta)
+
+    def log_event(
+        self, *, actor: str, op: str, path: str, meta: dict[str, Any] | None = None
+    ) -> WriteRecord:
+        """Record an operation that changed no file by itself (e.g. an undo marker)."""
+        with self.lock():
+            return self._log(actor, op, self.resolve(path), None, None, meta)
+
+    def clean_temp_files(self, directory: Path) -> int:
+        """Remove temp files a crashed writer left behind in `directory` (recursive)."""
+        removed = 0
+        with self.lock():
+            for tmp in directory.rglob(TMP_PREFIX + "*"):
+                if tmp.is_file() and not tmp.is_symlink():
+                    tmp.unlink()
+                    removed += 1
+        return removed
+
+    # -- internals ---------------------------------------------------------------
+    def _hash_of(self, target: Path) -> str | None:
+        try:
+            return sha256_hex(target.read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def _make_parents(self, directory: Path) -> None:
+        missing: list[Path] = []
+        d = directory
+        while not d.exists():
+            missing.append(d)
+            d = d.parent
+        for d in reversed(missing):
+            d.mkdir()
+            _fsync_dir(d.parent)
+
+    def _atomic_replace(self, target: Path, data: bytes) -> None:
+        self._make_parents(target.parent)
+        tmp = target.parent / f"{TMP_PREFIX}{target.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            raise
+        _fsync_dir(target.parent)
+
+    def _log(
+        self,
+        actor: str,
+        op: str,
+        target: Path,
+        before: str | None,
+        after: str | None,
+        meta: dict[str, Any] | None,
+    ) -> WriteRecord:
+        record = WriteRecord(now_iso(), actor, op, self.relative(target), before, after, meta)
+        line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        log_path = self.layout.ops_log
+        if not log_path.parent.exists():
+            self._make_parents(log_path.parent)
+        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return record

@@ -1,0 +1,94 @@
+"""A deterministic LLM double for tests (in the spirit of pydantic-ai's
+`TestModel` / `FunctionModel`): it replays given responses, or calls a function
+with the conversation, and records every call so tests can assert on prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
+
+Responder = Callable[[list[Message], dict[str, Any] | None], str]
+
+
+@dataclass
+class ScriptedCall:
+    messages: list[Message]
+    response_schema: dict[str, Any] | None
+    reply: str
+
+
+class ScriptExhausted(LLMError):
+    """The scripted model was asked for more replies than it was given."""
+
+
+class ScriptedLLM:
+    """Replays `responses` in order, or answers with `fn(messages, schema)`.
+
+    Token usage is counted as whitespace-separated words, so it is deterministic.
+    """
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        responses: Iterable[str] | None = None,
+        *,
+        fn: Responder | None = None,
+    ) -> None:
+        if (responses is None) == (fn is None):
+            raise ValueError("give exactly one of `responses` or `fn`")
+        self._responses = list(responses) if responses is not None else []
+        self._fn = fn
+        self.calls: list[ScriptedCall] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._responses)
+
+    def _next(self, messages: list[Message], schema: dict[str, Any] | None) -> str:
+        if self._fn is not None:
+            return self._fn(messages, schema)
+        if not self._responses:
+            raise ScriptExhausted(f"scripted model ran out of replies after {len(self.calls)}")
+        return self._responses.pop(0)
+
+    def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        response_schema: dict[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> ChatResult:
+        msgs = as_messages(messages)
+        reply = self._next(msgs, response_schema)
+        if stop:
+            cut = min((i for s in stop if (i := reply.find(s)) >= 0), default=-1)
+            if cut >= 0:
+                reply = reply[:cut]
+        self.calls.append(ScriptedCall(msgs, response_schema, reply))
+        usage = Usage(
+            prompt_tokens=sum(len(m.content.split()) for m in msgs),
+            completion_tokens=len(reply.split()),
+        )
+        return ChatResult(text=reply, usage=usage, model=self.name)
+
+    def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        response_schema: dict[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Iterator[str]:
+        text = self.chat(
+            messages, response_schema=response_schema, stop=stop, max_tokens=max_tokens
+        ).text
+        for i in range(0, len(text), 16):
+            yield text[i : i + 16]

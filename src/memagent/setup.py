@@ -1,0 +1,15 @@
+"""Setting up a memory home with every store's starter files.
+
+This sits above the stores (it is called by the interfaces): `MemoryHome.init`
+makes the layout and `vault/user.md`; each store that has starter content adds
+it here.
+"""
+
+from __future__ import annotations
+
+from memagent.core import MemoryHome
+
+
+def init_home(home: MemoryHome) -> list[str]:
+    """Create the home and every store's starter files; returns what was created."""
+    return home.init()

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memagent.cli import app
+from memagent.core import CorruptFile, MemoryHome
+
+runner = CliRunner()
+
+
+def test_init_then_log_json(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    res = runner.invoke(app, ["init", "--home", str(home)])
+    assert res.exit_code == 0, res.output
+    assert "vault/user.md" in res.output
+    res = runner.invoke(app, ["log", "--home", str(home), "--json"])
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert {"path": "vault/user.md", "op": "create", "actor": "init"}.items() <= lines[-2].items()
+
+
+def test_log_without_home_is_clean_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "memagent", "log", "--home", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "memagent init" in proc.stderr
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+
+
+def test_env_home_is_used(tmp_path: Path) -> None:
+    home = tmp_path / "envhome"
+    res = runner.invoke(app, ["init"], env={"MEMAGENT_HOME": str(home)})
+    assert res.exit_code == 0
+    assert (home / "vault" / "user.md").exists()
+
+
+def test_corrupt_config_reported(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    runner.invoke(app, ["init", "--home", str(home)])
+    (home / "config.toml").write_text("[[[")
+    with pytest.raises(CorruptFile, match=r"config\.toml"):
+        _ = MemoryHome.open(home).config
+    assert (home / "config.toml").read_text() == "[[["

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+
+from memagent.core import MemoryHome, PathRejected, Storage, read_ops, sha256_hex
+
+
+def test_write_creates_file_and_logs_hashes(home: MemoryHome) -> None:
+    st = home.storage
+    rec = st.write_text("vault/a.md", "one", actor="t", op="create")
+    assert (home.root / "vault/a.md").read_text() == "one"
+    assert rec.before is None and rec.after == sha256_hex(b"one")
+    rec2 = st.write_text("vault/a.md", "two", actor="t", op="update")
+    assert rec2.before == sha256_hex(b"one") and rec2.after == sha256_hex(b"two")
+    last = list(read_ops(home.layout.ops_log))[-2:]
+    assert [(r.op, r.path, r.actor) for r in last] == [
+        ("create", "vault/a.md", "t"),
+        ("update", "vault/a.md", "t"),
+    ]
+
+
+def test_write_json_is_pretty_utf8(home: MemoryHome) -> None:
+    home.storage.write_json("profile/x.json", {"k": "café"}, actor="t", op="create")
+    text = (home.root / "profile/x.json").read_text(encoding="utf-8")
+    assert text == '{\n  "k": "café"\n}\n'
+
+
+def test_delete_logs_and_missing_raises(home: MemoryHome) -> None:
+    st = home.storage
+    st.write_text("vault/b.md", "x", actor="t", op="create")
+    rec = st.delete("vault/b.md", actor="t", op="delete")
+    assert rec.after is None and rec.before == sha256_hex(b"x")
+    assert not (home.root / "vault/b.md").exists()
+    with pytest.raises(FileNotFoundError):
+        st.delete("vault/b.md", actor="t", op="delete")
+
+
+@pytest.mark.parametrize("bad", ["../outside.txt", "/etc/passwd", "vault/../../x"])
+def test_refuses_paths_outside_home(home: MemoryHome, bad: str, tmp_path: Path) -> None:
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(PathRejected):
+        home.storage.write_text(bad, "x", actor="t", op="create")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_sibling_prefix_is_outside(tmp_path: Path) -> None:
+    st = Storage(tmp_path / "mem")
+    with pytest.raises(PathRejected):
+        st.resolve(tmp_path / "mem2" / "x")
+
+
+def test_no_temp_files_left_and_failed_write_keeps_old(home: MemoryHome) -> None:
+    st = home.storage
+    st.write_text("vault/c.md", "old", actor="t", op="create")
+    with pytest.raises(TypeError):
+        st.write_bytes("vault/c.md", "not-bytes", actor="t", op="update")  # type: ignore[arg-type]
+    assert (home.root / "vault/c.md").read_text() == "old"
+    assert not [p for p in (home.root / "vault").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_clean_temp_files_removes_crash_leftovers(home: MemoryHome) -> None:
+    leftover = home.root / "vault" / ".tmp-user.md.123.abcd"
+    leftover.write_text("half")
+    assert home.storage.clean_temp_files(home.root) == 1
+    assert not leftover.exists()
+
+
+def test_torn_log_line_is_skipped(home: MemoryHome) -> None:
+    home.storage.write_text("vault/d.md", "x", actor="t", op="create")
+    with home.layout.ops_log.open("a") as fh:
+        fh.write('{"ts": "2026-01-01", "act')
+    ops = list(read_ops(home.layout.ops_log))
+    assert ops[-1].path == "vault/d.md"
+
+
+def _appender(root: str, n: int, tag: str) -> None:
+    st = Storage(Path(root))
+    for i in range(n):
+        with st.lock():
+            p = Path(root) / "counter.json"
+            value = json.loads(p.read_text()) if p.exists() else {"n": 0, "who": []}
+            value["n"] += 1
+            value["who"].append(f"{tag}{i}")
+            st.write_json("counter.json", value, actor=tag, op="update")
+
+
+def test_lock_serializes_read_modify_write_across_processes(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_appender, args=(str(root), 25, f"p{k}-")) for k in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    value = json.loads((root / "counter.json").read_text())
+    assert value["n"] == 100
+    assert len(set(value["who"])) == 100
+    assert len(list(read_ops(root / "log" / "ops.jsonl"))) == 100
