@@ -35,6 +35,12 @@ class LLMConfig(_Section):
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     max_tokens: int = 512
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Per-request timeout for an OpenAI-compatible server."""
+    n_ctx: int = Field(default=4096, ge=256)
+    """Context window of the embedded model."""
+    threads: int = Field(default=2, ge=1)
+    """CPU threads of the embedded model."""
 
 
 class EmbeddingsConfig(_Section):

@@ -2,6 +2,7 @@
 llama.cpp, and any OpenAI-compatible server."""
 
 from memagent.llm.base import LLM, ChatResult, LLMError, Message, Usage, as_messages
+from memagent.llm.factory import load_llm
 from memagent.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
 
 __all__ = [
@@ -14,4 +15,5 @@ __all__ = [
     "ScriptedLLM",
     "Usage",
     "as_messages",
+    "load_llm",
 ]

@@ -14,6 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from memagent.core.errors import MemagentError
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -25,6 +27,8 @@ class Message(BaseModel):
 class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens_per_second: float | None = None
+    """Generation speed as the backend measured it, when it did."""
 
     @property
     def total_tokens(self) -> int:
@@ -45,8 +49,11 @@ def as_messages(messages: Sequence[MessageLike]) -> list[Message]:
     return [m if isinstance(m, Message) else Message.model_validate(m) for m in messages]
 
 
-class LLMError(RuntimeError):
-    """The backend could not produce a reply (server down, model missing, …)."""
+class LLMError(MemagentError, RuntimeError):
+    """The backend could not produce a reply (server down, model missing, …).
+
+    A `MemagentError`, so interfaces report it as one clean line, never a traceback.
+    """
 
 
 @runtime_checkable

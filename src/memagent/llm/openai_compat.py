@@ -1,0 +1,241 @@
+"""Any OpenAI-compatible chat server (OpenAI, Ollama, vLLM, llama.cpp server,
+LM Studio) through the official `openai` client.
+
+Structured replies: a `response_schema` is sent as `response_format` (JSON
+schema) while the server accepts it; a server that rejects it (400/422) is asked
+with the schema in the prompt instead, for the rest of this object's life. Either
+way the reply is validated, and an invalid one gets exactly one repair round
+before an `LLMError`. Transport and server failures become an `LLMError` that
+says what to check, never a raw client traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import openai
+
+from memagent.llm._checks import checked_request
+from memagent.llm._structured import render, validate_reply
+from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
+
+_DETAIL_CHARS = 300
+
+
+class OpenAICompatLLM:
+    """One model on one OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str = "not-needed",
+        timeout_s: float = 120.0,
+        max_retries: int = 1,
+    ) -> None:
+        self.model = model
+        self.name = f"openai:{model}"
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries
+        )
+        self.base_url = str(self._client.base_url)
+        self.supports_response_format: bool | None = None
+        """None until the server has accepted or rejected a JSON-schema `response_format`."""
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- the LLM interface -------------------------------------------------------------
+
+    def chat(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        response_schema: dict[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> ChatResult:
+        msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
+        base: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        if stops:
+            base["stop"] = stops
+        if response_schema is None:
+            return self._complete(msgs, base)
+        return self._structured(msgs, base, response_schema)
+
+    def stream(
+        self,
+        messages: Sequence[MessageLike],
+        *,
+        response_schema: dict[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> Iterator[str]:
+        """Yield text as the server sends it.
+
+        With a schema the reply must be validated as a whole, so: where the server
+        takes `response_format` the pieces stream and the complete text is checked at
+        the end (`LLMError` if invalid); otherwise the validated (maybe repaired)
+        reply of `chat` is yielded in one piece.
+        """
+        msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
+        base: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        if stops:
+            base["stop"] = stops
+        if response_schema is not None and self.supports_response_format is False:
+            yield self._structured(msgs, base, response_schema).text
+            return
+        kwargs = dict(base)
+        if response_schema is not None:
+            kwargs["response_format"] = _response_format(response_schema)
+        try:
+            pieces = self._create(msgs, kwargs, stream=True)
+        except LLMError as exc:
+            if response_schema is not None and _rejects_format(exc):
+                self.supports_response_format = False
+                yield self._structured(msgs, base, response_schema).text
+                return
+            raise
+        text: list[str] = []
+        try:
+            for chunk in pieces:
+                if not chunk.choices:
+                    continue
+                piece = chunk.choices[0].delta.content
+                if piece:
+                    text.append(piece)
+                    yield piece
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        if response_schema is not None:
+            self.supports_response_format = True
+            _, why = validate_reply("".join(text), response_schema)
+            if why is not None:
+                raise LLMError(f"{self.name} streamed a reply that does not fit the schema: {why}")
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _complete(self, msgs: list[Message], kwargs: dict[str, Any]) -> ChatResult:
+        started = time.perf_counter()
+        resp = self._create(msgs, kwargs, stream=False)
+        elapsed = time.perf_counter() - started
+        if not resp.choices:
+            raise LLMError(f"{self.name} returned no choices")
+        text = resp.choices[0].message.content or ""
+        usage = Usage()
+        if resp.usage is not None:
+            usage = Usage(
+                prompt_tokens=resp.usage.prompt_tokens or 0,
+                completion_tokens=resp.usage.completion_tokens or 0,
+            )
+            if usage.completion_tokens and elapsed > 0:
+                usage.tokens_per_second = usage.completion_tokens / elapsed
+        return ChatResult(text=text, usage=usage, model=resp.model or self.model)
+
+    def _structured(
+        self, msgs: list[Message], base: dict[str, Any], schema: dict[str, Any]
+    ) -> ChatResult:
+        kwargs = dict(base)
+        if self.supports_response_format is not False:
+            kwargs["response_format"] = _response_format(schema)
+            try:
+                first = self._complete(msgs, kwargs)
+                self.supports_response_format = True
+            except LLMError as exc:
+                if not _rejects_format(exc):
+                    raise
+                self.supports_response_format = False
+                kwargs = dict(base)
+        if self.supports_response_format is False:
+            msgs = _with_instruction(msgs, schema)
+            first = self._complete(msgs, kwargs)
+        good, why = validate_reply(first.text, schema)
+        if good is not None:
+            return first.model_copy(update={"text": good})
+        repair = [
+            *msgs,
+            Message(role="assistant", content=first.text),
+            Message(role="user", content=render("repair", error=why)),
+        ]
+        second = self._complete(repair, kwargs)
+        usage = Usage(
+            prompt_tokens=first.usage.prompt_tokens + second.usage.prompt_tokens,
+            completion_tokens=first.usage.completion_tokens + second.usage.completion_tokens,
+            tokens_per_second=second.usage.tokens_per_second,
+        )
+        good, why2 = validate_reply(second.text, schema)
+        if good is None:
+            raise LLMError(
+                f"{self.name} did not produce JSON valid against the schema, "
+                f"even after one repair round: {why2}"
+            )
+        return ChatResult(text=good, usage=usage, model=second.model)
+
+    def _create(self, msgs: list[Message], kwargs: dict[str, Any], *, stream: bool) -> Any:
+        try:
+            return self._client.chat.completions.create(
+                model=self.model,
+                messages=[m.model_dump() for m in msgs],  # type: ignore[misc]
+                stream=stream,
+                **kwargs,
+            )
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: openai.OpenAIError) -> LLMError:
+        where = f"{self.name} at {self.base_url}"
+        if isinstance(exc, openai.APITimeoutError):
+            err = LLMError(f"{where} did not answer in time")
+        elif isinstance(exc, openai.APIConnectionError):
+            err = LLMError(f"cannot reach {where}: is the server running? ({_cause(exc)})")
+        elif isinstance(exc, openai.AuthenticationError):
+            err = LLMError(f"{where} refused the API key (401): check llm.api_key_env")
+        elif isinstance(exc, openai.NotFoundError):
+            err = LLMError(f"{where}: not found (404): is the model name right? {_detail(exc)}")
+        elif isinstance(exc, openai.APIStatusError):
+            err = LLMError(f"{where} answered {exc.status_code}: {_detail(exc)}")
+        else:
+            err = LLMError(f"{where} failed: {str(exc)[:_DETAIL_CHARS]}")
+        err.status_code = getattr(exc, "status_code", None)  # type: ignore[attr-defined]
+        return err
+
+
+def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "response", "schema": schema, "strict": False},
+    }
+
+
+def _rejects_format(exc: LLMError) -> bool:
+    return getattr(exc, "status_code", None) in (400, 422)
+
+
+def _with_instruction(msgs: list[Message], schema: dict[str, Any]) -> list[Message]:
+    """The messages with the schema instruction in the (first) system message."""
+    instruction = render("instruction", schema_json=json.dumps(schema, ensure_ascii=False))
+    if msgs and msgs[0].role == "system":
+        head = Message(role="system", content=f"{msgs[0].content}\n\n{instruction}")
+        return [head, *msgs[1:]]
+    return [Message(role="system", content=instruction), *msgs]
+
+
+def _cause(exc: BaseException) -> str:
+    inner = exc.__cause__ or exc.__context__
+    return str(inner or exc)[:_DETAIL_CHARS]
+
+
+def _detail(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        msg = inner.get("message") if isinstance(inner, dict) else inner
+        if msg:
+            return str(msg)[:_DETAIL_CHARS]
+    return str(exc.message)[:_DETAIL_CHARS]
