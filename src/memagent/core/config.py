@@ -26,6 +26,7 @@ class _Section(BaseModel):
 class LimitsConfig(_Section):
     max_file_bytes: int = Field(default=DEFAULT_MAX_FILE_BYTES, gt=0)
     max_search_results: int = Field(default=100, gt=0)
+    max_list_entries: int = Field(default=1000, gt=0)
 
 
 class LLMConfig(_Section):

@@ -1,0 +1,11 @@
+"""The markdown vault (`home/vault`): Obsidian-compatible notes an LLM can edit.
+
+`Vault` does safe, size-capped file operations confined to the vault; all
+writes go through the memory home's `Storage`. Wikilinks resolve as in Obsidian.
+"""
+
+from memagent.memory.vault._links import WikiLink, parse_link
+from memagent.memory.vault._paths import Located, normalize
+from memagent.memory.vault._vault import Vault
+
+__all__ = ["Located", "Vault", "WikiLink", "normalize", "parse_link"]
