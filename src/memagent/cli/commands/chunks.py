@@ -1,0 +1,132 @@
+"""`memagent chunks ls|show|rm|restore|link` and `memagent links ID`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memagent.cli._common import HomeOption, console, open_home, print_json
+from memagent.cli.commands.memories import _filters
+
+chunks_app = typer.Typer(
+    help="List, show, delete and restore episodic chunks.", no_args_is_help=True
+)
+AsJson = Annotated[bool, typer.Option("--json", help="JSON output.")]
+
+
+def _store(home: object) -> object:
+    from memagent.memory.chunks import ChunkStore
+
+    return ChunkStore(open_home(home))  # type: ignore[arg-type]
+
+
+@chunks_app.command("ls")
+def ls(
+    home: HomeOption = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", "-t", help="Has this tag.")] = None,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Created at or after.")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Created before.")] = None,
+    conversation: Annotated[str | None, typer.Option("--conversation")] = None,
+    user: Annotated[str | None, typer.Option("--user")] = None,
+    deleted: Annotated[bool, typer.Option("--deleted", help="Include soft-deleted.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100000)] = 50,
+    as_json: AsJson = False,
+) -> None:
+    """List chunks, newest first."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from memagent.memory.chunks import ChunkStore
+
+    f = _filters(tag, type_, None, since, until, conversation, user)
+    f.include_deleted = deleted
+    store = ChunkStore(open_home(home), embeddings=False)
+    items = store.list(f, limit=limit)
+    if as_json:
+        print_json(items)
+        return
+    table = Table("id", "created", "type", "tags", "content")
+    for it in items:
+        text = it["content"].replace("\n", " ")
+        text = text if len(text) < 80 else text[:77] + "…"
+        mark = " (deleted)" if it["deleted"] else ""
+        table.add_row(
+            it["id"] + mark, (it["created_at"] or "")[:19], it["type"] or "",
+            ",".join(it["tags"]), escape(text),
+        )  # fmt: skip
+    console.print(table)
+
+
+@chunks_app.command("show")
+def show(chunk_id: str, home: HomeOption = None) -> None:
+    """Print one chunk as JSON (records the access)."""
+    from memagent.memory.chunks import ChunkStore
+
+    print_json(ChunkStore(open_home(home)).get(chunk_id).model_dump(mode="json"))
+
+
+@chunks_app.command("rm")
+def rm(
+    chunk_id: str,
+    home: HomeOption = None,
+    hard: Annotated[bool, typer.Option("--hard", help="Delete the file for good.")] = False,
+) -> None:
+    """Soft-delete a chunk (hidden from search; `restore` undoes it), or --hard."""
+    from memagent.memory.chunks import ChunkStore
+
+    store = ChunkStore(open_home(home))
+    if hard:
+        store.hard_delete(chunk_id)
+        console.print(f"deleted {chunk_id} (hard)", highlight=False)
+    else:
+        store.soft_delete(chunk_id)
+        console.print(
+            f"deleted {chunk_id} (restore with `memagent chunks restore`)", highlight=False
+        )
+
+
+@chunks_app.command("restore")
+def restore(chunk_id: str, home: HomeOption = None) -> None:
+    """Undo a soft delete."""
+    from memagent.memory.chunks import ChunkStore
+
+    ChunkStore(open_home(home)).restore(chunk_id)
+    console.print(f"restored {chunk_id}", highlight=False)
+
+
+@chunks_app.command("link")
+def link(
+    source: str,
+    kind: Annotated[str, typer.Argument(help="supports, contradicts or related_to")],
+    target: str,
+    home: HomeOption = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Remove the link instead.")] = False,
+) -> None:
+    """Add a manual link SOURCE --KIND--> TARGET."""
+    from memagent.memory.chunks import ChunkStore
+
+    ChunkStore(open_home(home)).link(source, kind, target, remove=remove)
+    console.print(f"{'unlinked' if remove else 'linked'} {source} {kind} {target}", highlight=False)
+
+
+def links(chunk_id: str, home: HomeOption = None, as_json: AsJson = False) -> None:
+    """Show a chunk's links, both directions."""
+    from memagent.memory.chunks import ChunkStore
+
+    got = ChunkStore(open_home(home), embeddings=False).links(chunk_id)
+    if as_json:
+        print_json(got)
+        return
+    for item in got["outgoing"]:
+        console.print(f"→ {item['type']:<12} {item['target']}", highlight=False)
+    for item in got["incoming"]:
+        console.print(f"← {item['type']:<12} {item['source']}", highlight=False)
+    if not got["outgoing"] and not got["incoming"]:
+        console.print("no links")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(chunks_app, name="chunks")
+    app.command()(links)

@@ -1,0 +1,216 @@
+"""`memagent remember`, `memagent import` and `memagent recall`: episodic memory
+in and out, no LLM needed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+
+if TYPE_CHECKING:
+    from memagent.index import Filters
+
+TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
+KeywordOnly = Annotated[
+    bool, typer.Option("--keyword-only", help="Skip embeddings: keyword search only.")
+]
+
+
+def _store(home: Path | None, keyword_only: bool = False) -> Any:
+    from memagent.memory.chunks import ChunkStore
+
+    return ChunkStore(open_home(home), embeddings=False if keyword_only else None)
+
+
+def remember(
+    text: Annotated[
+        str | None, typer.Argument(help="What to remember ('-' or none: stdin).")
+    ] = None,
+    home: HomeOption = None,
+    tag: TagOption = None,
+    type_: Annotated[
+        str | None,
+        typer.Option(
+            "--type", help="decision, pattern, preference, fact or note (default: detected)."
+        ),
+    ] = None,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="Conversation id.")
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", help="User id (scope).")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent id (scope).")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Session id (scope).")] = None,
+    keyword_only: KeywordOnly = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the chunks as JSON.")] = False,
+) -> None:
+    """Store text as episodic memory (split into chunks, typed, auto-linked)."""
+    from memagent.core import InvalidInput
+
+    if text is None or text == "-":
+        if sys.stdin.isatty():
+            raise InvalidInput("give TEXT, or pipe it on stdin")
+        text = sys.stdin.read()
+    if type_ is not None and type_ not in ("decision", "pattern", "preference", "fact", "note"):
+        raise InvalidInput(f"--type {type_!r}: use decision, pattern, preference, fact or note")
+    store = _store(home, keyword_only)
+    chunks = store.remember(
+        text,
+        tags=tag or [],
+        type=type_,
+        conversation_id=conversation,
+        user_id=user,
+        agent_id=agent,
+        session_id=session,
+        source={"kind": "cli"},
+    )
+    if as_json:
+        print_json([c.model_dump(mode="json") for c in chunks])
+        return
+    for c in chunks:
+        links = f", {len(c.links)} links" if c.links else ""
+        console.print(f"remembered {c.id} ({c.type}, {c.tokens} tokens{links})", highlight=False)
+
+
+def import_(
+    file: Annotated[
+        Path, typer.Argument(help="JSON lines (one message a line) or a messages array.")
+    ],
+    home: HomeOption = None,
+    tag: TagOption = None,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="Merge consecutive messages of a conversation.")
+    ] = False,
+    keyword_only: KeywordOnly = False,
+) -> None:
+    """Import messages as chunks (one per message unless --merge)."""
+    from rich.progress import Progress
+
+    from memagent.memory.chunks.importer import drafts_from_messages, load_messages
+    from memagent.memory.chunks.model import check_tags
+
+    messages = load_messages(file)
+    drafts = drafts_from_messages(
+        messages, origin=file.name, tags=check_tags(tag or []), merge=merge
+    )
+    store = _store(home, keyword_only)
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("importing", total=len(drafts))
+        chunks = store.create_many(
+            drafts, progress=lambda done, _t: bar.update(task, completed=done)
+        )
+    console.print(f"imported {len(messages)} messages as {len(chunks)} chunks", highlight=False)
+
+
+def _filters(
+    tag: list[str] | None,
+    type_: str | None,
+    kind: list[str] | None,
+    since: str | None,
+    until: str | None,
+    conversation: str | None,
+    user: str | None,
+) -> Filters:
+    from memagent.core import InvalidInput
+    from memagent.index import KINDS, Filters
+    from memagent.memory.chunks.model import parse_timestamp
+
+    for k in kind or []:
+        if k not in KINDS:
+            raise InvalidInput(f"--kind {k!r}: use one of {', '.join(KINDS)}")
+    return Filters(
+        kinds=kind or None,
+        tags=[t.lower() for t in tag or []],
+        type=type_,
+        since=parse_timestamp(since).timestamp() if since else None,
+        until=parse_timestamp(until).timestamp() if until else None,
+        conversation_id=conversation,
+        user_id=user,
+    )
+
+
+def _batch_queries(path: Path) -> list[tuple[Any, str]]:
+    from memagent.core import InvalidInput
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from exc
+    out: list[tuple[Any, str]] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path.name}, line {n}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict) or not isinstance(obj.get("query"), str):
+            raise InvalidInput(f'{path.name}, line {n}: expected {{"id": …, "query": "…"}}')
+        out.append((obj.get("id"), obj["query"]))
+    return out
+
+
+def recall(
+    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    home: HomeOption = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
+    batch: Annotated[
+        Path | None,
+        typer.Option("--batch", help='JSON lines of {"id", "query"}; one output line each.'),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
+    tag: TagOption = None,
+    type_: Annotated[str | None, typer.Option("--type", help="Only this chunk type.")] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="chunk, note or fact (repeatable).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Created at or after (ISO 8601).")
+    ] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Created before (ISO 8601).")] = None,
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", help="Conversation id.")
+    ] = None,
+    user: Annotated[str | None, typer.Option("--user", help="User id (scope).")] = None,
+    keyword_only: KeywordOnly = False,
+) -> None:
+    """Search all memory (chunks, notes, profile facts): hybrid keyword + embeddings."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from memagent.core import InvalidInput
+
+    if (query is None) == (batch is None):
+        raise InvalidInput("give a QUERY or --batch FILE (one of them)")
+    filters = _filters(tag, type_, kind, since, until, conversation, user)
+    queries = _batch_queries(batch) if batch is not None else []
+    store = _store(home, keyword_only)
+    if batch is not None:
+        for qid, q in queries:
+            hits = store.recall(q, k=k, filters=filters)
+            print_json({"id": qid, "hits": [h.to_json() for h in hits]})
+        return
+    assert query is not None
+    hits = store.recall(query, k=k, filters=filters)
+    if as_json:
+        print_json([h.to_json() for h in hits])
+        return
+    mode = "hybrid" if store.embedder is not None else f"keyword-only ({store.keyword_only_reason})"
+    err_console.print(f"[dim]{len(hits)} hits · {mode}[/]")
+    table = Table("score", "id", "kind", "created", "content")
+    for h in hits:
+        text = h.row.content if len(h.row.content) < 200 else h.row.content[:197] + "…"
+        table.add_row(
+            f"{h.score:.4f}", h.row.doc_id, h.row.kind, (h.row.created_at or "")[:10], escape(text)
+        )
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(remember)
+    app.command("import")(import_)
+    app.command()(recall)

@@ -1,0 +1,39 @@
+"""`memagent reindex`: rebuild the derived index from the files."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memagent.cli._common import HomeOption, console, err_console, open_home
+
+
+def reindex(
+    home: HomeOption = None,
+    keyword_only: Annotated[
+        bool, typer.Option("--keyword-only", help="Build without embeddings.")
+    ] = False,
+) -> None:
+    """Rebuild index.sqlite from chunk files, vault notes and profile facts."""
+    from rich.progress import Progress
+
+    from memagent.memory.chunks import ChunkStore
+
+    store = ChunkStore(open_home(home), embeddings=False if keyword_only else None)
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task("indexing", total=None)
+        report = store.rebuild(lambda done, total: bar.update(task, completed=done, total=total))
+    idx = store.index
+    console.print(
+        f"indexed {len(report.indexed)} files ({idx.count('chunk')} chunks, "
+        f"{idx.count('note')} notes, {idx.count('fact')} facts); "
+        f"skipped {len(report.skipped)} unreadable",
+        highlight=False,
+    )
+    for rel in report.skipped:
+        err_console.print(f"  skipped {rel} (does not parse)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(reindex)

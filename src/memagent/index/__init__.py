@@ -1,0 +1,33 @@
+"""The derived index of all memory (chunks, vault notes, profile facts): SQLite
+FTS5 + float32 vectors + tags + links + access stats, rebuildable from files.
+
+Sits below the memory layer: it reads memory files generically and never
+imports `memagent.memory`.
+"""
+
+from memagent.index.documents import CHUNK, FACT, KINDS, NOTE, Doc, parse_time
+from memagent.index.search import Filters, Hit, SearchParams, query_terms, search
+from memagent.index.store import Index, Row
+from memagent.index.sync import SyncReport, index_file, sync
+from memagent.index.vectors import ExactVectors, VectorSearch
+
+__all__ = [
+    "CHUNK",
+    "FACT",
+    "KINDS",
+    "NOTE",
+    "Doc",
+    "ExactVectors",
+    "Filters",
+    "Hit",
+    "Index",
+    "Row",
+    "SearchParams",
+    "SyncReport",
+    "VectorSearch",
+    "index_file",
+    "parse_time",
+    "query_terms",
+    "search",
+    "sync",
+]

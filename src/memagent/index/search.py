@@ -1,0 +1,288 @@
+"""Hybrid search: BM25 (FTS5) and cosine similarity, fused, then shaped by what
+conversations show.
+
+Pipeline for one query:
+1. Query rewriting without an LLM: keyword terms lose question words and stop
+   words and become an OR query (FTS5's default AND misses paraphrases).
+2. Candidates: top-N by BM25 and top-N by cosine (when embeddings exist).
+3. Fusion: weighted reciprocal-rank fusion of the two lists, plus a small
+   weight on the normalised raw scores (ranks alone throw away how *much*
+   better the first hit is).
+4. Context: in a conversation, the answer to a question often sits in the turn
+   next to the one that matches; a document gains a share of its best
+   neighbour's score (neighbours = adjacent documents of the same conversation).
+5. Speaker: a document said by a person the query names gains a boost.
+6. Optional recency and access boosts (config; off by default and for benchmarks).
+
+Every hit carries its score and `why` (ranks and raw scores from each list,
+the boosts applied, and the mode: hybrid or keyword-only with the reason).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memagent.core import InvalidInput
+from memagent.index.store import Index, Row
+
+MAX_QUERY_CHARS = 4000
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+STOPWORDS = frozenset(
+    line.strip()
+    for line in (Path(__file__).with_name("stopwords.txt")).read_text("utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
+class SearchParams(BaseModel):
+    """Knobs of the ranking; defaults are tuned on LoCoMo (see bench/recall_locomo.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidates: int = Field(default=100, ge=1, le=5000)
+    rrf_k: float = Field(default=60.0, gt=0)
+    keyword_weight: float = Field(default=1.0, ge=0)
+    dense_weight: float = Field(default=1.0, ge=0)
+    score_weight: float = Field(default=0.0, ge=0)
+    neighbour_weight: float = Field(default=0.0, ge=0)
+    speaker_boost: float = Field(default=0.0, ge=0)
+    recency_weight: float = Field(default=0.0, ge=0)
+    recency_half_life_days: float = Field(default=30.0, gt=0)
+    access_weight: float = Field(default=0.0, ge=0)
+
+
+class Filters(BaseModel):
+    """The same filters as listing: all given ones must hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] | None = None
+    tags: list[str] = Field(default_factory=list)
+    type: str | None = None
+    since: float | None = None
+    until: float | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    conversation_id: str | None = None
+    include_deleted: bool = False
+
+    def sql(self, alias: str = "docs") -> tuple[str, list[Any]]:
+        parts: list[str] = []
+        params: list[Any] = []
+        a = alias
+        if not self.include_deleted:
+            parts.append(f"{a}.deleted = 0")
+        if self.kinds:
+            parts.append(f"{a}.kind IN ({','.join('?' * len(self.kinds))})")
+            params += self.kinds
+        for col in ("type", "user_id", "agent_id", "session_id", "conversation_id"):
+            value = getattr(self, col)
+            if value is not None:
+                parts.append(f"{a}.{col} = ?")
+                params.append(value)
+        if self.since is not None:
+            parts.append(f"{a}.created >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append(f"{a}.created < ?")
+            params.append(self.until)
+        for tag in self.tags:
+            parts.append(f"{a}.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
+            params.append(tag)
+        return (" AND ".join(parts) or "1"), params
+
+    @property
+    def narrowing(self) -> bool:
+        """True when more than deleted documents are excluded."""
+        return (
+            any(v for k, v in self.model_dump().items() if k != "include_deleted")
+            or self.include_deleted
+        )
+
+
+@dataclass
+class Hit:
+    """One search result."""
+
+    row: Row
+    score: float
+    why: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.row
+        return {
+            "id": r.doc_id,
+            "kind": r.kind,
+            "content": r.content,
+            "score": round(self.score, 6),
+            "tags": r.tags,
+            "type": r.type,
+            "created_at": r.created_at,
+            "source": r.source,
+            "path": r.path,
+            "why": self.why,
+        }
+
+
+def query_terms(query: str) -> list[str]:
+    """Keyword terms of a query: lower-cased words, no stop words, possessives cut."""
+    terms: list[str] = []
+    for raw in _TERM.findall(query.lower()):
+        if raw in STOPWORDS or (len(raw) == 1 and not raw.isdigit()):
+            continue
+        if raw not in terms:
+            terms.append(raw)
+    return terms
+
+
+def fts_query(terms: list[str]) -> str:
+    return " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+
+
+def _keyword(index: Index, terms: list[str], filters: Filters, n: int) -> list[tuple[int, float]]:
+    if not terms:
+        return []
+    where, params = filters.sql("d")
+    sql = (
+        "SELECT f.rowid, -bm25(docs_fts, 1.0, 0.5) AS s FROM docs_fts f "
+        f"JOIN docs d ON d.rowid = f.rowid WHERE docs_fts MATCH ? AND {where} "
+        "ORDER BY bm25(docs_fts, 1.0, 0.5) LIMIT ?"
+    )
+    try:
+        rows = index.conn.execute(sql, (fts_query(terms), *params, n)).fetchall()
+    except sqlite3.OperationalError as exc:
+        raise InvalidInput(f"query could not be searched: {exc}") from exc
+    return [(int(r), float(s)) for r, s in rows]
+
+
+def _dense(index: Index, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
+    assert index.embedder is not None
+    qv = index.embedder.embed([query])[0]
+    if filters.narrowing:
+        where, params = filters.sql("docs")
+        allowed = np.fromiter(
+            (r[0] for r in index.conn.execute(f"SELECT rowid FROM docs WHERE {where}", params)),
+            dtype=np.int64,
+        )
+        return index.vectors.search(qv, n, allowed)
+    # Unfiltered: over-fetch and drop soft-deleted rows afterwards (rare).
+    found = index.vectors.search(qv, n + 16)
+    deleted = {
+        r[0]
+        for r in index.conn.execute(
+            f"SELECT rowid FROM docs WHERE deleted = 1 AND rowid IN ({','.join('?' * len(found))})",
+            [r for r, _ in found],
+        )
+    } if found else set()  # fmt: skip
+    return [(r, s) for r, s in found if r not in deleted][:n]
+
+
+def _neighbours(index: Index, row: Row) -> list[int]:
+    if row.conversation_id is None:
+        return []
+    c = index.conn
+    prev = c.execute(
+        "SELECT rowid FROM docs WHERE conversation_id = ? AND deleted = 0 AND "
+        "(created < ? OR (created = ? AND rowid < ?)) ORDER BY created DESC, rowid DESC LIMIT 1",
+        (row.conversation_id, row.created, row.created, row.rowid),
+    ).fetchone()
+    nxt = c.execute(
+        "SELECT rowid FROM docs WHERE conversation_id = ? AND deleted = 0 AND "
+        "(created > ? OR (created = ? AND rowid > ?)) ORDER BY created, rowid LIMIT 1",
+        (row.conversation_id, row.created, row.created, row.rowid),
+    ).fetchone()
+    return [r[0] for r in (prev, nxt) if r is not None]
+
+
+def search(
+    index: Index,
+    query: str,
+    *,
+    k: int = 10,
+    filters: Filters | None = None,
+    params: SearchParams | None = None,
+    keyword_only_reason: str | None = None,
+    now: float | None = None,
+) -> list[Hit]:
+    """Top-`k` documents for `query` (see the module docstring for the ranking)."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    if k < 1:
+        raise InvalidInput("k must be at least 1")
+    filters = filters or Filters()
+    p = params or SearchParams()
+    n = max(p.candidates, k)
+    terms = query_terms(query)
+    kw = _keyword(index, terms, filters, n)
+    dense: list[tuple[int, float]] = []
+    if index.embedder is not None and len(index.vectors) > 0:
+        dense = _dense(index, query, filters, n)
+        mode = "hybrid"
+    else:
+        mode = "keyword-only" + (f" ({keyword_only_reason})" if keyword_only_reason else "")
+    if not kw and not dense and not terms:
+        # Nothing but stop words: fall back to every word, so "who am I" still searches.
+        kw = _keyword(index, list(dict.fromkeys(_TERM.findall(query.lower()))), filters, n)
+
+    why: dict[int, dict[str, Any]] = {}
+    score: dict[int, float] = {}
+    kw_max = kw[0][1] if kw else 1.0
+    for rank, (rowid, s) in enumerate(kw, 1):
+        score[rowid] = score.get(rowid, 0.0) + p.keyword_weight / (p.rrf_k + rank)
+        score[rowid] += p.score_weight * p.keyword_weight * (s / kw_max if kw_max > 0 else 0.0)
+        why.setdefault(rowid, {})["keyword"] = {"rank": rank, "bm25": round(s, 4)}
+    for rank, (rowid, s) in enumerate(dense, 1):
+        score[rowid] = score.get(rowid, 0.0) + p.dense_weight / (p.rrf_k + rank)
+        score[rowid] += p.score_weight * p.dense_weight * max(s, 0.0)
+        why.setdefault(rowid, {})["dense"] = {"rank": rank, "cosine": round(s, 4)}
+    if not score:
+        return []
+
+    pool = sorted(score, key=lambda r: -score[r])[: max(n, k)]
+    rows = index.rows(pool)
+    base = dict(score)
+    final: dict[int, float] = {}
+    query_words = set(_TERM.findall(query.lower()))
+    now = time.time() if now is None else now
+    for rowid in pool:
+        row = rows.get(rowid)
+        if row is None:
+            continue
+        s = base[rowid]
+        boosts: dict[str, float] = {}
+        if p.neighbour_weight > 0:
+            near = max((base.get(nb, 0.0) for nb in _neighbours(index, row)), default=0.0)
+            if near > 0:
+                s += p.neighbour_weight * near
+                boosts["neighbour"] = round(p.neighbour_weight * near, 6)
+        if p.speaker_boost > 0 and row.speaker and row.speaker.lower() in query_words:
+            s *= 1.0 + p.speaker_boost
+            boosts["speaker"] = p.speaker_boost
+        if p.recency_weight > 0 and row.created > 0:
+            age_days = max(now - row.created, 0.0) / 86400.0
+            factor = p.recency_weight * math.pow(0.5, age_days / p.recency_half_life_days)
+            s *= 1.0 + factor
+            boosts["recency"] = round(factor, 6)
+        if p.access_weight > 0 and row.access_count > 0:
+            factor = p.access_weight * math.log1p(row.access_count)
+            s *= 1.0 + factor
+            boosts["access"] = round(factor, 6)
+        final[rowid] = s
+        w = why.setdefault(rowid, {})
+        if boosts:
+            w["boosts"] = boosts
+        w["mode"] = mode
+    ranked = sorted(final, key=lambda r: -final[r])[:k]
+    return [Hit(rows[r], final[r], why[r]) for r in ranked]

@@ -1,0 +1,343 @@
+"""`index.sqlite`: the derived, rebuildable index of every memory document.
+
+Tables: `docs` (one row per document, filters and access stats), `docs_fts`
+(FTS5 over content and tags, external content), `vectors` (float32 blobs),
+`tags`, `links` (indexed both ways), `files`/`dirs` (what was indexed, by
+mtime and size, so opening a home can cheaply tell what changed) and `meta`.
+
+The file is a cache, so it is written with sqlite3 directly (WAL mode), not
+through `Storage`; deleting it loses nothing (`memagent reindex`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memagent.core import CorruptFile
+from memagent.embeddings import Embedder
+from memagent.index.documents import Doc
+from memagent.index.vectors import ExactVectors, Vector, VectorSearch
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    rowid INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    path TEXT NOT NULL,
+    content TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '',
+    type TEXT,
+    created REAL NOT NULL DEFAULT 0,
+    created_at TEXT,
+    conversation_id TEXT,
+    session_id TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    speaker TEXT,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    accessed REAL,
+    source TEXT
+);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_conv ON docs(conversation_id, created);
+CREATE INDEX IF NOT EXISTS docs_created ON docs(kind, created);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+    content, tags, content='docs', content_rowid='rowid',
+    tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag, rowid);
+CREATE INDEX IF NOT EXISTS tags_row ON tags(rowid);
+CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS links_src ON links(src);
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, kind TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
+"""
+
+_DOC_COLS = (
+    "doc_id, kind, path, content, tags, type, created, created_at, conversation_id, "
+    "session_id, user_id, agent_id, speaker, deleted, access_count, accessed, source"
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A document as the index returns it (what a search hit is built from)."""
+
+    rowid: int
+    doc_id: str
+    kind: str
+    path: str
+    content: str
+    tags: list[str]
+    type: str | None
+    created: float
+    created_at: str | None
+    conversation_id: str | None
+    session_id: str | None
+    user_id: str | None
+    agent_id: str | None
+    speaker: str | None
+    deleted: bool
+    access_count: int
+    accessed: float | None
+    source: dict[str, Any] | None
+
+    @classmethod
+    def from_sql(cls, r: Sequence[Any]) -> Row:
+        return cls(
+            rowid=r[0],
+            doc_id=r[1],
+            kind=r[2],
+            path=r[3],
+            content=r[4],
+            tags=r[5].split() if r[5] else [],
+            type=r[6],
+            created=r[7],
+            created_at=r[8],
+            conversation_id=r[9],
+            session_id=r[10],
+            user_id=r[11],
+            agent_id=r[12],
+            speaker=r[13],
+            deleted=bool(r[14]),
+            access_count=r[15],
+            accessed=r[16],
+            source=json.loads(r[17]) if r[17] else None,
+        )
+
+
+SELECT_ROW = f"SELECT rowid, {_DOC_COLS} FROM docs"
+
+
+def _tag_text(tags: Iterable[str]) -> str:
+    return " ".join(t.replace(" ", "_") for t in tags)
+
+
+class Index:
+    """One connection to `index.sqlite` plus the vector matrix cache.
+
+    `embedder=None` means keyword-only: documents get no vectors and dense
+    search is skipped (the search result says so).
+    """
+
+    def __init__(self, path: Path, embedder: Embedder | None = None) -> None:
+        self.path = path
+        self.embedder = embedder
+        try:
+            self.conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(_SCHEMA)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptFile(
+                str(path), f"index is unreadable ({exc}); run `memagent reindex`"
+            ) from exc
+        dim = embedder.dim if embedder is not None else 384
+        self.vectors: VectorSearch = ExactVectors(self.conn, dim)
+
+    def _check_version(self) -> None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None:
+            with self.conn:
+                self.conn.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        model = self.embedder.name if self.embedder is not None else None
+        stored = self.conn.execute("SELECT value FROM meta WHERE key='model'").fetchone()
+        if model is not None and stored is not None and stored[0] != model:
+            # Vectors from another model are not comparable: drop them; sync re-embeds.
+            with self.conn:
+                self.conn.execute("DELETE FROM vectors")
+                self.conn.execute("DELETE FROM files")
+                self.conn.execute("DELETE FROM dirs")
+        if model is not None and (stored is None or stored[0] != model):
+            with self.conn:
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES('model', ?)", (model,))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- writes --------------------------------------------------------------------
+    def upsert(self, docs: Sequence[Doc], vectors: Vector | None = None) -> list[int]:
+        """Insert or replace documents (by `doc_id`); embeds them unless `vectors`
+        are given. Returns their rowids. Commits."""
+        if not docs:
+            return []
+        if vectors is None and self.embedder is not None:
+            vectors = self.embedder.embed([d.content for d in docs])
+        with self.conn:
+            rowids = [self._upsert_one(d) for d in docs]
+            if vectors is not None:
+                self.vectors.upsert(rowids, vectors)
+        return rowids
+
+    def _upsert_one(self, d: Doc) -> int:
+        c = self.conn
+        old = c.execute("SELECT rowid FROM docs WHERE doc_id = ?", (d.doc_id,)).fetchone()
+        if old is not None:
+            self._delete_rows([old[0]], keep_vectors=True)
+        values = (
+            d.doc_id, d.kind, d.path, d.content, _tag_text(d.tags), d.type, d.created,
+            d.created_at, d.conversation_id, d.session_id, d.user_id, d.agent_id, d.speaker,
+            int(d.deleted), d.access_count, d.accessed,
+            json.dumps(d.source, ensure_ascii=False) if d.source is not None else None,
+        )  # fmt: skip
+        if old is not None:
+            c.execute(
+                f"INSERT INTO docs(rowid, {_DOC_COLS}) VALUES ({'?,' * 17}?)", (old[0], *values)
+            )
+            rowid = int(old[0])
+        else:
+            cur = c.execute(f"INSERT INTO docs({_DOC_COLS}) VALUES ({'?,' * 16}?)", values)
+            rowid = int(cur.lastrowid or 0)
+        c.execute(
+            "INSERT INTO docs_fts(rowid, content, tags) VALUES (?, ?, ?)",
+            (rowid, d.content, _tag_text(d.tags)),
+        )
+        c.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in set(d.tags)])
+        c.executemany(
+            "INSERT INTO links VALUES (?, ?, ?)", [(d.doc_id, dst, t) for t, dst in d.links]
+        )
+        return rowid
+
+    def _delete_rows(self, rowids: list[int], *, keep_vectors: bool = False) -> None:
+        c = self.conn
+        for rowid in rowids:
+            r = c.execute(
+                "SELECT doc_id, content, tags FROM docs WHERE rowid=?", (rowid,)
+            ).fetchone()
+            if r is None:
+                continue
+            c.execute(
+                "INSERT INTO docs_fts(docs_fts, rowid, content, tags) VALUES('delete', ?, ?, ?)",
+                (rowid, r[1], r[2]),
+            )
+            c.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
+            c.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
+            c.execute("DELETE FROM links WHERE src = ?", (r[0],))
+        if not keep_vectors:
+            self.vectors.remove(rowids)
+
+    def remove_docs(self, doc_ids: Iterable[str]) -> int:
+        ids = list(doc_ids)
+        with self.conn:
+            rows = [
+                r[0]
+                for d in ids
+                for r in self.conn.execute("SELECT rowid FROM docs WHERE doc_id=?", (d,))
+            ]
+            self._delete_rows(rows)
+        return len(rows)
+
+    def remove_path(self, rel_path: str) -> None:
+        """Forget every document of one file, and the file's recorded state."""
+        with self.conn:
+            rows = [
+                r[0] for r in self.conn.execute("SELECT rowid FROM docs WHERE path=?", (rel_path,))
+            ]
+            self._delete_rows(rows)
+            self.conn.execute("DELETE FROM files WHERE path = ?", (rel_path,))
+
+    def record_file(self, rel_path: str, kind: str, mtime_ns: int, size: int) -> None:
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel_path, kind, mtime_ns, size)
+            )
+
+    def record_dir(self, rel_path: str, mtime_ns: int) -> None:
+        with self.conn:
+            self.conn.execute("INSERT OR REPLACE INTO dirs VALUES (?, ?)", (rel_path, mtime_ns))
+
+    def forget_dir(self, rel_path: str) -> None:
+        with self.conn:
+            self.conn.execute("DELETE FROM dirs WHERE path = ?", (rel_path,))
+
+    def record_access(self, doc_id: str, when: float) -> None:
+        with self.conn:
+            self.conn.execute(
+                "UPDATE docs SET access_count = access_count + 1, accessed = ? WHERE doc_id = ?",
+                (when, doc_id),
+            )
+
+    def clear(self) -> None:
+        """Drop every document (used by a full rebuild)."""
+        with self.conn:
+            for table in ("docs", "tags", "links", "files", "dirs", "vectors"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.execute("INSERT INTO docs_fts(docs_fts) VALUES('delete-all')")
+            self.vectors.remove([])
+        self.vectors = ExactVectors(self.conn, self.vectors_dim)
+        with self.conn:
+            self.conn.execute("DELETE FROM meta WHERE key='vec_version'")
+
+    @property
+    def vectors_dim(self) -> int:
+        return self.embedder.dim if self.embedder is not None else 384
+
+    # -- reads ---------------------------------------------------------------------
+    def files(self, kind: str) -> dict[str, tuple[int, int]]:
+        rows = self.conn.execute("SELECT path, mtime_ns, size FROM files WHERE kind=?", (kind,))
+        return {p: (m, s) for p, m, s in rows}
+
+    def files_under(self, prefix: str) -> dict[str, tuple[int, int]]:
+        rows = self.conn.execute(
+            "SELECT path, mtime_ns, size FROM files WHERE path >= ? AND path < ?",
+            (prefix, prefix + "\uffff"),
+        )
+        return {p: (m, s) for p, m, s in rows}
+
+    def dirs(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT path, mtime_ns FROM dirs").fetchall())
+
+    def get(self, doc_id: str) -> Row | None:
+        r = self.conn.execute(f"{SELECT_ROW} WHERE doc_id = ?", (doc_id,)).fetchone()
+        return Row.from_sql(r) if r else None
+
+    def rows(self, rowids: Sequence[int]) -> dict[int, Row]:
+        out: dict[int, Row] = {}
+        ids = list(rowids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            q = f"{SELECT_ROW} WHERE rowid IN ({','.join('?' * len(part))})"
+            for r in self.conn.execute(q, part):
+                out[r[0]] = Row.from_sql(r)
+        return out
+
+    def query(
+        self, where: str, params: Sequence[Any], *, order: str = "", limit: int = 100
+    ) -> list[Row]:
+        """Rows matching a WHERE clause built by this package (never user SQL)."""
+        sql = f"{SELECT_ROW} WHERE {where} {order} LIMIT ?"
+        return [Row.from_sql(r) for r in self.conn.execute(sql, (*params, limit))]
+
+    def links(self, doc_id: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """(outgoing [(type, dst)], incoming [(type, src)])."""
+        out = self.conn.execute("SELECT type, dst FROM links WHERE src=?", (doc_id,)).fetchall()
+        inc = self.conn.execute("SELECT type, src FROM links WHERE dst=?", (doc_id,)).fetchall()
+        return [(r[0], r[1]) for r in out], [(r[0], r[1]) for r in inc]
+
+    def vector_of(self, rowid: int) -> Vector | None:
+        r = self.conn.execute("SELECT vec FROM vectors WHERE rowid=?", (rowid,)).fetchone()
+        return np.frombuffer(r[0], dtype=np.float32) if r else None
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            return int(self.conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM docs WHERE kind=?", (kind,)).fetchone()[0]
+        )

@@ -1,0 +1,212 @@
+"""Keeping the index in agreement with the files, cheaply.
+
+Files are the source of truth. On open, `sync` compares what the index recorded
+(path, mtime_ns, size) with the files and re-indexes only what differs — that is
+how hand-edited notes, profile changes and chunk files written by another
+process are picked up, without the stores ever calling the index.
+
+Chunk files are only ever written by atomic rename, which changes their date
+folder's mtime, so chunks are checked per folder (one `stat` per day) and a
+folder's files are listed only when its mtime moved. Notes and profile
+resources are few and may be edited in place, so each file is stat-ed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memagent.core import Layout
+from memagent.core.storage import TMP_PREFIX
+from memagent.index.documents import (
+    CHUNK,
+    FACT,
+    NOTE,
+    Doc,
+    chunk_doc,
+    fact_docs,
+    load_json,
+    note_doc,
+)
+from memagent.index.store import Index
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SyncReport:
+    """What a sync changed (paths relative to the home)."""
+
+    indexed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.indexed or self.removed)
+
+
+def _visible(name: str) -> bool:
+    return not name.startswith(".") and not name.startswith(TMP_PREFIX)
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _note_files(vault: Path) -> Iterator[Path]:
+    if not vault.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(vault, followlinks=False):
+        dirnames[:] = [d for d in dirnames if _visible(d)]
+        for name in filenames:
+            if name.endswith(".md") and _visible(name):
+                p = Path(dirpath) / name
+                if not p.is_symlink():
+                    yield p
+
+
+def _profile_files(profile: Path) -> Iterator[Path]:
+    if profile.is_dir():
+        yield from (
+            p for p in profile.glob("resource_*.json") if p.is_file() and not p.is_symlink()
+        )
+
+
+def docs_for(root: Path, rel: str, kind: str, mtime_ns: int) -> list[Doc] | None:
+    """The documents of one file, or None when it cannot be read or parsed."""
+    path = root / rel
+    if kind == CHUNK:
+        doc = chunk_doc(rel, load_json(path))
+        return [doc] if doc is not None else None
+    if kind == FACT:
+        data = load_json(path)
+        return fact_docs(rel, data, mtime_ns / 1e9) if isinstance(data, dict) else None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return [note_doc(rel, text, mtime_ns / 1e9)]
+
+
+def index_file(index: Index, root: Path, rel: str, kind: str) -> bool:
+    """(Re-)index one file now; False if it is gone or does not parse."""
+    st = _stat(root / rel)
+    if st is None:
+        index.remove_path(rel)
+        return False
+    docs = docs_for(root, rel, kind, st[0])
+    index.remove_path(rel)
+    if docs is None:
+        index.record_file(rel, kind, *st)
+        return False
+    index.upsert(docs)
+    index.record_file(rel, kind, *st)
+    return True
+
+
+def _flat_changes(
+    index: Index,
+    root: Path,
+    kind: str,
+    found: dict[str, tuple[int, int]],
+    known: dict[str, tuple[int, int]],
+) -> tuple[list[str], list[str]]:
+    changed = [p for p, st in found.items() if known.get(p) != st]
+    gone = [p for p in known if p not in found]
+    return changed, gone
+
+
+def plan_sync(index: Index, root: Path) -> tuple[list[tuple[str, str]], list[str], dict[str, int]]:
+    """What differs: ([(rel, kind) to index], [rel to forget], {chunk dir: mtime})."""
+    layout = Layout(root)
+    todo: list[tuple[str, str]] = []
+    gone: list[str] = []
+    for kind, files in ((NOTE, _note_files(layout.vault)), (FACT, _profile_files(layout.profile))):
+        found = {}
+        for p in files:
+            st = _stat(p)
+            if st is not None:
+                found[p.relative_to(root).as_posix()] = st
+        changed, removed = _flat_changes(index, root, kind, found, index.files(kind))
+        todo += [(p, kind) for p in changed]
+        gone += removed
+    known_dirs = index.dirs()
+    seen_dirs: dict[str, int] = {}
+    chunks = layout.chunks
+    if chunks.is_dir():
+        for d in chunks.iterdir():
+            if not d.is_dir() or d.is_symlink() or not _visible(d.name):
+                continue
+            rel_dir = d.relative_to(root).as_posix()
+            st = _stat(d)
+            if st is None:
+                continue
+            seen_dirs[rel_dir] = st[0]
+            if known_dirs.get(rel_dir) == st[0]:
+                continue
+            found = {}
+            for f in d.iterdir():
+                if f.suffix == ".json" and _visible(f.name) and f.is_file() and not f.is_symlink():
+                    fst = _stat(f)
+                    if fst is not None:
+                        found[f.relative_to(root).as_posix()] = fst
+            changed, removed = _flat_changes(
+                index, root, CHUNK, found, index.files_under(rel_dir + "/")
+            )
+            todo += [(p, CHUNK) for p in changed]
+            gone += removed
+    for rel_dir in known_dirs:
+        if rel_dir not in seen_dirs:
+            gone += list(index.files_under(rel_dir + "/"))
+    return todo, gone, seen_dirs
+
+
+def sync(
+    index: Index, root: Path, *, progress: Progress | None = None, batch: int = 64
+) -> SyncReport:
+    """Bring the index in line with the files under `root`; returns what changed."""
+    report = SyncReport()
+    todo, gone, dirs = plan_sync(index, root)
+    for rel in gone:
+        index.remove_path(rel)
+        report.removed.append(rel)
+    total = len(todo)
+    for start in range(0, total, batch):
+        part = todo[start : start + batch]
+        docs: list[Doc] = []
+        states: list[tuple[str, str, tuple[int, int]]] = []
+        for rel, kind in part:
+            st = _stat(root / rel)
+            index.remove_path(rel)
+            if st is None:
+                report.removed.append(rel)
+                continue
+            got = docs_for(root, rel, kind, st[0])
+            states.append((rel, kind, st))
+            if got is None:
+                report.skipped.append(rel)
+            else:
+                docs += got
+                report.indexed.append(rel)
+        index.upsert(docs)
+        for rel, kind, st in states:
+            index.record_file(rel, kind, *st)
+        if progress is not None:
+            progress(min(start + batch, total), total)
+    known = index.dirs()
+    for rel_dir, mtime in dirs.items():
+        if known.get(rel_dir) != mtime:
+            index.record_dir(rel_dir, mtime)
+    for rel_dir in known:
+        if rel_dir not in dirs:
+            index.forget_dir(rel_dir)
+    if progress is not None and total == 0:
+        progress(0, 0)
+    return report

@@ -1,0 +1,164 @@
+"""Reading conversations to import: JSON lines (one message a line) or an
+OpenAI-style messages array, validated completely before anything is written.
+
+A message: `{"id", "role", "content", "timestamp" (ISO 8601), "conversation_id"}`,
+only `content` required; `speaker` and `tags` are also understood. Content may
+be a string or OpenAI content parts (`[{"type": "text", "text": …}]`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memagent.core import InvalidInput
+from memagent.memory.chunks.chunking import split_text
+from memagent.memory.chunks.model import MAX_SCOPE_CHARS, ChunkDraft, parse_timestamp
+
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    content: str
+    id: str | int | None = None
+    role: str | None = Field(default=None, max_length=64)
+    speaker: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
+    timestamp: str | None = None
+    conversation_id: str | int | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _parts(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            texts = [p.get("text") for p in v if isinstance(p, dict) and p.get("type") == "text"]
+            return "\n".join(t for t in texts if isinstance(t, str))
+        return v
+
+
+def _message(obj: Any, where: str) -> Message:
+    if not isinstance(obj, dict):
+        raise InvalidInput(f"{where}: expected a JSON object with a `content` field")
+    try:
+        msg = Message.model_validate(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "message"
+        raise InvalidInput(f"{where}: {loc}: {err['msg']}") from exc
+    if msg.timestamp is not None:
+        try:
+            parse_timestamp(msg.timestamp)
+        except InvalidInput as exc:
+            raise InvalidInput(f"{where}: {exc}") from exc
+    if not msg.content.strip():
+        raise InvalidInput(f"{where}: content is empty")
+    return msg
+
+
+def parse_messages(text: str, name: str = "input") -> list[Message]:
+    """Messages from JSON lines, a JSON array, or `{"messages": [...]}`."""
+    stripped = text.lstrip()
+    if stripped.startswith("[") or (stripped.startswith("{") and '"messages"' in stripped[:200]):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("messages"), list):
+            data = data["messages"]
+        if isinstance(data, list):
+            return [_message(m, f"{name}: message {i + 1}") for i, m in enumerate(data)]
+    out: list[Message] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{name}, line {n}: not valid JSON ({exc.msg})") from exc
+        out.append(_message(obj, f"{name}, line {n}"))
+    if not out:
+        raise InvalidInput(f"{name}: no messages found")
+    return out
+
+
+def load_messages(path: Path) -> list[Message]:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+    if size > MAX_IMPORT_BYTES:
+        raise InvalidInput(f"{path} is {size} bytes; the import limit is {MAX_IMPORT_BYTES}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text") from exc
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+    return parse_messages(text, path.name)
+
+
+def _source(msg: Message, origin: str) -> dict[str, Any]:
+    src: dict[str, Any] = {"kind": "import", "file": origin}
+    if msg.id is not None:
+        src["id"] = msg.id
+    if msg.role is not None:
+        src["role"] = msg.role
+    if msg.speaker is not None:
+        src["speaker"] = msg.speaker
+    return src
+
+
+def drafts_from_messages(
+    messages: list[Message], *, origin: str, tags: list[str], merge: bool = False
+) -> list[ChunkDraft]:
+    """One draft per message, or with `merge` consecutive messages of one
+    conversation joined and re-chunked (~100–800 tokens)."""
+
+    def conv(m: Message) -> str | None:
+        return str(m.conversation_id) if m.conversation_id is not None else None
+
+    if not merge:
+        return [
+            ChunkDraft(
+                content=m.content,
+                tags=[*tags, *m.tags],
+                created_at=m.timestamp,
+                conversation_id=conv(m),
+                source=_source(m, origin),
+            )
+            for m in messages
+        ]
+    drafts: list[ChunkDraft] = []
+    group: list[Message] = []
+
+    def flush() -> None:
+        if not group:
+            return
+        text = "\n\n".join(
+            f"{m.speaker or m.role}: {m.content}" if (m.speaker or m.role) else m.content
+            for m in group
+        )
+        ids = [m.id for m in group if m.id is not None]
+        for piece in split_text(text):
+            drafts.append(
+                ChunkDraft(
+                    content=piece.text,
+                    tags=list(dict.fromkeys([*tags, *(t for m in group for t in m.tags)])),
+                    created_at=group[0].timestamp,
+                    conversation_id=conv(group[0]),
+                    source={"kind": "import", "file": origin, "ids": ids},
+                )
+            )
+        group.clear()
+
+    for m in messages:
+        if group and conv(group[-1]) != conv(m):
+            flush()
+        group.append(m)
+    flush()
+    return drafts

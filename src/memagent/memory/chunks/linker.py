@@ -1,0 +1,79 @@
+"""The auto-linker: links a new chunk to what it belongs with, by asking the
+index — never by scanning files — so its cost does not grow with the store.
+
+- `context_of`: the latest earlier chunks of the same conversation (at most 3).
+- `follows`: the chunk created just before it, within 5 minutes, same scope.
+- `related_to`: chunks sharing a tag (the newest few), and, when embeddings
+  exist, the nearest chunks above a cosine threshold.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from memagent.index import Index
+
+FOLLOWS_WINDOW_S = 300.0
+CONTEXT_LIMIT = 3
+TAG_LIMIT = 3
+SIMILAR_LIMIT = 3
+SIMILARITY_THRESHOLD = 0.75
+
+
+def auto_links(
+    index: Index,
+    *,
+    chunk_id: str,
+    created: float,
+    tags: list[str],
+    conversation_id: str | None,
+    user_id: str | None,
+    vector: npt.NDArray[np.float32] | None,
+) -> list[tuple[str, str]]:
+    """[(link type, target id)] for a chunk about to be written."""
+    links: list[tuple[str, str]] = []
+
+    def add(kind: str, target: str) -> None:
+        linked = {t for _, t in links}
+        if target == chunk_id or (kind, target) in links:
+            return
+        if kind == "related_to" and target in linked:
+            return
+        links.append((kind, target))
+
+    if conversation_id is not None:
+        for row in index.query(
+            "kind = 'chunk' AND deleted = 0 AND conversation_id = ? AND created <= ?",
+            (conversation_id, created),
+            order="ORDER BY created DESC, rowid DESC",
+            limit=CONTEXT_LIMIT,
+        ):
+            add("context_of", row.doc_id)
+    scope_sql, scope_params = ("user_id = ?", [user_id]) if user_id else ("user_id IS NULL", [])
+    for row in index.query(
+        f"kind = 'chunk' AND deleted = 0 AND created <= ? AND created >= ? AND {scope_sql}",
+        (created, created - FOLLOWS_WINDOW_S, *scope_params),
+        order="ORDER BY created DESC, rowid DESC",
+        limit=2,
+    ):
+        if row.doc_id != chunk_id:
+            add("follows", row.doc_id)
+            break
+    for tag in tags:
+        for row in index.query(
+            "kind = 'chunk' AND deleted = 0 AND rowid IN (SELECT rowid FROM tags WHERE tag = ?)",
+            (tag,),
+            order="ORDER BY created DESC",
+            limit=TAG_LIMIT,
+        ):
+            add("related_to", row.doc_id)
+    if vector is not None and len(index.vectors) > 0:
+        near = index.vectors.search(vector, SIMILAR_LIMIT + 1)
+        good = [r for r, s in near if s >= SIMILARITY_THRESHOLD]
+        rows = index.rows(good)
+        for r in good:
+            hit = rows.get(r)
+            if hit is not None and hit.kind == "chunk" and not hit.deleted:
+                add("related_to", hit.doc_id)
+    return links

@@ -1,0 +1,394 @@
+"""The chunk store: episodic memories as JSON files, searchable through the index.
+
+Every file write goes through `home.storage` (atomic, locked, logged with actor
+`chunks`) and is followed, under the same lock, by the index update — so the
+index agrees with the files after every call. Should a process die in between,
+the next open's `sync` repairs the index from the files.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import ValidationError
+
+from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
+from memagent.embeddings import Embedder, embeddings_unavailable_reason, load_embedder
+from memagent.index import Filters, Hit, Index, SearchParams, search, sync
+from memagent.index.documents import chunk_doc
+from memagent.memory.chunks.chunking import detect_type, split_text
+from memagent.memory.chunks.linker import auto_links
+from memagent.memory.chunks.model import (
+    MANUAL_LINK_TYPES,
+    Chunk,
+    ChunkDraft,
+    ChunkMetadata,
+    Link,
+    check_id,
+    check_tags,
+    day_folder,
+    new_chunk_id,
+    parse_timestamp,
+)
+
+ACTOR = "chunks"
+Progress = Callable[[int, int], None]
+
+# Ranking tuned on LoCoMo (bench/recall_locomo.py); recency/access come from config.
+DEFAULT_PARAMS = SearchParams()
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+class ChunkStore:
+    """Create, read, update, delete, list, link and search chunks of one home.
+
+    `embeddings=None` follows `config.embeddings.enabled`; False forces
+    keyword-only. The embedder and the index are loaded once per store.
+    """
+
+    def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
+        self.home = home.require()
+        enabled = home.config.embeddings.enabled if embeddings is None else embeddings
+        self.embedder: Embedder | None = load_embedder(enabled=enabled)
+        if self.embedder is not None:
+            self.keyword_only_reason: str | None = None
+        elif not enabled:
+            self.keyword_only_reason = "embeddings are disabled"
+        else:
+            self.keyword_only_reason = embeddings_unavailable_reason()
+        self._index: Index | None = None
+
+    # -- index ---------------------------------------------------------------------
+    @property
+    def index(self) -> Index:
+        """The index, opened and brought in line with the files on first use."""
+        if self._index is None:
+            self._index = Index(self.home.layout.index, self.embedder)
+            self.sync()
+        return self._index
+
+    def sync(self, progress: Progress | None = None) -> Any:
+        assert self._index is not None or self.index is not None
+        idx = self._index
+        assert idx is not None
+        with self.home.storage.lock():
+            return sync(idx, self.home.root, progress=progress)
+
+    def rebuild(self, progress: Progress | None = None) -> Any:
+        """Drop the index's content and re-read every file (`memagent reindex`)."""
+        if self._index is None:
+            self._index = Index(self.home.layout.index, self.embedder)
+        with self.home.storage.lock():
+            self._index.clear()
+            return sync(self._index, self.home.root, progress=progress)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # -- validation ------------------------------------------------------------------
+    def _check_draft(self, draft: ChunkDraft) -> ChunkDraft:
+        if not draft.content.strip():
+            raise InvalidInput("chunk content is empty")
+        limit = self.home.config.limits.max_file_bytes // 2
+        size = len(draft.content.encode("utf-8"))
+        if size > limit:
+            raise InvalidInput(f"chunk content is {size} bytes; the limit is {limit}")
+        if len(json.dumps(draft.source, default=str)) > 10_000:
+            raise InvalidInput("chunk source is larger than 10000 bytes")
+        draft.tags = check_tags(draft.tags)
+        if draft.created_at is not None:
+            draft.created_at = _iso(parse_timestamp(draft.created_at))
+        return draft
+
+    # -- create ------------------------------------------------------------------------
+    def create(self, content: str, **fields: Any) -> Chunk:
+        """One chunk from `content` as given (no splitting)."""
+        try:
+            draft = ChunkDraft(content=content, **fields)
+        except ValidationError as exc:
+            raise InvalidInput(f"invalid chunk: {exc.errors()[0]['msg']}") from exc
+        return self.create_many([draft])[0]
+
+    def remember(self, text: str, **fields: Any) -> list[Chunk]:
+        """Chunk `text` (paragraphs, ~100–800 tokens) and store each piece."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("nothing to remember: the text is empty")
+        limit = self.home.config.limits.max_file_bytes
+        if len(text.encode("utf-8")) > limit * 16:
+            raise InvalidInput(f"text is larger than {limit * 16} bytes")
+        counter = self.embedder.count_tokens if self.embedder is not None else None
+        pieces = split_text(text, counter=counter)
+        try:
+            drafts = [
+                ChunkDraft(content=p.text, **{**fields, "type": fields.get("type") or p.type})
+                for p in pieces
+            ]
+        except ValidationError as exc:
+            raise InvalidInput(f"invalid chunk: {exc.errors()[0]['msg']}") from exc
+        return self.create_many(drafts)
+
+    def create_many(
+        self,
+        drafts: Sequence[ChunkDraft],
+        *,
+        auto_link: bool = True,
+        progress: Progress | None = None,
+    ) -> list[Chunk]:
+        """Store chunks in order. All drafts are validated first: one bad draft
+        means nothing is written. Embeddings are computed in batches."""
+        checked = [self._check_draft(d.model_copy(deep=True)) for d in drafts]
+        if not checked:
+            return []
+        index = self.index
+        out: list[Chunk] = []
+        batch = 64
+        for start in range(0, len(checked), batch):
+            part = checked[start : start + batch]
+            vectors: npt.NDArray[np.float32] | None = None
+            if self.embedder is not None:
+                vectors = self.embedder.embed([d.content for d in part])
+            with self.home.storage.lock():
+                for i, draft in enumerate(part):
+                    vec = vectors[i : i + 1] if vectors is not None else None
+                    out.append(self._write_new(index, draft, vec, auto_link))
+            if progress is not None:
+                progress(start + len(part), len(checked))
+        return out
+
+    def _write_new(
+        self,
+        index: Index,
+        draft: ChunkDraft,
+        vec: npt.NDArray[np.float32] | None,
+        auto_link: bool,
+    ) -> Chunk:
+        created = parse_timestamp(draft.created_at) if draft.created_at else datetime.now(UTC)
+        stamp = _iso(created)
+        now = _iso(datetime.now(UTC))
+        chunk_id = new_chunk_id(created)
+        links = list(draft.links)
+        if auto_link:
+            for kind, target in auto_links(
+                index,
+                chunk_id=chunk_id,
+                created=created.timestamp(),
+                tags=draft.tags,
+                conversation_id=draft.conversation_id,
+                user_id=draft.user_id,
+                vector=vec[0] if vec is not None else None,
+            ):
+                links.append(Link.model_validate({"type": kind, "target": target}))
+        counter = self.embedder.count_tokens if self.embedder is not None else None
+        from memagent.embeddings import count_tokens
+
+        chunk = Chunk(
+            id=chunk_id,
+            content=draft.content,
+            tokens=counter(draft.content) if counter else count_tokens(draft.content),
+            type=draft.type or detect_type(draft.content),
+            tags=draft.tags,
+            metadata=ChunkMetadata(created=stamp, modified=now),
+            links=links,
+            conversation_id=draft.conversation_id,
+            user_id=draft.user_id,
+            agent_id=draft.agent_id,
+            session_id=draft.session_id,
+            source=draft.source,
+        )
+        self._write(index, chunk, op="create", vec=vec)
+        return chunk
+
+    def _write(
+        self, index: Index, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None = None
+    ) -> None:
+        data = chunk.model_dump(mode="json")
+        rel = chunk.rel_path
+        with self.home.storage.lock():
+            self.home.storage.write_json(rel, data, actor=ACTOR, op=op, meta={"id": chunk.id})
+            doc = chunk_doc(rel, data)
+            assert doc is not None
+            index.upsert([doc], vec)
+            st = (self.home.root / rel).stat()
+            index.record_file(rel, "chunk", st.st_mtime_ns, st.st_size)
+
+    # -- read ----------------------------------------------------------------------------
+    def _read(self, chunk_id: str) -> Chunk:
+        rel = f"chunks/{day_folder(chunk_id)}/{check_id(chunk_id)}.json"
+        path = self.home.root / rel
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise NotFound(f"no chunk {chunk_id}") from exc
+        try:
+            return Chunk.model_validate(json.loads(raw))
+        except (ValueError, ValidationError) as exc:
+            raise CorruptFile(rel, f"not a valid chunk: {exc}") from exc
+
+    def get(self, chunk_id: str, *, record_access: bool = True) -> Chunk:
+        """The chunk (soft-deleted ones too); records the access in the file."""
+        if not record_access:
+            return self._read(chunk_id)
+        with self.home.storage.lock():
+            chunk = self._read(chunk_id)
+            chunk.metadata.accessed = _iso(datetime.now(UTC))
+            chunk.metadata.access_count += 1
+            self._write(self.index, chunk, op="access", vec=self._vector(chunk.id))
+            return chunk
+
+    def _vector(self, chunk_id: str) -> npt.NDArray[np.float32] | None:
+        row = self.index.get(chunk_id)
+        if row is None:
+            return None
+        vec = self.index.vector_of(row.rowid)
+        return vec[None, :] if vec is not None else None
+
+    # -- update / delete -----------------------------------------------------------------
+    def update(
+        self,
+        chunk_id: str,
+        *,
+        content: str | None = None,
+        tags: list[str] | None = None,
+        type: str | None = None,
+        confidence: float | None = None,
+    ) -> Chunk:
+        with self.home.storage.lock():
+            chunk = self._read(chunk_id)
+            vec = self._vector(chunk_id)
+            if content is not None:
+                self._check_draft(ChunkDraft(content=content))
+                chunk.content = content
+                vec = None
+            if tags is not None:
+                chunk.tags = check_tags(tags)
+            try:
+                if type is not None:
+                    chunk = Chunk.model_validate({**chunk.model_dump(), "type": type})
+                if confidence is not None:
+                    chunk.metadata = ChunkMetadata.model_validate(
+                        {**chunk.metadata.model_dump(), "confidence": confidence}
+                    )
+            except ValidationError as exc:
+                raise InvalidInput(f"invalid update: {exc.errors()[0]['msg']}") from exc
+            chunk.metadata.modified = _iso(datetime.now(UTC))
+            self._write(self.index, chunk, op="update", vec=vec)
+            return chunk
+
+    def soft_delete(self, chunk_id: str) -> Chunk:
+        """Hide from search and listing; `restore` brings it back."""
+        with self.home.storage.lock():
+            chunk = self._read(chunk_id)
+            if chunk.deleted_at is None:
+                chunk.deleted_at = _iso(datetime.now(UTC))
+                self._write(self.index, chunk, op="soft_delete", vec=self._vector(chunk_id))
+            return chunk
+
+    def restore(self, chunk_id: str) -> Chunk:
+        with self.home.storage.lock():
+            chunk = self._read(chunk_id)
+            if chunk.deleted_at is not None:
+                chunk.deleted_at = None
+                self._write(self.index, chunk, op="restore", vec=self._vector(chunk_id))
+            return chunk
+
+    def hard_delete(self, chunk_id: str) -> None:
+        """Remove the file for good (the ops log keeps its content for undo)."""
+        with self.home.storage.lock():
+            chunk = self._read(chunk_id)
+            rel = chunk.rel_path
+            self.home.storage.delete(
+                rel, actor=ACTOR, op="delete", meta={"id": chunk_id, "content": chunk.content}
+            )
+            self.index.remove_path(rel)
+
+    # -- links -------------------------------------------------------------------------
+    def link(self, source: str, kind: str, target: str, *, remove: bool = False) -> Chunk:
+        """Add (or remove) a manual link `source --kind--> target`."""
+        if kind not in MANUAL_LINK_TYPES:
+            raise InvalidInput(f"link type {kind!r}: use one of {', '.join(MANUAL_LINK_TYPES)}")
+        check_id(target)
+        if source == target:
+            raise InvalidInput("a chunk cannot link to itself")
+        with self.home.storage.lock():
+            chunk = self._read(source)
+            self._read(target)
+            link = Link.model_validate({"type": kind, "target": target})
+            present = link in chunk.links
+            if remove and present:
+                chunk.links.remove(link)
+            elif not remove and not present:
+                chunk.links.append(link)
+            else:
+                return chunk
+            self._write(self.index, chunk, op="link", vec=self._vector(source))
+            return chunk
+
+    def links(self, chunk_id: str) -> dict[str, list[dict[str, str]]]:
+        """Outgoing and incoming links, from the index (both directions)."""
+        self._read(chunk_id)
+        out, inc = self.index.links(chunk_id)
+        return {
+            "outgoing": [{"type": t, "target": d} for t, d in out],
+            "incoming": [{"type": t, "source": s} for t, s in inc],
+        }
+
+    # -- search / list ---------------------------------------------------------------
+    def search_params(self) -> SearchParams:
+        cfg = self.home.config.search
+        return DEFAULT_PARAMS.model_copy(
+            update={"recency_weight": cfg.recency_weight, "access_weight": cfg.access_weight}
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        filters: Filters | None = None,
+        params: SearchParams | None = None,
+    ) -> list[Hit]:
+        """Hybrid search over all memory: chunks, vault notes and profile facts."""
+        max_k = self.home.config.limits.max_search_results
+        if k > max_k:
+            raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
+        return search(
+            self.index,
+            query,
+            k=k,
+            filters=filters,
+            params=params or self.search_params(),
+            keyword_only_reason=self.keyword_only_reason,
+            now=time.time(),
+        )
+
+    def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
+        """Chunks matching `filters`, newest first (from the index)."""
+        f = (filters or Filters()).model_copy(update={"kinds": ["chunk"]})
+        where, params = f.sql()
+        rows = self.index.query(
+            where, params, order="ORDER BY created DESC, rowid DESC", limit=limit
+        )
+        return [
+            {
+                "id": r.doc_id,
+                "created_at": r.created_at,
+                "type": r.type,
+                "tags": r.tags,
+                "content": r.content,
+                "conversation_id": r.conversation_id,
+                "deleted": r.deleted,
+                "source": r.source,
+            }
+            for r in rows
+        ]
