@@ -12,4 +12,8 @@ from memagent.core import MemoryHome
 
 def init_home(home: MemoryHome) -> list[str]:
     """Create the home and every store's starter files; returns what was created."""
-    return home.init()
+    created = home.init()
+    from memagent.memory.profile import init_profile
+
+    created += init_profile(home)
+    return created

@@ -1,0 +1,84 @@
+"""Structured profile memory: JSON resource files, the operations that change
+them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
+
+from memagent.memory.profile.handler import (
+    BatchResult,
+    OperationRejected,
+    Outcome,
+    apply_operations,
+    prune,
+)
+from memagent.memory.profile.history import HistoryEntry, UndoResult, history, undo
+from memagent.memory.profile.keys import match_key, slug
+from memagent.memory.profile.models import Item, Metadata, Resource, ResourceFile
+from memagent.memory.profile.operations import (
+    AnyOp,
+    AppendOp,
+    NoChangeOp,
+    OperationBatch,
+    RemoveOp,
+    UpdateOp,
+    operation_schema,
+    parse_operation,
+    resolve_expiry,
+)
+from memagent.memory.profile.pipeline import (
+    Fact,
+    LearnFailed,
+    LearnResult,
+    SwitchboardOutput,
+    learn,
+    plan_memory,
+    route_facts,
+    switchboard,
+)
+from memagent.memory.profile.router import Route, route
+from memagent.memory.profile.store import (
+    GENERAL_RESOURCE,
+    STARTER_FILES,
+    ProfileStore,
+    init_profile,
+    parse_resource,
+)
+
+__all__ = [
+    "GENERAL_RESOURCE",
+    "STARTER_FILES",
+    "AnyOp",
+    "AppendOp",
+    "BatchResult",
+    "Fact",
+    "HistoryEntry",
+    "Item",
+    "LearnFailed",
+    "LearnResult",
+    "Metadata",
+    "NoChangeOp",
+    "OperationBatch",
+    "OperationRejected",
+    "Outcome",
+    "ProfileStore",
+    "RemoveOp",
+    "Resource",
+    "ResourceFile",
+    "Route",
+    "SwitchboardOutput",
+    "UndoResult",
+    "UpdateOp",
+    "apply_operations",
+    "history",
+    "init_profile",
+    "learn",
+    "match_key",
+    "operation_schema",
+    "parse_operation",
+    "parse_resource",
+    "plan_memory",
+    "prune",
+    "resolve_expiry",
+    "route",
+    "route_facts",
+    "slug",
+    "switchboard",
+    "undo",
+]

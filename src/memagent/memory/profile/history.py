@@ -1,0 +1,179 @@
+"""History and undo, read from the ops log.
+
+Every profile write records its item-level changes (`meta.changes`, each with
+`before` and `after`) under a batch id. `history` lists the changes to one item;
+`undo` reverts one batch — the newest one not yet undone, or a named one — by
+applying the inverse changes, and is itself a logged write (`op: undo`,
+`meta.undoes`). Undo checks that each item is still as the batch left it and
+refuses (`Conflict`) otherwise, so it never overwrites a later change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memagent.core import Conflict, InvalidInput, NotFound, OpRecord, read_ops
+from memagent.memory.profile.handler import Change, find_item, new_batch_id, prune_expired
+from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.store import ACTOR, ProfileStore
+
+UNDOABLE_OPS = frozenset({"apply", "learn"})
+_INVERSE = {"append": "remove", "remove": "append", "update": "update"}
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    ts: str
+    batch: str
+    write_op: str
+    change: str
+    file: str
+    path: str
+    item: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None or k in ("before", "after")}
+
+
+def profile_records(store: ProfileStore) -> list[OpRecord]:
+    """Every profile write that carries a batch, oldest first."""
+    return [
+        r
+        for r in read_ops(store.home.layout.ops_log)
+        if r.actor == ACTOR and r.meta and isinstance(r.meta.get("batch"), str)
+    ]
+
+
+def history(store: ProfileStore, item: str, *, file: str | None = None) -> list[HistoryEntry]:
+    """Every recorded change to items whose key matches `item`, oldest first."""
+    key = match_key(item)
+    if not key:
+        raise InvalidInput(f"item {item!r} has no letters or digits")
+    entries: list[HistoryEntry] = []
+    for rec in profile_records(store):
+        meta = rec.meta or {}
+        name = str(meta.get("file", ""))
+        if file is not None and name != file:
+            continue
+        for change in meta.get("changes", []):
+            if not isinstance(change, dict) or match_key(str(change.get("item", ""))) != key:
+                continue
+            entries.append(
+                HistoryEntry(
+                    ts=rec.ts,
+                    batch=str(meta["batch"]),
+                    write_op=rec.op,
+                    change=str(change.get("op")),
+                    file=name,
+                    path=str(change.get("path")),
+                    item=str(change.get("item")),
+                    before=change.get("before"),
+                    after=change.get("after"),
+                    note=change.get("note"),
+                )
+            )
+    return entries
+
+
+@dataclass
+class UndoResult:
+    batch: str
+    undoes: str
+    written: list[str]
+    changes: dict[str, list[Change]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "batch": self.batch,
+            "undoes": self.undoes,
+            "written": self.written,
+            "changes": self.changes,
+        }
+
+
+def _pick(records: list[OpRecord], batch: str | None) -> tuple[str, list[OpRecord]]:
+    undone = {str((r.meta or {}).get("undoes")) for r in records if r.op == "undo"}
+    if batch is None:
+        for rec in reversed(records):
+            bid = str((rec.meta or {})["batch"])
+            if rec.op in UNDOABLE_OPS and bid not in undone:
+                batch = bid
+                break
+        else:
+            raise NotFound("nothing to undo: no profile batch that is not undone already")
+    chosen = [r for r in records if (r.meta or {}).get("batch") == batch]
+    if not chosen:
+        raise NotFound(f"no profile batch {batch!r} in the ops log")
+    if batch in undone:
+        raise Conflict(f"batch {batch} was undone already")
+    if chosen[0].op not in UNDOABLE_OPS:
+        raise InvalidInput(f"batch {batch} is a {chosen[0].op!r} write; it cannot be undone")
+    return batch, chosen
+
+
+def _revert(resource: Resource, change: Change, batch: str) -> Change:
+    path, key = str(change["path"]), str(change["item"])
+    items = resource.items_at(path)
+    if items is None:
+        raise Conflict(f"cannot undo {batch}: {resource.name} no longer has section {path!r}")
+    j, current = find_item(items, key)
+    expected = change.get("after")
+    now = current.to_json() if current is not None else None
+    if now != expected:
+        raise Conflict(
+            f"cannot undo {batch}: item {key!r} in {path} of {resource.name} changed since "
+            f"(see `memagent profile history {key}`)"
+        )
+    before = change.get("before")
+    if before is None:
+        assert j is not None
+        del items[j]
+    elif j is None:
+        index = change.get("index")
+        at = index if isinstance(index, int) and 0 <= index <= len(items) else len(items)
+        items.insert(at, Item.model_validate(before))
+    else:
+        items[j] = Item.model_validate(before)
+    return {
+        "op": _INVERSE.get(str(change["op"]), "update"),
+        "path": path,
+        "item": key,
+        "before": expected,
+        "after": before,
+        "note": f"undo of {batch}",
+    }
+
+
+def undo(store: ProfileStore, batch: str | None = None) -> UndoResult:
+    """Revert one batch (default: the newest one not yet undone), all or nothing."""
+    with store.storage.lock():
+        target, chosen = _pick(profile_records(store), batch)
+        today = store.today()
+        resources: dict[str, Resource] = {}
+        changes: dict[str, list[Change]] = {}
+        for rec in chosen:
+            name = str((rec.meta or {})["file"])
+            if name not in resources:
+                resources[name] = store.load(name)
+                changes[name] = []
+            for change in reversed((rec.meta or {}).get("changes", [])):
+                if change.get("op") in _INVERSE:
+                    changes[name].append(_revert(resources[name], change, target))
+        new_batch = new_batch_id()
+        written: list[str] = []
+        for name, resource in resources.items():
+            expired = prune_expired(resource, today)
+            meta = {
+                "batch": new_batch,
+                "undoes": target,
+                "file": name,
+                "changes": changes[name] + expired,
+            }
+            store.write(resource, op="undo", meta=meta)
+            written.append(name)
+    return UndoResult(new_batch, target, written, changes)

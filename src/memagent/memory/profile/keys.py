@@ -1,0 +1,48 @@
+"""Item keys: the stored slug and the looser key that decides "same item".
+
+A profile must never hold the same fact twice because the model spelled it
+differently, so `append` compares `match_key`s: case, spacing, punctuation and
+simple English plurals are folded away ("Kung-Pao Chicken!" and "kung pao
+chickens" are one item). The stored `item` stays a readable slug
+(`kung_pao_chicken`); `match_key` is only ever compared, never shown.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
+_VOWELS = frozenset("aeiou")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens of `text` (NFKC, case-folded, punctuation dropped)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return [t for t in _SEPARATORS.split(folded) if t]
+
+
+def slug(text: str) -> str:
+    """The stored form of an item key: `"Kung Pao Chicken!"` → `kung_pao_chicken`."""
+    return "_".join(tokens(text))
+
+
+def _stem(token: str) -> str:
+    plural = False
+    if len(token) > 3:
+        if token.endswith("ies"):
+            token, plural = token[:-3] + "i", True
+        elif token.endswith("es"):
+            token, plural = token[:-2], True
+        elif token.endswith("s") and not token.endswith("ss"):
+            token, plural = token[:-1], True
+    if not plural and len(token) >= 3 and token.endswith("e"):
+        token = token[:-1]
+    if len(token) > 2 and token.endswith("y") and token[-2] not in _VOWELS:
+        token = token[:-1] + "i"
+    return token
+
+
+def match_key(text: str) -> str:
+    """The key two items are compared by; equal keys mean "the same item"."""
+    return "_".join(_stem(t) for t in tokens(text))

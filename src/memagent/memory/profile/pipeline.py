@@ -1,0 +1,296 @@
+"""The learning pipeline: switchboard → tag router → memory planner → handler.
+
+Each stage is a function with typed input and output. Both LLM stages ask for
+schema-constrained output (`response_schema=` the JSON Schema of their pydantic
+reply model), validate the reply, and on an invalid one give the model one
+repair round with the validation error; a second invalid reply is a clean
+`LearnFailed`. The planner's operations are also dry-run against the current
+files, so an operation naming an unknown path or a missing item counts as
+invalid output and gets the same single repair round.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from importlib.resources import files as package_files
+from typing import Annotated, Any, TypeVar
+
+import yaml
+from jinja2 import Environment, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from memagent.core import InvalidInput, MemagentError, NotFound
+from memagent.llm import LLM, Message
+from memagent.memory.profile.handler import BatchResult, apply_operations
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.operations import AnyOp, OperationBatch
+from memagent.memory.profile.router import Route, route
+from memagent.memory.profile.store import ProfileStore
+
+MAX_MESSAGE_CHARS = 8000
+MAX_FACTS = 20
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+_env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LearnFailed(MemagentError):
+    """The model's reply stayed invalid after one repair round; nothing was written."""
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fact: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    tags: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        min_length=1, max_length=8
+    )
+    temporary: bool = False
+
+
+class SwitchboardOutput(BaseModel):
+    """What the switchboard returns: the facts in one user message, with tags."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facts: list[Fact] = Field(max_length=MAX_FACTS)
+
+
+@dataclass(frozen=True)
+class RoutedFact:
+    fact: Fact
+    routes: list[Route]
+
+
+@dataclass(frozen=True)
+class PlannerInput:
+    facts: list[RoutedFact]
+    resources: Mapping[str, Resource]
+    today: date
+
+
+@dataclass
+class LearnResult:
+    message: str
+    facts: list[Fact]
+    routed: list[RoutedFact]
+    operations: list[AnyOp]
+    result: BatchResult
+    llm_calls: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "facts": [f.model_dump() for f in self.facts],
+            "routes": [
+                {"fact": r.fact.fact, "files": [x.file for x in r.routes]} for r in self.routed
+            ],
+            "operations": [op.model_dump(mode="json", exclude_none=True) for op in self.operations],
+            **{k: v for k, v in self.result.to_json().items() if k != "ok"},
+            "llm_calls": self.llm_calls,
+        }
+
+
+@cache
+def _prompt(name: str) -> dict[str, Any]:
+    text = (package_files("memagent.memory.profile") / "prompts" / f"{name}.yaml").read_text(
+        encoding="utf-8"
+    )
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise RuntimeError(f"prompt file {name}.yaml is not a mapping")
+    return data
+
+
+def _render(template: str, **values: Any) -> str:
+    return _env.from_string(template).render(**values).strip()
+
+
+def _messages(name: str, **values: Any) -> list[Message]:
+    spec = _prompt(name)
+    out = [Message(role="system", content=str(spec["system"]).strip())]
+    for example in spec.get("examples", []):
+        out.append(Message(role="user", content=str(example["user"]).strip()))
+        out.append(Message(role="assistant", content=json.dumps(example["assistant"])))
+    out.append(Message(role="user", content=_render(str(spec["user"]), **values)))
+    return out
+
+
+def _strip_fence(text: str) -> str:
+    text = text.strip()
+    m = _FENCE.match(text)
+    return m.group(1).strip() if m else text
+
+
+def describe_error(exc: Exception, limit: int = 5) -> str:
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors()[:limit]:
+            where = ".".join(str(p) for p in err["loc"]) or "reply"
+            parts.append(f"{where}: {err['msg']}")
+        more = exc.error_count() - limit
+        return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+    return str(exc)
+
+
+@dataclass
+class _Calls:
+    count: int = 0
+
+
+def ask_structured(
+    llm: LLM,
+    messages: list[Message],
+    model: type[T],
+    *,
+    stage: str,
+    schema: dict[str, Any] | None = None,
+    check: Callable[[T], None] | None = None,
+    max_tokens: int = 1024,
+    calls: _Calls | None = None,
+) -> T:
+    """Ask for JSON matching `model`; one repair round; else `LearnFailed`."""
+    schema = schema or model.model_json_schema()
+    convo = list(messages)
+    for attempt in (1, 2):
+        reply = llm.chat(convo, response_schema=schema, max_tokens=max_tokens, temperature=0.0)
+        if calls is not None:
+            calls.count += 1
+        try:
+            parsed = model.model_validate_json(_strip_fence(reply.text))
+            if check is not None:
+                check(parsed)
+            return parsed
+        except (ValidationError, InvalidInput) as exc:
+            error = describe_error(exc)
+            if attempt == 2:
+                raise LearnFailed(
+                    f"{stage}: the model's reply was invalid after one repair round: {error}"
+                ) from exc
+            convo.append(Message(role="assistant", content=reply.text))
+            convo.append(
+                Message(role="user", content=_render(str(_prompt("repair")["user"]), error=error))
+            )
+    raise AssertionError("unreachable")
+
+
+# -- stage 1: switchboard ------------------------------------------------------------
+def switchboard(llm: LLM, message: str, *, calls: _Calls | None = None) -> SwitchboardOutput:
+    """The facts worth remembering in one user message, each with tags."""
+    return ask_structured(
+        llm,
+        _messages("switchboard", message=message),
+        SwitchboardOutput,
+        stage="switchboard",
+        calls=calls,
+    )
+
+
+# -- stage 2: tag router ---------------------------------------------------------------
+def route_facts(facts: Sequence[Fact], resources: Mapping[str, Resource]) -> list[RoutedFact]:
+    return [RoutedFact(fact, route(fact.tags, resources)) for fact in facts]
+
+
+# -- stage 3: memory planner ---------------------------------------------------------
+def planner_view(resources: Mapping[str, Resource], today: date) -> dict[str, Any]:
+    """What the planner sees of each routed file: description and current lists
+    (expired items left out, only the fields the model may act on)."""
+    view: dict[str, Any] = {}
+    for name, resource in resources.items():
+        sections: dict[str, Any] = {}
+        for path, items in resource.iter_lists():
+            shown = []
+            for item in items:
+                if item.expired(today):
+                    continue
+                entry: dict[str, Any] = {"item": item.item, "display": item.display}
+                if item.expiry is not None:
+                    entry["expiry"] = item.expiry.isoformat()
+                shown.append(entry)
+            sections[path] = shown
+        view[name] = {"description": resource.metadata.description, "sections": sections}
+    return view
+
+
+def planner_schema(resources: Mapping[str, Resource]) -> dict[str, Any]:
+    """The operation-batch schema, with `file` and `path` narrowed to the routed
+    files and their lists, so constrained decoding cannot invent them."""
+    schema = OperationBatch.model_json_schema()
+    names = sorted(resources)
+    paths = sorted({p for r in resources.values() for p in r.paths()})
+    for def_name in ("AppendOp", "UpdateOp", "RemoveOp"):
+        props = schema["$defs"][def_name]["properties"]
+        if names:
+            props["file"] = {"enum": names, "title": "File", "type": "string"}
+        if paths:
+            props["path"] = {"enum": paths, "title": "Path", "type": "string"}
+    return schema
+
+
+def plan_memory(
+    llm: LLM, store: ProfileStore, planner_input: PlannerInput, *, calls: _Calls | None = None
+) -> OperationBatch:
+    """Operations that bring the routed files in line with the facts; each batch
+    the model proposes is dry-run by the handler before it is accepted."""
+    allowed = set(planner_input.resources)
+
+    def check(batch: OperationBatch) -> None:
+        for i, op in enumerate(batch.operations):
+            if op.file is not None and op.operation != "no_change" and op.file not in allowed:
+                raise InvalidInput(
+                    f"operations.{i}.file: {op.file!r} is not one of {sorted(allowed)}"
+                )
+        dry = apply_operations(store, batch.operations, dry_run=True)
+        if not dry.ok:
+            raise InvalidInput(dry.error or "the operations were rejected")
+
+    messages = _messages(
+        "planner",
+        today=planner_input.today.isoformat(),
+        facts=[r.fact.model_dump() for r in planner_input.facts],
+        files=planner_view(planner_input.resources, planner_input.today),
+    )
+    return ask_structured(
+        llm,
+        messages,
+        OperationBatch,
+        stage="memory planner",
+        schema=planner_schema(planner_input.resources),
+        check=check,
+        calls=calls,
+    )
+
+
+# -- the whole pipeline ----------------------------------------------------------------
+def learn(store: ProfileStore, llm: LLM, message: str) -> LearnResult:
+    """Run the pipeline on one user message and apply what it decides."""
+    if not isinstance(message, str) or not message.strip():
+        raise InvalidInput("nothing to learn from: the message is empty")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise InvalidInput(
+            f"message is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}"
+        )
+    calls = _Calls()
+    facts = switchboard(llm, message, calls=calls).facts
+    if not facts:
+        return LearnResult(message, [], [], [], BatchResult(True, []), calls.count)
+    resources = store.load_all()
+    routed = route_facts(facts, resources)
+    chosen = {r.file: resources[r.file] for rf in routed for r in rf.routes}
+    if not chosen:
+        raise NotFound("no profile resources to learn into (run `memagent init`)")
+    planner_input = PlannerInput(routed, chosen, store.today())
+    batch = plan_memory(llm, store, planner_input, calls=calls)
+    result = apply_operations(store, batch.operations, op="learn", source=message[:200])
+    return LearnResult(message, facts, routed, list(batch.operations), result, calls.count)
