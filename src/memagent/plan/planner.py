@@ -1,0 +1,348 @@
+"""`Planner`: validate steps and build the dependency DAG the executor runs.
+
+Edges come from three places: explicit `depends_on`, data flow (a consumer waits
+for the one producer of each artifact it consumes) and resource conflicts in list
+order (a later step that writes what an earlier one read or wrote, or reads what an
+earlier one wrote, waits for it; prefix resources overlap everything under them).
+So a batch of actions on one file behaves as written, and everything else is free
+to run at once.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memagent.plan._args import collect_refs
+from memagent.plan._rwlock import LockRequest, ancestors, lock_requests
+from memagent.plan.errors import PlanError
+from memagent.plan.spec import ToolSpec, is_prefix_resource
+from memagent.plan.step import PlanStep, check_name
+
+DEFAULT_MAX_STEPS = 100_000
+EdgeKind = str  # "depends_on" | "data:<artifact>" | "resource:<name>"
+
+
+@dataclass(frozen=True, eq=False)
+class ExecutionPlan:
+    """A validated plan: steps plus the DAG and its shape. Build with `Planner`.
+
+    Per-step tuples are aligned with `steps` (index i describes `steps[i]`).
+    """
+
+    steps: tuple[PlanStep, ...]
+    specs: tuple[ToolSpec, ...]
+    reads: tuple[tuple[str, ...], ...]
+    writes: tuple[tuple[str, ...], ...]
+    consumes: tuple[tuple[str, ...], ...]
+    has_refs: tuple[bool, ...]
+    dependencies: tuple[tuple[int, ...], ...]
+    dependents: tuple[tuple[int, ...], ...]
+    edge_kinds: Mapping[tuple[int, int], EdgeKind]
+    locks: tuple[tuple[LockRequest, ...], ...]
+    estimates: tuple[float, ...]
+    levels: tuple[tuple[str, ...], ...]
+    critical_path: tuple[str, ...]
+    critical_path_seconds: float
+    initial_artifacts: frozenset[str]
+    producers: Mapping[str, str]
+    index: Mapping[str, int] = field(repr=False)
+
+    @property
+    def max_parallelism(self) -> int:
+        """The widest level: how many steps can run at once by the DAG alone."""
+        return max((len(level) for level in self.levels), default=0)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def dependencies_of(self, step_id: str) -> list[str]:
+        return [self.steps[d].step_id for d in self.dependencies[self.index[step_id]]]
+
+    def edges(self) -> list[tuple[str, str, EdgeKind]]:
+        """Every edge as (before, after, why)."""
+        ids = [s.step_id for s in self.steps]
+        return [(ids[a], ids[b], kind) for (a, b), kind in self.edge_kinds.items()]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready description (what `memagent` prints for a plan)."""
+        return {
+            "steps": len(self.steps),
+            "edges": len(self.edge_kinds),
+            "levels": [list(level) for level in self.levels],
+            "max_parallelism": self.max_parallelism,
+            "critical_path": list(self.critical_path),
+            "critical_path_seconds": self.critical_path_seconds,
+            "initial_artifacts": sorted(self.initial_artifacts),
+            "producers": dict(self.producers),
+        }
+
+
+class _ResourceState:
+    __slots__ = ("last_writer", "readers")
+
+    def __init__(self) -> None:
+        self.last_writer = -1
+        self.readers: list[int] = []
+
+
+class Planner:
+    """Turns a list of `PlanStep`s into an `ExecutionPlan`.
+
+    `tools` maps names to callables, for steps whose `tool` is a string (as an LLM
+    or a config file would write it). Callables are used as they are.
+    """
+
+    def __init__(
+        self,
+        tools: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.tools: dict[str, Callable[..., Any]] = dict(tools or {})
+        self.max_steps = max_steps
+
+    def resolve_tool(self, step: PlanStep) -> ToolSpec:
+        tool = step.tool
+        if isinstance(tool, str):
+            fn = self.tools.get(tool)
+            if fn is None:
+                known = ", ".join(sorted(self.tools)[:20]) or "none registered"
+                raise PlanError(f"step {step.step_id!r}: unknown tool {tool!r} (known: {known})")
+            tool = fn
+        try:
+            return ToolSpec.of(tool)
+        except TypeError as exc:
+            raise PlanError(f"step {step.step_id!r}: {exc}") from None
+
+    def create_plan(
+        self, steps: Iterable[PlanStep], initial_artifacts: Iterable[str] = ()
+    ) -> ExecutionPlan:
+        """Validate `steps` and build the plan; raises `PlanError` naming the problem."""
+        if isinstance(steps, str | bytes | Mapping):
+            raise PlanError("steps must be a list of PlanStep")
+        step_list: list[PlanStep] = []
+        for s in steps:
+            if not isinstance(s, PlanStep):
+                raise PlanError(f"every step must be a PlanStep, got {type(s).__name__}")
+            step_list.append(s)
+            if len(step_list) > self.max_steps:
+                raise PlanError(f"a plan holds at most {self.max_steps} steps")
+        initial = frozenset(check_name("initial artifact", a) for a in initial_artifacts)
+        n = len(step_list)
+
+        index: dict[str, int] = {}
+        for i, s in enumerate(step_list):
+            if s.step_id in index:
+                raise PlanError(f"duplicate step id {s.step_id!r}")
+            index[s.step_id] = i
+
+        specs: list[ToolSpec] = []
+        reads: list[tuple[str, ...]] = []
+        writes: list[tuple[str, ...]] = []
+        consumes: list[tuple[str, ...]] = []
+        has_refs: list[bool] = []
+        producers: dict[str, int] = {}
+        for i, s in enumerate(step_list):
+            spec = self.resolve_tool(s)
+            specs.append(spec)
+            where = f"step {s.step_id!r}"
+            refs: set[str] = set()
+            has_refs.append(collect_refs(s.args, where, refs))
+            refs.update(s.consumes)
+            consumes.append(tuple(sorted(refs)))
+            if spec.signature is not None:
+                try:
+                    spec.signature.bind(**s.args)
+                except TypeError as exc:
+                    raise PlanError(
+                        f"{where}: arguments do not fit tool {spec.name}{spec.signature}: {exc}"
+                    ) from None
+            r = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.reads), *s.reads]))
+            w = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.writes), *s.writes]))
+            reads.append(r)
+            writes.append(w)
+            for name in s.produces:
+                if name in initial:
+                    raise PlanError(f"{where} produces {name!r}, which is an initial artifact")
+                other = producers.get(name)
+                if other is not None:
+                    raise PlanError(
+                        f"artifact {name!r} has two producers: steps "
+                        f"{step_list[other].step_id!r} and {s.step_id!r}"
+                    )
+                producers[name] = i
+
+        edge_kinds: dict[tuple[int, int], EdgeKind] = {}
+        deps: list[dict[int, None]] = [{} for _ in range(n)]
+
+        def add(a: int, b: int, kind: EdgeKind) -> None:
+            if (a, b) not in edge_kinds:
+                edge_kinds[(a, b)] = kind
+                deps[b][a] = None
+
+        for i, s in enumerate(step_list):
+            for d in s.depends_on:
+                j = index.get(d)
+                if j is None:
+                    raise PlanError(f"step {s.step_id!r} depends on unknown step {d!r}")
+                add(j, i, "depends_on")
+            for name in consumes[i]:
+                j = producers.get(name)
+                if j is None:
+                    if name not in initial:
+                        raise PlanError(
+                            f"step {s.step_id!r} consumes artifact {name!r}, which no step "
+                            "produces and is not an initial artifact"
+                        )
+                    continue
+                add(j, i, f"data:{name}")
+
+        self._resource_edges(reads, writes, add)
+
+        dependencies = tuple(tuple(d) for d in deps)
+        order = self._topological(step_list, dependencies, edge_kinds)
+
+        dependents_l: list[list[int]] = [[] for _ in range(n)]
+        for b, ds in enumerate(dependencies):
+            for a in ds:
+                dependents_l[a].append(b)
+
+        estimates = tuple(
+            s.estimate if s.estimate is not None else spec.latency_class.estimate
+            for s, spec in zip(step_list, specs, strict=True)
+        )
+        level = [0] * n
+        finish = [0.0] * n
+        best_pred = [-1] * n
+        for i in order:
+            lv = 0
+            start = 0.0
+            pred = -1
+            for dep in dependencies[i]:
+                if level[dep] >= lv:
+                    lv = level[dep] + 1
+                if pred < 0 or finish[dep] > start:
+                    start = finish[dep]
+                    pred = dep
+            level[i] = lv
+            finish[i] = start + estimates[i]
+            best_pred[i] = pred
+        levels_l: list[list[str]] = [[] for _ in range(max(level, default=-1) + 1)]
+        for i in range(n):
+            levels_l[level[i]].append(step_list[i].step_id)
+        path: list[str] = []
+        if n:
+            node = max(range(n), key=finish.__getitem__)
+            cp_seconds = finish[node]
+            while node >= 0:
+                path.append(step_list[node].step_id)
+                node = best_pred[node]
+            path.reverse()
+        else:
+            cp_seconds = 0.0
+
+        return ExecutionPlan(
+            steps=tuple(step_list),
+            specs=tuple(specs),
+            reads=tuple(reads),
+            writes=tuple(writes),
+            consumes=tuple(consumes),
+            has_refs=tuple(has_refs),
+            dependencies=dependencies,
+            dependents=tuple(tuple(d) for d in dependents_l),
+            edge_kinds=edge_kinds,
+            locks=tuple(lock_requests(r, w) for r, w in zip(reads, writes, strict=True)),
+            estimates=estimates,
+            levels=tuple(tuple(lv) for lv in levels_l),
+            critical_path=tuple(path),
+            critical_path_seconds=cp_seconds,
+            initial_artifacts=initial,
+            producers={name: step_list[i].step_id for name, i in producers.items()},
+            index=index,
+        )
+
+    @staticmethod
+    def _resource_edges(
+        reads: Sequence[tuple[str, ...]],
+        writes: Sequence[tuple[str, ...]],
+        add: Callable[[int, int, EdgeKind], None],
+    ) -> None:
+        state: dict[str, _ResourceState] = {}
+        under: dict[str, set[str]] = {}
+
+        def related(resource: str) -> Iterable[str]:
+            yield resource
+            yield from ancestors(resource)
+            if is_prefix_resource(resource):
+                yield from under.get(resource, ())
+
+        for j in range(len(reads)):
+            if not reads[j] and not writes[j]:
+                continue
+            for r in writes[j]:
+                for key in related(r):
+                    st = state.get(key)
+                    if st is None:
+                        continue
+                    if st.last_writer >= 0 and st.last_writer != j:
+                        add(st.last_writer, j, f"resource:{key}")
+                    for reader in st.readers:
+                        if reader != j:
+                            add(reader, j, f"resource:{key}")
+            for r in reads[j]:
+                for key in related(r):
+                    st = state.get(key)
+                    if st is not None and st.last_writer >= 0 and st.last_writer != j:
+                        add(st.last_writer, j, f"resource:{key}")
+            for r in (*reads[j], *writes[j]):
+                if r not in state:
+                    state[r] = _ResourceState()
+                    for a in ancestors(r):
+                        under.setdefault(a, set()).add(r)
+            for r in reads[j]:
+                state[r].readers.append(j)
+            for w in writes[j]:
+                st = state[w]
+                st.last_writer = j
+                st.readers = []
+
+    @staticmethod
+    def _topological(
+        steps: Sequence[PlanStep],
+        dependencies: Sequence[tuple[int, ...]],
+        edge_kinds: Mapping[tuple[int, int], EdgeKind],
+    ) -> list[int]:
+        n = len(steps)
+        pending = [len(d) for d in dependencies]
+        dependents: list[list[int]] = [[] for _ in range(n)]
+        for b, ds in enumerate(dependencies):
+            for a in ds:
+                dependents[a].append(b)
+        order = [i for i in range(n) if not pending[i]]
+        k = 0
+        while k < len(order):
+            for b in dependents[order[k]]:
+                pending[b] -= 1
+                if not pending[b]:
+                    order.append(b)
+            k += 1
+        if len(order) == n:
+            return order
+        stuck = {i for i in range(n) if pending[i]}
+        graph = {i: [d for d in dependencies[i] if d in stuck] for i in stuck}
+        try:
+            graphlib.TopologicalSorter(graph).prepare()
+        except graphlib.CycleError as exc:
+            cycle: list[int] = exc.args[1]
+        else:  # pragma: no cover - Kahn and graphlib disagree only on a bug
+            raise PlanError("the steps contain a cycle")
+        names = " → ".join(steps[i].step_id for i in cycle)
+        why = ", ".join(
+            f"{steps[a].step_id}→{steps[b].step_id} ({edge_kinds[(a, b)]})"
+            for a, b in itertools.pairwise(cycle)
+        )
+        raise PlanError(f"the steps contain a cycle: {names} [{why}]")
