@@ -1,0 +1,283 @@
+"""The Python API: one memory home behind one object.
+
+```python
+from memagent import Memory
+
+with Memory.open("~/mem") as mem:
+    mem.remember("Jane prefers tea over coffee.", tags=["jane"])
+    for hit in mem.recall("what does Jane drink?", k=3):
+        print(hit.score, hit.content)
+```
+
+`Memory` is what the HTTP server and the MCP server call too, so a program, a
+web client and an MCP client see the same behaviour and the same errors
+(`memagent.core` exceptions). Every method that does I/O has an `a…` twin that
+runs it in a worker thread (`asyncio.to_thread`), for asyncio programs.
+
+One `Memory` may be shared by many threads: operations on its index run one at a
+time (they share one SQLite connection); writes are in any case serialized by
+the memory home's lock, across processes too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memagent.core import InvalidInput, MemoryHome
+
+if TYPE_CHECKING:
+    from memagent.index import Hit
+    from memagent.memory.chunks import Chunk, ChunkStore
+    from memagent.memory.vault import Vault
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+MAX_QUERY_CHARS = 4000
+
+
+class RecallHit(BaseModel):
+    """One recall result: a chunk, a vault note or a profile fact, with its score."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: str = Field(description="chunk, note or fact")
+    content: str
+    score: float
+    tags: list[str] = Field(default_factory=list)
+    type: str | None = None
+    created_at: str | None = None
+    path: str | None = None
+    why: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def of(cls, hit: Hit) -> RecallHit:
+        data = hit.to_json()
+        return cls(
+            id=data["id"],
+            kind=data["kind"],
+            content=data["content"],
+            score=data["score"],
+            tags=list(data.get("tags") or []),
+            type=data.get("type"),
+            created_at=data.get("created_at"),
+            path=data.get("path"),
+            why=dict(data.get("why") or {}),
+        )
+
+
+def _to_thread(fn: Callable[P, R]) -> Callable[P, Any]:
+    """An async twin of a blocking method, run in a worker thread."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    wrapper.__doc__ = f"Async `{fn.__name__}` (runs in a worker thread)."
+    return wrapper
+
+
+class Memory:
+    """A memory home: episodic memories (`chunks`), notes (`vault`), facts (`profile`).
+
+    Open with `Memory.open(home)`; `home` follows the CLI rule (`--home`, else
+    `$MEMAGENT_HOME`, else `~/.memagent`). `create=True` initialises a missing
+    home (as `memagent init` does).
+    """
+
+    def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
+        self.home = home.require()
+        self._embeddings = embeddings
+        self._chunks: ChunkStore | None = None
+        self._vault: Vault | None = None
+        self._profile: Any = None
+        self._guard = threading.RLock()
+
+    @classmethod
+    def open(
+        cls,
+        home: str | os.PathLike[str] | MemoryHome | None = None,
+        *,
+        create: bool = True,
+        embeddings: bool | None = None,
+    ) -> Memory:
+        mh = home if isinstance(home, MemoryHome) else MemoryHome.open(home)
+        if create and not mh.exists:
+            from memagent.setup import init_home
+
+            init_home(mh)
+        return cls(mh, embeddings=embeddings)
+
+    # -- the stores ----------------------------------------------------------------
+    @property
+    def chunks(self) -> ChunkStore:
+        """Episodic memories (`memagent.memory.chunks.ChunkStore`)."""
+        with self._guard:
+            if self._chunks is None:
+                from memagent.memory.chunks import ChunkStore
+
+                self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
+            return self._chunks
+
+    @property
+    def vault(self) -> Vault:
+        """Markdown notes (`memagent.memory.vault.Vault`)."""
+        with self._guard:
+            if self._vault is None:
+                from memagent.memory.vault import Vault
+
+                self._vault = Vault(self.home, actor="api")
+            return self._vault
+
+    def close(self) -> None:
+        with self._guard:
+            if self._chunks is not None:
+                self._chunks.close()
+                self._chunks = None
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- episodic memory -------------------------------------------------------------
+    def remember(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] = (),
+        type: str | None = None,
+        created_at: str | None = None,
+    ) -> list[Chunk]:
+        """Store `text` as one or more chunks (long text is split); returns them."""
+        fields: dict[str, Any] = {"tags": list(tags)}
+        if type is not None:
+            fields["type"] = type
+        if created_at is not None:
+            fields["created_at"] = created_at
+        with self._guard:
+            return self.chunks.remember(text, **fields)
+
+    def recall(
+        self, query: str, *, k: int = 10, tags: Sequence[str] = (), kinds: Sequence[str] = ()
+    ) -> list[RecallHit]:
+        """Hybrid search over all memory, best first."""
+        from memagent.index import Filters
+
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("the query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
+        if k < 1:
+            raise InvalidInput(f"k={k}; ask for at least 1 result")
+        filters = Filters(tags=list(tags), kinds=list(kinds) or None)
+        with self._guard:
+            hits = self.chunks.recall(query, k=k, filters=filters)
+        return [RecallHit.of(h) for h in hits]
+
+    def get(self, memory_id: str) -> Chunk:
+        """One memory by id (soft-deleted ones too); records the access."""
+        with self._guard:
+            return self.chunks.get(memory_id)
+
+    def memories(
+        self, *, limit: int = 50, tags: Sequence[str] = (), include_deleted: bool = False
+    ) -> list[dict[str, Any]]:
+        """Memories, newest first."""
+        from memagent.index import Filters
+
+        if limit < 1:
+            raise InvalidInput(f"limit={limit}; ask for at least 1")
+        filters = Filters(tags=list(tags), include_deleted=include_deleted)
+        with self._guard:
+            return self.chunks.list(filters, limit=limit)
+
+    def forget(self, memory_id: str, *, hard: bool = False) -> Chunk | None:
+        """Soft-delete (hidden, `restore` undoes it) or, with `hard`, remove the file."""
+        with self._guard:
+            if hard:
+                self.chunks.hard_delete(memory_id)
+                return None
+            return self.chunks.soft_delete(memory_id)
+
+    def restore(self, memory_id: str) -> Chunk:
+        """Bring back a soft-deleted memory."""
+        with self._guard:
+            return self.chunks.restore(memory_id)
+
+    # -- notes -------------------------------------------------------------------------
+    def read_note(self, path: str) -> str:
+        return self.vault.read(path)
+
+    def list_notes(self, path: str = "", *, recursive: bool = True) -> list[str]:
+        """Note paths (vault-relative) under `path`, folders left out."""
+        listing = self.vault.list_dir(path, recursive=recursive)
+        return [e for e in listing["entries"] if not e.endswith("/")]
+
+    def write_note(self, path: str, content: str) -> dict[str, Any]:
+        """Create the note, or replace its whole content. Returns what changed."""
+        vault = self.vault
+        with self.home.storage.lock():
+            if not vault.exists(path):
+                result = vault.create(path, content)
+                return {**result, "created": True}
+            old = vault.read(path)
+            if old == content:
+                return {"path": vault.normalize(path), "created": False, "changed": False}
+            if old:
+                result = vault.update(path, old, content)
+            else:
+                vault.delete(path)
+                result = vault.create(path, content)
+            return {"path": result["path"], "bytes": result["bytes"], "created": False}
+
+    def delete_note(self, path: str) -> dict[str, Any]:
+        return self.vault.delete(path)
+
+    def run_actions(self, actions: str | Sequence[Any]) -> dict[str, Any]:
+        """Run JSON vault actions: a list of action objects, a JSON array, or
+        text holding `<actions>…</actions>`. Returns one result object."""
+        from memagent.actions import (
+            ActionsInvalid,
+            parse_actions_json,
+            parse_response,
+            run_actions,
+            validate_actions,
+        )
+
+        if isinstance(actions, str):
+            parsed = parse_response(actions)
+            if parsed.error is not None:
+                raise ActionsInvalid(parsed.error)
+            steps = parsed.actions if parsed.actions_found else parse_actions_json(actions)
+        else:
+            steps = validate_actions(list(actions))
+        return run_actions(self.vault, steps)
+
+    # -- async twins ---------------------------------------------------------------------
+    aremember = _to_thread(remember)
+    arecall = _to_thread(recall)
+    aget = _to_thread(get)
+    amemories = _to_thread(memories)
+    aforget = _to_thread(forget)
+    arestore = _to_thread(restore)
+    aread_note = _to_thread(read_note)
+    alist_notes = _to_thread(list_notes)
+    awrite_note = _to_thread(write_note)
+    adelete_note = _to_thread(delete_note)
+    arun_actions = _to_thread(run_actions)

@@ -1,0 +1,55 @@
+"""`memagent serve`: the HTTP API (and MCP over streamable HTTP) for many users."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memagent.cli._common import HomeOption, err_console
+from memagent.cli.commands.keys import RootOption
+
+
+def serve(
+    root: RootOption = None,
+    home: HomeOption = None,
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port.")] = 8765,
+    max_body: Annotated[
+        int, typer.Option("--max-body", min=1, help="Largest request body, in bytes.")
+    ] = 1024 * 1024,
+    rate: Annotated[
+        float, typer.Option("--rate", min=0.001, help="Requests per second per key (average).")
+    ] = 50.0,
+    burst: Annotated[int, typer.Option("--burst", min=1, help="Requests per key at once.")] = 100,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds before a request gets 504.")
+    ] = 30.0,
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not mount MCP at /mcp.")] = False,
+) -> None:
+    """Serve every user's memory over HTTP. Users live in <root>/users/<user>/;
+    keys come from `memagent keys create --user U`."""
+    import uvicorn
+
+    from memagent.server import ServerSettings, create_app, default_server_root
+
+    server_root = default_server_root(root, home)
+    settings = ServerSettings(
+        max_body_bytes=max_body,
+        rate_per_second=rate,
+        rate_burst=burst,
+        request_timeout_s=timeout,
+        mcp=not no_mcp,
+    )
+    app = create_app(server_root, settings)
+    err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
+    if not any(k.active for k in app.state.server.keys.list()):
+        err_console.print(
+            f"no API keys yet: run `memagent keys create --user NAME --root {server_root}`",
+            highlight=False,
+        )
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)

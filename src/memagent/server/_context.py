@@ -1,0 +1,148 @@
+"""The server root and the per-request context every route receives.
+
+A server root holds `keys.json` and one memory home per user under
+`users/<user>/`, created (with every store's starter files) the first time that
+user makes a request. A request's key decides its user; nothing in the request
+can name another user's home, which is how one user's objects stay invisible
+(404) to another.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from memagent.api import Memory
+from memagent.core import MemoryHome
+from memagent.server._keys import ApiKey, KeyStore, validate_user
+from memagent.server._limits import TokenBucket
+from memagent.server._problems import ProblemError
+from memagent.setup import init_home
+
+
+@dataclass
+class ServerRoot:
+    """Everything a running server shares: the key store, user homes, limits."""
+
+    root: Path
+    keys: KeyStore
+    bucket: TokenBucket
+    embeddings: bool | None = None
+    _homes: dict[str, MemoryHome] = field(default_factory=dict)
+    _memories: dict[str, Memory] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(
+        cls, root: Path, *, rate: float, burst: int, embeddings: bool | None = None
+    ) -> ServerRoot:
+        root = root.expanduser().absolute()
+        return cls(
+            root=root,
+            keys=KeyStore(root),
+            bucket=TokenBucket(rate=rate, burst=burst),
+            embeddings=embeddings,
+        )
+
+    def home_for(self, user: str) -> MemoryHome:
+        """The user's memory home, initialised on first use."""
+        validate_user(user)
+        with self._guard:
+            home = self._homes.get(user)
+            if home is None:
+                home = MemoryHome.open(self.root / "users" / user)
+                init_home(home)
+                self._homes[user] = home
+            return home
+
+    def memory_for(self, user: str) -> Memory:
+        """The user's `Memory` (one per user per process, shared by requests)."""
+        home = self.home_for(user)
+        with self._guard:
+            memory = self._memories.get(user)
+            if memory is None:
+                memory = Memory(home, embeddings=self.embeddings)
+                self._memories[user] = memory
+            return memory
+
+    def close(self) -> None:
+        with self._guard:
+            for memory in self._memories.values():
+                memory.close()
+            self._memories.clear()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: the key, its user (None for a user-less admin key), its home."""
+
+    key: ApiKey
+    server: ServerRoot
+
+    @property
+    def user(self) -> str:
+        if self.key.user is None:
+            raise ProblemError(
+                403, "this admin key has no user; it can only manage keys", slug="no-user"
+            )
+        return self.key.user
+
+    @property
+    def home(self) -> MemoryHome:
+        return self.server.home_for(self.user)
+
+    @property
+    def memory(self) -> Memory:
+        return self.server.memory_for(self.user)
+
+
+bearer = HTTPBearer(auto_error=False, description="An API key from `memagent keys create`.")
+
+
+def get_server(request: Request) -> ServerRoot:
+    server: ServerRoot = request.app.state.server
+    return server
+
+
+def authenticate(
+    server: Annotated[ServerRoot, Depends(get_server)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> Caller:
+    """Check the bearer key, then spend one token of its rate limit."""
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if credentials is None:
+        raise ProblemError(
+            401,
+            "missing API key: send 'Authorization: Bearer KEY'",
+            slug="unauthenticated",
+            headers=challenge,
+        )
+    key = server.keys.verify(credentials.credentials)
+    if key is None:
+        raise ProblemError(
+            401, "invalid or revoked API key", slug="unauthenticated", headers=challenge
+        )
+    wait = server.bucket.take(key.id)
+    if wait > 0:
+        raise ProblemError(
+            429,
+            f"rate limit exceeded; retry in {wait:.2f}s",
+            slug="rate-limited",
+            headers={"Retry-After": str(max(1, round(wait + 0.5)))},
+        )
+    return Caller(key=key, server=server)
+
+
+def require_admin(caller: Annotated[Caller, Depends(authenticate)]) -> Caller:
+    if not caller.key.admin:
+        raise ProblemError(403, "this route needs an admin key", slug="forbidden")
+    return caller
+
+
+CallerDep = Annotated[Caller, Depends(authenticate)]
+AdminDep = Annotated[Caller, Depends(require_admin)]

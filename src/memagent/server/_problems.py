@@ -1,0 +1,191 @@
+"""Every error the HTTP API returns is an RFC 9457 problem document.
+
+`application/problem+json` with `type`, `title`, `status`, `detail` and
+`instance` (the request path). `type` is `about:blank` for plain HTTP errors and
+a `urn:memagent:problem:<slug>` for memagent's own, so clients can branch on it
+without parsing prose. Validation errors add an `errors` member listing each
+bad field.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse, Response
+
+from memagent.core import (
+    Conflict,
+    CorruptFile,
+    InvalidInput,
+    LockTimeout,
+    MemagentError,
+    NotFound,
+    PathRejected,
+)
+
+PROBLEM_TYPE = "application/problem+json"
+_log = logging.getLogger("memagent.server")
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem document."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+
+
+class ProblemError(Exception):
+    """Raise from a route or dependency to answer with a problem document."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        slug: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.slug = slug
+        self.headers = headers
+
+
+def problem_response(
+    status: int,
+    detail: str | None,
+    *,
+    instance: str | None,
+    slug: str | None = None,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Response:
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = "Error"
+    body: dict[str, Any] = {
+        "type": f"urn:memagent:problem:{slug}" if slug else "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+    }
+    if extra:
+        body.update(extra)
+    return JSONResponse(
+        jsonable_encoder(body), status_code=status, media_type=PROBLEM_TYPE, headers=headers
+    )
+
+
+_ERROR_STATUS: list[tuple[type[MemagentError], int, str]] = [
+    (PathRejected, 400, "path-rejected"),
+    (InvalidInput, 400, "invalid-input"),
+    (NotFound, 404, "not-found"),
+    (Conflict, 409, "conflict"),
+    (LockTimeout, 503, "busy"),
+    (CorruptFile, 500, "corrupt-file"),
+]
+
+
+def status_of(exc: MemagentError) -> tuple[int, str]:
+    for cls, status, slug in _ERROR_STATUS:
+        if isinstance(exc, cls):
+            return status, slug
+    return 500, "error"
+
+
+def install_problem_handlers(app: FastAPI) -> None:
+    """Make every error path of `app` answer `application/problem+json`."""
+
+    async def on_problem(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ProblemError)
+        return problem_response(
+            exc.status,
+            exc.detail,
+            instance=request.url.path,
+            slug=exc.slug,
+            headers=exc.headers,
+        )
+
+    async def on_http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        return problem_response(
+            exc.status_code,
+            str(exc.detail) if exc.detail else None,
+            instance=request.url.path,
+            headers=dict(exc.headers) if exc.headers else None,
+        )
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = [
+            {
+                "loc": [str(part) for part in err.get("loc", ())],
+                "msg": str(err.get("msg", "")),
+                "type": str(err.get("type", "")),
+            }
+            for err in exc.errors()
+        ]
+        first = errors[0] if errors else None
+        detail = (
+            f"{'.'.join(first['loc'])}: {first['msg']}" if first else "the request is not valid"
+        )
+        if any(e["type"] == "json_invalid" for e in errors):
+            return problem_response(
+                400,
+                f"the body is not valid JSON ({detail})",
+                instance=request.url.path,
+                slug="malformed-json",
+                extra={"errors": errors},
+            )
+        return problem_response(
+            422,
+            detail,
+            instance=request.url.path,
+            slug="validation",
+            extra={"errors": errors},
+        )
+
+    async def on_memagent(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, MemagentError)
+        status, slug = status_of(exc)
+        if status >= 500:
+            _log.error("%s %s: %s", request.method, request.url.path, exc)
+        return problem_response(status, str(exc), instance=request.url.path, slug=slug)
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        _log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem_response(
+            500, "internal error (logged on the server)", instance=request.url.path
+        )
+
+    app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(MemagentError, on_memagent)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` entries documenting problem documents for `statuses`."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        out[status] = {
+            "description": HTTPStatus(status).phrase,
+            "content": {PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+    return out

@@ -1,0 +1,140 @@
+"""The FastAPI application: `create_app(root)` serves every user under `root`.
+
+Middleware order (outermost first): request timeout, body size limit, then the
+routes; authentication and the per-key rate limit are a dependency of every
+`/v1` route. Every error is a problem document (see `_problems`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field
+
+from memagent.core import resolve_home
+from memagent.server._context import ServerRoot
+from memagent.server._limits import BodyLimitMiddleware, TimeoutMiddleware
+from memagent.server._problems import (
+    PROBLEM_TYPE,
+    Problem,
+    install_problem_handlers,
+    problem_responses,
+)
+
+API_VERSION = "1"
+
+
+class ServerSettings(BaseModel):
+    """Limits of one server process (the `memagent serve` options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_body_bytes: int = Field(default=1024 * 1024, gt=0)
+    rate_per_second: float = Field(default=50.0, gt=0)
+    rate_burst: int = Field(default=100, gt=0)
+    request_timeout_s: float = Field(default=30.0, gt=0)
+    mcp: bool = True
+    embeddings: bool | None = None
+    """None follows each user home's config (`embeddings.enabled`); False: keyword-only."""
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+
+
+def default_server_root(
+    root: str | os.PathLike[str] | None = None, home: str | os.PathLike[str] | None = None
+) -> Path:
+    """`--root`, else `<memory home>/server` (home: `--home`, `$MEMAGENT_HOME`, `~/.memagent`)."""
+    if root is not None:
+        return Path(root).expanduser().absolute()
+    return resolve_home(home) / "server"
+
+
+_COMMON_ERRORS = (400, 401, 403, 404, 413, 422, 429, 500, 503, 504)
+
+
+def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = None) -> FastAPI:
+    """The HTTP API over the server root `root` (`keys.json`, `users/<user>/`)."""
+    from memagent import __version__
+    from memagent.server.routes import ROUTERS
+
+    settings = settings or ServerSettings()
+    server = ServerRoot.open(Path(root), rate=settings.rate_per_second, burst=settings.rate_burst)
+    server.root.mkdir(parents=True, exist_ok=True)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            server.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="memagent",
+        version=__version__,
+        summary="Local-first memory for LLMs: notes, profile facts and episodic memories.",
+        description=(
+            "Every `/v1` route needs `Authorization: Bearer KEY` (`memagent keys create`). "
+            "A key sees only its own user's memory. Errors are RFC 9457 problem documents."
+        ),
+        responses=problem_responses(*_COMMON_ERRORS),
+    )
+    app.state.server = server
+    app.state.settings = settings
+    install_problem_handlers(app)
+
+    @app.get("/health", response_model=Health, tags=["meta"], summary="Liveness check")
+    def health() -> Health:
+        return Health(status="ok", version=__version__)
+
+    for router in ROUTERS:
+        app.include_router(router)
+
+    if settings.mcp:
+        from memagent.server.mcp_http import mount_mcp
+
+        mount_mcp(app, server)
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout_s)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = build_openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def build_openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document plus the `Problem` schema that the error responses name."""
+    doc = get_openapi(
+        title=app.title,
+        version=app.version,
+        summary=app.summary,
+        description=app.description,
+        routes=app.routes,
+    )
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    for path_item in doc.get("paths", {}).values():
+        for operation in path_item.values():
+            responses = operation.get("responses", {})
+            validation = responses.get("422")
+            if validation is not None:
+                validation["content"] = {
+                    PROBLEM_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}
+                }
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    return doc

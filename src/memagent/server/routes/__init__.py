@@ -1,0 +1,7 @@
+"""The routers `create_app` mounts, one module per resource."""
+
+from fastapi import APIRouter
+
+from memagent.server.routes import admin, memories, notes
+
+ROUTERS: list[APIRouter] = [admin.router, memories.router, notes.router]

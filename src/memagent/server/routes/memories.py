@@ -1,0 +1,149 @@
+"""`/v1/memories`: remember, search, get, list, forget, restore (episodic memory)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from memagent.api import RecallHit
+from memagent.server._context import CallerDep
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"])
+
+MemoryId = Annotated[
+    str,
+    Path(pattern=r"^chunk-\d{8}-[0-9a-f]{12}$", description="A memory id (chunk-YYYYMMDD-…)."),
+]
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class RememberRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, description="What to remember; long text is split.")
+    tags: list[Tag] = Field(default_factory=list, max_length=32)
+    type: str | None = Field(
+        default=None,
+        pattern=r"^(decision|pattern|preference|fact|note)$",
+        description="decision, pattern, preference, fact or note (detected when left out).",
+    )
+    created_at: str | None = Field(
+        default=None, max_length=64, description="ISO 8601 time it happened (default: now)."
+    )
+
+
+class MemoryOut(BaseModel):
+    """One stored memory (a chunk)."""
+
+    id: str
+    content: str
+    type: str
+    tags: list[str]
+    created_at: str | None = None
+    deleted: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    links: list[dict[str, str]] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, chunk: Any) -> MemoryOut:
+        return cls(
+            id=chunk.id,
+            content=chunk.content,
+            type=chunk.type,
+            tags=list(chunk.tags),
+            created_at=chunk.metadata.created,
+            deleted=chunk.deleted_at is not None,
+            metadata=chunk.metadata.model_dump(),
+            links=[link.model_dump() for link in chunk.links],
+        )
+
+
+class Remembered(BaseModel):
+    id: str = Field(description="The first (often the only) memory made.")
+    ids: list[str] = Field(description="Every memory made, in order (long text is split).")
+    memories: list[MemoryOut]
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[RecallHit]
+
+
+class MemoryListItem(BaseModel):
+    id: str
+    content: str
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    deleted: bool = False
+
+
+class MemoryList(BaseModel):
+    memories: list[MemoryListItem]
+
+
+class Forgotten(BaseModel):
+    id: str
+    deleted: bool
+    hard: bool
+
+
+@router.post(
+    "", response_model=Remembered, status_code=status.HTTP_201_CREATED, summary="Remember text"
+)
+def remember(body: RememberRequest, caller: CallerDep) -> Remembered:
+    chunks = caller.memory.remember(
+        body.text, tags=body.tags, type=body.type, created_at=body.created_at
+    )
+    out = [MemoryOut.of(c) for c in chunks]
+    return Remembered(id=out[0].id, ids=[m.id for m in out], memories=out)
+
+
+@router.get("/search", response_model=SearchResult, summary="Recall: hybrid search")
+def search(
+    caller: CallerDep,
+    q: Annotated[str, Query(min_length=1, max_length=4000, description="What to look for.")],
+    k: Annotated[int, Query(ge=1, le=100, description="How many hits.")] = 10,
+    tag: Annotated[list[str] | None, Query(max_length=32, description="Only these tags.")] = None,
+    kind: Annotated[
+        list[Literal["chunk", "note", "fact"]] | None,
+        Query(max_length=3, description="Only these kinds (default: all)."),
+    ] = None,
+) -> SearchResult:
+    hits = caller.memory.recall(q, k=k, tags=tag or (), kinds=kind or ())
+    return SearchResult(query=q, hits=hits)
+
+
+@router.get("", response_model=MemoryList, summary="List memories, newest first")
+def list_memories(
+    caller: CallerDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    tag: Annotated[list[str] | None, Query(max_length=32)] = None,
+    include_deleted: Annotated[bool, Query(description="Also soft-deleted ones.")] = False,
+) -> MemoryList:
+    rows = caller.memory.memories(limit=limit, tags=tag or (), include_deleted=include_deleted)
+    return MemoryList(memories=[MemoryListItem.model_validate(r) for r in rows])
+
+
+@router.get("/{memory_id}", response_model=MemoryOut, summary="Get one memory")
+def get_memory(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
+    return MemoryOut.of(caller.memory.get(memory_id))
+
+
+@router.delete("/{memory_id}", response_model=Forgotten, summary="Forget a memory")
+def forget(
+    memory_id: MemoryId,
+    caller: CallerDep,
+    hard: Annotated[bool, Query(description="Remove the file for good (no restore).")] = False,
+) -> Forgotten:
+    caller.memory.forget(memory_id, hard=hard)
+    return Forgotten(id=memory_id, deleted=True, hard=hard)
+
+
+@router.post(
+    "/{memory_id}/restore", response_model=MemoryOut, summary="Restore a soft-deleted memory"
+)
+def restore(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
+    return MemoryOut.of(caller.memory.restore(memory_id))
