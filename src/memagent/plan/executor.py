@@ -25,6 +25,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor as PoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -440,15 +441,24 @@ async def arun_plan(
     max_concurrency: int | None = None,
     fail_fast: bool = False,
 ) -> dict[str, Any]:
-    """Plan and run `steps`; return the artifacts (initial ones included)."""
+    """Plan and run `steps`; return the artifacts (initial ones included).
+
+    Sync tools run in a private thread pool that is let go without waiting, so a
+    thread left running by a timeout does not hold up the return.
+    """
+    pool = ThreadPoolExecutor(thread_name_prefix="memagent-plan")
     executor = Executor(
         tools,
         max_concurrency=max_concurrency,
         default_timeout=default_timeout,
         retry=RetryPolicy(max_retries=max_retries),
         fail_fast=fail_fast,
+        thread_pool=pool,
     )
-    result = await executor.execute_plan(steps, initial_artifacts)
+    try:
+        result = await executor.execute_plan(steps, initial_artifacts)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return result.artifacts
 
 
