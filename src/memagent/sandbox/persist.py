@@ -1,0 +1,180 @@
+"""Keeping a named session's state in a memory home, between processes.
+
+What persists (file `state/sandbox/<name>.json`, written through `Storage`):
+
+- variables whose values are data: None, bool, int, float, str, bytes, and
+  list / tuple / dict / set / frozenset of those (nested), stored as tagged JSON;
+- the source of every top-level `def`, `class` and `import` run in the session
+  (the latest per name), replayed in order when the session is loaded.
+
+Anything else (instances of the code's classes, regex patterns, datetimes,
+iterators, lambdas assigned to names) is not persisted; `save_session` returns
+the names it skipped. The file is never unpickled or executed by CPython: data
+is decoded from JSON and code is replayed by the sandbox interpreter itself, so
+a hand-edited state file can do no more than the code a user could type.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from typing import Any
+
+from memagent.core import CorruptFile, InvalidInput, MemoryHome
+from memagent.sandbox._objects import ModuleProxy, SandboxClass, SandboxFunction
+from memagent.sandbox.session import Session
+
+STATE_VERSION = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_MAX_DEPTH = 100
+
+
+def session_path(home: MemoryHome, name: str) -> Any:
+    if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
+        raise InvalidInput(
+            f"invalid session name {name!r}: use 1-64 letters, digits, '_', '-' or '.'"
+        )
+    return home.layout.state / "sandbox" / f"{name}.json"
+
+
+class _Unencodable(Exception):
+    pass
+
+
+def encode_value(value: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise _Unencodable
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if type(value) is int else int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if type(value) is list:
+        return [encode_value(v, depth + 1) for v in value]
+    if type(value) is tuple:
+        return {"$tuple": [encode_value(v, depth + 1) for v in value]}
+    if type(value) is set:
+        return {"$set": [encode_value(v, depth + 1) for v in value]}
+    if type(value) is frozenset:
+        return {"$frozenset": [encode_value(v, depth + 1) for v in value]}
+    if type(value) is bytes:
+        return {"$bytes": base64.b64encode(value).decode("ascii")}
+    if type(value) is dict:
+        if all(isinstance(k, str) and not k.startswith("$") for k in value):
+            return {k: encode_value(v, depth + 1) for k, v in value.items()}
+        return {
+            "$dict": [
+                [encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()
+            ]
+        }
+    raise _Unencodable
+
+
+def decode_value(data: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise ValueError("nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode_value(v, depth + 1) for v in data]
+    if not isinstance(data, dict):
+        raise ValueError(f"unexpected {type(data).__name__}")
+    if len(data) == 1:
+        ((tag, inner),) = data.items()
+        if tag == "$tuple":
+            return tuple(decode_value(v, depth + 1) for v in inner)
+        if tag == "$set":
+            return {decode_value(v, depth + 1) for v in inner}
+        if tag == "$frozenset":
+            return frozenset(decode_value(v, depth + 1) for v in inner)
+        if tag == "$bytes":
+            return base64.b64decode(inner, validate=True)
+        if tag == "$float":
+            if inner not in ("inf", "-inf", "nan"):
+                raise ValueError(f"bad float {inner!r}")
+            return float(inner)
+        if tag == "$dict":
+            return {decode_value(k, depth + 1): decode_value(v, depth + 1) for k, v in inner}
+    if any(k.startswith("$") for k in data):
+        raise ValueError(f"unknown tag in {sorted(data)[:3]}")
+    return {k: decode_value(v, depth + 1) for k, v in data.items()}
+
+
+def snapshot(session: Session) -> tuple[dict[str, Any], list[str]]:
+    """The JSON document of a session's state, and the names it could not keep."""
+    variables: dict[str, Any] = {}
+    skipped: list[str] = []
+    defined = {n for key, _ in session.definitions for n in key.split(",")}
+    for name, value in session.variables.items():
+        if name in defined and isinstance(value, (SandboxFunction, SandboxClass, ModuleProxy)):
+            continue
+        try:
+            variables[name] = encode_value(value)
+        except (_Unencodable, RecursionError):
+            skipped.append(name)
+    doc = {
+        "version": STATE_VERSION,
+        "variables": variables,
+        "definitions": [
+            {"names": k, "source": s}
+            for k, s in session.definitions
+            if any(n not in variables for n in k.split(","))
+        ],
+    }
+    return doc, skipped
+
+
+def save_session(home: MemoryHome, name: str, session: Session) -> list[str]:
+    """Write the session's state (atomically, logged); returns skipped names.
+    Refuses, writing nothing, when the state exceeds `limits.max_file_bytes`."""
+    path = session_path(home, name)
+    doc, skipped = snapshot(session)
+    data = json.dumps(doc, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    limit = home.config.limits.max_file_bytes
+    if len(data) > limit:
+        raise InvalidInput(
+            f"session state is {len(data)} bytes, more than the limit of {limit}; nothing saved"
+        )
+    home.storage.write_bytes(path, data, actor="sandbox", op="sandbox.save", meta={"session": name})
+    return skipped
+
+
+def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
+    """Restore a saved state into `session` (a fresh one). Missing file: nothing
+    to restore. Returns notes about definitions that failed to replay."""
+    path = session_path(home, name)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    rel = home.storage.relative(path)
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFile(rel, f"not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
+        raise CorruptFile(rel, f"not a sandbox session state (version {STATE_VERSION})")
+    variables = doc.get("variables")
+    definitions = doc.get("definitions")
+    if not isinstance(variables, dict) or not isinstance(definitions, list):
+        raise CorruptFile(rel, "'variables' must be an object and 'definitions' a list")
+    restored: dict[str, Any] = {}
+    for var, data in variables.items():
+        if not isinstance(var, str) or not var.isidentifier() or var.startswith("__"):
+            raise CorruptFile(rel, f"bad variable name {var!r}")
+        try:
+            restored[var] = decode_value(data)
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise CorruptFile(rel, f"variable {var!r}: {exc}") from exc
+    notes: list[str] = []
+    session.restore_variables(restored)
+    for entry in definitions:
+        if not isinstance(entry, dict) or not isinstance(entry.get("source"), str):
+            raise CorruptFile(rel, "each definition needs a 'source' string")
+        result = session.run(entry["source"])
+        if result.error:
+            notes.append(f"could not restore {entry.get('names')!r}: {result.error}")
+    return notes

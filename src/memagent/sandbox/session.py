@@ -1,0 +1,174 @@
+"""`Session`: a stateful sandboxed interpreter with injected tools.
+
+    session = Session(tools={"read_file": read_file})
+    r = session.run("x = 2\\nprint(x)\\nx * 21")
+    r.output == "2\\n"; r.result == 42; r.error is None
+
+Variables, functions, classes and imports persist from one `run` to the next.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memagent.core.errors import InvalidInput
+from memagent.sandbox._interp import Interpreter, host_recursion_guard
+from memagent.sandbox._modules import ALLOWED_MODULES, load_module
+from memagent.sandbox.limits import FinalAnswer, Limits, SandboxAbort
+
+_MAX_ERROR_CHARS = 2000
+
+
+@dataclass
+class RunResult:
+    """What one run produced. `error` is None, or `"Type: message (line N)"`."""
+
+    output: str
+    result: Any
+    error: str | None
+    final: bool = False
+    """True when the run ended through `final_answer`/`FINAL`/`FINAL_VAR`."""
+    operations: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-safe dict: `result` as itself when JSON can hold it, else its repr."""
+        return {
+            "output": self.output,
+            "result": jsonable(self.result),
+            "error": self.error,
+            "final": self.final,
+        }
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() < 53 * 20 else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if depth < 50 and isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    if depth < 50 and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: jsonable(v, depth + 1) for k, v in value.items()}
+    try:
+        text = repr(value)
+    except Exception:  # a hostile repr must not break the report
+        text = f"<{type(value).__name__}>"
+    return text[:100_000]
+
+
+class Session:
+    """A restricted, stateful Python interpreter.
+
+    `tools` maps names to plain host callables; the code calls them like
+    functions but can neither rebind them nor reach their internals.
+    `final_answer(x)`, `FINAL(x)` and `FINAL_VAR("name")` end a run with an
+    answer. Model code is never compiled by CPython: the AST is walked by the
+    interpreter, which enforces `limits` on every step.
+    """
+
+    allowed_modules = ALLOWED_MODULES
+
+    def __init__(
+        self,
+        tools: dict[str, Callable[..., Any]] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.limits = limits or Limits()
+        self._interp = Interpreter(self.limits, dict(tools or {}), load_module)
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        """The session's global namespace (live; read it, don't rely on writing it)."""
+        return self._interp.globals
+
+    @property
+    def definitions(self) -> list[tuple[str, str]]:
+        """Source of the top-level `def`/`class`/`import` statements run so far,
+        keyed by the names they bind, oldest first (the latest per name)."""
+        return list(self._interp.definitions)
+
+    def restore_variables(self, values: dict[str, Any]) -> None:
+        """Set global variables (used when loading a saved session). Names that
+        are tools, dunders or not identifiers are refused."""
+        for name, value in values.items():
+            if not name.isidentifier():
+                raise InvalidInput(f"invalid variable name {name!r}")
+            try:
+                self._interp.check_bind(name)
+            except SandboxAbort as exc:
+                raise InvalidInput(exc.message) from exc
+            self._interp.globals[name] = value
+
+    def run(self, code: str) -> RunResult:
+        """Run `code` in this session. Errors in the code are reported in the
+        result; only malformed input (not text, too large) raises `InvalidInput`."""
+        if not isinstance(code, str):
+            raise InvalidInput("sandbox code must be text")
+        if len(code.encode("utf-8", "surrogatepass")) > self.limits.max_source_bytes:
+            raise InvalidInput(f"sandbox code is larger than {self.limits.max_source_bytes} bytes")
+        interp = self._interp
+        interp.start_run(code)
+        result: Any = None
+        error: str | None = None
+        final = False
+        try:
+            tree = ast.parse(code, mode="exec")
+        except SyntaxError as exc:
+            return RunResult("", None, f"SyntaxError: {exc.msg} (line {exc.lineno})")
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return RunResult("", None, f"SyntaxError: {type(exc).__name__}: {exc} (line 1)")
+        old_limit = host_recursion_guard(self.limits)
+        try:
+            result = interp.exec_module(tree)
+        except FinalAnswer as fa:
+            result, final = fa.value, True
+        except SandboxAbort as exc:
+            error = _fmt(exc.kind, exc.message, exc.line or interp.line)
+        except Exception as exc:
+            line = getattr(exc, "_sandbox_line", None) or interp.line
+            try:
+                message = str(exc)
+            except Exception:
+                message = "<unprintable>"
+            error = _fmt(type(exc).__name__, message, line)
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                raise
+            error = _fmt(
+                "SyntaxError", f"'{_control_name(exc)}' outside function or loop", interp.line
+            )
+        finally:
+            import sys
+
+            sys.setrecursionlimit(old_limit)
+        output = "".join(interp.output)
+        notes: list[str] = []
+        if interp.output_truncated:
+            note = f"[output truncated at {self.limits.max_output_chars} characters]"
+            output += "\n" + note
+            notes.append(note)
+        return RunResult(output, result, error, final, interp.ops, notes)
+
+
+def _control_name(exc: BaseException) -> str:
+    return {"_Break": "break", "_Continue": "continue", "_Return": "return"}.get(
+        type(exc).__name__, type(exc).__name__
+    )
+
+
+def _fmt(kind: str, message: str, line: int | None) -> str:
+    if len(message) > _MAX_ERROR_CHARS:
+        message = message[:_MAX_ERROR_CHARS] + "…"
+    message = message.replace("\n", " ")
+    text = f"{kind}: {message}" if message else kind
+    return f"{text} (line {line})" if line else text
+
+
+__all__ = ["RunResult", "Session"]
