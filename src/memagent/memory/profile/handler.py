@@ -148,7 +148,7 @@ class _Batch:
     def resource(self, name: str) -> Resource:
         if name not in self.resources:
             try:
-                resource = self.store.load(name).copy()
+                resource = self.store.load(name)
             except MemagentError as exc:
                 raise OperationRejected(str(exc)) from exc
             self.resources[name] = resource

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
 _VOWELS = frozenset("aeiou")
@@ -43,6 +44,7 @@ def _stem(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=65536)
 def match_key(text: str) -> str:
     """The key two items are compared by; equal keys mean "the same item"."""
     return "_".join(_stem(t) for t in tokens(text))
