@@ -336,9 +336,10 @@ def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[
             raise NameError(f"name '{name}' is not defined")
         raise FinalAnswer(it.globals[name])
 
+    it.type_calls = {str: _str, int: _int, bytes: _bytes, bytearray: _bytearray}
+    b.update(str=str, int=int, bytes=bytes, bytearray=bytearray)
     b.update(
         print=_print,
-        str=_str,
         repr=_repr,
         ascii=_ascii,
         format=_format,
@@ -354,9 +355,6 @@ def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[
         delattr=_delattr,
         sum=_sum,
         pow=_pow,
-        int=_int,
-        bytes=_bytes,
-        bytearray=_bytearray,
         final_answer=_final_answer,
         FINAL=_final_answer,
         FINAL_VAR=_final_var,

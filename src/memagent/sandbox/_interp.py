@@ -226,6 +226,7 @@ class Interpreter:
         from memagent.sandbox._builtins import make_builtins
 
         self.limits = limits
+        self.type_calls: dict[type, Callable[..., Any]] = {}
         self.rng = random.Random()
         self.globals: dict[str, Any] = {}
         self.global_scope = Scope(self.globals, None)
@@ -860,7 +861,13 @@ class Interpreter:
             if m is None:
                 raise TypeError(f"'{func._cls._name}' object is not callable")
             return self.call(m, args, kwargs)
-        if func is type or (isinstance(func, type) and issubclass(func, type)):
+        if type(func) is type:
+            if func is type or issubclass(func, type):
+                raise SecurityError("creating types is not allowed")
+            special = self.type_calls.get(func)
+            if special is not None:
+                return self.check_size(special(*args, **kwargs))
+        elif isinstance(func, type) and issubclass(func, type):
             raise SecurityError("creating types is not allowed")
         if not callable(func):
             raise TypeError(f"'{type(func).__name__}' object is not callable")
