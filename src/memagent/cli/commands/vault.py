@@ -58,8 +58,9 @@ def run(home: HomeOption = None) -> None:
 
 
 @vault_app.command("schema")
-def schema() -> None:
-    """Print the JSON Schema of an actions batch."""
+def schema(home: HomeOption = None) -> None:
+    """Print the JSON Schema of an actions batch (the same for every home)."""
+    del home
     from memagent.actions import action_json_schema
 
     print_json(action_json_schema())

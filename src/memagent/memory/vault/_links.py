@@ -136,14 +136,18 @@ def section(text: str, headings: tuple[str, ...]) -> str | None:
 
 def block(text: str, block_id: str) -> str | None:
     """The paragraph (or list item line) that ends with `^block_id`."""
-    marker = re.compile(r"\s\^" + re.escape(block_id) + r"\s*$")
-    paragraphs = re.split(r"\n\s*\n", text)
-    for para in paragraphs:
-        for line in para.splitlines():
-            if marker.search(line) or line.strip() == "^" + block_id:
-                if line.lstrip().startswith(("-", "*", "+")) or line.lstrip()[:1].isdigit():
-                    return line
-                return para
+    marker = re.compile(r"(^|\s)\^" + re.escape(block_id) + r"\s*$")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not marker.search(line):
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith(("- ", "* ", "+ ")) or re.match(r"\d+[.)] ", stripped):
+            return line
+        first = i
+        while first > 0 and lines[first - 1].strip() and not _HEADING.match(lines[first - 1]):
+            first -= 1
+        return "\n".join(lines[first : i + 1])
     return None
 
 

@@ -162,52 +162,51 @@ class Vault:
     def _walk(
         self, start: str, *, recursive: bool = True, limit: int | None = None
     ) -> Iterator[tuple[str, str]]:
-        """(vault-relative path, "file"|"dir") under `start`, sorted, never leaving
-        the vault: links are followed only when they stay inside, special files
-        and temp files are skipped, each real folder is visited once."""
+        """(vault-relative path, "file"|"dir") under `start` in sorted pre-order,
+        never leaving the vault: links are followed only when they stay inside,
+        special and temp files are skipped, each real folder is visited once."""
         count = 0
-        seen: set[Path] = set()
         real_root = self.real_root
-        stack: list[tuple[str, Path]] = [(start, self.locate(start).path)]
+        first = Path(os.path.realpath(self.locate(start).path))
+        seen: set[Path] = {first}
+        stack: list[Iterator[tuple[str, Path]]] = [self._children(start, first)]
         while stack:
-            rel_dir, real_dir = stack.pop()
-            real_dir = Path(os.path.realpath(real_dir))
-            if real_dir in seen:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
                 continue
-            seen.add(real_dir)
+            rel, full = item
             try:
-                names = sorted(os.listdir(real_dir))
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    full = Path(os.path.realpath(full))
+                    if not full.is_relative_to(real_root):
+                        continue
+                    st = os.stat(full)
             except OSError:
                 continue
-            subdirs: list[tuple[str, Path]] = []
-            for name in names:
-                if name.startswith(TMP_PREFIX):
-                    continue
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                full = real_dir / name
-                try:
-                    st = os.lstat(full)
-                    if stat.S_ISLNK(st.st_mode):
-                        target = Path(os.path.realpath(full))
-                        if not target.is_relative_to(real_root):
-                            continue
-                        st = os.stat(target)
-                        full = target
-                except OSError:
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    kind = "dir"
-                    if recursive:
-                        subdirs.append((rel, full))
-                elif stat.S_ISREG(st.st_mode):
-                    kind = "file"
-                else:
-                    continue
-                yield rel, kind
-                count += 1
-                if limit is not None and count >= limit:
-                    return
-            stack.extend(reversed(subdirs))
+            if stat.S_ISDIR(st.st_mode):
+                yield rel, "dir"
+                if recursive and full not in seen:
+                    seen.add(full)
+                    stack.append(self._children(rel, full))
+            elif stat.S_ISREG(st.st_mode):
+                yield rel, "file"
+            else:
+                continue
+            count += 1
+            if limit is not None and count >= limit:
+                return
+
+    @staticmethod
+    def _children(rel_dir: str, real_dir: Path) -> Iterator[tuple[str, Path]]:
+        try:
+            names = sorted(os.listdir(real_dir))
+        except OSError:
+            return
+        for name in names:
+            if not name.startswith(TMP_PREFIX):
+                yield (f"{rel_dir}/{name}" if rel_dir else name), real_dir / name
 
     def search(
         self,

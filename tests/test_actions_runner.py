@@ -1,0 +1,192 @@
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import pytest
+
+from memagent.actions import (
+    MODELS_BY_NAME,
+    SPECS,
+    WHOLE_VAULT,
+    overlaps,
+    resources_of,
+    run_actions,
+    validate_actions,
+)
+from memagent.core import MemoryHome, read_ops
+from memagent.memory.vault import Vault
+
+
+@pytest.fixture
+def vault(home: MemoryHome) -> Vault:
+    return Vault(home)
+
+
+def run(vault: Vault, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    result = run_actions(vault, validate_actions(actions))
+    json.dumps(result)
+    return result
+
+
+def values(result: dict[str, Any]) -> list[Any]:
+    return [r.get("value", r.get("error")) for r in result["results"]]
+
+
+def test_every_action_end_to_end(vault: Vault) -> None:
+    result = run(
+        vault,
+        [
+            {"action": "create_dir", "path": "people"},
+            {"action": "check_dir_exists", "path": "people"},
+            {
+                "action": "create_file",
+                "path": "people/ann.md",
+                "content": "# Ann\n\n## Job\nChef\n",
+            },
+            {"action": "check_file_exists", "path": "people/ann.md"},
+            {
+                "action": "update_file",
+                "path": "people/ann.md",
+                "old_content": "Chef",
+                "new_content": "Head chef",
+            },
+            {"action": "append_file", "path": "people/ann.md", "content": "Likes figs"},
+            {"action": "read_file", "path": "people/ann.md"},
+            {"action": "get_size", "path": "people/ann.md"},
+            {"action": "list_files", "path": "people"},
+            {"action": "go_to_link", "link": "[[Ann#Job]]"},
+            {"action": "search_files", "query": "figs"},
+            {"action": "delete_file", "path": "people/ann.md"},
+            {"action": "check_file_exists", "path": "people/ann.md"},
+        ],
+    )
+    assert result["ok"] and result["failed"] == 0 and result["succeeded"] == 13
+    v = values(result)
+    assert v[0] == {"path": "people/", "created": True}
+    assert v[1] is True and v[3] is True
+    assert v[6] == "# Ann\n\n## Job\nHead chef\nLikes figs"
+    assert v[7] == len(v[6].encode())
+    assert v[8]["entries"] == ["people/ann.md"]
+    assert v[9]["content"] == "## Job\nHead chef\nLikes figs"
+    assert v[10]["matches"][0]["path"] == "people/ann.md"
+    assert v[11] == {"path": "people/ann.md", "deleted": True}
+    assert v[12] is False
+    assert [r["action"] for r in result["results"]][:2] == ["create_dir", "check_dir_exists"]
+
+
+def test_failures_do_not_stop_independent_actions(vault: Vault, home: MemoryHome) -> None:
+    result = run(
+        vault,
+        [
+            {"action": "read_file", "path": "missing.md"},
+            {"action": "create_file", "path": "../escape.md", "content": "x"},
+            {"action": "create_file", "path": "ok.md", "content": "fine"},
+        ],
+    )
+    assert not result["ok"] and result["failed"] == 2 and result["succeeded"] == 1
+    r0, r1, r2 = result["results"]
+    assert r0 == {"index": 0, "action": "read_file", "ok": False, "error": r0["error"]}
+    assert "does not exist" in r0["error"] and "'..'" in r1["error"]
+    assert r2["ok"] and vault.read("ok.md") == "fine"
+    assert not (home.root / "escape.md").exists()
+
+
+def test_var_passes_values_and_keys(vault: Vault) -> None:
+    result = run(
+        vault,
+        [
+            {"action": "read_file", "path": "user.md", "assign_to": "me"},
+            {"action": "create_file", "path": "backup.md", "content": {"$var": "me"}},
+            {"action": "list_files", "assign_to": "ls"},
+            {"action": "get_size", "path": {"$var": "ls.entries.0"}},
+            {"action": "create_file", "path": "p.md", "content": "x", "assign_to": "made"},
+            {"action": "read_file", "path": {"$var": "made.path"}},
+        ],
+    )
+    assert result["ok"], result
+    assert vault.read("backup.md") == vault.read("user.md")
+    assert result["results"][0]["assign_to"] == "me"
+    assert values(result)[3] == vault.size("backup.md")
+    assert values(result)[5] == "x"
+
+
+def test_var_of_failed_action_fails_and_says_why(vault: Vault) -> None:
+    result = run(
+        vault,
+        [
+            {"action": "read_file", "path": "nope.md", "assign_to": "src"},
+            {"action": "create_file", "path": "copy.md", "content": {"$var": "src"}},
+            {"action": "create_file", "path": "other.md", "content": "independent"},
+        ],
+    )
+    err = result["results"][1]["error"]
+    assert '$var "src" comes from action 0 (read_file), which failed' in err
+    assert "does not exist" in err
+    assert not vault.exists("copy.md") and vault.exists("other.md")
+
+
+def test_var_with_wrong_type_or_missing_key(vault: Vault) -> None:
+    result = run(
+        vault,
+        [
+            {"action": "list_files", "assign_to": "ls"},
+            {"action": "create_file", "path": "a.md", "content": {"$var": "ls"}},
+            {"action": "read_file", "path": {"$var": "ls.nothing"}},
+            {"action": "read_file", "path": {"$var": "ls.entries.99"}},
+        ],
+    )
+    errs = values(result)[1:]
+    assert 'field "content": Input should be a valid string (got an object)' in errs[0]
+    assert 'has no "nothing"' in errs[1] and 'has no "99"' in errs[2]
+    assert not vault.exists("a.md")
+
+
+def test_bad_max_results(vault: Vault) -> None:
+    result = run(vault, [{"action": "search_files", "query": "x", "max_results": 0}])
+    assert "at least 1" in result["results"][0]["error"]
+
+
+def test_runner_writes_go_through_storage_log(vault: Vault, home: MemoryHome) -> None:
+    run(vault, [{"action": "create_file", "path": "logged.md", "content": "x"}])
+    assert [r.path for r in read_ops(home.layout.ops_log)][-1] == "vault/logged.md"
+
+
+def test_each_spec_function_matches_its_model() -> None:
+    assert set(SPECS) == set(MODELS_BY_NAME)
+    for name, spec in SPECS.items():
+        params = list(inspect.signature(spec.func).parameters)
+        fields = [f for f in spec.model.model_fields if f not in ("action", "assign_to")]
+        assert params[0] == "vault" and sorted(params[1:]) == sorted(fields), name
+
+
+def test_resources() -> None:
+    assert resources_of("read_file", {"path": "./user.md"}) == (("vault:user.md",), ())
+    assert resources_of("update_file", {"path": "a/b.md"}) == ((), ("vault:a/b.md",))
+    assert resources_of("list_files", {"path": "entities"}) == (("vault:entities/",), ())
+    assert resources_of("list_files", {"path": ""}) == ((WHOLE_VAULT,), ())
+    assert resources_of("search_files", {"query": "x"}) == ((WHOLE_VAULT,), ())
+    assert resources_of("go_to_link", {"link": "[[x]]"}) == ((WHOLE_VAULT,), ())
+    assert resources_of("create_dir", {"path": "p"}) == ((), ("vault:p/",))
+    assert resources_of("read_file", {"path": "../x"}) == ((WHOLE_VAULT,), ())
+    from memagent.actions import VarRef
+
+    assert resources_of("delete_file", {"path": VarRef(var="r")}) == ((), (WHOLE_VAULT,))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "want"),
+    [
+        ("vault:a.md", "vault:a.md", True),
+        ("vault:a.md", "vault:b.md", False),
+        ("vault:entities/", "vault:entities/x.md", True),
+        ("vault:entities/", "vault:entities", True),
+        ("vault:entities/", "vault:entities2/x.md", False),
+        ("vault:e/", "vault:e/f/", True),
+        ("vault:/", "vault:anything", True),
+        ("vault:x.md", "vault:/", True),
+    ],
+)
+def test_overlaps(a: str, b: str, want: bool) -> None:
+    assert overlaps(a, b) is want and overlaps(b, a) is want
