@@ -35,7 +35,9 @@ from memagent.core import InvalidInput, MemoryHome
 
 if TYPE_CHECKING:
     from memagent.index import Hit
+    from memagent.llm import LLM
     from memagent.memory.chunks import Chunk, ChunkStore
+    from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
 
 P = ParamSpec("P")
@@ -99,7 +101,7 @@ class Memory:
         self._embeddings = embeddings
         self._chunks: ChunkStore | None = None
         self._vault: Vault | None = None
-        self._profile: Any = None
+        self._profile: ProfileStore | None = None
         self._guard = threading.RLock()
 
     @classmethod
@@ -137,6 +139,16 @@ class Memory:
 
                 self._vault = Vault(self.home, actor="api")
             return self._vault
+
+    @property
+    def profile(self) -> ProfileStore:
+        """Structured profile facts (`memagent.memory.profile.ProfileStore`)."""
+        with self._guard:
+            if self._profile is None:
+                from memagent.memory.profile import ProfileStore
+
+                self._profile = ProfileStore(self.home)
+            return self._profile
 
     def close(self) -> None:
         with self._guard:
@@ -269,6 +281,60 @@ class Memory:
             steps = validate_actions(list(actions))
         return run_actions(self.vault, steps)
 
+    # -- profile facts ---------------------------------------------------------------------
+    def profile_show(self, resource: str | None = None) -> dict[str, Any]:
+        """Current profile content by resource file (expired items left out)."""
+        store = self.profile
+        names = [store.name_for(resource)] if resource else store.names()
+        today = store.today()
+        return {name: store.load(name).to_json(today=today) for name in names}
+
+    def profile_apply(self, operations: Sequence[Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Apply profile operations (append/update/remove/no_change), all or nothing.
+
+        Returns the batch result (`ok`, `batch`, `outcomes`, `error`); a batch the
+        handler rejects comes back with `ok: false` and nothing written.
+        """
+        from pydantic import ValidationError
+
+        from memagent.memory.profile import apply_operations, parse_operation
+        from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS
+        from memagent.memory.profile.pipeline import describe_error
+
+        if not isinstance(operations, Sequence) or isinstance(operations, str | bytes):
+            raise InvalidInput("operations must be a list of operation objects")
+        if len(operations) > MAX_BATCH_OPERATIONS:
+            raise InvalidInput(
+                f"{len(operations)} operations in one batch; the limit is {MAX_BATCH_OPERATIONS}"
+            )
+        parsed = []
+        for i, entry in enumerate(operations):
+            try:
+                parsed.append(parse_operation(entry))
+            except ValidationError as exc:
+                raise InvalidInput(f"operation {i}: {describe_error(exc)}") from None
+        return apply_operations(self.profile, parsed, dry_run=dry_run).to_json()
+
+    def profile_learn(self, text: str, *, llm: LLM | None = None) -> dict[str, Any]:
+        """Learn profile facts from a message with an LLM (default: `llm.model` of
+        the home's config); returns the whole run (facts, operations, outcomes)."""
+        from memagent.memory.profile import learn
+
+        if llm is None:
+            from memagent.llm import load_llm
+
+            cfg = self.home.config.llm
+            llm = load_llm(cfg.model, cfg)
+        return learn(self.profile, llm, text).to_json()
+
+    def profile_history(self, item: str, *, resource: str | None = None) -> list[dict[str, Any]]:
+        """Every recorded change to one profile item, oldest first."""
+        from memagent.memory.profile import history
+
+        store = self.profile
+        file = store.name_for(resource) if resource else None
+        return [entry.to_json() for entry in history(store, item, file=file)]
+
     # -- async twins ---------------------------------------------------------------------
     aremember = _to_thread(remember)
     arecall = _to_thread(recall)
@@ -281,3 +347,7 @@ class Memory:
     awrite_note = _to_thread(write_note)
     adelete_note = _to_thread(delete_note)
     arun_actions = _to_thread(run_actions)
+    aprofile_show = _to_thread(profile_show)
+    aprofile_apply = _to_thread(profile_apply)
+    aprofile_learn = _to_thread(profile_learn)
+    aprofile_history = _to_thread(profile_history)

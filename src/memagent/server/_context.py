@@ -19,6 +19,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
 from memagent.core import MemoryHome
+from memagent.llm import LLM
 from memagent.server._keys import ApiKey, KeyStore, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
@@ -33,13 +34,21 @@ class ServerRoot:
     keys: KeyStore
     bucket: TokenBucket
     embeddings: bool | None = None
+    llm_spec: str | None = None
+    _llm: LLM | None = None
     _homes: dict[str, MemoryHome] = field(default_factory=dict)
     _memories: dict[str, Memory] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def open(
-        cls, root: Path, *, rate: float, burst: int, embeddings: bool | None = None
+        cls,
+        root: Path,
+        *,
+        rate: float,
+        burst: int,
+        embeddings: bool | None = None,
+        llm_spec: str | None = None,
     ) -> ServerRoot:
         root = root.expanduser().absolute()
         return cls(
@@ -47,6 +56,7 @@ class ServerRoot:
             keys=KeyStore(root),
             bucket=TokenBucket(rate=rate, burst=burst),
             embeddings=embeddings,
+            llm_spec=llm_spec,
         )
 
     def home_for(self, user: str) -> MemoryHome:
@@ -69,6 +79,17 @@ class ServerRoot:
                 memory = Memory(home, embeddings=self.embeddings)
                 self._memories[user] = memory
             return memory
+
+    def llm(self, home: MemoryHome) -> LLM:
+        """The server's LLM (`--model`, loaded once), else the home's configured one."""
+        from memagent.llm import load_llm
+
+        if self.llm_spec is None:
+            return load_llm(home.config.llm.model, home.config.llm)
+        with self._guard:
+            if self._llm is None:
+                self._llm = load_llm(self.llm_spec, home.config.llm)
+            return self._llm
 
     def close(self) -> None:
         with self._guard:

@@ -29,6 +29,7 @@ from memagent.core import (
     NotFound,
     PathRejected,
 )
+from memagent.llm import LLMError
 
 PROBLEM_TYPE = "application/problem+json"
 _log = logging.getLogger("memagent.server")
@@ -56,12 +57,14 @@ class ProblemError(Exception):
         *,
         slug: str | None = None,
         headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.slug = slug
         self.headers = headers
+        self.extra = extra
 
 
 def problem_response(
@@ -102,6 +105,10 @@ _ERROR_STATUS: list[tuple[type[MemagentError], int, str]] = [
 
 
 def status_of(exc: MemagentError) -> tuple[int, str]:
+    from memagent.memory.profile import LearnFailed
+
+    if isinstance(exc, LearnFailed):
+        return 502, "llm-reply-invalid"
     for cls, status, slug in _ERROR_STATUS:
         if isinstance(exc, cls):
             return status, slug
@@ -119,6 +126,7 @@ def install_problem_handlers(app: FastAPI) -> None:
             instance=request.url.path,
             slug=exc.slug,
             headers=exc.headers,
+            extra=exc.extra,
         )
 
     async def on_http(request: Request, exc: Exception) -> Response:
@@ -167,6 +175,12 @@ def install_problem_handlers(app: FastAPI) -> None:
             _log.error("%s %s: %s", request.method, request.url.path, exc)
         return problem_response(status, str(exc), instance=request.url.path, slug=slug)
 
+    async def on_llm(request: Request, exc: Exception) -> Response:
+        _log.warning("LLM failed on %s %s: %s", request.method, request.url.path, exc)
+        return problem_response(
+            502, f"the language model failed: {exc}", instance=request.url.path, slug="llm-failed"
+        )
+
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         _log.exception("unhandled error on %s %s", request.method, request.url.path)
         return problem_response(
@@ -177,6 +191,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(MemagentError, on_memagent)
+    app.add_exception_handler(LLMError, on_llm)
     app.add_exception_handler(Exception, on_unexpected)
 
 

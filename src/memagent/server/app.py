@@ -42,6 +42,9 @@ class ServerSettings(BaseModel):
     mcp: bool = True
     embeddings: bool | None = None
     """None follows each user home's config (`embeddings.enabled`); False: keyword-only."""
+    llm: str | None = None
+    """LLM spec for profile learning (`embedded`, `openai:NAME`, `scripted:PATH.json`);
+    None uses each user home's `llm.model`."""
 
 
 class Health(BaseModel):
@@ -58,7 +61,7 @@ def default_server_root(
     return resolve_home(home) / "server"
 
 
-_COMMON_ERRORS = (400, 401, 403, 404, 413, 422, 429, 500, 503, 504)
+_COMMON_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504)
 
 
 def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = None) -> FastAPI:
@@ -67,7 +70,13 @@ def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = N
     from memagent.server.routes import ROUTERS
 
     settings = settings or ServerSettings()
-    server = ServerRoot.open(Path(root), rate=settings.rate_per_second, burst=settings.rate_burst)
+    server = ServerRoot.open(
+        Path(root),
+        rate=settings.rate_per_second,
+        burst=settings.rate_burst,
+        embeddings=settings.embeddings,
+        llm_spec=settings.llm,
+    )
     server.root.mkdir(parents=True, exist_ok=True)
 
     @contextlib.asynccontextmanager

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from memagent.api import Memory, RecallHit
 from memagent.core import MemagentError
+from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 
 MemoryResolver = Callable[[Any], Memory]
 """Given the MCP request context (or None outside a request), the caller's Memory."""
@@ -182,6 +183,44 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             return current(ctx).run_actions(actions)
         except MemagentError as exc:
             raise _fail(exc) from exc
+
+    @mcp.tool()
+    def profile_show(
+        ctx: Context,
+        resource: Annotated[
+            str | None,
+            Field(description="One resource, e.g. user_food_prefs (default: all)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """The user's structured profile facts, by resource file (expired items left out)."""
+        try:
+            return current(ctx).profile_show(resource)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+
+    @mcp.tool()
+    def profile_apply(
+        operations: Annotated[
+            list[Operation],
+            Field(
+                min_length=1,
+                max_length=MAX_BATCH_OPERATIONS,
+                description="append / update / remove / no_change operations on profile "
+                "resource files (see profile_show for files and paths).",
+            ),
+        ],
+        ctx: Context,
+        dry_run: Annotated[bool, Field(description="Check only; write nothing.")] = False,
+    ) -> dict[str, Any]:
+        """Apply profile operations, all or nothing; returns each operation's outcome."""
+        ops = [op.model_dump(mode="json", exclude_none=True) for op in operations]
+        try:
+            result = current(ctx).profile_apply(ops, dry_run=dry_run)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+        if not result["ok"]:
+            raise ToolError(f"batch rejected, nothing changed: {result.get('error')}")
+        return result
 
     @mcp.resource(
         VAULT_URI + "{+path}",

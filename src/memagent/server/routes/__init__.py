@@ -2,6 +2,6 @@
 
 from fastapi import APIRouter
 
-from memagent.server.routes import admin, memories, notes
+from memagent.server.routes import admin, memories, notes, profile
 
-ROUTERS: list[APIRouter] = [admin.router, memories.router, notes.router]
+ROUTERS: list[APIRouter] = [admin.router, memories.router, notes.router, profile.router]

@@ -1,0 +1,154 @@
+"""MCP through the SDK's own client: `memagent mcp` over stdio, and `/mcp` under serve."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from memagent.core import MemoryHome
+from memagent.server import KeyStore, ServerSettings, create_app
+from memagent.server.testing import LiveServer
+
+TOOLS = {
+    "remember",
+    "recall",
+    "read_note",
+    "write_note",
+    "run_actions",
+    "profile_show",
+    "profile_apply",
+}
+APPEND = {
+    "operation": "append",
+    "file": "resource_user_food_prefs.json",
+    "path": "food.likes",
+    "value": {"item": "dumplings"},
+}
+
+
+async def _exercise(client: Client) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    tools = (await client.list_tools()).tools
+    out["tools"] = {t.name for t in tools}
+    out["schemas"] = {t.name: t.input_schema for t in tools}
+    made = await client.call_tool(
+        "remember", {"text": "Jane's birthday is May 3rd", "tags": ["jane"]}
+    )
+    out["remembered"] = made.structured_content
+    hits = await client.call_tool("recall", {"query": "when is Jane's birthday", "k": 3})
+    out["hits"] = hits.structured_content
+    out["write"] = (
+        await client.call_tool("write_note", {"path": "entities/jane.md", "content": "# Jane\n"})
+    ).structured_content
+    out["read"] = (
+        await client.call_tool("read_note", {"path": "entities/jane.md"})
+    ).structured_content
+    out["escape"] = await client.call_tool("read_note", {"path": "../config.toml"})
+    actions = [{"action": "list_files", "path": "entities"}]
+    out["actions"] = (
+        await client.call_tool("run_actions", {"actions": actions})
+    ).structured_content
+    applied = await client.call_tool("profile_apply", {"operations": [APPEND]})
+    out["applied"] = applied.structured_content
+    bad = await client.call_tool("profile_apply", {"operations": [{"operation": "explode"}]})
+    out["bad_apply"] = bad
+    shown = await client.call_tool("profile_show", {"resource": "user_food_prefs"})
+    out["profile"] = shown.structured_content
+    out["resources"] = [str(r.uri) for r in (await client.list_resources()).resources]
+    note = await client.read_resource("memagent://vault/entities/jane.md")
+    out["resource_text"] = note.contents[0].text  # type: ignore[union-attr]
+    return out
+
+
+def _check(out: dict[str, Any]) -> None:
+    assert out["tools"] == TOOLS
+    schema = out["schemas"]["profile_apply"]
+    assert "AppendOp" in json.dumps(schema)  # the pydantic models' JSON Schema
+    assert out["schemas"]["recall"]["properties"]["k"]["maximum"] == 100
+    mid = out["remembered"]["ids"][0]
+    assert out["hits"]["hits"][0]["id"] == mid
+    assert out["write"]["created"] is True
+    assert out["read"] == {"path": "entities/jane.md", "content": "# Jane\n"}
+    assert out["escape"].is_error and ".." in out["escape"].content[0].text
+    assert out["actions"]["results"][0]["value"]["entries"] == ["entities/jane.md"]
+    assert out["applied"]["ok"] is True
+    assert out["bad_apply"].is_error
+    food = out["profile"]["resource_user_food_prefs.json"]["food"]["likes"]
+    assert [i["item"] for i in food] == ["dumplings"]
+    assert "memagent://vault/entities/jane.md" in out["resources"]
+    assert "memagent://vault/user.md" in out["resources"]
+    assert out["resource_text"] == "# Jane\n"
+
+
+def test_mcp_over_stdio(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memagent", "mcp", "--home", str(home), "--keyword-only"],
+    )
+
+    async def run() -> dict[str, Any]:
+        async with Client(params) as client:
+            return await _exercise(client)
+
+    out = anyio.run(run)
+    _check(out)
+    # Everything went to files in the home, through Storage (the ops log saw it).
+    mh = MemoryHome.open(home)
+    assert (home / "vault" / "entities" / "jane.md").read_text() == "# Jane\n"
+    assert any(r.path == "vault/entities/jane.md" for r in mh.ops(limit=500))
+    assert not (tmp_path / "config.toml").exists()
+
+
+def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
+    root = tmp_path / "server"
+    store = KeyStore(root)
+    alice, _ = store.create(user="alice")
+    bob, _ = store.create(user="bob")
+    revoked_key, revoked = store.create(user="carol")
+    store.revoke(revoked.id)
+    app = create_app(root, ServerSettings(embeddings=False))
+
+    async def session(url: str, key: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {key}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await _exercise(client)
+
+    async def bob_view(url: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {bob}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            note = await client.call_tool("read_note", {"path": "entities/jane.md"})
+            hits = await client.call_tool("recall", {"query": "Jane birthday"})
+            resources = [str(r.uri) for r in (await client.list_resources()).resources]
+            return {"note": note, "hits": hits.structured_content, "resources": resources}
+
+    with LiveServer(app) as live:
+        url = f"{live.url}/mcp"
+        _check(anyio.run(session, url, alice))
+        seen = anyio.run(bob_view, url)
+        assert seen["note"].is_error
+        assert all(h["kind"] != "chunk" for h in seen["hits"]["hits"])
+        assert "memagent://vault/entities/jane.md" not in seen["resources"]
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        bad_auth = ["", "Bearer nope", f"Bearer {revoked_key}", f"Basic {alice}"]
+        for value in bad_auth:
+            headers = {"Authorization": value} if value else {}
+            r = httpx.post(url, json=ping, headers=headers)
+            assert r.status_code == 401, value
+            assert r.headers["content-type"].startswith("application/problem+json")
+    assert not (root / "users" / "carol").exists()
