@@ -140,6 +140,8 @@ def test_failed_step_skips_dependents_but_independent_branches_finish() -> None:
     assert result.value("free2") == "free2"
     with pytest.raises(ValueError, match="first"):
         result.value("bad")
+    with pytest.raises(ExecutionError, match="'child' did not run"):
+        result.value("child")
 
 
 def test_raise_on_failure_false_returns_every_outcome() -> None:

@@ -15,7 +15,9 @@ from memagent.plan import ExecutionError, Executor, PlanStep, run_plan, tool_spe
 
 @tool_spec(isolation="process", timeout=2.0)
 def hang_forever(pid_file: str) -> None:
-    Path(pid_file).write_text(str(os.getpid()))
+    tmp = Path(pid_file + ".tmp")
+    tmp.write_text(str(os.getpid()))
+    tmp.replace(pid_file)  # the test never sees a half-written file
     time.sleep(60)
 
 
@@ -42,6 +44,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _gone_soon(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
 def test_result_comes_back_from_another_process() -> None:
     out = run_plan([PlanStep("s", square, {"x": 7}, produces="r")])
     assert out["r"]["sq"] == 49 and out["r"]["pid"] != os.getpid()
@@ -52,11 +61,7 @@ def test_timed_out_tool_process_is_killed(tmp_path: Path) -> None:
     with pytest.raises(ExecutionError) as info:
         run_plan([PlanStep("h", hang_forever, {"pid_file": str(pid_file)})])
     assert isinstance(info.value.failures["h"], TimeoutError)
-    pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid)
+    assert _gone_soon(int(pid_file.read_text()))
 
 
 def test_exception_in_child_keeps_its_type_and_traceback() -> None:
@@ -94,4 +99,4 @@ def test_cancelling_the_plan_kills_the_child(tmp_path: Path) -> None:
 
     asyncio.run(main())
     if pid_file.exists():  # the child got far enough to report itself: it must be gone
-        assert not _alive(int(pid_file.read_text()))
+        assert _gone_soon(int(pid_file.read_text()))

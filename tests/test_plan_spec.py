@@ -50,6 +50,7 @@ def test_plain_callable_gets_a_safe_default_spec() -> None:
         {"reads": ["vault:{path.__class__}"]},
         {"reads": ["vault:{path!r}"]},
         {"isolation": "fork"},
+        {"isolation": "inline", "timeout": 1},
         {"latency_class": "glacial"},
     ],
 )

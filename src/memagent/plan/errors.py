@@ -33,9 +33,10 @@ class ExecutionError(MemagentError):
     ) -> None:
         self.failures: dict[str, BaseException] = dict(failures)
         self.result = result
-        lines = [f"{len(self.failures)} step(s) failed"]
-        if note:
-            lines[0] += f" ({note})"
+        if self.failures:
+            lines = [f"{len(self.failures)} step(s) failed" + (f" ({note})" if note else "")]
+        else:
+            lines = [note or "the plan did not complete"]
         for step_id, exc in self.failures.items():
             lines.append(f"  step {step_id!r}: {type(exc).__name__}: {exc}")
         super().__init__("\n".join(lines))

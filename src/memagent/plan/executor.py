@@ -163,7 +163,8 @@ class _Run:
 
 
 class Executor:
-    """Runs plans. One executor can run many plans at once (they share its locks).
+    """Runs plans. One executor can run many plans at once (they share its locks);
+    it serves one event loop at a time (a new loop gets fresh locks).
 
     - `tools`: registry for steps naming their tool by string.
     - `max_concurrency`: global limit on steps running at once (None: no limit).

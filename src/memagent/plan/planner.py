@@ -68,7 +68,7 @@ class ExecutionPlan:
         return [(ids[a], ids[b], kind) for (a, b), kind in self.edge_kinds.items()]
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-ready description (what `memagent` prints for a plan)."""
+        """A JSON-ready description of the plan's shape (for logs, traces and UIs)."""
         return {
             "steps": len(self.steps),
             "edges": len(self.edge_kinds),

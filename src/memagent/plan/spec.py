@@ -228,6 +228,8 @@ def _build(
         mode = isolation or "thread"
         if mode not in ("thread", "process", "inline"):
             raise ValueError(f"isolation must be 'thread', 'process' or 'inline', got {mode!r}")
+        if mode == "inline" and timeout is not None:
+            raise ValueError("an inline tool runs on the event loop and cannot be timed out")
         if mode == "process" and "<locals>" in getattr(fn, "__qualname__", "<locals>"):
             raise ValueError(
                 "isolation='process' needs a module-level function (it is pickled by name)"
@@ -295,7 +297,8 @@ def tool_spec(
     - `isolation` (sync tools): `"thread"` (default; a timed-out thread cannot be
       killed and keeps running in the background), `"process"` (a child process
       that is terminated on timeout or cancellation; arguments and result must
-      pickle), or `"inline"` (run on the event loop: only for tiny pure functions).
+      pickle), or `"inline"` (run on the event loop: only for tiny pure functions;
+      no timeout applies, not even the executor's default).
     """
 
     def decorate(f: F) -> F:
