@@ -294,7 +294,7 @@ class EmbeddedLLM:
             "cache_prompt": True,
         }
         if response_schema is not None:
-            request["json_schema"] = response_schema
+            request["json_schema"] = _compact(response_schema)
         return request
 
     def _checked_json(self, text: str, schema: dict[str, Any], finish: Any) -> str:
@@ -304,9 +304,20 @@ class EmbeddedLLM:
         if finish == "length":
             raise LLMError(
                 "the embedded model's JSON reply was cut off at max_tokens; raise max_tokens "
-                "or bound the schema's strings (maxLength)"
+                "or bound the schema (maxLength, maximum, maxItems)"
             )
         raise LLMError(f"the embedded model's reply does not fit the schema: {why}")
+
+
+def _compact(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with JSON whitespace fixed (llguidance's `x-guidance` option).
+
+    Flexible whitespace lets a small model spend its tokens on indentation, or
+    loop on newlines until `max_tokens`; compact JSON is shorter and cannot.
+    """
+    if "x-guidance" in schema:
+        return schema
+    return {**schema, "x-guidance": {"whitespace_flexible": False}}
 
 
 def _usage(resp: dict[str, Any]) -> Usage:

