@@ -63,6 +63,10 @@ def test_run_plan_returns_artifacts_including_initial_ones() -> None:
     }
 
 
+def test_empty_plan_returns_the_initial_artifacts() -> None:
+    assert run_plan([], initial_artifacts={"a": 1}) == {"a": 1}
+
+
 def test_nested_artifact_references_are_resolved() -> None:
     def echo(x: Any) -> Any:
         return x

@@ -171,7 +171,9 @@ class Executor:
     - `default_timeout`: seconds per attempt for tools without their own timeout.
     - `retry`: `RetryPolicy` for idempotent tools (`max_retries=0` disables).
     - `fail_fast`: cancel everything still running at the first failure.
-    - `thread_pool`: where sync tools run (default: the loop's default executor).
+    - `thread_pool`: where sync tools run (default: the loop's default executor,
+      which `asyncio.run` waits for on exit; pass your own pool if a thread left
+      running by a timeout must not delay that, as `run_plan` does).
     """
 
     def __init__(
