@@ -10,6 +10,7 @@ from memagent.actions import (
     MODELS_BY_NAME,
     SPECS,
     WHOLE_VAULT,
+    VarRef,
     overlaps,
     resources_of,
     run_actions,
@@ -164,29 +165,54 @@ def test_each_spec_function_matches_its_model() -> None:
 def test_resources() -> None:
     assert resources_of("read_file", {"path": "./user.md"}) == (("vault:user.md",), ())
     assert resources_of("update_file", {"path": "a/b.md"}) == ((), ("vault:a/b.md",))
-    assert resources_of("list_files", {"path": "entities"}) == (("vault:entities/",), ())
+    assert resources_of("list_files", {"path": "entities"}) == (
+        ("vault:entities", "vault:entities/"),
+        (),
+    )
     assert resources_of("list_files", {"path": ""}) == ((WHOLE_VAULT,), ())
     assert resources_of("search_files", {"query": "x"}) == ((WHOLE_VAULT,), ())
     assert resources_of("go_to_link", {"link": "[[x]]"}) == ((WHOLE_VAULT,), ())
-    assert resources_of("create_dir", {"path": "p"}) == ((), ("vault:p/",))
+    assert resources_of("create_dir", {"path": "p"}) == ((), ("vault:p", "vault:p/"))
     assert resources_of("read_file", {"path": "../x"}) == ((WHOLE_VAULT,), ())
-    from memagent.actions import VarRef
-
     assert resources_of("delete_file", {"path": VarRef(var="r")}) == ((), (WHOLE_VAULT,))
 
 
-@pytest.mark.parametrize(
-    ("a", "b", "want"),
-    [
-        ("vault:a.md", "vault:a.md", True),
-        ("vault:a.md", "vault:b.md", False),
-        ("vault:entities/", "vault:entities/x.md", True),
-        ("vault:entities/", "vault:entities", True),
-        ("vault:entities/", "vault:entities2/x.md", False),
-        ("vault:e/", "vault:e/f/", True),
-        ("vault:/", "vault:anything", True),
-        ("vault:x.md", "vault:/", True),
-    ],
-)
+PAIRS = [
+    ("vault:a.md", "vault:a.md", True),
+    ("vault:a.md", "vault:b.md", False),
+    ("vault:entities/", "vault:entities/x.md", True),
+    ("vault:entities/", "vault:entities2/x.md", False),
+    ("vault:e/", "vault:e/f/", True),
+    ("vault:", "vault:anything", True),
+    ("vault:x.md", "vault:", True),
+    ("vault:", "profile:x", False),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "want"), PAIRS)
 def test_overlaps(a: str, b: str, want: bool) -> None:
     assert overlaps(a, b) is want and overlaps(b, a) is want
+
+
+def test_overlaps_agrees_with_the_planner() -> None:
+    from memagent.plan import resources_overlap
+
+    for a, b, _ in PAIRS:
+        assert overlaps(a, b) is resources_overlap(a, b)
+
+
+def test_conflicting_actions_overlap_and_independent_ones_do_not() -> None:
+    def conflict(x: tuple[str, dict[str, Any]], y: tuple[str, dict[str, Any]]) -> bool:
+        rx, wx = resources_of(*x)
+        ry, wy = resources_of(*y)
+        return any(overlaps(a, b) for a in wx for b in (*ry, *wy)) or any(
+            overlaps(a, b) for a in wy for b in rx
+        )
+
+    create = ("create_file", {"path": "entities/x.md", "content": ""})
+    assert conflict(create, ("list_files", {"path": "entities"}))
+    assert conflict(create, ("go_to_link", {"link": "[[x]]"}))
+    assert conflict(create, ("read_file", {"path": "./entities//x.md"}))
+    assert conflict(("create_dir", {"path": "p"}), ("create_file", {"path": "p", "content": ""}))
+    assert not conflict(create, ("read_file", {"path": "user.md"}))
+    assert not conflict(("read_file", {"path": "a.md"}), ("list_files", {"path": "entities"}))

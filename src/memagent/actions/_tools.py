@@ -2,11 +2,13 @@
 what each reads and writes.
 
 This is the seam the planner uses: each action becomes a plan step whose tool
-is the function and whose resources come from `resources_of`. Resource names:
-`vault:<normalized path>` for one file or folder entry; `vault:<dir>/` for
-everything under a folder (`vault:/` is the whole vault). Where a path is not
-known yet (it is a `$var`) or is invalid, the whole vault is declared, which is
-always safe. Two resources conflict when `overlaps` says so.
+is the function and whose resources come from `resources_of`. Resource names
+follow `memagent.plan`: `vault:<normalized path>` names one file or folder
+entry; a name ending in `/` or `:` is a prefix covering everything under it
+(`vault:entities/`; `vault:` is the whole vault). Paths are normalized first
+(`./user.md` and `user.md` are one resource). Where a path is not known yet
+(it is a `$var`) or is invalid, the whole vault is declared, which is always
+safe. `overlaps` is the conflict test (the same rule as the planner's).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from memagent.core import InvalidInput
 from memagent.memory.vault import Vault, normalize
 
 _VALIDATE = ConfigDict(arbitrary_types_allowed=True, strict=True)
-WHOLE_VAULT = "vault:/"
+WHOLE_VAULT = "vault:"
 
 
 def _tool(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -142,37 +144,36 @@ SPECS: dict[str, ActionSpec] = {
 }
 
 
-def _resource(template: str, args: Mapping[str, Any]) -> str:
+def _resources(template: str, args: Mapping[str, Any]) -> list[str]:
     if template == "vault":
-        return WHOLE_VAULT
+        return [WHOLE_VAULT]
     kind, field = template.split(":", 1)
     value = args.get(field, "")
     if isinstance(value, VarRef) or not isinstance(value, str):
-        return WHOLE_VAULT
+        return [WHOLE_VAULT]
     try:
         rel = normalize(value)
     except InvalidInput:
-        return WHOLE_VAULT
+        return [WHOLE_VAULT]
+    if not rel:
+        return [WHOLE_VAULT]
     if kind == "tree":
-        return f"vault:{rel}/" if rel else WHOLE_VAULT
-    return f"vault:{rel}" if rel else WHOLE_VAULT
+        return [f"vault:{rel}", f"vault:{rel}/"]
+    return [f"vault:{rel}"]
 
 
 def resources_of(name: str, args: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(reads, writes) of action `name` with these arguments."""
     spec = SPECS[name]
-    reads = tuple(dict.fromkeys(_resource(t, args) for t in spec.reads))
-    writes = tuple(dict.fromkeys(_resource(t, args) for t in spec.writes))
+    reads = tuple(dict.fromkeys(r for t in spec.reads for r in _resources(t, args)))
+    writes = tuple(dict.fromkeys(r for t in spec.writes for r in _resources(t, args)))
     return reads, writes
 
 
 def overlaps(a: str, b: str) -> bool:
-    """Whether two resource names can touch the same file."""
+    """Whether two resources can touch the same file (a prefix covers what starts with it)."""
     if a == b:
         return True
-    for prefix, other in ((a, b), (b, a)):
-        if prefix.endswith("/"):
-            base = prefix.rstrip("/")
-            if base == "vault:" or other == base or other.startswith(base + "/"):
-                return True
-    return False
+    if a.endswith(("/", ":")) and b.startswith(a):
+        return True
+    return b.endswith(("/", ":")) and a.startswith(b)

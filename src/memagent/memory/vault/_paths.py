@@ -102,6 +102,7 @@ def locate(vault_dir: Path, real_root: Path, raw: object) -> Located:
     rel = normalize(raw)
     current = real_root
     parts = rel.split("/") if rel else []
+    kind = "dir"
     for i, part in enumerate(parts):
         candidate = current / part
         try:
@@ -128,7 +129,6 @@ def locate(vault_dir: Path, real_root: Path, raw: object) -> Located:
             shown = "/".join(parts[: i + 1])
             raise PathRejected(f"'{rel}': '{shown}' is a file, not a folder")
         current = candidate
-    kind = "dir" if not parts else _kind(os.stat(current).st_mode, rel)
     return _located(rel, vault_dir, real_root, current, kind)
 
 
