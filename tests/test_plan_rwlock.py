@@ -11,9 +11,9 @@ from memagent.plan._rwlock import IS, IX, LockTable, ModeLock, S, X, ancestors, 
 
 
 def test_ancestors_and_requests() -> None:
-    assert ancestors("vault:entities/jane.md") == ["vault:", "vault:entities/"]
-    assert ancestors("vault:entities/") == ["vault:"]
-    assert ancestors("chunks") == []
+    assert ancestors("vault:entities/jane.md") == ("vault:", "vault:entities/")
+    assert ancestors("vault:entities/") == ("vault:",)
+    assert ancestors("chunks") == ()
     assert lock_requests(["vault:entities/"], ["vault:entities/a.md"]) == (
         ("vault:", IX),
         ("vault:entities/", X),  # S + IX joined into the safe superset

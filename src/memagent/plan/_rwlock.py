@@ -12,6 +12,7 @@ new reader waits behind a queued writer it conflicts with, so writers never star
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -37,13 +38,14 @@ _JOIN = (
 LockRequest = tuple[str, int]
 
 
-def ancestors(resource: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def ancestors(resource: str) -> tuple[str, ...]:
     """Prefix resources that contain `resource` (not itself), outermost first."""
     out = []
     for i, ch in enumerate(resource[:-1]):
         if ch in "/:":
             out.append(resource[: i + 1])
-    return out
+    return tuple(out)
 
 
 def lock_requests(reads: Iterable[str], writes: Iterable[str]) -> tuple[LockRequest, ...]:

@@ -41,7 +41,7 @@ class ExecutionPlan:
     has_refs: tuple[bool, ...]
     dependencies: tuple[tuple[int, ...], ...]
     dependents: tuple[tuple[int, ...], ...]
-    edge_kinds: Mapping[tuple[int, int], EdgeKind]
+    dependency_kinds: tuple[Mapping[int, EdgeKind], ...] = field(repr=False)
     locks: tuple[tuple[LockRequest, ...], ...]
     estimates: tuple[float, ...]
     levels: tuple[tuple[str, ...], ...]
@@ -59,19 +59,30 @@ class ExecutionPlan:
     def __len__(self) -> int:
         return len(self.steps)
 
+    @property
+    def edge_kinds(self) -> dict[tuple[int, int], EdgeKind]:
+        """Every edge by step index, `(before, after) -> why`."""
+        return {
+            (a, b): kind for b, ds in enumerate(self.dependency_kinds) for a, kind in ds.items()
+        }
+
     def dependencies_of(self, step_id: str) -> list[str]:
         return [self.steps[d].step_id for d in self.dependencies[self.index[step_id]]]
 
     def edges(self) -> list[tuple[str, str, EdgeKind]]:
         """Every edge as (before, after, why)."""
         ids = [s.step_id for s in self.steps]
-        return [(ids[a], ids[b], kind) for (a, b), kind in self.edge_kinds.items()]
+        return [
+            (ids[a], ids[b], kind)
+            for b, ds in enumerate(self.dependency_kinds)
+            for a, kind in ds.items()
+        ]
 
     def summary(self) -> dict[str, Any]:
         """A JSON-ready description of the plan's shape (for logs, traces and UIs)."""
         return {
             "steps": len(self.steps),
-            "edges": len(self.edge_kinds),
+            "edges": sum(len(d) for d in self.dependency_kinds),
             "levels": [list(level) for level in self.levels],
             "max_parallelism": self.max_parallelism,
             "critical_path": list(self.critical_path),
@@ -146,6 +157,7 @@ class Planner:
         consumes: list[tuple[str, ...]] = []
         has_refs: list[bool] = []
         producers: dict[str, int] = {}
+        fitted: set[tuple[int, tuple[str, ...]]] = set()  # (tool, arg names) already checked
         for i, s in enumerate(step_list):
             spec = self.resolve_tool(s)
             specs.append(spec)
@@ -155,12 +167,15 @@ class Planner:
             refs.update(s.consumes)
             consumes.append(tuple(sorted(refs)))
             if spec.signature is not None:
-                try:
-                    spec.signature.bind(**s.args)
-                except TypeError as exc:
-                    raise PlanError(
-                        f"{where}: arguments do not fit tool {spec.name}{spec.signature}: {exc}"
-                    ) from None
+                fit_key = (id(spec), tuple(s.args))
+                if fit_key not in fitted:
+                    try:
+                        spec.signature.bind(**s.args)
+                    except TypeError as exc:
+                        raise PlanError(
+                            f"{where}: arguments do not fit tool {spec.name}{spec.signature}: {exc}"
+                        ) from None
+                    fitted.add(fit_key)
             r = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.reads), *s.reads]))
             w = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.writes), *s.writes]))
             reads.append(r)
@@ -176,13 +191,10 @@ class Planner:
                     )
                 producers[name] = i
 
-        edge_kinds: dict[tuple[int, int], EdgeKind] = {}
-        deps: list[dict[int, None]] = [{} for _ in range(n)]
+        deps: list[dict[int, EdgeKind]] = [{} for _ in range(n)]
 
         def add(a: int, b: int, kind: EdgeKind) -> None:
-            if (a, b) not in edge_kinds:
-                edge_kinds[(a, b)] = kind
-                deps[b][a] = None
+            deps[b].setdefault(a, kind)
 
         for i, s in enumerate(step_list):
             for d in s.depends_on:
@@ -201,15 +213,14 @@ class Planner:
                     continue
                 add(j, i, f"data:{name}")
 
-        self._resource_edges(reads, writes, add)
+        self._resource_edges(reads, writes, deps)
 
         dependencies = tuple(tuple(d) for d in deps)
-        order = self._topological(step_list, dependencies, edge_kinds)
-
         dependents_l: list[list[int]] = [[] for _ in range(n)]
         for b, ds in enumerate(dependencies):
             for a in ds:
                 dependents_l[a].append(b)
+        order = self._topological(step_list, dependencies, dependents_l, deps)
 
         estimates = tuple(
             s.estimate if s.estimate is not None else spec.latency_class.estimate
@@ -254,7 +265,7 @@ class Planner:
             has_refs=tuple(has_refs),
             dependencies=dependencies,
             dependents=tuple(tuple(d) for d in dependents_l),
-            edge_kinds=edge_kinds,
+            dependency_kinds=tuple(deps),
             locks=tuple(lock_requests(r, w) for r, w in zip(reads, writes, strict=True)),
             estimates=estimates,
             levels=tuple(tuple(lv) for lv in levels_l),
@@ -269,7 +280,7 @@ class Planner:
     def _resource_edges(
         reads: Sequence[tuple[str, ...]],
         writes: Sequence[tuple[str, ...]],
-        add: Callable[[int, int, EdgeKind], None],
+        deps: list[dict[int, EdgeKind]],
     ) -> None:
         state: dict[str, _ResourceState] = {}
         under: dict[str, set[str]] = {}
@@ -280,24 +291,31 @@ class Planner:
             if is_prefix_resource(resource):
                 yield from under.get(resource, ())
 
+        labels: dict[str, str] = {}
         for j in range(len(reads)):
             if not reads[j] and not writes[j]:
                 continue
+            mine = deps[j]
             for r in writes[j]:
                 for key in related(r):
                     st = state.get(key)
                     if st is None:
                         continue
-                    if st.last_writer >= 0 and st.last_writer != j:
-                        add(st.last_writer, j, f"resource:{key}")
+                    label = labels.get(key) or labels.setdefault(key, "resource:" + key)
+                    w = st.last_writer
+                    if w >= 0 and w != j and w not in mine:
+                        mine[w] = label
                     for reader in st.readers:
-                        if reader != j:
-                            add(reader, j, f"resource:{key}")
+                        if reader != j and reader not in mine:
+                            mine[reader] = label
             for r in reads[j]:
                 for key in related(r):
                     st = state.get(key)
-                    if st is not None and st.last_writer >= 0 and st.last_writer != j:
-                        add(st.last_writer, j, f"resource:{key}")
+                    if st is None:
+                        continue
+                    w = st.last_writer
+                    if w >= 0 and w != j and w not in mine:
+                        mine[w] = labels.get(key) or labels.setdefault(key, "resource:" + key)
             for r in (*reads[j], *writes[j]):
                 if r not in state:
                     state[r] = _ResourceState()
@@ -305,8 +323,8 @@ class Planner:
                         under.setdefault(a, set()).add(r)
             for r in reads[j]:
                 state[r].readers.append(j)
-            for w in writes[j]:
-                st = state[w]
+            for r in writes[j]:
+                st = state[r]
                 st.last_writer = j
                 st.readers = []
 
@@ -314,14 +332,11 @@ class Planner:
     def _topological(
         steps: Sequence[PlanStep],
         dependencies: Sequence[tuple[int, ...]],
-        edge_kinds: Mapping[tuple[int, int], EdgeKind],
+        dependents: Sequence[list[int]],
+        kinds: Sequence[Mapping[int, EdgeKind]],
     ) -> list[int]:
         n = len(steps)
         pending = [len(d) for d in dependencies]
-        dependents: list[list[int]] = [[] for _ in range(n)]
-        for b, ds in enumerate(dependencies):
-            for a in ds:
-                dependents[a].append(b)
         order = [i for i in range(n) if not pending[i]]
         k = 0
         while k < len(order):
@@ -342,7 +357,7 @@ class Planner:
             raise PlanError("the steps contain a cycle")
         names = " → ".join(steps[i].step_id for i in cycle)
         why = ", ".join(
-            f"{steps[a].step_id}→{steps[b].step_id} ({edge_kinds[(a, b)]})"
+            f"{steps[a].step_id}→{steps[b].step_id} ({kinds[b][a]})"
             for a, b in itertools.pairwise(cycle)
         )
         raise PlanError(f"the steps contain a cycle: {names} [{why}]")
