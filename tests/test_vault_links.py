@@ -114,5 +114,7 @@ def test_hostile_link_targets_stay_inside(vault: Vault) -> None:
     for link in ("[[../config.toml]]", "[[/etc/passwd]]", "[[a\x00b]]"):
         with pytest.raises(NotFound):
             vault.go_to_link(link)
+    with pytest.raises(InvalidInput, match="at most"):
+        vault.go_to_link("[[" + "x" * 100_000 + "]]")
     with pytest.raises(InvalidInput):
         vault.go_to_link(5)

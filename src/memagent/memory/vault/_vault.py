@@ -25,6 +25,7 @@ from memagent.memory.vault._paths import Located, locate, normalize
 
 REGEX_TIMEOUT_S = 1.0
 MAX_QUERY_CHARS = 1000
+MAX_LINK_CHARS = 2000
 _SNIPPET_CHARS = 300
 
 
@@ -263,6 +264,8 @@ class Vault:
         """Resolve a wikilink; the note (or the linked section/block) and its path."""
         if not isinstance(link, str):
             raise InvalidInput("link must be a string like [[Jane Doe]]")
+        if len(link) > MAX_LINK_CHARS:
+            raise InvalidInput(f"link is {len(link)} characters; at most {MAX_LINK_CHARS}")
         wl = _links.parse_link(link)
         target = wl.target
         paths = self._link_candidates(target)
