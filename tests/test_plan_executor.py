@@ -135,8 +135,9 @@ def test_failed_step_skips_dependents_but_independent_branches_finish() -> None:
     assert isinstance(err.failures["bad"], ValueError) and "first" in str(err)
     assert "step 'bad2': ValueError: second" in str(err)
     assert done == ["free", "free2"]
+    assert "fail_fast" not in str(err)
     result = err.result
-    assert result is not None
+    assert result is not None and result.cancelled_by is None
     assert result.outcomes["child"].status == "skipped"
     assert "'bad'" in (result.outcomes["child"].reason or "")
     assert result.outcomes["grandchild"].status == "skipped"
@@ -156,7 +157,7 @@ def test_raise_on_failure_false_returns_every_outcome() -> None:
         )
 
     result = asyncio.run(main())
-    assert not result.ok
+    assert not result.ok and result.cancelled_by is None
     assert result.outcomes["good"].value == 2 and result.artifacts["g"] == 2
     assert set(result.failures) == {"bad"}
 
@@ -185,6 +186,7 @@ def test_fail_fast_cancels_the_rest() -> None:
     assert time.perf_counter() - t < 4
     result = info.value.result
     assert result is not None
+    assert result.cancelled_by == "fail_fast: step 'f' failed"
     assert result.outcomes["slow"].status == "cancelled"
     assert result.outcomes["after"].status == "cancelled"
     assert set(result.failures) == {"f"}

@@ -248,7 +248,7 @@ class Executor:
             except asyncio.CancelledError:
                 await self._stop(run, "cancelled from outside")
                 raise
-            if run.tasks:
+            if run.stopping:  # fail_fast: cancel whatever is still running
                 await self._stop(run, run.cancel_reason or "fail_fast")
         trace = ExecutionTrace(run.records, started_at, time.perf_counter() - run.t0)
         outcomes = {}
@@ -269,7 +269,7 @@ class Executor:
         run.stopping = True
         if run.cancel_reason is None:
             run.cancel_reason = reason
-        tasks = list(run.tasks)
+        tasks = [t for t in run.tasks if not t.done()]
         for t in tasks:
             t.cancel()
         if tasks:
