@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from memagent.actions import (
     MODELS_BY_NAME,
@@ -13,10 +14,11 @@ from memagent.actions import (
     VarRef,
     overlaps,
     resources_of,
+    run_action,
     run_actions,
     validate_actions,
 )
-from memagent.core import MemoryHome, read_ops
+from memagent.core import InvalidInput, MemoryHome, read_ops
 from memagent.memory.vault import Vault
 
 
@@ -142,6 +144,14 @@ def test_var_with_wrong_type_or_missing_key(vault: Vault) -> None:
     assert 'field "content": Input should be a valid string (got an object)' in errs[0]
     assert 'has no "nothing"' in errs[1] and 'has no "99"' in errs[2]
     assert not vault.exists("a.md")
+
+
+def test_run_action_is_one_plan_step(vault: Vault) -> None:
+    assert run_action(vault, "get_size", {"path": "user.md"}) == vault.size("user.md")
+    with pytest.raises(InvalidInput, match="unknown action"):
+        run_action(vault, "format_disk", {})
+    with pytest.raises(ValidationError):
+        run_action(vault, "read_file", {"path": 5})
 
 
 def test_bad_max_results(vault: Vault) -> None:

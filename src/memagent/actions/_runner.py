@@ -17,14 +17,14 @@ failed action fails too and says which one and why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
 from memagent.actions._models import BaseAction, VarRef
 from memagent.actions._tools import SPECS
-from memagent.core import MemagentError
+from memagent.core import InvalidInput, MemagentError
 from memagent.memory.vault import Vault
 
 
@@ -69,9 +69,15 @@ def _format_validation(exc: ValidationError, name: str) -> str:
     return f"{name}: " + "; ".join(parts)
 
 
-def run_action(vault: Vault, action: BaseAction, args: dict[str, Any]) -> Any:
-    """Run one action with resolved arguments; returns its value or raises."""
-    spec = SPECS[type(action).example["action"]]
+def run_action(vault: Vault, name: str, args: Mapping[str, Any]) -> Any:
+    """Run action `name` with resolved arguments (no `$var` left); its value or a raise.
+
+    This is what one plan step does; `run_actions` adds `$var` resolution,
+    error capture and the result object.
+    """
+    spec = SPECS.get(name)
+    if spec is None:
+        raise InvalidInput(f"unknown action {name!r}; valid actions: {', '.join(SPECS)}")
     return spec.func(vault, **args)
 
 
@@ -89,7 +95,7 @@ def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
                 k: _lookup(v, named) if isinstance(v, VarRef) else v
                 for k, v in action.fields().items()
             }
-            value = run_action(vault, action, args)
+            value = run_action(vault, name, args)
         except _VarFailed as exc:
             entry.update(ok=False, error=str(exc))
         except ValidationError as exc:
