@@ -8,6 +8,7 @@ import builtins as _py
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memagent.sandbox._modules import pattern_method
 from memagent.sandbox._objects import (
     Checked,
     Internal,
@@ -402,8 +403,6 @@ def risky_method(it: Interpreter, obj: Any, name: str) -> Any:
             return method(*[it._wrap_arg(a) for a in args], **kwargs)
 
         return Checked(name, run, None)
-    from memagent.sandbox._modules import pattern_method
-
     return pattern_method(it, obj, name)
 
 

@@ -17,9 +17,10 @@ import string
 import sys
 import time
 from collections.abc import Callable, Iterator
-from types import ModuleType
+from types import FunctionType, ModuleType
 from typing import Any
 
+from memagent.sandbox._builtins import make_builtins, risky_method
 from memagent.sandbox._objects import (
     BoundMethod,
     Checked,
@@ -194,6 +195,10 @@ _RISKY_NAMES = frozenset(
     }
 )
 
+_BUILTIN_CALLABLE = type(len)
+_SIMPLE = frozenset({int, float, str, bool, bytes, type(None), list, tuple, dict, set, frozenset})
+# Built-in types whose public methods need no checks beyond `_RISKY_NAMES`.
+_FAST_TYPES = frozenset({list, dict, str, set, tuple, int, float, bytes, frozenset, bool})
 _CONCRETE = (list, tuple, str, bytes, bytearray, dict, set, frozenset)
 _SIZED_STR = (str, bytes, bytearray)
 _SIZED_COLL = (list, tuple, dict, set, frozenset)
@@ -223,9 +228,8 @@ class Interpreter:
         tools: dict[str, Callable[..., Any]],
         modules: Callable[[Interpreter, str], ModuleProxy | None],
     ) -> None:
-        from memagent.sandbox._builtins import make_builtins
-
         self.limits = limits
+        self._max_ops = limits.max_operations
         self.type_calls: dict[type, Callable[..., Any]] = {}
         self.rng = random.Random()
         self.globals: dict[str, Any] = {}
@@ -422,23 +426,34 @@ class Interpreter:
 
     def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
         self.line = stmt.lineno
-        self.ops += 1
-        if self.ops > self.limits.max_operations or not self.ops & 1023:
+        self.ops = ops = self.ops + 1
+        if ops >= self._max_ops or not ops & 1023:
             self.ops -= 1
             self.tick()
-        handler = self._stmt.get(type(stmt))
-        if handler is None:
-            raise SyntaxError(f"{type(stmt).__name__} statements are not supported in the sandbox")
+        try:
+            handler = self._stmt[stmt.__class__]
+        except KeyError:
+            raise SyntaxError(
+                f"{type(stmt).__name__} statements are not supported in the sandbox"
+            ) from None
         handler(stmt, scope)
 
     def ev(self, node: ast.expr, scope: Scope) -> Any:
-        self.ops += 1
-        if self.ops > self.limits.max_operations or not self.ops & 1023:
+        self.ops = ops = self.ops + 1
+        if ops >= self._max_ops or not ops & 1023:
             self.ops -= 1
             self.tick()
-        handler = self._expr.get(type(node))
-        if handler is None:
-            raise SyntaxError(f"{type(node).__name__} expressions are not supported in the sandbox")
+        cls = node.__class__
+        if cls is ast.Name:
+            return self.load(node.id, scope)  # type: ignore[attr-defined]
+        if cls is ast.Constant:
+            return node.value  # type: ignore[attr-defined]
+        try:
+            handler = self._expr[cls]
+        except KeyError:
+            raise SyntaxError(
+                f"{cls.__name__} expressions are not supported in the sandbox"
+            ) from None
         return handler(node, scope)
 
     # ------------------------------------------------------------------ names
@@ -500,6 +515,8 @@ class Interpreter:
     # ------------------------------------------------------------------ attributes
 
     def getattr(self, obj: Any, name: str) -> Any:
+        if type(obj) in _FAST_TYPES and name[:1] != "_" and name not in _RISKY_NAMES:
+            return getattr(obj, name)
         if not isinstance(name, str):
             raise TypeError("attribute name must be string")
         if isinstance(obj, Internal):
@@ -522,8 +539,6 @@ class Interpreter:
             raise SecurityError(f"access to attribute '{name}' is not allowed")
         if isinstance(obj, ModuleType):
             raise SecurityError("access to modules is not allowed")
-        from memagent.sandbox._builtins import risky_method
-
         special = risky_method(self, obj, name)
         if special is not None:
             return special
@@ -654,8 +669,11 @@ class Interpreter:
                     raise TypeError("__str__ returned non-string")
                 return out
             return repr(obj)
-        if type(obj) is str:
+        t = type(obj)
+        if t is str:
             return obj
+        if t is float or t is bool or (t is int and obj.bit_length() < 4096):
+            return str(obj)
         self.text_budget(obj)
         return str(obj)
 
@@ -850,19 +868,25 @@ class Interpreter:
     # ------------------------------------------------------------------ calls
 
     def call(self, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> Any:
-        if isinstance(func, SandboxFunction):
+        t = type(func)
+        if t is _BUILTIN_CALLABLE or t is FunctionType:
+            # host builtins / bound methods of values, and the interpreter's own builtins
+            if args and id(func) not in self.nowrap:
+                args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
+            return self.check_size(func(*args, **kwargs))
+        if t is SandboxFunction:
             return self.call_function(func, None, args, kwargs)
-        if isinstance(func, BoundMethod):
+        if t is BoundMethod:
             return self.call_function(func._func, func._self, args, kwargs)
-        if isinstance(func, SandboxClass):
+        if t is SandboxClass:
             return self.instantiate(func, args, kwargs)
-        if isinstance(func, SandboxInstance):
+        if t is SandboxInstance:
             m = self.dunder(func, "__call__")
             if m is None:
                 raise TypeError(f"'{func._cls._name}' object is not callable")
             return self.call(m, args, kwargs)
-        if type(func) is type:
-            if func is type or issubclass(func, type):
+        if t is type:
+            if func is type:
                 raise SecurityError("creating types is not allowed")
             special = self.type_calls.get(func)
             if special is not None:
@@ -871,8 +895,7 @@ class Interpreter:
             raise SecurityError("creating types is not allowed")
         if not callable(func):
             raise TypeError(f"'{type(func).__name__}' object is not callable")
-        if isinstance(func, (Internal, type)) or id(func) not in self.nowrap:
-            args = [self._wrap_arg(a) for a in args]
+        args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
         return self.check_size(func(*args, **kwargs))
 
     def _wrap_arg(self, a: Any) -> Any:

@@ -1,0 +1,130 @@
+"""Sandbox speed: `python -m bench.sandbox`.
+
+Measured in one run, each against a baseline taken in the same run:
+
+1. Per-run overhead of a tiny script in a fresh `Session`, vs spawning a
+   Python subprocess that runs it (the seed's old design; target >= 20x cheaper).
+2. Loop-heavy scripts (sum of squares to 100k, string building, counting words
+   in a dict) vs smolagents' `LocalPythonExecutor` on the same scripts (target
+   >= 2x faster; needs the `bench` extra: `pip install -e .[bench]`), and vs
+   plain CPython (the slowdown factor an AST-walking interpreter pays).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from memagent.sandbox import Limits, Session
+
+TINY = "x = 1 + 2\nx * 2"
+LIMITS = Limits(max_operations=50_000_000, timeout_s=120)
+SCRIPTS = {
+    "sum of squares to 100k": "total = 0\nfor i in range(100000):\n    total += i * i\ntotal",
+    "string building": (
+        "parts = []\nfor i in range(20000):\n    parts.append(str(i % 10))\n"
+        "s = ''.join(parts)\nfor i in range(5000):\n    s2 = s[:10] + str(i)\nlen(s)"
+    ),
+    "counting words in a dict": (
+        "text = ('the quick brown fox jumps over the lazy dog ' * 3000).split()\n"
+        "counts = {}\nfor w in text:\n    counts[w] = counts.get(w, 0) + 1\ncounts['the']"
+    ),
+}
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def per_run_overhead(console: Console) -> None:
+    n = 2000
+
+    def sandbox_runs() -> None:
+        for _ in range(n):
+            r = Session().run(TINY)
+            assert r.result == 6
+
+    sandbox_s = best_of(sandbox_runs, 3) / n
+    m = 20
+
+    def subprocess_runs() -> None:
+        for _ in range(m):
+            out = subprocess.run(
+                [sys.executable, "-I", "-c", "x = 1 + 2\nprint(x * 2)"],
+                capture_output=True,
+                check=True,
+            )
+            assert out.stdout.strip() == b"6"
+
+    spawn_s = best_of(subprocess_runs, 3) / m
+    table = Table("per-run overhead (tiny script)", "per run", "ratio")
+    table.add_row("subprocess (python -I -c)", f"{spawn_s * 1e3:.2f} ms", "1.0x")
+    table.add_row(
+        "memagent Session().run", f"{sandbox_s * 1e6:.1f} µs", f"{spawn_s / sandbox_s:.0f}x cheaper"
+    )
+    console.print(table)
+
+
+def loop_heavy(console: Console) -> None:
+    try:
+        from smolagents.local_python_executor import LocalPythonExecutor
+    except ImportError:
+        LocalPythonExecutor = None
+        console.print("[yellow]smolagents not installed: pip install -e .[bench][/]")
+    table = Table("script", "CPython", "memagent", "smolagents", "vs smolagents", "vs CPython")
+    for name, code in SCRIPTS.items():
+        lines = code.split("\n")
+        plain = "\n".join([*lines[:-1], f"_r = {lines[-1]}"])
+        compiled = compile(plain, "<bench>", "exec")  # the CPython baseline, not model code
+
+        def cpython(compiled: object = compiled) -> None:
+            exec(compiled, {})
+
+        cp_s = best_of(cpython, 5)
+        limits = LIMITS
+        expected = Session(limits=limits).run(code)
+        assert expected.error is None, expected.error
+        ma_s = best_of(lambda code=code: Session(limits=LIMITS).run(code), 3)
+        want = expected.result
+        smol_cell, ratio_cell = "-", "-"
+        if LocalPythonExecutor is not None:
+
+            def smol(code: str = code, want: object = want) -> None:
+                ex = LocalPythonExecutor(additional_authorized_imports=[])
+                ex.send_tools({})
+                out = ex(code)
+                assert out.output == want, (out.output, want)
+
+            sm_s = best_of(smol, 3)
+            smol_cell = f"{sm_s * 1e3:.0f} ms"
+            ratio_cell = f"{sm_s / ma_s:.1f}x faster"
+        table.add_row(
+            name,
+            f"{cp_s * 1e3:.1f} ms",
+            f"{ma_s * 1e3:.0f} ms",
+            smol_cell,
+            ratio_cell,
+            f"{ma_s / cp_s:.0f}x slower",
+        )
+    console.print(table)
+
+
+def main() -> None:
+    console = Console()
+    console.print(f"python {sys.version.split()[0]}; best of several runs")
+    per_run_overhead(console)
+    loop_heavy(console)
+
+
+if __name__ == "__main__":
+    main()
