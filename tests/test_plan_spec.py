@@ -102,6 +102,9 @@ def test_templates_render_per_step_and_widen_when_unknown() -> None:
     assert spec.render({"path": {"$artifact": "p"}}) == "vault:"
     assert spec.render({}) == "vault:"
     assert spec.render({"path": "a\x00b"}) == "vault:"
+    for sneaky in ["entities/../user.md", "./user.md", "/user.md", "a//b", "a\\b", "", "/", "a//"]:
+        assert spec.render({"path": sneaky}) == "vault:", sneaky
+    assert spec.render({"path": "entities/"}) == "vault:entities/"
     nested = ResourceSpec.parse("vault:entities/{name}.md")
     assert nested.render({"name": 3}) == "vault:entities/3.md"
     assert nested.render({"name": None}) == "vault:entities/"

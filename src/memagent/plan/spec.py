@@ -11,7 +11,8 @@ ending in `/` or `:` is a *prefix* resource: `vault:entities/` overlaps every
 resource under it (and `vault:` every vault resource). A resource may be a template
 over the step's arguments (`vault:{path}`); when the argument is not known while
 planning (it comes from an artifact) the template widens to its literal prefix
-(`vault:`), which is always safe.
+(`vault:`), which is always safe; so does a value that is not a canonical path
+(`a/../b`, `./a`, `/a`, `a//b`, backslashes), since resources compare as strings.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class ResourceSpec:
             if isinstance(value, bool) or not isinstance(value, str | int):
                 return self._widened()
             text = str(value)
-            if any(ord(c) < 32 for c in text):
+            if not _canonical(text):
                 return self._widened()
             values[fname] = text
         rendered = self.name.format_map(values)
@@ -138,6 +139,18 @@ class ResourceSpec:
     def _widened(self) -> str:
         head = self.name.split("{", 1)[0]
         return _widen(head)
+
+
+def _canonical(text: str) -> bool:
+    """A value that names one thing one way: no `.`/`..`/empty segments, no `\\`.
+
+    Resources are compared as strings, so `entities/../user.md` would not conflict
+    with `user.md`; such values widen the resource to its prefix instead.
+    """
+    if not text or "\\" in text or any(ord(c) < 32 for c in text):
+        return False
+    body = text[:-1] if text.endswith("/") else text  # `dir/` is a fine prefix
+    return all(part not in ("", ".", "..") for part in body.split("/"))
 
 
 def _widen(head: str) -> str:
