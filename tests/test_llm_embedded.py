@@ -66,7 +66,7 @@ def test_bad_requests_rejected_before_loading() -> None:
         with pytest.raises(InvalidInput):
             llm.chat(**kwargs)
         with pytest.raises(InvalidInput):
-            list(llm.stream(**kwargs))
+            llm.stream(**kwargs)  # raised at the call, not on iteration
     assert not llm.loaded
 
 

@@ -322,7 +322,7 @@ def test_bad_requests_rejected_before_any_call(
     with pytest.raises(InvalidInput, match=match):
         client(server).chat(messages, **kwargs)
     with pytest.raises(InvalidInput, match=match):
-        list(client(server).stream(messages, **kwargs))
+        client(server).stream(messages, **kwargs)  # raised at the call, not on iteration
     assert server.requests == []
 
 

@@ -226,9 +226,17 @@ class EmbeddedLLM:
 
         With a schema the pieces are constrained as in `chat`, and the whole reply is
         validated at the end (`LLMError` if it was cut short by `max_tokens`).
+        Bad arguments raise at the call; the model loads on first iteration.
         """
         request = self._request(messages, response_schema, stop, max_tokens, temperature)
         request["stream"] = True
+        return self._stream(request, response_schema)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _stream(
+        self, request: dict[str, Any], response_schema: dict[str, Any] | None
+    ) -> Iterator[str]:
         server = _engine(self.n_ctx, self.threads, self.model_directory).server
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
         cancelled = threading.Event()
@@ -274,8 +282,6 @@ class EmbeddedLLM:
             raise LLMError("the embedded model produced no output")
         if response_schema is not None:
             self._checked_json("".join(text).strip(), response_schema, finish)
-
-    # -- internals ---------------------------------------------------------------------
 
     def _request(
         self,

@@ -82,12 +82,20 @@ class OpenAICompatLLM:
         With a schema the reply must be validated as a whole, so: where the server
         takes `response_format` the pieces stream and the complete text is checked at
         the end (`LLMError` if invalid); otherwise the validated (maybe repaired)
-        reply of `chat` is yielded in one piece.
+        reply of `chat` is yielded in one piece. Bad arguments raise at the call,
+        server errors on iteration.
         """
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
         base: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         if stops:
             base["stop"] = stops
+        return self._stream(msgs, base, response_schema)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _stream(
+        self, msgs: list[Message], base: dict[str, Any], response_schema: dict[str, Any] | None
+    ) -> Iterator[str]:
         if response_schema is not None and self.supports_response_format is False:
             yield self._structured(msgs, base, response_schema).text
             return
@@ -113,13 +121,13 @@ class OpenAICompatLLM:
                     yield piece
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
+        finally:
+            pieces.close()
         if response_schema is not None:
             self.supports_response_format = True
             _, why = validate_reply("".join(text), response_schema)
             if why is not None:
                 raise LLMError(f"{self.name} streamed a reply that does not fit the schema: {why}")
-
-    # -- internals ---------------------------------------------------------------------
 
     def _complete(self, msgs: list[Message], kwargs: dict[str, Any]) -> ChatResult:
         started = time.perf_counter()
