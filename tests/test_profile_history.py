@@ -42,6 +42,8 @@ def test_history_lists_every_change_to_an_item(home: MemoryHome) -> None:
     assert history(store, "tea", file="resource_user_health.json") == []
     with pytest.raises(InvalidInput):
         history(store, "???")
+    with pytest.raises(InvalidInput, match="at most"):
+        history(store, "x" * 5000)
 
 
 def test_undo_reverts_the_newest_batch_and_is_logged(home: MemoryHome) -> None:

@@ -15,6 +15,7 @@ from memagent.memory.profile import (
     apply_operations,
     learn,
     parse_operation,
+    undo,
 )
 
 TODAY = date(2026, 3, 2)
@@ -75,6 +76,8 @@ def test_allergy_end_to_end(store: ProfileStore) -> None:
     assert HEALTH in prompt and FOOD not in prompt
     record = store.home.ops(limit=1)[0]
     assert record.op == "learn" and record.meta and record.meta["source"].startswith("I'm")
+    assert undo(store).undoes == result.result.batch
+    assert live(store, HEALTH, "health.allergies") == []
 
 
 def test_contradiction_becomes_a_remove_not_a_second_item(store: ProfileStore) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord, read_ops
 from memagent.memory.profile.handler import Change, find_item, new_batch_id, prune_expired
 from memagent.memory.profile.keys import match_key
-from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.models import MAX_KEY_CHARS, Item, Resource
 from memagent.memory.profile.store import ACTOR, ProfileStore
 
 UNDOABLE_OPS = frozenset({"apply", "learn"})
@@ -51,6 +51,8 @@ def profile_records(store: ProfileStore) -> list[OpRecord]:
 
 def history(store: ProfileStore, item: str, *, file: str | None = None) -> list[HistoryEntry]:
     """Every recorded change to items whose key matches `item`, oldest first."""
+    if len(item) > MAX_KEY_CHARS:
+        raise InvalidInput(f"item is {len(item)} characters; keys are at most {MAX_KEY_CHARS}")
     key = match_key(item)
     if not key:
         raise InvalidInput(f"item {item!r} has no letters or digits")
