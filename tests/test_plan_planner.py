@@ -300,3 +300,40 @@ def test_every_conflicting_pair_is_ordered(accesses: list[tuple[list[str], list[
             )
             if conflict:
                 assert i in reach[j], (steps[i], steps[j])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["$artifact", "k", "x"]), inner, max_size=2)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=4),
+            st.dictionaries(st.sampled_from(["x", "y", "z"]), json_values, max_size=3),
+            st.lists(st.text(max_size=3), max_size=2),
+            st.lists(st.text(max_size=3), max_size=2),
+        ),
+        max_size=6,
+    )
+)
+def test_junk_steps_give_a_plan_or_a_plan_error(
+    raw: list[tuple[str, dict[str, Any], list[str], list[str]]],
+) -> None:
+    """Whatever an LLM emits, the planner answers with a plan or a clear PlanError."""
+    try:
+        steps = [
+            PlanStep(sid, use, args, produces=prod, depends_on=dep) for sid, args, prod, dep in raw
+        ]
+        plan = Planner().create_plan(steps)
+    except PlanError as exc:
+        assert str(exc)
+    else:
+        assert len(plan) == len(raw)
