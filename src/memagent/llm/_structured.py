@@ -8,6 +8,7 @@ The prompts are data (`prompts/structured.yaml`); this module only renders them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -19,6 +20,7 @@ from jinja2 import Environment, StrictUndefined
 from memagent.core.errors import InvalidInput
 
 _MAX_ERROR_CHARS = 300
+_MAX_CANDIDATES = 32
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
@@ -47,43 +49,62 @@ def check_schema(schema: Any) -> dict[str, Any]:
     return schema
 
 
-def extract_json(text: str) -> Any:
-    """The first JSON document in `text`, tolerating a code fence or prose around it.
-
-    Raises `ValueError` with a short reason when there is none.
-    """
+def _candidates(text: str) -> Iterator[Any]:
+    """JSON documents in `text`, in order: the whole (unfenced) text, then each value
+    starting at a `{` or `[`. Bounded, so hostile text costs little."""
     stripped = text.strip()
     if stripped.startswith("```"):
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         stripped = stripped.rsplit("```", 1)[0].strip()
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
+        yield json.loads(stripped)
+        return
+    except (json.JSONDecodeError, RecursionError):
         pass
     decoder = json.JSONDecoder()
+    tries = 0
     for i, ch in enumerate(stripped):
-        if ch in "{[":
-            try:
-                value, _ = decoder.raw_decode(stripped, i)
-            except json.JSONDecodeError:
-                continue
-            return value
+        if ch not in "{[":
+            continue
+        tries += 1
+        if tries > _MAX_CANDIDATES:
+            return
+        try:
+            value, _ = decoder.raw_decode(stripped, i)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        yield value
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON document in `text`, tolerating a code fence or prose around it.
+
+    Raises `ValueError` with a short reason when there is none.
+    """
+    for value in _candidates(text):
+        return value
     raise ValueError("it contains no JSON document")
 
 
 def validate_reply(text: str, schema: dict[str, Any]) -> tuple[str | None, str | None]:
     """`(json_text, None)` when `text` holds JSON valid against `schema`, else `(None, why)`.
 
-    The JSON text returned is the document alone (fences and prose removed).
+    The first valid document wins (so `[note] {...}` still finds the object); the
+    reason given is about the first document found. The JSON text returned is the
+    document alone (fences and prose removed).
     """
-    try:
-        value = extract_json(text)
-    except ValueError as exc:
-        return None, str(exc)
-    error = jsonschema.exceptions.best_match(
-        jsonschema.validators.validator_for(schema)(schema).iter_errors(value)
-    )
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        return None, f"at {where}: {error.message[:_MAX_ERROR_CHARS]}"
-    return json.dumps(value, ensure_ascii=False), None
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    first_error: str | None = None
+    for value in _candidates(text):
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except RecursionError:
+            error = None
+            why = "it is nested too deeply"
+        else:
+            if error is None:
+                return json.dumps(value, ensure_ascii=False), None
+            where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+            why = f"at {where}: {error.message[:_MAX_ERROR_CHARS]}"
+        first_error = first_error or why
+    return None, first_error or "it contains no JSON document"
