@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from memagent.actions import (
     MODELS_BY_NAME,
+    ActionList,
     ActionsInvalid,
     action_json_schema,
     parse_response,
@@ -33,6 +34,7 @@ def test_all_twelve_actions_exist_with_valid_examples() -> None:
         "search_files",
     }
     examples = [m.example for m in MODELS_BY_NAME.values()]
+    assert validate_actions(examples) == ActionList.validate_python(examples)
     assert len(validate_actions(examples)) == 12
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memagent.actions._models import MODELS_BY_NAME, ActionList, BaseAction, VarRef
+from memagent.actions._models import MODELS_BY_NAME, BaseAction, VarRef
 from memagent.core import InvalidInput
 
 MAX_ACTIONS = 200
@@ -81,7 +81,8 @@ def _describe_type(value: Any) -> str:
     return type(value).__name__ if value is not None else "null"
 
 
-def _action_errors(index: int, item: Any) -> list[str]:
+def _validate_one(index: int, item: Any) -> BaseAction | list[str]:
+    """The validated action, or the problems with it (for the LLM)."""
     where = f"action {index}"
     if not isinstance(item, dict):
         return [f'{where} is {_describe_type(item)}, not an object like {{"action": ...}}']
@@ -92,7 +93,7 @@ def _action_errors(index: int, item: Any) -> list[str]:
     if model is None:
         return [f"{where}: unknown action {name!r}; valid actions: {', '.join(MODELS_BY_NAME)}"]
     try:
-        model.model_validate(item)
+        return model.model_validate(item)
     except ValidationError as exc:
         problems: dict[str, str] = {}
         for err in exc.errors():
@@ -126,7 +127,6 @@ def _action_errors(index: int, item: Any) -> list[str]:
         return [
             f"{where} ({name}): {'; '.join(problems.values())}. Example: {model.example_json()}"
         ]
-    return []
 
 
 def _var_refs(action: BaseAction) -> list[tuple[str, VarRef]]:
@@ -146,11 +146,15 @@ def validate_actions(data: Any) -> list[BaseAction]:
     if len(data) > MAX_ACTIONS:
         raise ActionsInvalid(f"{len(data)} actions in one batch; at most {MAX_ACTIONS}")
     problems: list[str] = []
+    actions: list[BaseAction] = []
     for i, item in enumerate(data):
-        problems.extend(_action_errors(i, item))
+        checked = _validate_one(i, item)
+        if isinstance(checked, list):
+            problems.extend(checked)
+        else:
+            actions.append(checked)
     if problems:
         raise ActionsInvalid("invalid actions:\n- " + "\n- ".join(problems))
-    actions: list[BaseAction] = list(ActionList.validate_python(data))
     assigned: dict[str, int] = {}
     for i, act in enumerate(actions):
         for fname, ref in _var_refs(act):
