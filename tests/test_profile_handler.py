@@ -251,6 +251,15 @@ def test_batch_across_files_and_size_limit(home: MemoryHome, store: ProfileStore
     assert not res.ok and "limits.max_file_bytes" in (res.error or "")
     assert all(o.status == "not_applied" for o in res.outcomes)
     assert (home.layout.profile / FOOD).read_bytes() == before
+    routine_before = (home.layout.profile / ROUTINE).read_bytes()
+    res = run(
+        store,
+        op("append", "nap", file=ROUTINE, path="routine.daily"),
+        *[op("append", f"dish {i}", value={"display": "d" * 400}) for i in range(8)],
+    )
+    assert not res.ok and "limits.max_file_bytes" in (res.error or "")
+    assert (home.layout.profile / ROUTINE).read_bytes() == routine_before
+    assert (home.layout.profile / FOOD).read_bytes() == before
 
 
 def test_too_many_operations(store: ProfileStore) -> None:

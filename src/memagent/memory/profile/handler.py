@@ -29,7 +29,7 @@ from memagent.memory.profile.operations import (
     UpdateOp,
     resolve_expiry,
 )
-from memagent.memory.profile.store import ProfileStore
+from memagent.memory.profile.store import FileTooLarge, ProfileStore
 
 Status = Literal["applied", "no_change", "rejected", "not_applied"]
 Change = dict[str, Any]
@@ -314,21 +314,25 @@ def apply_operations(
                 return _rejected(operations, outcomes, i, str(exc))
         if dry_run or not batch.dirty:
             return BatchResult(True, outcomes)
-        for name in sorted(batch.dirty):
-            size = len(store.serialize(batch.resources[name]).encode("utf-8"))
-            if size > store.max_bytes:
-                reason = (
-                    f"{name} would grow to {size} bytes, over the limit of "
-                    f"{store.max_bytes} (limits.max_file_bytes)"
-                )
-                return BatchResult(False, [_not_applied(o) for o in outcomes], error=reason)
+        names = sorted(batch.dirty)
+        if len(names) > 1:  # a single file is checked by `store.write` before it writes
+            try:
+                for name in names:
+                    store.check_size(store.serialize(batch.resources[name]), name)
+            except FileTooLarge as exc:
+                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
         batch_id = new_batch_id()
         written: list[str] = []
-        for name in sorted(batch.dirty):
+        for name in names:
             meta: dict[str, Any] = {"batch": batch_id, "file": name, "changes": batch.changes[name]}
             if source:
                 meta["source"] = source
-            store.write(batch.resources[name], op=op, meta=meta)
+            try:
+                store.write(batch.resources[name], op=op, meta=meta)
+            except FileTooLarge as exc:
+                if written:
+                    raise
+                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
             written.append(name)
         return BatchResult(True, outcomes, batch_id, written)
 

@@ -54,6 +54,10 @@ def _dotted(loc: Sequence[str | int]) -> str:
     return out
 
 
+class FileTooLarge(InvalidInput):
+    """A write would take a resource past `limits.max_file_bytes`."""
+
+
 def parse_resource(name: str, text: str, shown_path: str) -> Resource:
     """Validate the text of `name`; raise `CorruptFile` naming the line at fault."""
 
@@ -232,15 +236,18 @@ class ProfileStore:
     def serialize(self, resource: Resource) -> str:
         return render_resource(resource)
 
+    def check_size(self, text: str, name: str) -> None:
+        if len(text) > self.max_bytes // 4 and len(text.encode("utf-8")) > self.max_bytes:
+            raise FileTooLarge(
+                f"{name} would grow past {self.max_bytes} bytes (limits.max_file_bytes)"
+            )
+
     def write(self, resource: Resource, *, op: str, meta: dict[str, Any]) -> WriteRecord:
         """Bump version and `last_updated`, check the size limit, write atomically."""
         resource.metadata.version += 1
         resource.metadata.last_updated = now_iso()
         text = self.serialize(resource)
-        if len(text) > self.max_bytes // 4 and len(text.encode("utf-8")) > self.max_bytes:
-            raise InvalidInput(
-                f"{resource.name} would grow past {self.max_bytes} bytes (limits.max_file_bytes)"
-            )
+        self.check_size(text, resource.name)
         return self.storage.write_text(
             self.path_of(resource.name), text, actor=ACTOR, op=op, meta=meta
         )
