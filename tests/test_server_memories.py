@@ -118,7 +118,8 @@ def test_memory_input_is_validated_and_nothing_is_written(s: Setup) -> None:
     )
     assert_problem(malformed, 400)
     assert_problem(s.alice.post("/v1/memories", json={"text": "x" * 100_000}), 413)
-    assert_problem(s.alice.get("/v1/memories/not-an-id"), 422)
+    assert_problem(s.alice.get("/v1/memories/not-an-id"), 404)
+    assert_problem(s.alice.delete("/v1/memories/search"), 405)
     assert_problem(s.alice.get("/v1/memories/chunk-20260101-000000000000"), 404)
     assert_problem(s.alice.get("/v1/memories/search", params={"q": ""}), 422)
     assert_problem(s.alice.get("/v1/memories/search", params={"q": "x", "k": 0}), 422)
@@ -181,8 +182,8 @@ def test_vault_rejects_bad_input_without_writing(s: Setup) -> None:
         r = s.alice.put("/v1/vault/notes/a.md", json=body)
         assert r.status_code in (400, 422), r.text
     assert_problem(s.alice.put("/v1/vault/notes/a.md", json={"content": "x" * 70_000}), 413)
-    assert_problem(s.alice.post("/v1/vault/actions", json={}), 422)
-    assert_problem(s.alice.post("/v1/vault/actions", json={"actions": [], "text": "x"}), 422)
+    assert_problem(s.alice.post("/v1/vault/actions", json={}), 400)
+    assert_problem(s.alice.post("/v1/vault/actions", json={"actions": [], "text": "x"}), 400)
     bad = s.alice.post("/v1/vault/actions", json={"actions": [{"action": "format_disk"}]})
     assert_problem(bad, 400)
     assert s.alice.get("/v1/vault/notes/a.md").json()["content"] == "original"

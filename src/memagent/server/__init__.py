@@ -5,6 +5,18 @@ manages its API keys.
 """
 
 from memagent.server._keys import ApiKey, KeyStore
-from memagent.server.app import ServerSettings, create_app, default_server_root
+from memagent.server.app import (
+    ServerSettings,
+    create_app,
+    default_server_root,
+    openapi_document,
+)
 
-__all__ = ["ApiKey", "KeyStore", "ServerSettings", "create_app", "default_server_root"]
+__all__ = [
+    "ApiKey",
+    "KeyStore",
+    "ServerSettings",
+    "create_app",
+    "default_server_root",
+    "openapi_document",
+]

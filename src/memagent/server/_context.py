@@ -80,15 +80,21 @@ class ServerRoot:
                 self._memories[user] = memory
             return memory
 
+    def use_llm(self, llm: LLM) -> None:
+        """Make `llm` the model of every user's profile learning."""
+        with self._guard:
+            self._llm = llm
+
     def llm(self, home: MemoryHome) -> LLM:
         """The server's LLM (`--model`, loaded once), else the home's configured one."""
         from memagent.llm import load_llm
 
-        if self.llm_spec is None:
-            return load_llm(home.config.llm.model, home.config.llm)
         with self._guard:
-            if self._llm is None:
-                self._llm = load_llm(self.llm_spec, home.config.llm)
+            if self._llm is not None:
+                return self._llm
+            if self.llm_spec is None:
+                return load_llm(home.config.llm.model, home.config.llm)
+            self._llm = load_llm(self.llm_spec, home.config.llm)
             return self._llm
 
     def close(self) -> None:

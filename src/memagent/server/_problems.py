@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match
 
 from memagent.core import (
     Conflict,
@@ -115,6 +116,20 @@ def status_of(exc: MemagentError) -> tuple[int, str]:
     return 500, "error"
 
 
+_RULE_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's own 405 names
+    only the first matching route's methods)."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "\x00"})
+        if match != Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return sorted(methods)
+
+
 def install_problem_handlers(app: FastAPI) -> None:
     """Make every error path of `app` answer `application/problem+json`."""
 
@@ -131,11 +146,14 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     async def on_http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
+        headers = dict(exc.headers) if exc.headers else {}
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
         return problem_response(
             exc.status_code,
             str(exc.detail) if exc.detail else None,
             instance=request.url.path,
-            headers=dict(exc.headers) if exc.headers else None,
+            headers=headers or None,
         )
 
     async def on_validation(request: Request, exc: Exception) -> Response:
@@ -152,6 +170,16 @@ def install_problem_handlers(app: FastAPI) -> None:
         detail = (
             f"{'.'.join(first['loc'])}: {first['msg']}" if first else "the request is not valid"
         )
+        if errors and all(e["type"] in _RULE_ERRORS for e in errors):
+            # A custom validator's rule (one the JSON Schema cannot state): the
+            # request matched the documented schema, so this is a 400, not a 422.
+            return problem_response(
+                400,
+                detail,
+                instance=request.url.path,
+                slug="invalid-input",
+                extra={"errors": errors},
+            )
         if any(e["type"] == "json_invalid" for e in errors):
             return problem_response(
                 400,

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import types
+import typing
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import resolve_home
+from memagent.llm import LLM
 from memagent.server._context import ServerRoot
 from memagent.server._limits import BodyLimitMiddleware, TimeoutMiddleware
 from memagent.server._problems import (
     PROBLEM_TYPE,
     Problem,
+    ProblemError,
     install_problem_handlers,
     problem_responses,
 )
@@ -64,8 +68,18 @@ def default_server_root(
 _COMMON_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504)
 
 
-def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = None) -> FastAPI:
-    """The HTTP API over the server root `root` (`keys.json`, `users/<user>/`)."""
+def create_app(
+    root: str | os.PathLike[str],
+    settings: ServerSettings | None = None,
+    *,
+    llm: LLM | None = None,
+) -> FastAPI:
+    """The HTTP API over the server root `root` (`keys.json`, `users/<user>/`).
+
+    `llm`, when given, is the model every user's profile learning uses (an
+    embedding program's own backend, or a scripted one in tests); otherwise
+    `settings.llm`, else each user's configured model.
+    """
     from memagent import __version__
     from memagent.server.routes import ROUTERS
 
@@ -78,6 +92,8 @@ def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = N
         llm_spec=settings.llm,
     )
     server.root.mkdir(parents=True, exist_ok=True)
+    if llm is not None:
+        server.use_llm(llm)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -96,6 +112,7 @@ def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = N
             "A key sees only its own user's memory. Errors are RFC 9457 problem documents."
         ),
         responses=problem_responses(*_COMMON_ERRORS),
+        dependencies=[Depends(reject_repeated_query_params)],
     )
     app.state.server = server
     app.state.settings = settings
@@ -125,6 +142,32 @@ def create_app(root: str | os.PathLike[str], settings: ServerSettings | None = N
     return app
 
 
+def reject_repeated_query_params(request: Request) -> None:
+    """`?k=1&k=2` for a parameter that takes one value is an error, not "the last one wins"."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None:
+        return
+    for field in _query_fields(dependant):
+        if len(request.query_params.getlist(field.alias)) > 1 and not _is_sequence(field):
+            raise ProblemError(422, f"query.{field.alias}: give it once", slug="validation")
+
+
+def _query_fields(dependant: Any) -> list[Any]:
+    fields = list(dependant.query_params)
+    for sub in dependant.dependencies:
+        fields.extend(_query_fields(sub))
+    return fields
+
+
+def _is_sequence(field: Any) -> bool:
+    annotation = field.field_info.annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(typing.get_origin(a) in (list, tuple, set) for a in typing.get_args(annotation))
+    return origin in (list, tuple, set)
+
+
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's document plus the `Problem` schema that the error responses name."""
     doc = get_openapi(
@@ -147,3 +190,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
     return doc
+
+
+def openapi_document(root: Path) -> dict[str, Any]:
+    """The OpenAPI document of the app (what `/openapi.json` serves)."""
+    return create_app(root, ServerSettings(mcp=False)).openapi()

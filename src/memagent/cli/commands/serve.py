@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,6 +28,17 @@ def serve(
         float, typer.Option("--timeout", min=0.001, help="Seconds before a request gets 504.")
     ] = 30.0,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Do not mount MCP at /mcp.")] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="LLM for profile learning: embedded, openai:NAME, scripted:PATH.json "
+            "(default: llm.model of each user's config.toml).",
+        ),
+    ] = None,
+    keyword_only: Annotated[
+        bool, typer.Option("--keyword-only", help="Search without embeddings.")
+    ] = False,
 ) -> None:
     """Serve every user's memory over HTTP. Users live in <root>/users/<user>/;
     keys come from `memagent keys create --user U`."""
@@ -40,6 +53,8 @@ def serve(
         rate_burst=burst,
         request_timeout_s=timeout,
         mcp=not no_mcp,
+        llm=model,
+        embeddings=False if keyword_only else None,
     )
     app = create_app(server_root, settings)
     err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
@@ -51,5 +66,28 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
 
+def openapi(
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write here (e.g. docs/openapi.json); default stdout."),
+    ] = None,
+) -> None:
+    """Print (or write) the HTTP API's OpenAPI document, as served at /openapi.json."""
+    import json
+    import tempfile
+
+    from memagent.server import openapi_document
+
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = openapi_document(Path(tmp))
+    text = json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {out}", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command()(serve)
+    app.command()(openapi)

@@ -31,7 +31,7 @@ class KeyInfo(BaseModel):
 
 
 class KeyCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     user: str | None = Field(default=None, pattern=USER_RE.pattern)
     admin: bool = False

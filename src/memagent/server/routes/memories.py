@@ -6,11 +6,27 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, status
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.convertors import Convertor, register_url_convertor
 
 from memagent.api import RecallHit
 from memagent.server._context import CallerDep
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
+
+
+class _ChunkIdConvertor(Convertor[str]):
+    """Only chunk ids match `{memory_id}`, so `/v1/memories/search` never does."""
+
+    regex = r"chunk-\d{8}-[0-9a-f]{12}"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("chunk_id", _ChunkIdConvertor())
 
 MemoryId = Annotated[
     str,
@@ -20,7 +36,7 @@ Tag = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class RememberRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str = Field(min_length=1, description="What to remember; long text is split.")
     tags: list[Tag] = Field(default_factory=list, max_length=32)
@@ -127,12 +143,12 @@ def list_memories(
     return MemoryList(memories=[MemoryListItem.model_validate(r) for r in rows])
 
 
-@router.get("/{memory_id}", response_model=MemoryOut, summary="Get one memory")
+@router.get("/{memory_id:chunk_id}", response_model=MemoryOut, summary="Get one memory")
 def get_memory(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
     return MemoryOut.of(caller.memory.get(memory_id))
 
 
-@router.delete("/{memory_id}", response_model=Forgotten, summary="Forget a memory")
+@router.delete("/{memory_id:chunk_id}", response_model=Forgotten, summary="Forget a memory")
 def forget(
     memory_id: MemoryId,
     caller: CallerDep,
@@ -143,7 +159,9 @@ def forget(
 
 
 @router.post(
-    "/{memory_id}/restore", response_model=MemoryOut, summary="Restore a soft-deleted memory"
+    "/{memory_id:chunk_id}/restore",
+    response_model=MemoryOut,
+    summary="Restore a soft-deleted memory",
 )
 def restore(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
     return MemoryOut.of(caller.memory.restore(memory_id))

@@ -33,7 +33,7 @@ class Note(BaseModel):
 
 
 class NoteWrite(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     content: str = Field(description="The note's whole new content (markdown).")
 
@@ -54,7 +54,7 @@ class ActionsRequest(BaseModel):
     """Either `actions` (a JSON array of action objects) or `text` holding
     `<actions>[…]</actions>` (an LLM's raw reply)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     actions: list[dict[str, Any]] | None = Field(default=None, max_length=100)
     text: str | None = None

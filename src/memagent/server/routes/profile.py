@@ -30,7 +30,7 @@ class Profile(BaseModel):
 
 
 class ApplyRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     operations: list[Operation] = Field(max_length=MAX_BATCH_OPERATIONS)
     dry_run: bool = Field(default=False, description="Check only; write nothing.")
@@ -56,7 +56,7 @@ class Applied(BaseModel):
 
 
 class LearnRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     text: str = Field(min_length=1, max_length=20_000, description="What the user said.")
 
