@@ -240,7 +240,10 @@ def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[
             return obj._sandbox_cls
         if isinstance(obj, Internal):
             raise SecurityError("type() of sandbox internals is not available")
-        return type(obj)
+        result = type(obj)
+        if issubclass(result, type):
+            raise SecurityError("the type of a class (its metaclass) is not available")
+        return result
 
     def _isinstance(obj: Any, classinfo: Any) -> bool:
         if isinstance(classinfo, tuple):
@@ -386,6 +389,15 @@ def risky_method(it: Interpreter, obj: Any, name: str) -> Any:
             return None
         method = getattr(obj, name)
         return Checked(name, method, lambda a, k: check(it, obj, a, k))
+    if name == "to_bytes" and isinstance(obj, int):
+
+        def to_bytes(*args: Any, **kwargs: Any) -> Any:
+            length = _arg0(args, kwargs, "length", 1)
+            if isinstance(length, int):
+                it.need_len(length)
+            return obj.to_bytes(*args, **kwargs)
+
+        return Checked("to_bytes", to_bytes, None)
     if name in ("extend", "update", "extendleft") and (
         isinstance(obj, (list, dict, set, bytearray)) or type(obj).__name__ == "deque"
     ):
@@ -404,6 +416,10 @@ def risky_method(it: Interpreter, obj: Any, name: str) -> Any:
 
         return Checked(name, run, None)
     return pattern_method(it, obj, name)
+
+
+def _arg0(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, default: Any) -> Any:
+    return args[0] if args else kwargs.get(name, default)
 
 
 def _width_arg(it: Interpreter, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -178,6 +178,7 @@ _RISKY_NAMES = frozenset(
         "extendleft",
         "format",
         "format_map",
+        "to_bytes",
         *(
             "match",
             "search",
@@ -844,6 +845,8 @@ class Interpreter:
         return CMPOPS[op](a, b)
 
     def contains(self, container: Any, item: Any) -> bool:
+        if isinstance(item, SandboxInstance) and isinstance(container, (list, tuple)):
+            return any(x is item or self.truth(self.compare(ast.Eq, x, item)) for x in container)
         if isinstance(container, (list, tuple, str, bytes, bytearray, dict, set, frozenset)):
             return item in container
         if isinstance(container, range) and type(item) is int:
@@ -886,7 +889,7 @@ class Interpreter:
                 raise TypeError(f"'{func._cls._name}' object is not callable")
             return self.call(m, args, kwargs)
         if t is type:
-            if func is type:
+            if func is type or issubclass(func, type):
                 raise SecurityError("creating types is not allowed")
             special = self.type_calls.get(func)
             if special is not None:

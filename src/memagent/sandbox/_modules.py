@@ -17,6 +17,7 @@ import heapq
 import itertools
 import json
 import math
+import re
 import statistics
 import string
 import textwrap
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from memagent.sandbox._objects import Checked, ModuleProxy
-from memagent.sandbox.limits import LimitExceeded
+from memagent.sandbox.limits import LimitExceeded, SecurityError
 
 if TYPE_CHECKING:
     from memagent.sandbox._interp import Interpreter
@@ -113,6 +114,8 @@ def _sub_check(it: Interpreter, pattern: Any, repl: Any, text: Any, flags: int =
 
 
 def pattern_method(it: Interpreter, obj: Any, name: str) -> Any:
+    if isinstance(obj, re.Pattern) and name in _REGEX_METHODS:
+        raise SecurityError("patterns of the host's re engine cannot run here; use the re module")
     if isinstance(obj, regex.Pattern) and name in _REGEX_METHODS:
         method = getattr(obj, name)
         run = _with_timeout(it, method, f"re.{name}")
