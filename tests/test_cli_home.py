@@ -21,7 +21,10 @@ def test_init_then_log_json(tmp_path: Path) -> None:
     assert "vault/user.md" in res.output
     res = runner.invoke(app, ["log", "--home", str(home), "--json"])
     lines = [json.loads(x) for x in res.stdout.splitlines()]
-    assert {"path": "vault/user.md", "op": "create", "actor": "init"}.items() <= lines[-2].items()
+    user_md = [x for x in lines if x["path"] == "vault/user.md"]
+    assert len(user_md) == 1
+    assert user_md[0]["op"] == "create" and user_md[0]["actor"] == "init"
+    assert user_md[0]["before"] is None and user_md[0]["after"].startswith("sha256:")
 
 
 def test_log_without_home_is_clean_error(tmp_path: Path) -> None:
