@@ -16,4 +16,7 @@ def init_home(home: MemoryHome) -> list[str]:
     from memagent.memory.profile import init_profile
 
     created += init_profile(home)
+    from memagent.agent.personas import init_personas
+
+    created += init_personas(home)
     return created

@@ -58,6 +58,22 @@ class StoreConfig(_Section):
     url: str | None = None
 
 
+class AgentConfig(_Section):
+    """Defaults of `memagent chat` / `memagent ask` (flags override them)."""
+
+    persona: str = "BASE"
+    """The active persona: a file `personalities/NAME.md` (`memagent persona use`)."""
+    mode: Literal["json", "python"] = "json"
+    max_steps: int = Field(default=6, ge=1, le=50)
+    planning_interval: int | None = Field(default=None, ge=1)
+    context_tokens: int = Field(default=1200, ge=100)
+    """Budget of the memory put in context before each user turn."""
+    history_turns: int = Field(default=6, ge=0)
+    recall_k: int = Field(default=5, ge=0, le=50)
+    learn_profile: bool = True
+    """Run the profile pipeline on each user message (in the background)."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -66,6 +82,7 @@ class Config(BaseModel):
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     search: SearchConfig = SearchConfig()
     store: StoreConfig = StoreConfig()
+    agent: AgentConfig = AgentConfig()
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.model_dump(exclude_none=True))

@@ -1,0 +1,341 @@
+"""The agent's view of one memory home: context before a turn, storing after it,
+the default memory tools, and all-or-nothing batches.
+
+- `context(message)`: `user.md` always (when it holds more than the starter
+  text), then hybrid recall over chunks, notes and profile facts, within a token
+  budget. Without a chunk store (or its index) the profile facts are listed
+  instead. Nothing here calls an LLM.
+- `store_exchange(...)`: one chunk per exchange, with the user's words and the
+  reply in `source`, so later turns can show what the user said.
+- `JournaledVault`: a `Vault` that remembers what each file held before its
+  first write in a batch, so a failed batch is rolled back (`rollback`) and
+  never left half-applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memagent.agent.tools import Tool
+from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
+from memagent.core.home import STARTER_USER_MD
+from memagent.memory.vault import Vault
+
+if TYPE_CHECKING:
+    from memagent.memory.chunks import ChunkStore
+
+EXCHANGE_KIND = "agent_exchange"
+QUESTION_TAG = "question"
+MAX_MESSAGE_CHARS = 20_000
+
+
+def count_tokens(text: str) -> int:
+    """A cheap token estimate (about four characters a token) for budgets."""
+    return len(text) // 4 + 1
+
+
+def is_question(text: str) -> bool:
+    return text.rstrip().endswith("?")
+
+
+class JournaledVault(Vault):
+    """A vault whose writes can be undone as one batch (see `rollback`)."""
+
+    def __init__(self, home: MemoryHome, *, actor: str = "agent") -> None:
+        super().__init__(home, actor=actor)
+        self.journal: dict[str, bytes | None] = {}
+        self.made_dirs: list[str] = []
+
+    def begin(self) -> None:
+        self.journal = {}
+        self.made_dirs = []
+
+    def _save(self, path: object) -> None:
+        try:
+            loc = self.locate(path)
+        except MemagentError:
+            return  # the write itself will fail with the same error
+        if not loc.rel or loc.rel in self.journal:
+            return
+        self.journal[loc.rel] = loc.path.read_bytes() if loc.kind == "file" else None
+
+    def create(self, path: str, content: str) -> dict[str, Any]:
+        self._save(path)
+        return super().create(path, content)
+
+    def update(self, path: str, old_content: str, new_content: str) -> dict[str, Any]:
+        self._save(path)
+        return super().update(path, old_content, new_content)
+
+    def append(self, path: str, content: str) -> dict[str, Any]:
+        self._save(path)
+        return super().append(path, content)
+
+    def delete(self, path: str) -> dict[str, Any]:
+        self._save(path)
+        return super().delete(path)
+
+    def mkdir(self, path: str) -> dict[str, Any]:
+        out = super().mkdir(path)
+        if out.get("created"):
+            self.made_dirs.append(out["path"].rstrip("/"))
+        return out
+
+    def rollback(self) -> list[str]:
+        """Put every file written since `begin` back as it was; returns their paths."""
+        restored: list[str] = []
+        storage = self.storage
+        with storage.lock():
+            for rel, before in reversed(list(self.journal.items())):
+                target = self.dir / rel
+                now = target.read_bytes() if target.is_file() else None
+                if now == before:
+                    continue
+                if before is None:
+                    storage.delete(target, actor=self.actor, op="rollback")
+                else:
+                    storage.write_bytes(target, before, actor=self.actor, op="rollback")
+                restored.append(rel)
+            for rel in reversed(self.made_dirs):
+                with contextlib.suppress(OSError):
+                    storage.rmdir(self.dir / rel, actor=self.actor, op="rollback")
+        self.begin()
+        return restored
+
+
+@dataclass
+class MemoryContext:
+    """What was put in context for one turn."""
+
+    text: str
+    tokens: int
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+
+class AgentMemory:
+    """Memory access for one agent (thread-safe: the background writer shares it)."""
+
+    def __init__(
+        self, home: MemoryHome, *, embeddings: bool | None = None, actor: str = "agent"
+    ) -> None:
+        self.home = home.require()
+        self.actor = actor
+        self.vault = JournaledVault(home, actor=actor)
+        self._embeddings = embeddings
+        self._chunks: ChunkStore | None = None
+        self._chunks_error: str | None = None
+        self._lock = threading.RLock()
+        self.undo_log: list[tuple[str, str]] = []
+
+    # -- stores ---------------------------------------------------------------------
+    @property
+    def chunks(self) -> ChunkStore | None:
+        """The chunk store, or None when it cannot be opened (reason in `chunks_error`)."""
+        with self._lock:
+            if self._chunks is None and self._chunks_error is None:
+                try:
+                    from memagent.memory.chunks import ChunkStore
+
+                    self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
+                except (ImportError, MemagentError, OSError) as exc:
+                    self._chunks_error = f"{type(exc).__name__}: {exc}"
+            return self._chunks
+
+    @property
+    def chunks_error(self) -> str | None:
+        return self._chunks_error
+
+    def close(self) -> None:
+        with self._lock:
+            if self._chunks is not None:
+                self._chunks.close()
+                self._chunks = None
+
+    # -- reading ----------------------------------------------------------------------
+    def user_md(self) -> str:
+        try:
+            text = self.vault.read("user.md")
+        except MemagentError:
+            return ""
+        return "" if text.strip() == STARTER_USER_MD.strip() else text.strip()
+
+    def profile_lines(self) -> list[str]:
+        try:
+            from memagent.memory.profile import ProfileStore
+
+            store = ProfileStore(self.home)
+            resources = store.load_all()
+            today = store.today()
+        except (ImportError, MemagentError, OSError):
+            return []
+        lines = []
+        for name, res in resources.items():
+            label = name.removeprefix("resource_").removesuffix(".json").replace("_", " ")
+            for path, items in res.iter_lists():
+                for item in items:
+                    if not item.expired(today):
+                        lines.append(f"{label} / {path}: {item.display}")
+        return lines
+
+    def recall(self, query: str, k: int = 5) -> list[dict[str, Any]]:
+        """Hybrid search over chunks, notes and profile facts."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("recall needs a non-empty query")
+        if len(query) > 4000:
+            raise InvalidInput("query is longer than 4000 characters")
+        store = self.chunks
+        if store is None:
+            raise NotFound(f"memory search is unavailable: {self._chunks_error}")
+        with self._lock:
+            hits = store.recall(query, k=k)
+        return [_hit_json(h.to_json()) for h in hits]
+
+    def read_chunk(self, memory_id: str) -> str:
+        store = self.chunks
+        if store is None:
+            raise NotFound(f"memory search is unavailable: {self._chunks_error}")
+        with self._lock:
+            return store.get(memory_id).content
+
+    def context(self, message: str, *, budget_tokens: int, k: int) -> MemoryContext:
+        """Memory for the model before it answers `message` (see the module doc)."""
+        lines: list[str] = []
+        sources: list[dict[str, Any]] = []
+        used = 0
+
+        def add(line: str, source: dict[str, Any]) -> bool:
+            nonlocal used
+            cost = count_tokens(line)
+            if used + cost > budget_tokens:
+                return False
+            lines.append(line)
+            sources.append(source)
+            used += cost
+            return True
+
+        user = self.user_md()
+        if user:
+            head = user if count_tokens(user) <= budget_tokens // 2 else user[: budget_tokens * 2]
+            add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
+        hits: list[dict[str, Any]] = []
+        if k > 0 and self.chunks is not None:
+            try:
+                hits = self.recall(message, k=min(k * 3, 50))
+            except MemagentError:
+                hits = []
+        elif k > 0:
+            for fact in self.profile_lines():
+                if not add(f"- Profile: {fact}", {"kind": "fact"}):
+                    break
+        hits = [h for h in hits if h["id"] not in ("note:vault/user.md", "user.md")]
+        hits = [h for h in hits if h.get("user") != message.strip()]
+        hits.sort(key=lambda h: (QUESTION_TAG in h.get("tags", []), -h["score"]))
+        for hit in hits[:k]:
+            if not add(_context_line(hit), {"kind": hit["kind"], "id": hit["id"]}):
+                break
+        return MemoryContext("\n".join(lines), used, sources)
+
+    # -- writing ----------------------------------------------------------------------
+    def store_exchange(
+        self, conversation_id: str, user: str, reply: str, *, turn: int
+    ) -> list[str]:
+        """Store one exchange as a chunk; returns the new chunk ids ([] when no store)."""
+        store = self.chunks
+        if store is None or not user.strip():
+            return []
+        tags = ["conversation"] + ([QUESTION_TAG] if is_question(user) else [])
+        content = f"User: {user.strip()}\nAssistant: {reply.strip()}"
+        source = {
+            "kind": EXCHANGE_KIND,
+            "user": user.strip()[:4000],
+            "reply": reply.strip()[:4000],
+            "turn": turn,
+        }
+        with self._lock:
+            chunk = store.create(
+                content[: self.home.config.limits.max_file_bytes // 4],
+                tags=tags,
+                conversation_id=conversation_id[:200],
+                agent_id="memagent",
+                source=source,
+            )
+        return [chunk.id]
+
+    def remember(self, text: str, tags: list[str] | None = None) -> list[str]:
+        """Store a memory (split into chunks when long); returns the chunk ids."""
+        store = self.chunks
+        if store is None:
+            raise NotFound(f"episodic memory is unavailable: {self._chunks_error}")
+        with self._lock:
+            chunks = store.remember(text, tags=list(tags or []))
+        return [c.id for c in chunks]
+
+    def forget(self, memory_id: str) -> dict[str, Any]:
+        """Soft-delete a memory by id (it can be restored)."""
+        store = self.chunks
+        if store is None:
+            raise NotFound(f"episodic memory is unavailable: {self._chunks_error}")
+        with self._lock:
+            chunk = store.soft_delete(memory_id)
+        return {"id": chunk.id, "deleted": True}
+
+    def undo_tool(self, name: str, value: Any) -> None:
+        """Undo a memory tool's effect (a rolled-back batch)."""
+        store = self.chunks
+        if store is None:
+            return
+        with self._lock:
+            if name == "remember":
+                for cid in value:
+                    with contextlib.suppress(MemagentError):
+                        store.hard_delete(cid)
+            elif name == "forget":
+                with contextlib.suppress(MemagentError):
+                    store.restore(value["id"])
+
+    def tools(self) -> list[Tool]:
+        """The default memory tools (besides the vault actions)."""
+
+        def recall(query: str, k: int = 5) -> list[dict[str, Any]]:
+            """Search all memory (past conversations, notes, profile facts) for a query."""
+            return self.recall(query, k=max(1, min(k, 20)))
+
+        def remember(text: str, tags: list[str] | None = None) -> list[str]:
+            """Store a memory for later; returns its ids."""
+            return self.remember(text, tags)
+
+        def forget(memory_id: str) -> dict[str, Any]:
+            """Delete a memory by its id (from recall results)."""
+            return self.forget(memory_id)
+
+        return [Tool.of(f, default=True) for f in (recall, remember, forget)]
+
+
+def _hit_json(data: dict[str, Any]) -> dict[str, Any]:
+    src = data.get("source") or {}
+    out = {
+        "id": data["id"],
+        "kind": data["kind"],
+        "content": data["content"],
+        "score": data["score"],
+        "tags": list(data.get("tags") or []),
+        "created_at": data.get("created_at"),
+        "path": data.get("path"),
+    }
+    if isinstance(src, dict) and src.get("kind") == EXCHANGE_KIND:
+        out["user"] = src.get("user")
+    return out
+
+
+def _context_line(hit: dict[str, Any]) -> str:
+    content = " ".join(str(hit["content"]).split())
+    if hit.get("user"):
+        return f"- User said: {' '.join(str(hit['user']).split())[:400]}"
+    if hit["kind"] == "note":
+        return f"- Note ({hit.get('path') or hit['id']}): {content[:400]}"
+    if hit["kind"] == "fact":
+        return f"- Profile: {content[:300]}"
+    return f"- Memory: {content[:400]}"

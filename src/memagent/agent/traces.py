@@ -1,0 +1,86 @@
+"""Every step of every turn is traced to `state/traces/<time>-<conversation>.json`
+(one file per turn, through `Storage`); `memagent trace last` shows the newest.
+
+A trace holds what the model saw of memory (ids and token count), each step's
+raw response, parsed parts, result or error, tokens and time, and the reply.
+Large fields are cut so a trace stays under `limits.max_file_bytes`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memagent.core import CorruptFile, MemoryHome, NotFound
+
+ACTOR = "agent"
+_MAX_FIELD = 8000
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _MAX_FIELD:
+        return value[:_MAX_FIELD] + f"… [{len(value) - _MAX_FIELD} more characters]"
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v) for v in value[:200]]
+    return value
+
+
+@dataclass
+class Trace:
+    conversation: str
+    turn: int
+    model: str
+    mode: str
+    message: str
+    started: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    memory: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    reply: str = ""
+    ok: bool = False
+    seconds: float = 0.0
+    background: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return _cut(dict(self.__dict__))
+
+
+class Traces:
+    def __init__(self, home: MemoryHome) -> None:
+        self.home = home
+        self.dir = home.layout.state / "traces"
+
+    def save(self, trace: Trace) -> Path:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        path = self.dir / f"{stamp}-{trace.conversation}-{trace.turn:04d}.json"
+        doc = trace.to_json()
+        data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+        limit = self.home.config.limits.max_file_bytes
+        if len(data) > limit:
+            doc["steps"] = [{"note": f"{len(trace.steps)} steps cut: trace over {limit} bytes"}]
+            data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+        self.home.storage.write_bytes(path, data, actor=ACTOR, op="trace")
+        return path
+
+    def paths(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return sorted(self.dir.glob("*.json"))
+
+    def last(self) -> dict[str, Any]:
+        paths = self.paths()
+        if not paths:
+            raise NotFound("no traces yet: run `memagent chat` or `memagent ask` first")
+        path = paths[-1]
+        try:
+            doc = json.loads(path.read_bytes())
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CorruptFile(f"state/traces/{path.name}", f"not valid JSON: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise CorruptFile(f"state/traces/{path.name}", "a trace is a JSON object")
+        doc["file"] = f"state/traces/{path.name}"
+        return doc

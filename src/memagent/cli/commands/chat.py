@@ -1,0 +1,239 @@
+"""`memagent chat` (interactive, streaming; or one message a line from piped
+stdin) and `memagent ask QUESTION` (prints only the answer)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+
+if TYPE_CHECKING:
+    from memagent.agent import Agent
+    from memagent.core import MemoryHome
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="embedded | openai:NAME | scripted:PATH.json (default: config llm.model).",
+        show_default=False,
+    ),
+]
+ModeOption = Annotated[
+    str | None,
+    typer.Option("--mode", help="json | python (default: config agent.mode).", show_default=False),
+]
+PersonaOption = Annotated[
+    str | None,
+    typer.Option(
+        "--persona", help="Persona for this session (default: the active one).", show_default=False
+    ),
+]
+MaxStepsOption = Annotated[
+    int | None,
+    typer.Option("--max-steps", min=1, max=50, help="Model steps per turn.", show_default=False),
+]
+PlanningOption = Annotated[
+    int | None,
+    typer.Option("--planning-interval", min=1, help="Plan every N steps.", show_default=False),
+]
+LearnOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--learn/--no-learn",
+        help="Run the profile pipeline on each message (default: config agent.learn_profile).",
+        show_default=False,
+    ),
+]
+EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
+
+
+def _agent(
+    home: MemoryHome,
+    model: str | None,
+    mode: str | None,
+    persona: str | None,
+    max_steps: int | None,
+    planning_interval: int | None,
+    conversation: str | None = None,
+    learn: bool | None = None,
+) -> Agent:
+    from memagent.agent import Agent
+    from memagent.llm import load_llm
+
+    llm = load_llm(model or home.config.llm.model, home.config.llm)
+    return Agent(
+        home,
+        llm,
+        mode=mode,
+        persona=persona,
+        max_steps=max_steps,
+        planning_interval=planning_interval,
+        conversation=conversation,
+        learn_profile=learn,
+    )
+
+
+def _finish(agent: Agent, *, quiet: bool) -> None:
+    from memagent.agent import write_hud
+
+    if quiet:
+        agent.close()
+    else:
+        with err_console.status("saving memory…"):
+            agent.close()
+    for error in agent.background_errors:
+        err_console.print(f"[yellow]warning:[/] {error}", highlight=False)
+    write_hud(agent.home)
+
+
+def chat(
+    home: HomeOption = None,
+    model: ModelOption = None,
+    mode: ModeOption = None,
+    persona: PersonaOption = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the most recent conversation.")
+    ] = False,
+    conversation: Annotated[
+        str | None,
+        typer.Option("--conversation", help="Continue this conversation id.", show_default=False),
+    ] = None,
+    max_steps: MaxStepsOption = None,
+    planning_interval: PlanningOption = None,
+    learn: LearnOption = None,
+) -> None:
+    """Chat with your memory assistant (reads one message a line when stdin is piped)."""
+    from memagent.agent import Conversations
+    from memagent.core import NotFound
+
+    mh = open_home(home)
+    conv_id = conversation
+    if resume and conv_id is None:
+        latest = Conversations(mh).latest()
+        if latest is None:
+            raise NotFound("no conversation to resume yet: start one with `memagent chat`")
+        conv_id = latest.id
+    interactive = sys.stdin.isatty()
+    agent = _agent(mh, model, mode, persona, max_steps, planning_interval, conv_id, learn)
+    try:
+        if interactive:
+            _interactive(agent, resumed=conv_id is not None)
+        else:
+            for line in sys.stdin:
+                message = line.strip()
+                if not message:
+                    continue
+                if message in EXIT_WORDS:
+                    break
+                result = agent.turn(message)
+                sys.stdout.write(result.reply.replace("\n", " ") + "\n")
+                sys.stdout.flush()
+    finally:
+        _finish(agent, quiet=not interactive)
+
+
+def _interactive(agent: Agent, *, resumed: bool) -> None:
+    from memagent.core import MemagentError
+
+    console.print(
+        f"[bold]memagent[/] · model [cyan]{agent.llm.name}[/] · mode {agent.mode} · "
+        f"conversation {agent.conversation_id}" + (" (resumed)" if resumed else ""),
+        highlight=False,
+    )
+    if resumed:
+        for m in agent.conversation.messages[-6:]:
+            who = "you" if m.role == "user" else "assistant"
+            console.print(f"[dim]{who}: {m.content}[/]", highlight=False)
+    console.print("[dim]Type a message; /exit to leave.[/]")
+    if agent.llm.name == "embedded":
+        with err_console.status("loading the embedded model…"):
+            agent.llm.load()  # type: ignore[attr-defined]
+    while True:
+        try:
+            message = console.input("[bold green]you ›[/] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return
+        if not message:
+            continue
+        if message in EXIT_WORDS:
+            return
+        console.print("[bold cyan]assistant ›[/] ", end="")
+
+        def show(piece: str) -> None:
+            console.print(piece, end="", highlight=False, markup=False)
+
+        try:
+            result = agent.turn(message, on_text=show)
+        except MemagentError as exc:
+            console.print()
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            continue
+        except KeyboardInterrupt:
+            console.print("\n[dim](interrupted)[/]")
+            continue
+        console.print()
+        usage = result.usage
+        console.print(
+            f"[dim]{result.seconds:.1f}s · {result.steps} step(s) · "
+            f"{usage.prompt_tokens}+{usage.completion_tokens} tokens · "
+            f"{len(result.memory_sources)} memories in context[/]",
+            highlight=False,
+        )
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    home: HomeOption = None,
+    model: ModelOption = None,
+    mode: ModeOption = None,
+    persona: PersonaOption = None,
+    deep: Annotated[
+        bool,
+        typer.Option("--deep", help="Recursive retrieval: the model searches memory with code."),
+    ] = False,
+    max_steps: MaxStepsOption = None,
+    learn: LearnOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole result as JSON.")
+    ] = False,
+) -> None:
+    """Ask one question; prints only the answer on stdout."""
+    from memagent.agent.loop import check_message
+
+    mh = open_home(home)
+    question = check_message(question)
+    out: dict[str, Any]
+    if deep:
+        from memagent.agent import AgentMemory, deep_ask
+        from memagent.llm import load_llm
+
+        llm = load_llm(model or mh.config.llm.model, mh.config.llm)
+        memory = AgentMemory(mh)
+        try:
+            result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
+        finally:
+            memory.close()
+        out = result.to_json()
+        answer = result.answer
+    else:
+        agent = _agent(mh, model, mode, persona, max_steps, None, None, learn)
+        try:
+            turn = agent.turn(question)
+        finally:
+            _finish(agent, quiet=True)
+        out = turn.to_json()
+        answer = turn.reply
+    if as_json:
+        print_json(out)
+    else:
+        sys.stdout.write(answer + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)
+    app.command("ask")(ask)
