@@ -24,7 +24,7 @@ def test_init_then_log_json(tmp_path: Path) -> None:
     user_md = [x for x in lines if x["path"] == "vault/user.md"]
     assert len(user_md) == 1
     assert user_md[0]["op"] == "create" and user_md[0]["actor"] == "init"
-    assert user_md[0]["before"] is None and user_md[0]["after"].startswith("sha256:")
+    assert user_md[0].get("before") is None and user_md[0]["after"].startswith("sha256:")
 
 
 def test_log_without_home_is_clean_error(tmp_path: Path) -> None:
