@@ -129,3 +129,16 @@ def test_deeply_nested_source_is_an_error_not_a_crash() -> None:
 def test_invalid_limits_are_rejected(bad: dict[str, float]) -> None:
     with pytest.raises(ValidationError):
         Limits(**bad)  # type: ignore[arg-type]
+
+
+def test_cumulative_memory_budget() -> None:
+    err = run("keep = []\nfor i in range(1000):\n    keep.append([0] * 1_000_000)")
+    assert "memory budget" in err
+
+
+def test_print_of_many_big_strings_is_bounded() -> None:
+    r = Session(limits=Limits(max_output_chars=1000)).run(
+        "big = 'x' * 5_000_000\nprint(*[big] * 1000)\n'ok'"
+    )
+    assert r.error is None and r.result == "ok"
+    assert len(r.output) < 2000

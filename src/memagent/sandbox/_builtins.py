@@ -169,8 +169,18 @@ def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[
             raise TypeError("sep and end must be None or a string")
         if it.output_truncated:
             return
-        text = sep.join(it.to_str(a) for a in args) + end
         room = lim.max_output_chars - it.output_len
+        pieces: list[str] = []
+        size = 0
+        for i, a in enumerate(args):
+            piece = (sep if i else "") + it.to_str(a)
+            pieces.append(piece[: room + 1 - size])
+            size += len(pieces[-1])
+            if size > room:
+                break
+        else:
+            pieces.append(end[: room + 1 - size])
+        text = "".join(pieces)
         if len(text) > room:
             it.output.append(text[: max(room, 0)])
             it.output_len = lim.max_output_chars

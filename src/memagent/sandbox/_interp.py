@@ -197,6 +197,7 @@ _RISKY_NAMES = frozenset(
 )
 
 _BUILTIN_CALLABLE = type(len)
+_BIG = 65536
 _SIMPLE = frozenset({int, float, str, bool, bytes, type(None), list, tuple, dict, set, frozenset})
 # Built-in types whose public methods need no checks beyond `_RISKY_NAMES`.
 _FAST_TYPES = frozenset({list, dict, str, set, tuple, int, float, bytes, frozenset, bool})
@@ -248,6 +249,7 @@ class Interpreter:
         self.output_len = 0
         self.output_truncated = False
         self.ops = 0
+        self.allocated = 0
         self.deadline = 0.0
         self.depth = 0
         self.line = 0
@@ -318,6 +320,7 @@ class Interpreter:
         self.output_len = 0
         self.output_truncated = False
         self.handling = []
+        self.allocated = 0
         self._source = source
 
     def tick(self) -> None:
@@ -336,14 +339,34 @@ class Interpreter:
     def check_size(self, value: Any) -> Any:
         t = type(value)
         if t is int:
-            if value.bit_length() > self.limits.max_int_bits:
+            bits = value.bit_length()
+            if bits > self.limits.max_int_bits:
                 raise LimitExceeded(f"int of more than {self.limits.max_int_bits} bits")
+            if bits >= _BIG:
+                self.account(bits // 8)
         elif t is str or t is bytes or t is bytearray:
-            if len(value) > self.limits.max_str_len:
+            n = len(value)
+            if n > self.limits.max_str_len:
                 raise LimitExceeded(f"string of more than {self.limits.max_str_len} characters")
-        elif isinstance(value, _SIZED_COLL) and len(value) > self.limits.max_collection_len:
-            raise LimitExceeded(f"collection of more than {self.limits.max_collection_len} items")
+            if n >= _BIG:
+                self.account(n)
+        elif isinstance(value, _SIZED_COLL):
+            n = len(value)
+            if n > self.limits.max_collection_len:
+                raise LimitExceeded(
+                    f"collection of more than {self.limits.max_collection_len} items"
+                )
+            if n >= _BIG // 8:
+                self.account(n * 8)
         return value
+
+    def account(self, size: int) -> None:
+        """Charge a large allocation to the run's cumulative budget."""
+        self.allocated += size
+        if self.allocated > self.limits.max_total_alloc:
+            raise LimitExceeded(
+                f"memory budget of {self.limits.max_total_alloc} bytes for one run exhausted"
+            )
 
     def need_len(self, n: int, kind: str = "str") -> None:
         if kind == "str":

@@ -25,6 +25,10 @@ class Limits(BaseModel):
     """Items of any list/tuple/dict/set the run creates."""
     max_int_bits: int = Field(default=100_000, gt=0)
     """Bits of any int the run creates (about 30,000 decimal digits)."""
+    max_total_alloc: int = Field(default=1_000_000_000, gt=0)
+    """Cumulative size, in approximate bytes, of the large (64 KiB+) strings,
+    collections and ints one run may create; bounds memory use by loops that
+    keep building big objects, each within the size limits."""
     max_recursion: int = Field(default=200, gt=0)
     """Depth of calls to functions defined by the code."""
     max_output_chars: int = Field(default=100_000, gt=0)
