@@ -36,7 +36,7 @@ from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
 
 MODEL_DIR_ENV = "MEMAGENT_MODEL_DIR"
-TURN_STOP = "\nUser:"
+TURN_STOPS = ("\nUser:", "\nAssistant:")
 _LOCK_TIMEOUT_S = 600.0
 
 
@@ -293,10 +293,10 @@ class EmbeddedLLM:
     ) -> dict[str, Any]:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
         request: dict[str, Any] = {
-            "prompt": render_transcript(msgs),
+            "prompt": _valid_unicode(render_transcript(msgs)),
             "max_tokens": max_tokens,
             "temperature": temperature,
-            "stop": [TURN_STOP, *(stops or [])],
+            "stop": [*TURN_STOPS, *(stops or [])],
             "cache_prompt": True,
         }
         if response_schema is not None:
@@ -313,6 +313,11 @@ class EmbeddedLLM:
                 "or bound the schema (maxLength, maximum, maxItems)"
             )
         raise LLMError(f"the embedded model's reply does not fit the schema: {why}")
+
+
+def _valid_unicode(text: str) -> str:
+    """Lone surrogates (which llama.cpp's JSON layer refuses) become U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _compact(schema: dict[str, Any]) -> dict[str, Any]:
