@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -54,6 +55,12 @@ def error(status: int, message: str) -> Reply:
     return status, {"error": {"message": message, "type": "invalid_request_error"}}
 
 
+@dataclass
+class RawBody:
+    content_type: str
+    data: bytes
+
+
 class FakeServer:
     def __init__(self, responder: Responder) -> None:
         self.responder = responder
@@ -71,6 +78,13 @@ class FakeServer:
                 body["_auth"] = self.headers.get("Authorization")
                 fake.requests.append(body)
                 status, payload = fake.responder(body)
+                if isinstance(payload, RawBody):
+                    self.send_response(status)
+                    self.send_header("Content-Type", payload.content_type)
+                    self.send_header("Content-Length", str(len(payload.data)))
+                    self.end_headers()
+                    self.wfile.write(payload.data)
+                    return
                 if isinstance(payload, list):
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
@@ -292,10 +306,25 @@ def test_timeout_is_a_clear_error(serve: Any) -> None:
         client(server, timeout_s=0.2).chat(USER)
 
 
-def test_garbage_body_is_a_clear_error(serve: Any) -> None:
-    server = serve(lambda body: (200, {"unexpected": True}))
-    with pytest.raises(LLMError):
+@pytest.mark.parametrize(
+    "raw",
+    [
+        RawBody("text/plain", b"hello"),
+        RawBody("application/json", b"not json"),
+        RawBody("application/json", b"[1, 2]"),
+        RawBody("application/json", b'{"unexpected": true}'),
+        RawBody("application/json", b'{"choices": [{"message": null}]}'),
+        RawBody("application/json", b'{"choices": "x"}'),
+        RawBody("text/event-stream", b"data: garbage\n\n"),
+        RawBody("application/json", b"\xff\xfe\x00"),
+    ],
+)
+def test_malformed_server_bodies_are_clear_errors(serve: Any, raw: RawBody) -> None:
+    server = serve(lambda body: (200, raw))
+    with pytest.raises(LLMError, match=r"malformed|no choices|no stream events"):
         client(server).chat(USER)
+    with pytest.raises(LLMError, match=r"malformed|no stream events"):
+        list(client(server).stream(USER))
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,8 @@ from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
 
 _DETAIL_CHARS = 300
+# What a non-conforming server body turns into inside the client's parsed objects.
+_MALFORMED = (AttributeError, TypeError, ValueError, IndexError, KeyError)
 
 
 class OpenAICompatLLM:
@@ -111,8 +113,10 @@ class OpenAICompatLLM:
                 return
             raise
         text: list[str] = []
+        events = 0
         try:
             for chunk in pieces:
+                events += 1
                 if not chunk.choices:
                     continue
                 piece = chunk.choices[0].delta.content
@@ -121,8 +125,12 @@ class OpenAICompatLLM:
                     yield piece
         except openai.OpenAIError as exc:
             raise self._error(exc) from exc
+        except _MALFORMED as exc:
+            raise LLMError(f"{self.name} at {self.base_url} sent a malformed stream") from exc
         finally:
             pieces.close()
+        if not events:
+            raise LLMError(f"{self.name} at {self.base_url} sent no stream events")
         if response_schema is not None:
             self.supports_response_format = True
             _, why = validate_reply("".join(text), response_schema)
@@ -131,20 +139,24 @@ class OpenAICompatLLM:
 
     def _complete(self, msgs: list[Message], kwargs: dict[str, Any]) -> ChatResult:
         started = time.perf_counter()
-        resp = self._create(msgs, kwargs, stream=False)
-        elapsed = time.perf_counter() - started
-        if not resp.choices:
-            raise LLMError(f"{self.name} returned no choices")
-        text = resp.choices[0].message.content or ""
-        usage = Usage()
-        if resp.usage is not None:
-            usage = Usage(
-                prompt_tokens=resp.usage.prompt_tokens or 0,
-                completion_tokens=resp.usage.completion_tokens or 0,
-            )
-            if usage.completion_tokens and elapsed > 0:
-                usage.tokens_per_second = usage.completion_tokens / elapsed
-        return ChatResult(text=text, usage=usage, model=resp.model or self.model)
+        try:
+            resp = self._create(msgs, kwargs, stream=False)
+            elapsed = time.perf_counter() - started
+            if not resp.choices:
+                raise LLMError(f"{self.name} at {self.base_url} returned no choices")
+            text = resp.choices[0].message.content or ""
+            usage = Usage()
+            if resp.usage is not None:
+                usage = Usage(
+                    prompt_tokens=resp.usage.prompt_tokens or 0,
+                    completion_tokens=resp.usage.completion_tokens or 0,
+                )
+            model = str(resp.model or self.model)
+        except _MALFORMED as exc:
+            raise LLMError(f"{self.name} at {self.base_url} returned a malformed reply") from exc
+        if usage.completion_tokens and elapsed > 0:
+            usage.tokens_per_second = usage.completion_tokens / elapsed
+        return ChatResult(text=str(text), usage=usage, model=model)
 
     def _structured(
         self, msgs: list[Message], base: dict[str, Any], schema: dict[str, Any]
