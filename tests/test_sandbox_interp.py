@@ -191,6 +191,17 @@ CASES: list[tuple[str, str, Any]] = [
         "fs = [lambda x, i=i: x + i for i in range(3)]\n[f(10) for f in fs]",
         [10, 11, 12],
     ),
+    (
+        "namedtuple-api",
+        "import collections\nP = collections.namedtuple('P', 'x y')\np = P(1, 2)\n(p._asdict(), p._replace(x=5).x, P._fields)",
+        ({"x": 1, "y": 2}, 5, ("x", "y")),
+    ),
+    (
+        "chain-from-iterable",
+        "import itertools\nlist(itertools.chain.from_iterable([[1], [2, 3]]))",
+        [1, 2, 3],
+    ),
+    ("big-pow-within-limit", "x = 10 ** 29000\nlen(str(x // 10 ** 28990))", 11),
     ("bool-ops", "(0 or 'x', 1 and 2, not [], None or None)", ("x", 2, True, None)),
 ]
 

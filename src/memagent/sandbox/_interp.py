@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import math
 import operator
 import random
 import re
@@ -196,6 +197,7 @@ _RISKY_NAMES = frozenset(
     }
 )
 
+_NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _BUILTIN_CALLABLE = type(len)
 _BIG = 65536
 _SIMPLE = frozenset({int, float, str, bool, bytes, type(None), list, tuple, dict, set, frozenset})
@@ -556,6 +558,10 @@ class Interpreter:
             if name == "args":
                 return obj.args
             raise AttributeError(f"'{obj._sandbox_cls._name}' object has no attribute '{name}'")
+        if name in _NAMEDTUPLE_API and (
+            isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
+        ):
+            return getattr(obj, name)
         if name.startswith("_"):
             what = "dunder" if is_dunder(name) else "private"
             raise SecurityError(f"access to {what} attribute '{name}' is not allowed")
@@ -769,7 +775,7 @@ class Interpreter:
         if ta is int and tb is int:
             if op is ast.Pow:
                 if b > 0 and abs(a) > 1:
-                    self.need_bits(a.bit_length() * b)
+                    self.need_bits(b * math.log2(abs(a)))
             elif op is ast.LShift:
                 if b > 0:
                     self.need_bits(a.bit_length() + b)
@@ -803,7 +809,7 @@ class Interpreter:
             return self.check_size(self.percent_format(a, b))
         elif op is ast.Pow and isinstance(a, int) and isinstance(b, int):
             if b > 0 and abs(a) > 1:
-                self.need_bits(a.bit_length() * b)
+                self.need_bits(b * math.log2(abs(a)))
         elif op is ast.LShift and isinstance(a, int) and isinstance(b, int) and b > 0:
             self.need_bits(a.bit_length() + b)
         fn = INPLACE[op] if inplace else BINOPS[op]

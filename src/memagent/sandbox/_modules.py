@@ -271,7 +271,7 @@ def _datetime(it: Interpreter) -> dict[str, Any]:
 
 def _collections(it: Interpreter) -> dict[str, Any]:
     def namedtuple(typename: Any, field_names: Any, **kwargs: Any) -> Any:
-        kwargs.pop("module", None)
+        kwargs["module"] = "sandbox"
         return collections.namedtuple(typename, field_names, **kwargs)
 
     return {
@@ -305,7 +305,7 @@ def _itertools(it: Interpreter) -> dict[str, Any]:
         "combinations",
         "combinations_with_replacement",
     ):
-        out[name] = _fn(f"itertools.{name}", getattr(itertools, name))
+        out[name] = getattr(itertools, name)  # classes: their arguments are metered on call
 
     def product_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         repeat = kwargs.get("repeat", 1)
@@ -319,7 +319,6 @@ def _itertools(it: Interpreter) -> dict[str, Any]:
 
     out["product"] = _fn("itertools.product", itertools.product, product_check)
     out["tee"] = _fn("itertools.tee", itertools.tee, tee_check)
-    out["chain_from_iterable"] = _fn("itertools.chain.from_iterable", itertools.chain.from_iterable)
     return out
 
 
