@@ -12,6 +12,7 @@ target must be a regular file or a folder (never a fifo, socket or device).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from memagent.core.storage import TMP_PREFIX
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 1024
 MAX_DEPTH = 32
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _show(raw: str) -> str:
@@ -35,7 +37,7 @@ def normalize(raw: object) -> str:
         raise PathRejected(f"path must be a string, got {type(raw).__name__}")
     if "\x00" in raw:
         raise PathRejected(f"path {_show(raw)} contains a NUL byte")
-    if any(ord(c) < 32 or ord(c) == 127 for c in raw):
+    if _CONTROL.search(raw):
         raise PathRejected(f"path {_show(raw)} contains a control character")
     try:
         encoded = raw.encode("utf-8")
@@ -100,22 +102,21 @@ def locate(vault_dir: Path, real_root: Path, raw: object) -> Located:
     middle of the path is not.
     """
     rel = normalize(raw)
-    current = real_root
+    root = str(real_root)
+    current = root
     parts = rel.split("/") if rel else []
-    kind = "dir"
+    kind: str | None = "dir"
     for i, part in enumerate(parts):
-        candidate = current / part
+        candidate = os.path.join(current, part)
         try:
             st = os.lstat(candidate)
         except FileNotFoundError:
-            rest = parts[i:]
-            real = current.joinpath(*rest)
-            return _located(rel, vault_dir, real_root, real, None)
+            return _located(rel, vault_dir, root, os.path.join(current, *parts[i:]), None)
         except OSError as exc:
             raise PathRejected(f"'{rel}': cannot inspect it ({exc.strerror})") from None
         if stat.S_ISLNK(st.st_mode):
-            target = Path(os.path.realpath(candidate))
-            if target != real_root and not target.is_relative_to(real_root):
+            target = os.path.realpath(candidate)
+            if target != root and not Path(target).is_relative_to(real_root):
                 raise PathRejected(f"'{rel}' goes through a symlink that leads outside the vault")
             candidate = target
             try:
@@ -129,10 +130,10 @@ def locate(vault_dir: Path, real_root: Path, raw: object) -> Located:
             shown = "/".join(parts[: i + 1])
             raise PathRejected(f"'{rel}': '{shown}' is a file, not a folder")
         current = candidate
-    return _located(rel, vault_dir, real_root, current, kind)
+    return _located(rel, vault_dir, root, current, kind)
 
 
-def _located(rel: str, vault_dir: Path, real_root: Path, real: Path, kind: str | None) -> Located:
-    real_rel = real.relative_to(real_root).as_posix() if real != real_root else ""
+def _located(rel: str, vault_dir: Path, root: str, real: str, kind: str | None) -> Located:
+    real_rel = real[len(root) + 1 :] if real != root else ""
     path = vault_dir / real_rel if real_rel else vault_dir
     return Located(rel=rel, real_rel=real_rel, path=path, kind=kind)
