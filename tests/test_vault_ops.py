@@ -201,3 +201,10 @@ def test_catastrophic_regex_times_out(vault: Vault, monkeypatch: pytest.MonkeyPa
 def test_writes_use_configured_actor(home: MemoryHome) -> None:
     Vault(home, actor="agent").create("z.md", "x")
     assert list(read_ops(home.layout.ops_log))[-1].actor == "agent"
+
+
+def test_update_to_same_text_writes_nothing(vault: Vault, home: MemoryHome) -> None:
+    vault.create("same.md", "keep")
+    before = _ops(home)
+    assert vault.update("same.md", "keep", "keep")["occurrences"] == 1
+    assert _ops(home) == before
