@@ -359,3 +359,31 @@ def test_oversized_reply_is_passed_through_not_crashing(serve: Any) -> None:
     big = "x" * 2_000_000
     server = serve(lambda body: completion(big))
     assert len(client(server).chat(USER).text) == len(big)
+
+
+@pytest.mark.slow
+def test_a_real_llama_cpp_server_takes_our_response_format() -> None:
+    """The embedded engine is llama.cpp's own server, listening on loopback: the same
+    protocol that Ollama/vLLM/llama-server speak, with no fake in between."""
+    from memagent.llm import embedded
+
+    embedded.EmbeddedLLM().load()
+    url = embedded._engine(4096, 2, None).server.listening_address
+    assert url.startswith("http://127.0.0.1:")
+    llm = OpenAICompatLLM("gemma", base_url=f"{url}/v1", max_retries=0)
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 30},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        },
+        "required": ["name", "age"],
+        "additionalProperties": False,
+    }
+    result = llm.chat(
+        [{"role": "user", "content": "Ana is 31."}], response_schema=schema, max_tokens=40
+    )
+    assert set(json.loads(result.text)) == {"name", "age"}
+    assert llm.supports_response_format is True
+    assert result.usage.completion_tokens > 0
+    assert "".join(llm.stream(USER, max_tokens=8))
