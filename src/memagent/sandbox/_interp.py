@@ -197,6 +197,7 @@ _RISKY_NAMES = frozenset(
     }
 )
 
+_NESTABLE = (list, tuple, dict)
 _NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _BUILTIN_CALLABLE = type(len)
 _BIG = 65536
@@ -855,7 +856,39 @@ class Interpreter:
         self.need_len(len(fmt) + sum(1 for _ in ()))  # fmt itself is bounded already
         return fmt % args
 
+    def deep_items(self, obj: Any, budget: int) -> int:
+        """Items reachable in a container (shared references counted each time),
+        stopping once `budget` is passed: the worst-case cost of comparing it."""
+        total = 0
+        stack = [obj]
+        while stack and total <= budget:
+            item = stack.pop()
+            if isinstance(item, (list, tuple)):
+                total += len(item)
+                stack.extend(x for x in item if isinstance(x, _NESTABLE))
+            elif isinstance(item, dict):
+                total += len(item)
+                stack.extend(v for v in item.values() if isinstance(v, _NESTABLE))
+            else:
+                total += 1
+        return total
+
+    def charge_compare(self, a: Any, b: Any, times: int = 1) -> None:
+        """Charge the operation budget for comparing two containers in C, before
+        doing it (comparing `[x] * n` with an equal copy costs n * len(x))."""
+        budget = self.limits.max_operations - self.ops
+        cost = min(self.deep_items(a, budget), self.deep_items(b, budget)) * times
+        if cost > 256:
+            self.ops += cost
+            if self.ops > self.limits.max_operations:
+                raise LimitExceeded(
+                    f"operation limit of {self.limits.max_operations} reached (comparison)"
+                )
+
     def compare(self, op: type[ast.cmpop], a: Any, b: Any) -> Any:
+        if isinstance(a, _NESTABLE) and isinstance(b, _NESTABLE) and op in CMPOPS:
+            if op is not ast.Is and op is not ast.IsNot:
+                self.charge_compare(a, b)
         if op is ast.In or op is ast.NotIn:
             found = self.contains(b, a)
             return found if op is ast.In else not found
@@ -874,6 +907,8 @@ class Interpreter:
         return CMPOPS[op](a, b)
 
     def contains(self, container: Any, item: Any) -> bool:
+        if isinstance(item, _NESTABLE) and isinstance(container, (list, tuple)) and container:
+            self.charge_compare(item, item, len(container))
         if isinstance(item, SandboxInstance) and isinstance(container, (list, tuple)):
             return any(x is item or self.truth(self.compare(ast.Eq, x, item)) for x in container)
         if isinstance(container, (list, tuple, str, bytes, bytearray, dict, set, frozenset)):
