@@ -886,9 +886,14 @@ class Interpreter:
                 )
 
     def compare(self, op: type[ast.cmpop], a: Any, b: Any) -> Any:
-        if isinstance(a, _NESTABLE) and isinstance(b, _NESTABLE) and op in CMPOPS:
-            if op is not ast.Is and op is not ast.IsNot:
-                self.charge_compare(a, b)
+        if (
+            isinstance(a, _NESTABLE)
+            and isinstance(b, _NESTABLE)
+            and op in CMPOPS
+            and op is not ast.Is
+            and op is not ast.IsNot
+        ):
+            self.charge_compare(a, b)
         if op is ast.In or op is ast.NotIn:
             found = self.contains(b, a)
             return found if op is ast.In else not found
