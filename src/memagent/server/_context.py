@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -24,6 +24,9 @@ from memagent.server._keys import ApiKey, KeyStore, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
 from memagent.setup import init_home
+
+if TYPE_CHECKING:
+    from memagent.agent import AgentMemory
 
 
 @dataclass
@@ -38,6 +41,7 @@ class ServerRoot:
     _llm: LLM | None = None
     _homes: dict[str, MemoryHome] = field(default_factory=dict)
     _memories: dict[str, Memory] = field(default_factory=dict)
+    _agent_memories: dict[str, AgentMemory] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -80,6 +84,18 @@ class ServerRoot:
                 self._memories[user] = memory
             return memory
 
+    def agent_memory_for(self, user: str) -> AgentMemory:
+        """The agent's view of the user's memory (context building, exchange storing)."""
+        from memagent.agent import AgentMemory
+
+        home = self.home_for(user)
+        with self._guard:
+            memory = self._agent_memories.get(user)
+            if memory is None:
+                memory = AgentMemory(home, embeddings=self.embeddings, actor="server")
+                self._agent_memories[user] = memory
+            return memory
+
     def use_llm(self, llm: LLM) -> None:
         """Make `llm` the model of every user's profile learning."""
         with self._guard:
@@ -102,6 +118,9 @@ class ServerRoot:
             for memory in self._memories.values():
                 memory.close()
             self._memories.clear()
+            for agent_memory in self._agent_memories.values():
+                agent_memory.close()
+            self._agent_memories.clear()
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,12 @@
 
 from fastapi import APIRouter
 
-from memagent.server.routes import admin, memories, notes, profile
+from memagent.server.routes import admin, chat, memories, notes, profile
 
-ROUTERS: list[APIRouter] = [admin.router, memories.router, notes.router, profile.router]
+ROUTERS: list[APIRouter] = [
+    admin.router,
+    memories.router,
+    notes.router,
+    profile.router,
+    chat.router,
+]
