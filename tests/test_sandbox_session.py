@@ -169,3 +169,18 @@ def test_cli_bad_session_name(home: MemoryHome) -> None:
     )
     assert r.exit_code == 2
     assert "invalid session name" in json.loads(r.stdout)["error"]
+
+
+def test_cli_oversized_stdin_is_refused() -> None:
+    r = runner.invoke(app, ["sandbox", "run"], input="x = 1\n" * 200_000)
+    assert r.exit_code == 2
+    assert "code over" in json.loads(r.stdout)["error"]
+
+
+def test_cli_reads_code_from_file(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text("FINAL('from file')\n")
+    r = runner.invoke(app, ["sandbox", "run", "--file", str(script)])
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert (doc["result"], doc["final"]) == ("from file", True)
