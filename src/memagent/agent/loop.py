@@ -322,7 +322,6 @@ class Agent:
                 record["error"] = last_error
                 self._feed(work, text, {"error": last_error})
                 continue
-            seen.add(text.strip())
             record["parsed"] = parsed.to_json()
             if parsed.actions is not None:
                 result = self._run_actions(parsed.actions)
@@ -333,6 +332,7 @@ class Agent:
                     self._feed(work, text, result)
                     continue
                 failed_write = False
+                seen.add(text.strip())
                 if parsed.reply is not None:
                     reply = parsed.reply
                     break
@@ -347,9 +347,11 @@ class Agent:
                 if run["error"] is not None:
                     last_error = f"the code failed: {run['error']}"
                     failed_write = failed_write or bool(run.get("rolled_back"))
-                elif parsed.reply is not None:
-                    reply = parsed.reply
-                    break
+                else:
+                    seen.add(text.strip())
+                    if parsed.reply is not None:
+                        reply = parsed.reply
+                        break
                 self._feed(work, text, run)
                 continue
             reply = parsed.reply
