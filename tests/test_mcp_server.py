@@ -152,3 +152,54 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
             assert r.status_code == 401, value
             assert r.headers["content-type"].startswith("application/problem+json")
     assert not (root / "users" / "carol").exists()
+
+
+def test_mcp_tools_refuse_bad_input_and_write_nothing(tmp_path: Path) -> None:
+    from memagent.api import Memory
+    from memagent.server.mcp_tools import build_mcp_server
+
+    memory = Memory.open(tmp_path / "home", embeddings=False)
+    server = build_mcp_server(lambda _ctx: memory)
+    big = "x" * (memory.home.config.limits.max_file_bytes * 17)
+
+    async def run() -> list[Any]:
+        async with Client(server) as client:
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("remember", {"text": big}),
+                ("remember", {"text": ""}),
+                ("remember", {"text": "ok", "tags": ["bad tag"]}),
+                ("recall", {"query": "x", "k": 0}),
+                ("recall", {"query": "x" * 5000}),
+                ("write_note", {"path": "../escape.md", "content": "x"}),
+                ("write_note", {"path": "big.md", "content": big}),
+                ("read_note", {"path": "/etc/passwd"}),
+                ("run_actions", {"actions": [{"action": "format_disk"}]}),
+                ("run_actions", {"actions": "read everything"}),
+                ("profile_apply", {"operations": [{"operation": "append", "file": "../x"}]}),
+                ("profile_show", {"resource": "../../keys"}),
+                ("no_such_tool", {}),
+            ]
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    try:
+        results = anyio.run(run)
+    finally:
+        memory.close()
+    assert all(r.is_error for r in results), [r for r in results if not r.is_error]
+    assert not list(memory.home.layout.chunks.rglob("*.json"))
+    assert not (tmp_path / "home" / "escape.md").exists()
+    assert not (memory.home.layout.vault / "big.md").exists()
+
+
+def test_mcp_http_body_limit(tmp_path: Path) -> None:
+    root = tmp_path / "server"
+    key, _ = KeyStore(root).create(user="alice")
+    app = create_app(root, ServerSettings(embeddings=False, max_body_bytes=2000))
+    with LiveServer(app) as live:
+        r = httpx.post(
+            f"{live.url}/mcp",
+            content=b"{" + b" " * 5000 + b"}",
+            headers={"Authorization": f"Bearer {key}", "content-type": "application/json"},
+        )
+    assert r.status_code == 413
+    assert r.headers["content-type"].startswith("application/problem+json")

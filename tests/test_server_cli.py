@@ -1,0 +1,82 @@
+"""`memagent serve` as a real subprocess, and `memagent openapi`."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from memagent.cli import app as cli_app
+from memagent.server.testing import assert_problem
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "MEMAGENT_HOME": str(home)}
+    made = subprocess.run(
+        [sys.executable, "-m", "memagent", "keys", "create", "--user", "alice"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key = made.stdout.strip().splitlines()[-1]
+    assert key.startswith("mak_") and "created" in made.stderr
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "memagent", "serve", "--port", str(port),
+        "--keyword-only", "--max-body", "5000",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+        headers = {"Authorization": f"Bearer {key}"}
+        made_memory = httpx.post(
+            f"{url}/v1/memories", json={"text": "Ana likes jazz"}, headers=headers
+        )
+        assert made_memory.status_code == 201
+        hits = httpx.get(f"{url}/v1/memories/search", params={"q": "jazz"}, headers=headers)
+        assert hits.json()["hits"][0]["id"] == made_memory.json()["id"]
+        assert_problem(httpx.post(f"{url}/v1/memories", content=b"x" * 6000, headers=headers), 413)
+        assert_problem(httpx.get(f"{url}/v1/memories"), 401)
+        mcp = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert mcp.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    # The server root defaulted to <home>/server; alice's memory lives there.
+    assert list((home / "server" / "users" / "alice" / "chunks").rglob("*.json"))
+
+
+def test_openapi_command_writes_the_document(tmp_path: Path) -> None:
+    out = tmp_path / "openapi.json"
+    result = CliRunner().invoke(cli_app, ["openapi", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["info"]["title"] == "memagent"
+    assert "/v1/memories/search" in doc["paths"]
+    printed = CliRunner().invoke(cli_app, ["openapi"])
+    assert json.loads(printed.stdout) == doc
