@@ -308,3 +308,24 @@ def test_definitions_are_recorded_latest_per_name() -> None:
     names = [k for k, _ in s.definitions]
     assert names == ["json", "f"]
     assert "return 2" in s.definitions[-1][1]
+
+
+def test_add_tools_to_live_session() -> None:
+    s = Session(tools={"a": lambda: 1})
+    s.run("x = 5")
+    s.add_tools({"b": lambda v: v * 2})
+    assert s.run("b(x) + a()").result == 11
+    assert s.tool_names == ["a", "b"]
+    assert "cannot be rebound" in (s.run("b = 1").error or "")
+
+
+@pytest.mark.parametrize(
+    "tools", [{"x": len}, {"a": len}, {"_p": len}, {"no-id": len}, {"FINAL": len}, {"c": 5}]
+)
+def test_add_tools_refuses_bad_names(tools: dict[str, Any]) -> None:
+    from memagent.core import InvalidInput
+
+    s = Session(tools={"a": lambda: 1})
+    s.run("x = 1")
+    with pytest.raises(InvalidInput):
+        s.add_tools(tools)

@@ -240,11 +240,9 @@ class Interpreter:
         self.globals: dict[str, Any] = {}
         self.global_scope = Scope(self.globals, None)
         self.builtins, self.denied_names, self.nowrap = make_builtins(self)
-        self.protected = frozenset({*tools, "final_answer", "FINAL", "FINAL_VAR"})
+        self.protected = frozenset({"final_answer", "FINAL", "FINAL_VAR"})
         for name, fn in tools.items():
-            if not name.isidentifier() or is_dunder(name):
-                raise ValueError(f"invalid tool name {name!r}")
-            self.builtins[name] = Tool(name, fn)
+            self.add_tool(name, fn)
         self._modules = modules
         self._module_cache: dict[str, ModuleProxy] = {}
         self._func_info: dict[int, tuple[ast.AST, FuncInfo]] = {}
@@ -311,6 +309,18 @@ class Interpreter:
             ast.YieldFrom: self._e_yieldfrom,
             ast.Starred: self._e_starred_bare,
         }
+
+    def add_tool(self, name: str, fn: Callable[..., Any]) -> None:
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise ValueError(f"invalid tool name {name!r}")
+        if name in self.protected:
+            raise ValueError(f"a tool named {name!r} is already loaded")
+        if name in self.globals:
+            raise ValueError(f"the session already has a variable named {name!r}")
+        if not callable(fn):
+            raise ValueError(f"tool {name!r} is not callable")
+        self.builtins[name] = Tool(name, fn)
+        self.protected = self.protected | {name}
 
     # ------------------------------------------------------------------ budget
 
@@ -853,7 +863,6 @@ class Interpreter:
         if isinstance(args, SandboxInstance):
             args = (self.to_str(args),)
         self.text_budget(args)
-        self.need_len(len(fmt) + sum(1 for _ in ()))  # fmt itself is bounded already
         return fmt % args
 
     def deep_items(self, obj: Any, budget: int) -> int:

@@ -81,7 +81,23 @@ class Session:
         limits: Limits | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self._interp = Interpreter(self.limits, dict(tools or {}), load_module)
+        try:
+            self._interp = Interpreter(self.limits, dict(tools or {}), load_module)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from exc
+
+    def add_tools(self, tools: dict[str, Callable[..., Any]]) -> None:
+        """Inject more tools into a live session (e.g. after `load_tools`).
+        Refuses names that are taken, private, or not identifiers."""
+        for name, fn in tools.items():
+            try:
+                self._interp.add_tool(name, fn)
+            except ValueError as exc:
+                raise InvalidInput(str(exc)) from exc
+
+    @property
+    def tool_names(self) -> list[str]:
+        return sorted(self._interp.protected - {"final_answer", "FINAL", "FINAL_VAR"})
 
     @property
     def variables(self) -> dict[str, Any]:
