@@ -47,6 +47,11 @@ def test_openai_base_url_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_llm("openai:m", cfg).base_url.startswith("http://127.0.0.1:9/env")  # type: ignore[attr-defined]
 
 
+def test_openai_model_names_keep_their_colons() -> None:
+    llm = load_llm("openai:llama3.2:1b", LLMConfig(base_url="http://127.0.0.1:11434/v1"))
+    assert llm.model == "llama3.2:1b"  # type: ignore[attr-defined]
+
+
 def test_openai_key_from_configured_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test")
     llm = load_llm("openai:gpt-x", LLMConfig(api_key_env="MY_KEY"))
