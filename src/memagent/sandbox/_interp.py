@@ -180,6 +180,10 @@ _RISKY_NAMES = frozenset(
         "format",
         "format_map",
         "to_bytes",
+        "subf",
+        "subfn",
+        "expandf",
+        "scanner",
         *(
             "match",
             "search",

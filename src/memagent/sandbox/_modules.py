@@ -51,7 +51,9 @@ ALLOWED_MODULES = (
 )
 
 _Check = Callable[[tuple[Any, ...], dict[str, Any]], None]
+_REGEX_DENIED = ("subf", "subfn", "expandf")
 _REGEX_METHODS = (
+    "scanner",
     "match",
     "search",
     "fullmatch",
@@ -114,6 +116,9 @@ def _sub_check(it: Interpreter, pattern: Any, repl: Any, text: Any, flags: int =
 
 
 def pattern_method(it: Interpreter, obj: Any, name: str) -> Any:
+    if name in _REGEX_DENIED and isinstance(obj, (regex.Pattern, regex.Match)):
+        # format-style templates would reach attributes outside the sandbox's rules
+        raise SecurityError(f"{name}() is not available in the sandbox")
     if isinstance(obj, re.Pattern) and name in _REGEX_METHODS:
         raise SecurityError("patterns of the host's re engine cannot run here; use the re module")
     if isinstance(obj, regex.Pattern) and name in _REGEX_METHODS:
