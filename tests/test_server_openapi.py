@@ -76,7 +76,7 @@ def fuzz_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
 
 @schema.parametrize()
 @settings(
-    max_examples=12,
+    max_examples=8,
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),
