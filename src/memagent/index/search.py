@@ -52,9 +52,9 @@ class SearchParams(BaseModel):
     rrf_k: float = Field(default=60.0, gt=0)
     keyword_weight: float = Field(default=1.0, ge=0)
     dense_weight: float = Field(default=1.0, ge=0)
-    score_weight: float = Field(default=0.0, ge=0)
-    neighbour_weight: float = Field(default=0.0, ge=0)
-    speaker_boost: float = Field(default=0.0, ge=0)
+    score_weight: float = Field(default=0.5, ge=0)
+    neighbour_weight: float = Field(default=0.3, ge=0)
+    speaker_boost: float = Field(default=0.5, ge=0)
     recency_weight: float = Field(default=0.0, ge=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
     access_weight: float = Field(default=0.0, ge=0)
@@ -187,21 +187,27 @@ def _dense(index: Index, query: str, filters: Filters, n: int) -> list[tuple[int
     return [(r, s) for r, s in found if r not in deleted][:n]
 
 
-def _neighbours(index: Index, row: Row) -> list[int]:
-    if row.conversation_id is None:
-        return []
-    c = index.conn
-    prev = c.execute(
-        "SELECT rowid FROM docs WHERE conversation_id = ? AND deleted = 0 AND "
-        "(created < ? OR (created = ? AND rowid < ?)) ORDER BY created DESC, rowid DESC LIMIT 1",
-        (row.conversation_id, row.created, row.created, row.rowid),
-    ).fetchone()
-    nxt = c.execute(
-        "SELECT rowid FROM docs WHERE conversation_id = ? AND deleted = 0 AND "
-        "(created > ? OR (created = ? AND rowid > ?)) ORDER BY created, rowid LIMIT 1",
-        (row.conversation_id, row.created, row.created, row.rowid),
-    ).fetchone()
-    return [r[0] for r in (prev, nxt) if r is not None]
+_NEIGHBOURS_SQL = """
+SELECT d.rowid,
+  (SELECT p.rowid FROM docs p WHERE p.conversation_id = d.conversation_id AND p.deleted = 0
+     AND (p.created < d.created OR (p.created = d.created AND p.rowid < d.rowid))
+     ORDER BY p.created DESC, p.rowid DESC LIMIT 1),
+  (SELECT n.rowid FROM docs n WHERE n.conversation_id = d.conversation_id AND n.deleted = 0
+     AND (n.created > d.created OR (n.created = d.created AND n.rowid > d.rowid))
+     ORDER BY n.created, n.rowid LIMIT 1)
+FROM docs d WHERE d.conversation_id IS NOT NULL AND d.rowid IN ({marks})
+"""
+
+
+def neighbours(index: Index, rowids: list[int]) -> dict[int, list[int]]:
+    """The previous and next document of the same conversation, for each rowid."""
+    out: dict[int, list[int]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        sql = _NEIGHBOURS_SQL.format(marks=",".join("?" * len(part)))
+        for rowid, prev, nxt in index.conn.execute(sql, part):
+            out[rowid] = [r for r in (prev, nxt) if r is not None]
+    return out
 
 
 def search(
@@ -256,6 +262,7 @@ def search(
     final: dict[int, float] = {}
     query_words = set(_TERM.findall(query.lower()))
     now = time.time() if now is None else now
+    near_of = neighbours(index, pool) if p.neighbour_weight > 0 else {}
     for rowid in pool:
         row = rows.get(rowid)
         if row is None:
@@ -263,7 +270,7 @@ def search(
         s = base[rowid]
         boosts: dict[str, float] = {}
         if p.neighbour_weight > 0:
-            near = max((base.get(nb, 0.0) for nb in _neighbours(index, row)), default=0.0)
+            near = max((base.get(nb, 0.0) for nb in near_of.get(rowid, [])), default=0.0)
             if near > 0:
                 s += p.neighbour_weight * near
                 boosts["neighbour"] = round(p.neighbour_weight * near, 6)

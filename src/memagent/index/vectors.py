@@ -14,8 +14,12 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import ThreadpoolController
 
 Vector = npt.NDArray[np.float32]
+# A matrix-vector product is memory-bound: extra BLAS threads only spin, and on a
+# small shared machine they starve the embedder (measured 5x slower queries).
+_BLAS = ThreadpoolController()
 
 
 class VectorSearch(Protocol):
@@ -33,13 +37,20 @@ class VectorSearch(Protocol):
 
 
 class ExactVectors:
-    """Exact search: one matrix product per query. O(n·d), fine to ~10^6 rows."""
+    """Exact search: one matrix product per query. O(n·d), fine to ~10^6 rows.
+
+    Rows live in a buffer with spare capacity, so adding one vector is amortised
+    O(1) (no copy of the whole matrix per insert). Searching within an `allowed`
+    set gathers just those rows when the set is small, so a bounded candidate
+    set costs the same whatever the store size.
+    """
 
     def __init__(self, conn: sqlite3.Connection, dim: int) -> None:
         self._conn = conn
         self.dim = dim
-        self._rowids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._matrix: Vector = np.zeros((0, dim), dtype=np.float32)
+        self._ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._buf: Vector = np.zeros((0, dim), dtype=np.float32)
+        self._n = 0
         self._pos: dict[int, int] = {}
         self._version: int | None = None
 
@@ -60,15 +71,28 @@ class ExactVectors:
         if self._version == version:
             return
         rows = self._conn.execute("SELECT rowid, vec FROM vectors ORDER BY rowid").fetchall()
-        self._rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        n = len(rows)
+        cap = max(16, int(n * 1.25))
+        self._ids = np.zeros(cap, dtype=np.int64)
+        self._buf = np.zeros((cap, self.dim), dtype=np.float32)
         if rows:
-            self._matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-                len(rows), self.dim
+            self._ids[:n] = [r[0] for r in rows]
+            self._buf[:n] = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                n, self.dim
             )
-        else:
-            self._matrix = np.zeros((0, self.dim), dtype=np.float32)
-        self._pos = {int(r): i for i, r in enumerate(self._rowids)}
+        self._n = n
+        self._pos = {int(r): i for i, r in enumerate(self._ids[:n])}
         self._version = version
+
+    def _grow(self, need: int) -> None:
+        if need <= len(self._ids):
+            return
+        cap = max(need, int(len(self._ids) * 1.5) + 16)
+        ids = np.zeros(cap, dtype=np.int64)
+        buf = np.zeros((cap, self.dim), dtype=np.float32)
+        ids[: self._n] = self._ids[: self._n]
+        buf[: self._n] = self._buf[: self._n]
+        self._ids, self._buf = ids, buf
 
     # -- VectorSearch ------------------------------------------------------------
     def upsert(self, rowids: list[int], vectors: Vector) -> None:
@@ -80,23 +104,15 @@ class ExactVectors:
             "INSERT OR REPLACE INTO vectors(rowid, vec) VALUES (?, ?)",
             [(r, vectors[i].tobytes()) for i, r in enumerate(rowids)],
         )
-        new_ids: list[int] = []
-        new_rows: list[Vector] = []
-        matrix = self._matrix if self._matrix.flags.writeable else self._matrix.copy()
+        self._grow(self._n + len(rowids))
         for i, r in enumerate(rowids):
             pos = self._pos.get(r)
             if pos is None:
-                new_ids.append(r)
-                new_rows.append(vectors[i])
-            else:
-                matrix[pos] = vectors[i]
-        if new_ids:
-            start = len(self._rowids)
-            matrix = np.vstack([matrix, np.stack(new_rows)])
-            self._rowids = np.concatenate([self._rowids, np.array(new_ids, dtype=np.int64)])
-            for j, r in enumerate(new_ids):
-                self._pos[r] = start + j
-        self._matrix = matrix
+                pos = self._n
+                self._n += 1
+                self._pos[r] = pos
+                self._ids[pos] = r
+            self._buf[pos] = vectors[i]
         self._bump()
 
     def remove(self, rowids: list[int]) -> None:
@@ -104,28 +120,38 @@ class ExactVectors:
             return
         self._ensure_loaded()
         self._conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in rowids])
-        gone = [self._pos[r] for r in rowids if r in self._pos]
-        if gone:
-            keep = np.ones(len(self._rowids), dtype=bool)
-            keep[gone] = False
-            self._rowids = self._rowids[keep]
-            self._matrix = self._matrix[keep]
-            self._pos = {int(r): i for i, r in enumerate(self._rowids)}
+        for r in rowids:
+            pos = self._pos.pop(r, None)
+            if pos is None:
+                continue
+            last = self._n - 1
+            if pos != last:  # move the last row into the hole: O(1)
+                moved = int(self._ids[last])
+                self._ids[pos] = moved
+                self._buf[pos] = self._buf[last]
+                self._pos[moved] = pos
+            self._n = last
         self._bump()
 
     def search(
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]:
         self._ensure_loaded()
-        if len(self._rowids) == 0 or k <= 0:
+        if self._n == 0 or k <= 0:
             return []
-        rowids, matrix = self._rowids, self._matrix
+        rowids, matrix = self._ids[: self._n], self._buf[: self._n]
         if allowed is not None:
-            mask = np.isin(rowids, allowed)
-            rowids, matrix = rowids[mask], matrix[mask]
+            if len(allowed) * 8 < self._n:
+                pos = [p for p in (self._pos.get(int(r)) for r in allowed) if p is not None]
+                idx = np.array(pos, dtype=np.int64)
+                rowids, matrix = rowids[idx], matrix[idx]
+            else:
+                mask = np.isin(rowids, allowed)
+                rowids, matrix = rowids[mask], matrix[mask]
             if len(rowids) == 0:
                 return []
-        sims = matrix @ np.asarray(query, dtype=np.float32)
+        with _BLAS.limit(limits=1, user_api="blas"):
+            sims = matrix @ np.asarray(query, dtype=np.float32)
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top])]
@@ -133,4 +159,4 @@ class ExactVectors:
 
     def __len__(self) -> int:
         self._ensure_loaded()
-        return len(self._rowids)
+        return self._n

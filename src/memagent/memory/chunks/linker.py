@@ -4,7 +4,7 @@ index — never by scanning files — so its cost does not grow with the store.
 - `context_of`: the latest earlier chunks of the same conversation (at most 3).
 - `follows`: the chunk created just before it, within 5 minutes, same scope.
 - `related_to`: chunks sharing a tag (the newest few), and, when embeddings
-  exist, the nearest chunks above a cosine threshold.
+  exist, the nearest of the latest 2000 chunks above a cosine threshold.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ FOLLOWS_WINDOW_S = 300.0
 CONTEXT_LIMIT = 3
 TAG_LIMIT = 3
 SIMILAR_LIMIT = 3
-SIMILARITY_THRESHOLD = 0.75
+SIMILARITY_THRESHOLD = 0.55
+SIMILAR_WINDOW = 2000
 
 
 def auto_links(
@@ -69,11 +70,23 @@ def auto_links(
         ):
             add("related_to", row.doc_id)
     if vector is not None and len(index.vectors) > 0:
-        near = index.vectors.search(vector, SIMILAR_LIMIT + 1)
+        # Similarity is searched among the most recent chunks only, so the cost
+        # stays bounded however large the store grows.
+        recent = index.conn.execute(
+            "SELECT rowid FROM docs WHERE kind = 'chunk' AND deleted = 0 "
+            "ORDER BY created DESC LIMIT ?",
+            (SIMILAR_WINDOW,),
+        ).fetchall()
+        allowed = np.fromiter((r[0] for r in recent), dtype=np.int64, count=len(recent))
+        near = index.vectors.search(vector, SIMILAR_LIMIT + 1, allowed)
         good = [r for r, s in near if s >= SIMILARITY_THRESHOLD]
         rows = index.rows(good)
+        similar = 0
         for r in good:
             hit = rows.get(r)
             if hit is not None and hit.kind == "chunk" and not hit.deleted:
                 add("related_to", hit.doc_id)
+                similar += 1
+                if similar >= SIMILAR_LIMIT:
+                    break
     return links

@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,9 +73,20 @@ class ChunkStore:
     def index(self) -> Index:
         """The index, opened and brought in line with the files on first use."""
         if self._index is None:
-            self._index = Index(self.home.layout.index, self.embedder)
+            self._index = self._open_index()
             self.sync()
         return self._index
+
+    def _open_index(self) -> Index:
+        """Open the index; an unreadable one is a broken cache: drop it and rebuild."""
+        path = self.home.layout.index
+        try:
+            return Index(path, self.embedder)
+        except CorruptFile:
+            with self.home.storage.lock():
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+                return Index(path, self.embedder)
 
     def sync(self, progress: Progress | None = None) -> Any:
         assert self._index is not None or self.index is not None
@@ -86,7 +98,7 @@ class ChunkStore:
     def rebuild(self, progress: Progress | None = None) -> Any:
         """Drop the index's content and re-read every file (`memagent reindex`)."""
         if self._index is None:
-            self._index = Index(self.home.layout.index, self.embedder)
+            self._index = self._open_index()
         with self.home.storage.lock():
             self._index.clear()
             return sync(self._index, self.home.root, progress=progress)

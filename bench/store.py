@@ -1,0 +1,203 @@
+"""Store speed: remember throughput and cost vs store size, recall latency at scale.
+
+    python -m bench.store [--sizes 10000 100000 1000000] [--remember 100] [--queries 100]
+
+- remember throughput, keyword-only and with MiniLM embeddings, against a
+  baseline of bare `Storage.write_json` of the same files (the fsync floor);
+- the cost of one remember at each store size (it must not grow);
+- recall p50/p95 at each size, against a bare FTS5 MATCH on the same index.
+
+Writing 10^5–10^6 chunk files with fsync is far too slow for a benchmark, so the
+large stores are built by BULK-LOADING THE INDEX with synthetic documents (no
+files; the index does not track them, so opening the home keeps them), with
+random unit vectors standing in for embeddings (dense search costs the same
+whatever the vectors hold). Hybrid recall is measured up to `--hybrid-max`
+documents (default 100k); above that, keyword-only (a 10^6 x 384 matrix is
+1.5 GB: an ANN index is the answer there, behind the same interface).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memagent.core import MemoryHome
+from memagent.embeddings import load_embedder
+from memagent.index import Index
+from memagent.index.search import fts_query, query_terms
+from memagent.memory.chunks import ChunkStore
+from memagent.setup import init_home
+
+_SYLLABLES = "ka lo mi nu pe ra si to vu ze ba co di fa gu he ji ko la ma".split()  # noqa: SIM905
+
+
+def vocabulary(n: int, rng: random.Random) -> list[str]:
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+class TextGen:
+    """Zipf-distributed words: a few common, many rare, like real text."""
+
+    def __init__(self, seed: int = 7, vocab: int = 20_000) -> None:
+        self.rng = random.Random(seed)
+        self.words = vocabulary(vocab, self.rng)
+        weights = 1.0 / np.arange(1, vocab + 1) ** 1.05
+        self.cum = np.cumsum(weights / weights.sum())
+        self.np_rng = np.random.default_rng(seed)
+
+    def text(self, n_words: int = 30) -> str:
+        idx = np.searchsorted(self.cum, self.np_rng.random(n_words))
+        return " ".join(self.words[min(i, len(self.words) - 1)] for i in idx).capitalize() + "."
+
+    def query(self) -> str:
+        return " ".join(self.rng.choice(self.words[50:5000]) for _ in range(self.rng.randint(2, 4)))
+
+
+def bulk_load(index: Index, gen: TextGen, n: int, *, vectors: bool, start: int) -> None:
+    """Insert `n` synthetic chunk documents straight into the index."""
+    conn = index.conn
+    batch = 20_000
+    base_t = 1.6e9
+    for s in range(0, n, batch):
+        m = min(batch, n - s)
+        rows = []
+        for i in range(s, s + m):
+            j = start + i
+            content = gen.text(gen.rng.randint(12, 40))
+            rows.append(
+                (j, f"synthetic-{j}", "chunk", f"bulk/{j}", content, f"t{j % 50}", "note",
+                 base_t + j * 60.0, None, f"conv-{j // 20}")
+            )  # fmt: skip
+        with conn:
+            conn.executemany(
+                "INSERT INTO docs(rowid, doc_id, kind, path, content, tags, type, created, "
+                "created_at, conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            conn.executemany(
+                "INSERT INTO docs_fts(rowid, content, tags) VALUES (?,?,?)",
+                [(r[0], r[4], r[5]) for r in rows],
+            )
+            conn.executemany("INSERT INTO tags VALUES (?,?)", [(r[0], r[5]) for r in rows])
+            if vectors:
+                v = gen.np_rng.standard_normal((m, 384)).astype(np.float32)
+                v /= np.linalg.norm(v, axis=1, keepdims=True)
+                conn.executemany(
+                    "INSERT INTO vectors(rowid, vec) VALUES (?,?)",
+                    [(r[0], v[k].tobytes()) for k, r in enumerate(rows)],
+                )
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES('vec_version', '1') ON CONFLICT(key) "
+                    "DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q))
+
+
+def time_remember(store: ChunkStore, gen: TextGen, n: int) -> float:
+    """Mean milliseconds per remember of one short chunk."""
+    t0 = time.perf_counter()
+    for _ in range(n):
+        store.create(gen.text(25), tags=["bench"], conversation_id="bench-conv")
+    return 1000 * (time.perf_counter() - t0) / n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--remember", type=int, default=100, help="remembers per measurement")
+    ap.add_argument("--queries", type=int, default=100, help="recalls per size")
+    ap.add_argument("--hybrid-max", type=int, default=100_000)
+    args = ap.parse_args(argv)
+
+    gen = TextGen()
+    embedder = load_embedder()
+    root = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    try:
+        print("== remember throughput (fresh home, one short chunk per call) ==")
+        home = MemoryHome.open(root / "fresh")
+        init_home(home)
+        t0 = time.perf_counter()
+        for i in range(args.remember):
+            home.storage.write_json(
+                f"chunks/2024-01-01/raw-{i}.json",
+                {"content": gen.text(25)},
+                actor="bench",
+                op="create",
+            )
+        floor = 1000 * (time.perf_counter() - t0) / args.remember
+        print(f"baseline Storage.write_json   {floor:7.2f} ms/op  {1000 / floor:7.1f} ops/s")
+        kw = ChunkStore(home, embeddings=False)
+        ms_kw = time_remember(kw, gen, args.remember)
+        print(f"remember, keyword-only        {ms_kw:7.2f} ms/op  {1000 / ms_kw:7.1f} ops/s  "
+              f"({ms_kw / floor:.2f}x baseline)")  # fmt: skip
+        if embedder is not None:
+            emb = ChunkStore(home, embeddings=True)
+            emb.index  # noqa: B018 - sync (embeds what the keyword-only run wrote) outside the timing
+            ms_emb = time_remember(emb, gen, args.remember)
+            print(f"remember, with embeddings     {ms_emb:7.2f} ms/op  {1000 / ms_emb:7.1f} ops/s  "
+                  f"({ms_emb / floor:.2f}x baseline)")  # fmt: skip
+        else:
+            print("remember, with embeddings     skipped (embeddings not installed)")
+
+        print()
+        print("== at scale (index bulk-loaded with synthetic chunks; see --help) ==")
+        print(f"{'docs':>9} {'mode':<13} {'remember ms':>11} {'recall p50':>10} {'p95':>8} "
+              f"{'bare FTS p50':>12} {'ratio':>6}")  # fmt: skip
+        for size in sorted(args.sizes):
+            hybrid = embedder is not None and size <= args.hybrid_max
+            h = MemoryHome.open(root / f"size-{size}")
+            init_home(h)
+            idx = Index(h.layout.index, embedder if hybrid else None)
+            t_load = time.perf_counter()
+            bulk_load(idx, gen, size, vectors=hybrid, start=1_000_000)
+            t_load = time.perf_counter() - t_load
+            idx.close()
+            store = ChunkStore(h, embeddings=hybrid)
+            store.index  # noqa: B018 - open + sync once, outside the timings
+            ms_rem = time_remember(store, gen, max(args.remember // 2, 10))
+            queries = [gen.query() for _ in range(args.queries)]
+            store.recall(queries[0], k=10)  # warm caches (vector matrix load)
+            lat: list[float] = []
+            for q in queries:
+                t1 = time.perf_counter()
+                store.recall(q, k=10, params=store.search_params())
+                lat.append(1000 * (time.perf_counter() - t1))
+            bare: list[float] = []
+            conn = store.index.conn
+            for q in queries:
+                t1 = time.perf_counter()
+                conn.execute(
+                    "SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT 10",
+                    (fts_query(query_terms(q)),),
+                ).fetchall()
+                bare.append(1000 * (time.perf_counter() - t1))
+            p50, p95, b50 = pct(lat, 50), pct(lat, 95), pct(bare, 50)
+            mode = "hybrid" if hybrid else "keyword-only"
+            print(f"{size:>9} {mode:<13} {ms_rem:>11.2f} {p50:>9.1f}m {p95:>7.1f}m {b50:>11.2f}m "
+                  f"{p50 / max(b50, 1e-6):>5.1f}x   (bulk load {t_load:.0f}s)")  # fmt: skip
+            store.close()
+            shutil.rmtree(root / f"size-{size}", ignore_errors=True)
+        print("(m = milliseconds; ratio = recall p50 / bare FTS5 p50 on the same index)")
+        load = os.getloadavg()
+        print(f"load average during the run: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+              f"on {os.cpu_count()} cores (shared machine: figures vary with it)")  # fmt: skip
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

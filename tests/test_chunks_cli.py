@@ -1,0 +1,237 @@
+"""The episodic-memory commands end to end: remember, import, recall, chunks, links, reindex."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memagent.cli import app
+from memagent.core import MemoryHome
+
+runner = CliRunner()
+
+
+def _run(*args: str, input: str | None = None) -> object:
+    return runner.invoke(app, list(args), input=input)
+
+
+@pytest.fixture
+def h(home: MemoryHome) -> str:
+    return str(home.root)
+
+
+def _chunk_count(home: MemoryHome) -> int:
+    return len(list(home.layout.chunks.rglob("*.json")))
+
+
+def test_remember_then_recall_json(h: str) -> None:
+    res = _run(
+        "remember",
+        "We decided to use Postgres for billing.",
+        "--home",
+        h,
+        "-t",
+        "db",
+        "--keyword-only",
+    )
+    assert res.exit_code == 0, res.output
+    assert "remembered chunk-" in res.stdout
+    res = _run("recall", "postgres", "--home", h, "--json", "--keyword-only")
+    hits = json.loads(res.stdout)
+    assert hits[0]["content"] == "We decided to use Postgres for billing."
+    assert hits[0]["tags"] == ["db"] and hits[0]["type"] == "decision"
+    assert {"id", "content", "score", "tags", "created_at", "source", "why"} <= hits[0].keys()
+    assert hits[0]["why"]["mode"].startswith("keyword-only")
+
+
+def test_remember_from_stdin(h: str) -> None:
+    res = _run("remember", "--home", h, "--json", "--keyword-only", input="I prefer oat milk.\n")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)[0]["type"] == "preference"
+
+
+def test_import_keeps_source_id_and_recall_returns_it(h: str, tmp_path: Path) -> None:
+    f = tmp_path / "conv.jsonl"
+    f.write_text(
+        "\n".join(
+            json.dumps(m)
+            for m in [
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "content": "My sister lives in Lisbon.",
+                    "timestamp": "2024-05-01T10:00:00Z",
+                    "conversation_id": "c1",
+                },
+                {
+                    "id": "m2",
+                    "role": "assistant",
+                    "content": "Lisbon is lovely in spring.",
+                    "timestamp": "2024-05-01T10:01:00Z",
+                    "conversation_id": "c1",
+                },
+                {"content": "No metadata at all."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 0, res.output
+    assert "imported 3 messages as 3 chunks" in res.stdout
+    hits = json.loads(_run("recall", "sister", "--home", h, "--json", "--keyword-only").stdout)
+    assert hits[0]["source"]["id"] == "m1" and hits[0]["source"]["role"] == "user"
+    assert hits[0]["created_at"].startswith("2024-05-01T10:00:00")
+    ls = json.loads(_run("chunks", "ls", "--home", h, "--json", "--conversation", "c1").stdout)
+    assert len(ls) == 2
+    links = json.loads(_run("links", ls[0]["id"], "--home", h, "--json").stdout)
+    assert {"type": "context_of", "target": ls[1]["id"]} in links["outgoing"]
+
+
+def test_import_openai_messages_array_with_merge(h: str, home: MemoryHome, tmp_path: Path) -> None:
+    f = tmp_path / "chat.json"
+    f.write_text(
+        json.dumps({"messages": [
+            {"role": "user", "content": "Plan a trip to Kyoto."},
+            {"role": "assistant", "content": [{"type": "text", "text": "Visit Inari early."}]},
+        ]}),
+        encoding="utf-8",
+    )  # fmt: skip
+    res = _run("import", str(f), "--home", h, "--merge", "--keyword-only")
+    assert res.exit_code == 0, res.output
+    assert _chunk_count(home) == 1
+    hits = json.loads(_run("recall", "Kyoto Inari", "--home", h, "--json", "--keyword-only").stdout)
+    assert "user: Plan a trip to Kyoto." in hits[0]["content"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"content": "fine"}\n{not json}\n',
+        '{"content": "fine"}\n{"role": "user"}\n',
+        '{"content": "fine"}\n{"content": "x", "timestamp": "last tuesday"}\n',
+        '{"content": "fine"}\n["a list"]\n',
+        '{"content": "fine"}\n{"content": "   "}\n',
+        "",
+        '{"content": "fine", "tags": ["bad tag"]}\n',
+    ],
+)
+def test_malformed_import_writes_nothing(
+    h: str, home: MemoryHome, tmp_path: Path, body: str
+) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_text(body, encoding="utf-8")
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 1
+    assert "error:" in res.stderr
+    assert _chunk_count(home) == 0
+
+
+def test_import_binary_and_missing_files(h: str, tmp_path: Path) -> None:
+    f = tmp_path / "bin.jsonl"
+    f.write_bytes(b"\xff\xfe\x00garbage")
+    assert _run("import", str(f), "--home", h).exit_code == 1
+    assert _run("import", str(tmp_path / "nope.jsonl"), "--home", h).exit_code == 1
+
+
+def test_recall_batch(h: str, tmp_path: Path) -> None:
+    _run("remember", "The dog is called Biscuit.", "--home", h, "--keyword-only")
+    _run("remember", "The car is a blue Volvo.", "--home", h, "--keyword-only")
+    q = tmp_path / "q.jsonl"
+    q.write_text(
+        '{"id": 1, "query": "dog name"}\n{"id": "b", "query": "what car"}\n', encoding="utf-8"
+    )
+    res = _run("recall", "--batch", str(q), "--home", h, "-k", "1", "--json", "--keyword-only")
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [x["id"] for x in lines] == [1, "b"]
+    assert "Biscuit" in lines[0]["hits"][0]["content"] and "Volvo" in lines[1]["hits"][0]["content"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n', encoding="utf-8")
+    res = _run("recall", "--batch", str(bad), "--home", h, "--json")
+    assert res.exit_code == 1 and "query" in res.stderr
+
+
+def test_recall_argument_errors(h: str) -> None:
+    assert _run("recall", "--home", h).exit_code == 1
+    assert _run("recall", "x", "--home", h, "-k", "100000", "--keyword-only").exit_code == 1
+    assert _run("recall", "x" * 5000, "--home", h, "--keyword-only").exit_code == 1
+    assert _run("recall", "x", "--home", h, "--kind", "secrets").exit_code == 1
+    assert _run("recall", "x", "--home", h, "--since", "soon").exit_code == 1
+
+
+def test_chunks_show_rm_restore_hard(h: str, home: MemoryHome) -> None:
+    out = json.loads(
+        _run(
+            "remember", "Secret lair is under the volcano.", "--home", h, "--json", "--keyword-only"
+        ).stdout
+    )
+    cid = out[0]["id"]
+    shown = json.loads(_run("chunks", "show", cid, "--home", h).stdout)
+    assert shown["metadata"]["access_count"] == 1
+    assert _run("chunks", "rm", cid, "--home", h).exit_code == 0
+    assert (
+        json.loads(_run("recall", "volcano", "--home", h, "--json", "--keyword-only").stdout) == []
+    )
+    assert len(json.loads(_run("chunks", "ls", "--home", h, "--json", "--deleted").stdout)) == 1
+    assert _run("chunks", "restore", cid, "--home", h).exit_code == 0
+    assert (
+        len(json.loads(_run("recall", "volcano", "--home", h, "--json", "--keyword-only").stdout))
+        == 1
+    )
+    assert _run("chunks", "rm", cid, "--home", h, "--hard").exit_code == 0
+    assert _chunk_count(home) == 0
+    res = _run("chunks", "show", cid, "--home", h)
+    assert res.exit_code == 1 and "no chunk" in res.stderr
+    res = _run("chunks", "show", "../../../etc/passwd", "--home", h)
+    assert res.exit_code == 1 and "not a chunk id" in res.stderr
+
+
+def test_manual_link_command(h: str) -> None:
+    a = json.loads(
+        _run("remember", "Coffee helps me focus.", "--home", h, "--json", "--keyword-only").stdout
+    )[0]["id"]
+    b = json.loads(
+        _run("remember", "Coffee makes me jittery.", "--home", h, "--json", "--keyword-only").stdout
+    )[0]["id"]
+    assert _run("chunks", "link", b, "contradicts", a, "--home", h).exit_code == 0
+    got = json.loads(_run("links", a, "--home", h, "--json").stdout)
+    assert {"type": "contradicts", "source": b} in got["incoming"]
+    assert _run("chunks", "link", b, "follows", a, "--home", h).exit_code == 1
+
+
+def test_reindex_rebuilds_from_files(h: str, home: MemoryHome) -> None:
+    _run("remember", "Rebuilt memories survive.", "--home", h, "--keyword-only")
+    for s in ("-wal", "-shm"):
+        Path(str(home.layout.index) + s).unlink(missing_ok=True)
+    home.layout.index.write_bytes(b"garbage" * 1000)
+    # A broken index is a broken cache: recall drops it and rebuilds from files.
+    hits = json.loads(_run("recall", "survive", "--home", h, "--json", "--keyword-only").stdout)
+    assert hits[0]["content"] == "Rebuilt memories survive."
+    home.layout.index.unlink()
+    res = _run("reindex", "--home", h, "--keyword-only")
+    assert res.exit_code == 0, res.output
+    assert "1 chunks" in res.stdout
+    hits = json.loads(_run("recall", "survive", "--home", h, "--json", "--keyword-only").stdout)
+    assert hits[0]["content"] == "Rebuilt memories survive."
+
+
+def test_hybrid_recall_with_embeddings(h: str) -> None:
+    from memagent.embeddings import embeddings_unavailable_reason
+
+    if embeddings_unavailable_reason() is not None:
+        pytest.skip("embeddings not installed")
+    _run("remember", "I adopted a golden retriever last spring.", "--home", h)
+    _run("remember", "The quarterly report is due Friday.", "--home", h)
+    hits = json.loads(
+        _run("recall", "what pet do I have", "--home", h, "--json", "--kind", "chunk").stdout
+    )
+    assert "retriever" in hits[0]["content"]
+    assert hits[0]["why"]["mode"] == "hybrid" and "dense" in hits[0]["why"]
+
+
+def test_commands_without_home_fail_cleanly(tmp_path: Path) -> None:
+    res = _run("recall", "x", "--home", str(tmp_path / "none"))
+    assert res.exit_code == 1 and "memagent init" in res.stderr

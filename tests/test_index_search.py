@@ -1,0 +1,194 @@
+"""The index: FTS5 + vectors, hybrid ranking, filters, hostile queries, cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memagent.core import CorruptFile, InvalidInput
+from memagent.index import Doc, ExactVectors, Filters, Index, SearchParams, query_terms, search
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-letters vectors: similar spelling, similar vector."""
+
+    name = "fake"
+    dim = 384
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, hash(w) % self.dim] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def _doc(i: int, content: str, **kw: object) -> Doc:
+    return Doc(doc_id=f"d{i}", kind="chunk", path=f"chunks/x/d{i}.json", content=content, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Index:
+    idx = Index(tmp_path / "index.sqlite")
+    idx.upsert(
+        [
+            _doc(1, "We decided to use Postgres for billing", tags=["db"], created=100.0),
+            _doc(
+                2, "Maria prefers tea in the morning", tags=["food"], created=200.0, speaker="Maria"
+            ),
+            _doc(3, "The billing service had an outage in March", created=300.0, user_id="u"),
+        ]
+    )
+    return idx
+
+
+def test_keyword_search_ranks_and_explains(index: Index) -> None:
+    hits = search(index, "billing outage", keyword_only_reason="test")
+    assert [h.row.doc_id for h in hits][:2] == ["d3", "d1"]
+    assert hits[0].why["keyword"]["rank"] == 1
+    assert hits[0].why["mode"] == "keyword-only (test)"
+    assert "dense" not in hits[0].why
+
+
+def test_question_words_do_not_block_matches(index: Index) -> None:
+    # FTS5 would AND every word; the rewritten query ORs content words only.
+    hits = search(index, "What does Maria drink in the morning?")
+    assert hits[0].row.doc_id == "d2"
+    assert query_terms("What did Maria's team decide?") == ["maria", "team", "decide"]
+
+
+def test_filters_apply(index: Index) -> None:
+    assert [h.row.doc_id for h in search(index, "billing", filters=Filters(tags=["db"]))] == ["d1"]
+    assert [h.row.doc_id for h in search(index, "billing", filters=Filters(user_id="u"))] == ["d3"]
+    assert [h.row.doc_id for h in search(index, "billing", filters=Filters(since=250.0))] == ["d3"]
+    assert search(index, "billing", filters=Filters(kinds=["note"])) == []
+
+
+def test_remove_and_replace(index: Index) -> None:
+    index.remove_docs(["d3"])
+    assert [h.row.doc_id for h in search(index, "outage")] == []
+    index.upsert([_doc(1, "We decided to use SQLite for billing")])
+    assert [h.row.doc_id for h in search(index, "sqlite")] == ["d1"]
+    assert search(index, "postgres") == []
+    assert index.count() == 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "NEAR(a b)",
+        "a AND OR NOT",
+        "*",
+        "col:val",
+        "-x",
+        "^start",
+        "(((",
+        "a\x00b",
+        "🙂 emoji",
+        "DROP TABLE docs;--",
+    ],
+)
+def test_hostile_queries_never_crash(index: Index, query: str) -> None:
+    hits = search(index, query)
+    assert isinstance(hits, list)
+    assert index.count() == 3
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 5000])
+def test_bad_queries_are_invalid_input(index: Index, query: str) -> None:
+    with pytest.raises(InvalidInput):
+        search(index, query)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=200))
+def test_any_text_query_is_safe(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    idx = Index(tmp_path_factory.mktemp("h") / "i.sqlite")
+    idx.upsert([_doc(1, "hello world")])
+    if text.strip():
+        assert isinstance(search(idx, text), list)
+
+
+def test_hybrid_uses_vectors_and_says_so(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite", FakeEmbedder())
+    idx.upsert([_doc(1, "red apple pie"), _doc(2, "blue sky above"), _doc(3, "green grass")])
+    hits = search(idx, "blue sky")
+    assert hits[0].row.doc_id == "d2"
+    assert hits[0].why["mode"] == "hybrid"
+    assert hits[0].why["dense"]["rank"] == 1 and hits[0].why["keyword"]["rank"] == 1
+
+
+def test_vector_cache_follows_other_connections(tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    a = Index(tmp_path / "i.sqlite", emb)
+    b = Index(tmp_path / "i.sqlite", emb)
+    a.upsert([_doc(1, "alpha beta")])
+    assert len(b.vectors) == 1
+    a.upsert([_doc(2, "gamma delta")])
+    assert len(b.vectors) == 2
+    a.remove_docs(["d1"])
+    assert len(b.vectors) == 1
+    assert [h.row.doc_id for h in search(b, "gamma")] == ["d2"]
+
+
+def test_exact_vectors_with_allowed_set(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    vs = ExactVectors(idx.conn, 4)
+    with idx.conn:
+        vs.upsert([1, 2, 3], np.eye(3, 4, dtype=np.float32))
+    q = np.array([1, 0, 0, 0], dtype=np.float32)
+    assert vs.search(q, 1)[0][0] == 1
+    assert vs.search(q, 1, np.array([2, 3]))[0][0] in (2, 3)
+    assert vs.search(q, 5, np.array([], dtype=np.int64)) == []
+
+
+def test_neighbour_and_speaker_boosts(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    idx.upsert(
+        [
+            _doc(
+                1,
+                "Ann: where did you go hiking last weekend?",
+                conversation_id="c",
+                created=1.0,
+                speaker="Ann",
+            ),
+            _doc(
+                2, "Bob: up the old mountain trail", conversation_id="c", created=2.0, speaker="Bob"
+            ),
+            _doc(3, "Bob: nothing much", conversation_id="c", created=3.0, speaker="Bob"),
+        ]
+    )
+    p = SearchParams(neighbour_weight=0.5)
+    hits = {h.row.doc_id: h for h in search(idx, "Where did Bob go hiking?", params=p)}
+    assert "neighbour" in hits["d2"].why["boosts"]
+    p = SearchParams(speaker_boost=1.0)
+    hits = {h.row.doc_id: h for h in search(idx, "Where did Bob go hiking?", params=p)}
+    assert hits["d2"].why["boosts"]["speaker"] == 1.0
+
+
+def test_recency_boost_prefers_new(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    idx.upsert(
+        [_doc(1, "coffee beans", created=0.0), _doc(2, "coffee beans", created=86400.0 * 100)]
+    )
+    plain = search(idx, "coffee", now=86400.0 * 100)
+    boosted = search(idx, "coffee", params=SearchParams(recency_weight=1.0), now=86400.0 * 100)
+    assert boosted[0].row.doc_id == "d2"
+    assert boosted[0].score > plain[0].score
+
+
+def test_corrupt_index_file_is_reported(tmp_path: Path) -> None:
+    bad = tmp_path / "index.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CorruptFile):
+        Index(bad)
