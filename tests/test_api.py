@@ -44,6 +44,10 @@ def test_open_creates_a_missing_home_only_when_asked(tmp_path: Path) -> None:
     with pytest.raises(NotFound):
         Memory.open(tmp_path / "nope", create=False)
     assert not (tmp_path / "nope").exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InvalidInput):
+        Memory.open(tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "x"
     with Memory.open(tmp_path / "made", embeddings=False) as m:
         assert m.home.exists and m.read_note("user.md").startswith("# User")
 

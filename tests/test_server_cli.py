@@ -80,3 +80,20 @@ def test_openapi_command_writes_the_document(tmp_path: Path) -> None:
     assert "/v1/memories/search" in doc["paths"]
     printed = CliRunner().invoke(cli_app, ["openapi"])
     assert json.loads(printed.stdout) == doc
+
+
+def test_commands_refuse_a_file_as_root_or_home(tmp_path: Path) -> None:
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("not a folder")
+    runner = CliRunner()
+    for args in (
+        ["serve", "--root", str(a_file), "--port", "1"],
+        ["keys", "create", "--user", "alice", "--root", str(a_file)],
+        ["keys", "ls", "--root", str(a_file)],
+        ["mcp", "--home", str(a_file)],
+        ["serve", "--port", "70000"],
+    ):
+        result = runner.invoke(cli_app, args)
+        assert result.exit_code != 0, args
+        assert result.exception is None or isinstance(result.exception, SystemExit), args
+    assert a_file.read_text() == "not a folder"

@@ -113,6 +113,8 @@ class Memory:
         embeddings: bool | None = None,
     ) -> Memory:
         mh = home if isinstance(home, MemoryHome) else MemoryHome.open(home)
+        if mh.root.exists() and not mh.root.is_dir():
+            raise InvalidInput(f"{mh.root} is not a folder; a memory home is a folder")
         if create and not mh.exists:
             from memagent.setup import init_home
 

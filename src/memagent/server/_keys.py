@@ -73,6 +73,8 @@ class KeyStore:
     """Create, list, revoke and verify the API keys of one server root."""
 
     def __init__(self, root: Path) -> None:
+        if root.exists() and not root.is_dir():
+            raise InvalidInput(f"{root} is not a folder; a server root is a folder")
         self.root = root
         self.path = root / "keys.json"
         self.storage = Storage(root)
