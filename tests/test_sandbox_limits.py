@@ -142,3 +142,10 @@ def test_print_of_many_big_strings_is_bounded() -> None:
     )
     assert r.error is None and r.result == "ok"
     assert len(r.output) < 2000
+
+
+@pytest.mark.parametrize(
+    "code", ["import re\nre.compile('x' * 30_000)", "import re\nre.search('x' * 30_000, 'x')"]
+)
+def test_regex_pattern_size_is_limited(code: str) -> None:
+    assert "limited to 20000 characters" in run(code)

@@ -85,6 +85,15 @@ def _lgamma_bits(*terms: tuple[int, Any]) -> float:
     return total / math.log(2)
 
 
+_MAX_PATTERN = 20_000
+
+
+def _pattern_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    pattern = _arg(args, kwargs, 0, "pattern", "")
+    if isinstance(pattern, (str, bytes)) and len(pattern) > _MAX_PATTERN:
+        raise LimitExceeded(f"regular expressions are limited to {_MAX_PATTERN} characters")
+
+
 def _with_timeout(it: Interpreter, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         kwargs["timeout"] = it.remaining_time()
@@ -187,7 +196,9 @@ def _json(it: Interpreter) -> dict[str, Any]:
 def _re(it: Interpreter) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in ("match", "search", "fullmatch", "findall", "finditer", "split"):
-        out[name] = _fn(f"re.{name}", _with_timeout(it, getattr(regex, name), f"re.{name}"))
+        out[name] = _fn(
+            f"re.{name}", _with_timeout(it, getattr(regex, name), f"re.{name}"), _pattern_check
+        )
     for name in ("sub", "subn"):
         run = _with_timeout(it, getattr(regex, name), f"re.{name}")
 
@@ -201,8 +212,8 @@ def _re(it: Interpreter) -> dict[str, Any]:
             )
             return _run(*args, **kwargs)
 
-        out[name] = _fn(f"re.{name}", checked)
-    out["compile"] = _fn("re.compile", regex.compile)
+        out[name] = _fn(f"re.{name}", checked, _pattern_check)
+    out["compile"] = _fn("re.compile", regex.compile, _pattern_check)
     out["escape"] = _fn("re.escape", regex.escape)
     out["error"] = regex.error
     for flag in (
