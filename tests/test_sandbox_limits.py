@@ -149,3 +149,15 @@ def test_print_of_many_big_strings_is_bounded() -> None:
 )
 def test_regex_pattern_size_is_limited(code: str) -> None:
     assert "limited to 20000 characters" in run(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import statistics\nstatistics.mean([1.5] * 300_000)",
+        "import textwrap\ntextwrap.wrap('a ' * 600_000)",
+        "import difflib\ndifflib.SequenceMatcher(None, 'a' * 15_000, 'b' * 15_000)",
+    ],
+)
+def test_slow_pure_python_library_inputs_are_capped(code: str) -> None:
+    assert "limited to" in run(code)

@@ -348,6 +348,17 @@ def _functools(it: Interpreter) -> dict[str, Any]:
     }
 
 
+_STATS_CAP = 200_000
+_TEXTWRAP_CAP = 1_000_000
+
+
+def _stats_cap(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """statistics works in exact fractions (pure Python, not preemptible)."""
+    for a in args:
+        if hasattr(a, "__len__") and not isinstance(a, str) and len(a) > _STATS_CAP:
+            raise LimitExceeded(f"statistics inputs are limited to {_STATS_CAP} items")
+
+
 def _statistics(it: Interpreter) -> dict[str, Any]:
     out: dict[str, Any] = {"StatisticsError": statistics.StatisticsError}
     for name in (
@@ -369,9 +380,10 @@ def _statistics(it: Interpreter) -> dict[str, Any]:
         "covariance",
         "linear_regression",
     ):
-        out[name] = _fn(f"statistics.{name}", getattr(statistics, name))
+        out[name] = _fn(f"statistics.{name}", getattr(statistics, name), _stats_cap)
 
     def quantiles_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        _stats_cap(args, kwargs)
         n = kwargs.get("n", 4)
         if isinstance(n, int):
             it.need_len(n, "coll")
@@ -436,6 +448,8 @@ def _textwrap(it: Interpreter) -> dict[str, Any]:
 
     def wrap_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         text = _arg(args, kwargs, 0, "text", "")
+        if isinstance(text, str) and len(text) > _TEXTWRAP_CAP:
+            raise LimitExceeded(f"textwrap inputs are limited to {_TEXTWRAP_CAP} characters")
         extra = sum(
             len(v) for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str)
         )
