@@ -146,10 +146,11 @@ def main() -> None:
         )
     console.print(table)
     mem, base = arms
+    p50 = statistics.median(mem.latencies) / statistics.median(base.latencies)
+    tokens = statistics.mean(mem.tokens) / statistics.mean(base.tokens)
     console.print(
         f"memory vs baseline: accuracy {mem.correct}/{mem.asked} vs {base.correct}/{base.asked}; "
-        f"p50 latency ratio {statistics.median(mem.latencies) / statistics.median(base.latencies):.2f}x; "
-        f"tokens/turn ratio {statistics.mean(mem.tokens) / statistics.mean(base.tokens):.2f}x",
+        f"p50 latency ratio {p50:.2f}x; tokens/turn ratio {tokens:.2f}x",
         highlight=False,
     )
     for arm in arms:

@@ -9,4 +9,13 @@ from memagent.core import MemagentError, MemoryHome
 
 __version__ = "0.1.0"
 
-__all__ = ["MemagentError", "Memory", "MemoryHome", "__version__"]
+__all__ = ["Agent", "MemagentError", "Memory", "MemoryHome", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    # `Agent` loads lazily: it pulls in the agent stack, which the CLI start-up avoids.
+    if name == "Agent":
+        from memagent.agent import Agent
+
+        return Agent
+    raise AttributeError(f"module 'memagent' has no attribute {name!r}")
