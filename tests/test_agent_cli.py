@@ -151,6 +151,7 @@ def test_persona_and_hud_commands(cli_home: MemoryHome) -> None:
     code, out, _ = invoke("persona", "show", "--home", h)
     assert "research analyst" in out and "Humor 80/100" in out
     code, out, _ = invoke("hud", "--home", h, "--json")
+    assert code == 0
     status = json.loads(out)
     assert status["persona"] == "RESEARCH_ANALYST"
     assert (cli_home.layout.gauges / "LIVEHUD.md").read_text().startswith("# LIVE HUD")

@@ -222,7 +222,9 @@ def test_multi_step_task_with_planning(home: MemoryHome) -> None:
     llm = ScriptedLLM(
         [
             step(think="Plan: 1. create Tom's note 2. link him from user.md 3. reply"),
-            step(actions=[{"action": "create_file", "path": "entities/tom.md", "content": "# Tom\n"}]),
+            step(
+                actions=[{"action": "create_file", "path": "entities/tom.md", "content": "# Tom\n"}]
+            ),
             step(
                 actions=[
                     {
@@ -426,9 +428,7 @@ def test_profile_pipeline_runs_in_background(home: MemoryHome) -> None:
     assert "Ramen" in food, trace["background"]
 
 
-@pytest.mark.parametrize(
-    "message", ["", "   ", "x" * 20_001, "nul\x00byte", None, 42, ["list"]]
-)
+@pytest.mark.parametrize("message", ["", "   ", "x" * 20_001, "nul\x00byte", None, 42, ["list"]])
 def test_bad_messages_are_refused_and_nothing_is_written(home: MemoryHome, message: Any) -> None:
     llm = ScriptedLLM([step(reply="never")])
     ops_before = home.layout.ops_log.read_bytes()
