@@ -94,7 +94,7 @@ def loop_heavy(console: Console) -> None:
         limits = LIMITS
         expected = Session(limits=limits).run(code)
         assert expected.error is None, expected.error
-        ma_s = best_of(lambda code=code: Session(limits=LIMITS).run(code), 3)
+        ma_s = best_of(lambda code=code: Session(limits=LIMITS).run(code), 5)
         want = expected.result
         smol_cell, ratio_cell = "-", "-"
         if LocalPythonExecutor is not None:
@@ -105,7 +105,7 @@ def loop_heavy(console: Console) -> None:
                 out = ex(code)
                 assert out.output == want, (out.output, want)
 
-            sm_s = best_of(smol, 3)
+            sm_s = best_of(smol, 5)
             smol_cell = f"{sm_s * 1e3:.0f} ms"
             ratio_cell = f"{sm_s / ma_s:.1f}x faster"
         table.add_row(

@@ -245,6 +245,7 @@ class Interpreter:
         self.global_scope = Scope(self.globals, None)
         self.builtins, self.denied_names, self.nowrap = make_builtins(self)
         self.protected = frozenset({"final_answer", "FINAL", "FINAL_VAR"})
+        self._bindable: set[str] = set()
         for name, fn in tools.items():
             self.add_tool(name, fn)
         self._modules = modules
@@ -325,6 +326,7 @@ class Interpreter:
             raise ValueError(f"tool {name!r} is not callable")
         self.builtins[name] = Tool(name, fn)
         self.protected = self.protected | {name}
+        self._bindable.discard(name)
 
     # ------------------------------------------------------------------ budget
 
@@ -523,10 +525,13 @@ class Interpreter:
         raise NameError(f"name '{name}' is not defined")
 
     def check_bind(self, name: str) -> None:
+        if name in self._bindable:
+            return
         if is_dunder(name):
             raise SecurityError(f"binding the name '{name}' is not allowed")
         if name in self.protected:
             raise SecurityError(f"'{name}' is a tool and cannot be rebound")
+        self._bindable.add(name)
 
     def store(self, name: str, value: Any, scope: Scope) -> None:
         self.check_bind(name)
@@ -799,6 +804,9 @@ class Interpreter:
             return BINOPS[op](a, b)
         if ta is float or tb is float:
             return BINOPS[op](a, b)
+        if ta is str and tb is str and op is ast.Add:
+            self.need_len(len(a) + len(b))
+            return self.check_size(a + b)
         if isinstance(a, SandboxInstance) or isinstance(b, SandboxInstance):
             name = BIN_DUNDER.get(op)
             if name is not None:
@@ -1175,6 +1183,8 @@ class Interpreter:
         return out
 
     def getitem(self, obj: Any, key: Any) -> Any:
+        if type(obj) in _FAST_TYPES:
+            return obj[key]
         if isinstance(obj, SandboxInstance):
             m = self.dunder(obj, "__getitem__")
             if m is None:
@@ -1247,15 +1257,23 @@ class Interpreter:
         simple = target.id if isinstance(target, ast.Name) else None
         if simple is not None:
             self.check_bind(simple)
+            if scope.globals_ or scope.nonlocals or scope.is_comp:
+                simple = None
+        exec_stmt = self.exec_stmt
+        max_ops = self._max_ops
+        variables = scope.vars
         for item in self.iterate(iterable):
-            self.tick()
-            if simple is not None and not scope.globals_ and not scope.nonlocals:
-                scope.vars[simple] = item
+            self.ops = ops = self.ops + 1
+            if ops >= max_ops or not ops & 1023:
+                self.ops -= 1
+                self.tick()
+            if simple is not None:
+                variables[simple] = item
             else:
                 self.assign(target, item, scope)
             try:
                 for stmt in body:
-                    self.exec_stmt(stmt, scope)
+                    exec_stmt(stmt, scope)
             except _Break:
                 return
             except _Continue:
@@ -1567,6 +1585,13 @@ class Interpreter:
         if isinstance(func_node, ast.Name) and func_node.id == "super" and not node.args:
             return self._super(scope)
         func = self.ev(func_node, scope)
+        simple = node.__dict__.get("_sb_simple")
+        if simple is None:
+            simple = not node.keywords and not any(type(a) is ast.Starred for a in node.args)
+            node._sb_simple = simple  # type: ignore[attr-defined]
+        if simple:
+            ev = self.ev
+            return self.call(func, [ev(a, scope) for a in node.args], {})
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
