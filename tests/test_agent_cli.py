@@ -104,6 +104,9 @@ def test_ask_deep(cli_home: MemoryHome, tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert out == "Rex\n"
+    code, out, _ = invoke("trace", "last", "--home", h, "--json")
+    doc = json.loads(out)
+    assert doc["mode"] == "deep" and doc["reply"] == "Rex" and len(doc["steps"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -207,7 +207,6 @@ def ask(
 
     mh = open_home(home)
     question = check_message(question)
-    out: dict[str, Any]
     if deep:
         from memagent.agent import AgentMemory, deep_ask
         from memagent.llm import load_llm
@@ -218,20 +217,28 @@ def ask(
             result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
         finally:
             memory.close()
-        out = result.to_json()
-        answer = result.answer
-    else:
-        agent = _agent(mh, model, mode, persona, max_steps, None, None, learn)
-        try:
-            turn = agent.turn(question)
-        finally:
-            _finish(agent, quiet=True)
-        out = turn.to_json()
-        answer = turn.reply
+        _print_answer(result.to_json(), result.answer, as_json=as_json)
+        from memagent.agent import Trace, Traces
+
+        trace = Trace("deep", 1, llm.name, "deep", question, steps=result.steps)
+        trace.reply, trace.ok, trace.seconds = result.answer, result.ok, round(result.seconds, 3)
+        Traces(mh).save(trace)
+        return
+    agent = _agent(mh, model, mode, persona, max_steps, None, None, learn)
+    try:
+        turn = agent.turn(question)
+        # the answer goes out first; the memory writes finish after it
+        _print_answer(turn.to_json(), turn.reply, as_json=as_json)
+    finally:
+        _finish(agent, quiet=True)
+
+
+def _print_answer(out: dict[str, Any], answer: str, *, as_json: bool) -> None:
     if as_json:
         print_json(out)
     else:
         sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
 
 
 def register(app: typer.Typer) -> None:
