@@ -1860,7 +1860,7 @@ def host_recursion_guard(limits: Limits) -> int:
     """Raise the host's recursion limit enough for `max_recursion` model frames;
     returns the previous value so the caller can restore it."""
     old = sys.getrecursionlimit()
-    needed = limits.max_recursion * 40 + 1000
+    needed = min(limits.max_recursion * 25 + 1000, 30_000)
     if needed > old:
         sys.setrecursionlimit(needed)
     return old
