@@ -192,3 +192,22 @@ def test_corrupt_index_file_is_reported(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(CorruptFile):
         Index(bad)
+
+
+def test_clear_invalidates_other_connections_cache(tmp_path: Path) -> None:
+    emb = FakeEmbedder()
+    a = Index(tmp_path / "i.sqlite", emb)
+    b = Index(tmp_path / "i.sqlite", emb)
+    a.upsert([_doc(1, "alpha"), _doc(2, "beta")])
+    assert len(b.vectors) == 2
+    a.clear()
+    assert len(b.vectors) == 0
+    a.upsert([_doc(3, "gamma")])
+    assert [h.row.doc_id for h in search(b, "gamma")] == ["d3"]
+
+
+def test_documents_written_keyword_only_get_vectors_later(tmp_path: Path) -> None:
+    Index(tmp_path / "i.sqlite").upsert([_doc(1, "written without a model")])
+    with_model = Index(tmp_path / "i.sqlite", FakeEmbedder())
+    assert len(with_model.vectors) == 1
+    assert search(with_model, "model")[0].why["mode"] == "hybrid"

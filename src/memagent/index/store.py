@@ -151,6 +151,25 @@ class Index:
             ) from exc
         dim = embedder.dim if embedder is not None else 384
         self.vectors: VectorSearch = ExactVectors(self.conn, dim)
+        if embedder is not None:
+            self._backfill_vectors()
+
+    def _backfill_vectors(self, batch: int = 256) -> None:
+        """Embed documents a keyword-only writer left without vectors (flagged in meta)."""
+        flag = self.conn.execute("SELECT value FROM meta WHERE key='missing_vectors'").fetchone()
+        if flag is None:
+            return
+        assert self.embedder is not None
+        rows = self.conn.execute(
+            "SELECT rowid, content FROM docs WHERE rowid NOT IN (SELECT rowid FROM vectors)"
+        ).fetchall()
+        for start in range(0, len(rows), batch):
+            part = rows[start : start + batch]
+            vecs = self.embedder.embed([r[1] for r in part])
+            with self.conn:
+                self.vectors.upsert([r[0] for r in part], vecs)
+        with self.conn:
+            self.conn.execute("DELETE FROM meta WHERE key='missing_vectors'")
 
     def _check_version(self) -> None:
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -165,6 +184,9 @@ class Index:
                 self.conn.execute("DELETE FROM vectors")
                 self.conn.execute("DELETE FROM files")
                 self.conn.execute("DELETE FROM dirs")
+                self.conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vec_version'"
+                )
         if model is not None and (stored is None or stored[0] != model):
             with self.conn:
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES('model', ?)", (model,))
@@ -184,6 +206,11 @@ class Index:
             rowids = [self._upsert_one(d) for d in docs]
             if vectors is not None:
                 self.vectors.upsert(rowids, vectors)
+            else:
+                # No model here: drop any now-stale vector; a process with the model
+                # embeds these documents when it opens the index.
+                self.vectors.remove(rowids)
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES('missing_vectors', '1')")
         return rowids
 
     def _upsert_one(self, d: Doc) -> int:
@@ -280,10 +307,12 @@ class Index:
             for table in ("docs", "tags", "links", "files", "dirs", "vectors"):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.execute("INSERT INTO docs_fts(docs_fts) VALUES('delete-all')")
-            self.vectors.remove([])
+            # A new version makes every process's matrix cache reload (now empty).
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES('vec_version', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
         self.vectors = ExactVectors(self.conn, self.vectors_dim)
-        with self.conn:
-            self.conn.execute("DELETE FROM meta WHERE key='vec_version'")
 
     @property
     def vectors_dim(self) -> int:

@@ -59,6 +59,12 @@ class ExactVectors:
         row = self._conn.execute("SELECT value FROM meta WHERE key='vec_version'").fetchone()
         return int(row[0]) if row else 0
 
+    def _bump_only(self) -> None:
+        self._conn.execute(
+            "INSERT INTO meta(key, value) VALUES('vec_version', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
     def _bump(self) -> None:
         self._conn.execute(
             "INSERT INTO meta(key, value) VALUES('vec_version', '1') "
@@ -95,15 +101,23 @@ class ExactVectors:
         self._ids, self._buf = ids, buf
 
     # -- VectorSearch ------------------------------------------------------------
+    def _cache_current(self) -> bool:
+        """Whether the in-memory matrix is loaded and up to date. Writes never
+        load it: only a search does, so a writer-only process stays small."""
+        return self._version is not None and self._version == self._stored_version()
+
     def upsert(self, rowids: list[int], vectors: Vector) -> None:
         if not rowids:
             return
-        self._ensure_loaded()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._conn.executemany(
             "INSERT OR REPLACE INTO vectors(rowid, vec) VALUES (?, ?)",
             [(r, vectors[i].tobytes()) for i, r in enumerate(rowids)],
         )
+        if not self._cache_current():
+            self._version = None
+            self._bump_only()
+            return
         self._grow(self._n + len(rowids))
         for i, r in enumerate(rowids):
             pos = self._pos.get(r)
@@ -118,8 +132,13 @@ class ExactVectors:
     def remove(self, rowids: list[int]) -> None:
         if not rowids:
             return
-        self._ensure_loaded()
-        self._conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in rowids])
+        cur = self._conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in rowids])
+        if cur.rowcount == 0:
+            return
+        if not self._cache_current():
+            self._version = None
+            self._bump_only()
+            return
         for r in rowids:
             pos = self._pos.pop(r, None)
             if pos is None:
