@@ -443,3 +443,17 @@ def test_bad_agent_settings(home: MemoryHome) -> None:
     for kw in ({"mode": "yaml"}, {"max_steps": 0}, {"planning_interval": 0}):
         with pytest.raises(InvalidInput):
             agent(home, llm, **kw)
+
+
+def test_context_leaves_out_weak_hits(home: MemoryHome) -> None:
+    facts = ["My dog is called Rex.", "I drive a blue Volvo car.", "I like jazz music."]
+    with agent(home, ScriptedLLM(fn=lambda m, s: step(reply="Noted."))) as a:
+        for fact in facts:
+            a.turn(fact)
+        a.flush()
+        loose = a.memory.context("What car do I drive?", budget_tokens=1000, k=5, min_ratio=0.0)
+        strict = a.memory.context("What car do I drive?", budget_tokens=1000, k=5, min_ratio=0.99)
+        tiny = a.memory.context("What car do I drive?", budget_tokens=5, k=5)
+    assert strict.text.splitlines() == ["- User said: I drive a blue Volvo car."]
+    assert len(loose.sources) >= len(strict.sources)
+    assert tiny.text == "" and tiny.tokens == 0

@@ -264,7 +264,12 @@ class Agent:
         if self.retrieval:
             cfg = self.home.config.agent
             try:
-                ctx = self.memory.context(message, budget_tokens=cfg.context_tokens, k=cfg.recall_k)
+                ctx = self.memory.context(
+                    message,
+                    budget_tokens=cfg.context_tokens,
+                    k=cfg.recall_k,
+                    min_ratio=cfg.recall_min_ratio,
+                )
             except MemagentError as exc:
                 trace.memory["error"] = str(exc)
         trace.memory.update(tokens=ctx.tokens, sources=ctx.sources)

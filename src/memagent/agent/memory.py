@@ -200,7 +200,9 @@ class AgentMemory:
         with self._lock:
             return store.get(memory_id).content
 
-    def context(self, message: str, *, budget_tokens: int, k: int) -> MemoryContext:
+    def context(
+        self, message: str, *, budget_tokens: int, k: int, min_ratio: float = 0.0
+    ) -> MemoryContext:
         """Memory for the model before it answers `message` (see the module doc)."""
         lines: list[str] = []
         sources: list[dict[str, Any]] = []
@@ -232,6 +234,9 @@ class AgentMemory:
                     break
         hits = [h for h in hits if h["id"] not in ("note:vault/user.md", "user.md")]
         hits = [h for h in hits if h.get("user") != message.strip()]
+        if hits and min_ratio > 0:
+            best = max(h["score"] for h in hits)
+            hits = [h for h in hits if h["score"] >= best * min_ratio]
         hits.sort(key=lambda h: (QUESTION_TAG in h.get("tags", []), -h["score"]))
         for hit in hits[:k]:
             if not add(_context_line(hit), {"kind": hit["kind"], "id": hit["id"]}):

@@ -70,6 +70,8 @@ class AgentConfig(_Section):
     """Budget of the memory put in context before each user turn."""
     history_turns: int = Field(default=6, ge=0)
     recall_k: int = Field(default=5, ge=0, le=50)
+    recall_min_ratio: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Recalled memories scoring under this fraction of the best hit stay out of context."""
     learn_profile: bool = True
     """Run the profile pipeline on each user message (in the background)."""
 
