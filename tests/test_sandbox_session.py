@@ -184,3 +184,21 @@ def test_cli_reads_code_from_file(tmp_path: Path) -> None:
     assert r.exit_code == 0
     doc = json.loads(r.stdout)
     assert (doc["result"], doc["final"]) == ("from file", True)
+
+
+def test_optimistic_save_detects_a_concurrent_save(home: MemoryHome) -> None:
+    from memagent.core import Conflict
+    from memagent.sandbox import state_digest
+
+    first = Session()
+    first.run("x = 1")
+    save_session(home, "s", first)
+    digest = state_digest(home, "s")
+    other = Session()
+    other.run("x = 2")
+    save_session(home, "s", other, expected=digest)
+    stale = Session()
+    stale.run("x = 3")
+    with pytest.raises(Conflict):
+        save_session(home, "s", stale, expected=digest)
+    assert _fresh(home).run("x").result == 2

@@ -7,7 +7,7 @@ name, attribute, call and loop is checked and counted. `save_session` /
 """
 
 from memagent.sandbox.limits import LimitExceeded, Limits, SecurityError
-from memagent.sandbox.persist import load_session, save_session, session_path
+from memagent.sandbox.persist import load_session, save_session, session_path, state_digest
 from memagent.sandbox.session import RunResult, Session
 
 __all__ = [
@@ -19,4 +19,5 @@ __all__ = [
     "load_session",
     "save_session",
     "session_path",
+    "state_digest",
 ]

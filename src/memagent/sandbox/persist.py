@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-from memagent.core import CorruptFile, InvalidInput, MemoryHome
+from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, sha256_hex
 from memagent.sandbox._objects import ModuleProxy, SandboxClass, SandboxFunction
 from memagent.sandbox.session import Session
 
@@ -127,9 +127,22 @@ def snapshot(session: Session) -> tuple[dict[str, Any], list[str]]:
     return doc, skipped
 
 
-def save_session(home: MemoryHome, name: str, session: Session) -> list[str]:
+def state_digest(home: MemoryHome, name: str) -> str | None:
+    """sha256 of the saved state file, or None when there is none."""
+    try:
+        return sha256_hex(session_path(home, name).read_bytes())
+    except FileNotFoundError:
+        return None
+
+
+def save_session(
+    home: MemoryHome, name: str, session: Session, *, expected: str | bool | None = False
+) -> list[str]:
     """Write the session's state (atomically, logged); returns skipped names.
-    Refuses, writing nothing, when the state exceeds `limits.max_file_bytes`."""
+    Refuses, writing nothing, when the state exceeds `limits.max_file_bytes`.
+    `expected` (a digest from `state_digest`, or None for "no file yet") makes
+    the save optimistic: if another run saved the session meanwhile, `Conflict`
+    is raised instead of overwriting its work."""
     path = session_path(home, name)
     doc, skipped = snapshot(session)
     data = json.dumps(doc, ensure_ascii=False, allow_nan=False).encode("utf-8")
@@ -138,7 +151,14 @@ def save_session(home: MemoryHome, name: str, session: Session) -> list[str]:
         raise InvalidInput(
             f"session state is {len(data)} bytes, more than the limit of {limit}; nothing saved"
         )
-    home.storage.write_bytes(path, data, actor="sandbox", op="sandbox.save", meta={"session": name})
+    with home.storage.lock():
+        if expected is not False and state_digest(home, name) != expected:
+            raise Conflict(
+                f"sandbox session {name!r} was saved by another run meanwhile; run again"
+            )
+        home.storage.write_bytes(
+            path, data, actor="sandbox", op="sandbox.save", meta={"session": name}
+        )
     return skipped
 
 

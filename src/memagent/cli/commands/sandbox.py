@@ -41,7 +41,7 @@ def run(
     (the JSON says why), 2 when the input itself was refused.
     """
     from memagent.core import MemagentError
-    from memagent.sandbox import Limits, Session, load_session, save_session
+    from memagent.sandbox import Limits, Session, load_session, save_session, state_digest
 
     limits_kw: dict[str, float | int] = {}
     if timeout is not None:
@@ -76,9 +76,10 @@ def run(
         else:
             mh = open_home(home)
             with mh.storage.lock():
+                digest = state_digest(mh, session)
                 notes = load_session(mh, session, sess)
-                result = sess.run(code)
-                skipped = save_session(mh, session, sess)
+            result = sess.run(code)  # not under the lock: a run may take seconds
+            skipped = save_session(mh, session, sess, expected=digest)
             doc = result.to_json()
             doc["session"] = session
             if notes:
