@@ -52,8 +52,16 @@ def test_escape_attempt_fails(
 
         return fake
 
-    for mod, name in [(subprocess, "Popen"), (os, "system"), (os, "fork"), (os, "posix_spawn"),
-                      (os, "posix_spawnp"), (os, "execv"), (os, "execve"), (os, "popen")]:
+    for mod, name in [
+        (subprocess, "Popen"),
+        (os, "system"),
+        (os, "fork"),
+        (os, "posix_spawn"),
+        (os, "posix_spawnp"),
+        (os, "execv"),
+        (os, "execve"),
+        (os, "popen"),
+    ]:
         if hasattr(mod, name):
             monkeypatch.setattr(mod, name, record(name))
     before = _children()
