@@ -161,3 +161,12 @@ def test_regex_pattern_size_is_limited(code: str) -> None:
 )
 def test_slow_pure_python_library_inputs_are_capped(code: str) -> None:
     assert "limited to" in run(code)
+
+
+@pytest.mark.parametrize(
+    "code", ["x = 'y' * 5_000_000\n[x] * 100", "FINAL(['y' * 5_000_000] * 100)"]
+)
+def test_result_too_large_to_render_is_refused(code: str) -> None:
+    r = Session().run(code)
+    assert r.result is None
+    assert r.error is not None and r.error.startswith("LimitExceeded: text of more than")

@@ -142,10 +142,14 @@ class Session:
             return RunResult("", None, f"SyntaxError: {type(exc).__name__}: {exc} (line 1)")
         old_limit = host_recursion_guard(self.limits)
         try:
-            result = interp.exec_module(tree)
-        except FinalAnswer as fa:
-            result, final = fa.value, True
+            try:
+                result = interp.exec_module(tree)
+            except FinalAnswer as fa:
+                result, final = fa.value, True
+            if result is not None:
+                interp.text_budget(result)  # the caller will render it: keep it bounded
         except SandboxAbort as exc:
+            result, final = None, False
             error = _fmt(exc.kind, exc.message, exc.line or interp.line)
         except Exception as exc:
             line = getattr(exc, "_sandbox_line", None) or interp.line
