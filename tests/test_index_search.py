@@ -211,3 +211,17 @@ def test_documents_written_keyword_only_get_vectors_later(tmp_path: Path) -> Non
     with_model = Index(tmp_path / "i.sqlite", FakeEmbedder())
     assert len(with_model.vectors) == 1
     assert search(with_model, "model")[0].why["mode"] == "hybrid"
+
+
+def test_neighbours_follow_time_then_insertion_order(tmp_path: Path) -> None:
+    from memagent.index.search import neighbours
+
+    idx = Index(tmp_path / "i.sqlite")
+    rowids = idx.upsert(
+        [_doc(k, "x", created=1.0 if k < 3 else 2.0, conversation_id="c") for k in range(5)]
+        + [_doc(9, "x", created=1.5, conversation_id="other")]
+    )
+    got = neighbours(idx, rowids)
+    r = rowids
+    assert got[r[0]] == [r[1]] and got[r[2]] == [r[1], r[3]] and got[r[4]] == [r[3]]
+    assert got[r[5]] == []

@@ -189,11 +189,13 @@ def _dense(index: Index, query: str, filters: Filters, n: int) -> list[tuple[int
 
 _NEIGHBOURS_SQL = """
 SELECT d.rowid,
-  (SELECT p.rowid FROM docs p WHERE p.conversation_id = d.conversation_id AND p.deleted = 0
-     AND (p.created < d.created OR (p.created = d.created AND p.rowid < d.rowid))
+  (SELECT p.rowid FROM docs p INDEXED BY docs_conv
+     WHERE p.conversation_id = d.conversation_id AND p.deleted = 0
+     AND (p.created, p.rowid) < (d.created, d.rowid)
      ORDER BY p.created DESC, p.rowid DESC LIMIT 1),
-  (SELECT n.rowid FROM docs n WHERE n.conversation_id = d.conversation_id AND n.deleted = 0
-     AND (n.created > d.created OR (n.created = d.created AND n.rowid > d.rowid))
+  (SELECT n.rowid FROM docs n INDEXED BY docs_conv
+     WHERE n.conversation_id = d.conversation_id AND n.deleted = 0
+     AND (n.created, n.rowid) > (d.created, d.rowid)
      ORDER BY n.created, n.rowid LIMIT 1)
 FROM docs d WHERE d.conversation_id IS NOT NULL AND d.rowid IN ({marks})
 """

@@ -111,13 +111,10 @@ def index_file(index: Index, root: Path, rel: str, kind: str) -> bool:
     return True
 
 
-def _flat_changes(
-    index: Index,
-    root: Path,
-    kind: str,
-    found: dict[str, tuple[int, int]],
-    known: dict[str, tuple[int, int]],
+def _changes(
+    found: dict[str, tuple[int, int]], known: dict[str, tuple[int, int]]
 ) -> tuple[list[str], list[str]]:
+    """(new or changed paths, vanished paths)."""
     changed = [p for p, st in found.items() if known.get(p) != st]
     gone = [p for p in known if p not in found]
     return changed, gone
@@ -134,7 +131,7 @@ def plan_sync(index: Index, root: Path) -> tuple[list[tuple[str, str]], list[str
             st = _stat(p)
             if st is not None:
                 found[p.relative_to(root).as_posix()] = st
-        changed, removed = _flat_changes(index, root, kind, found, index.files(kind))
+        changed, removed = _changes(found, index.files(kind))
         todo += [(p, kind) for p in changed]
         gone += removed
     known_dirs = index.dirs()
@@ -157,9 +154,7 @@ def plan_sync(index: Index, root: Path) -> tuple[list[tuple[str, str]], list[str
                     fst = _stat(f)
                     if fst is not None:
                         found[f.relative_to(root).as_posix()] = fst
-            changed, removed = _flat_changes(
-                index, root, CHUNK, found, index.files_under(rel_dir + "/")
-            )
+            changed, removed = _changes(found, index.files_under(rel_dir + "/"))
             todo += [(p, CHUNK) for p in changed]
             gone += removed
     for rel_dir in known_dirs:

@@ -33,6 +33,24 @@ class VectorSearch(Protocol):
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]: ...
 
+    def _search_blobs(
+        self, query: Vector, k: int, allowed: npt.NDArray[np.int64]
+    ) -> list[tuple[int, float]]:
+        ids = [int(r) for r in allowed]
+        rows: list[tuple[int, bytes]] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            rows += self._conn.execute(sql, part).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dim
+        )
+        sims = matrix @ np.asarray(query, dtype=np.float32)
+        order = np.argsort(-sims)[:k]
+        return [(rows[i][0], float(sims[i])) for i in order]
+
     def __len__(self) -> int: ...
 
 
@@ -155,8 +173,14 @@ class ExactVectors:
     def search(
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        if allowed is not None and len(allowed) <= 5000 and not self._cache_current():
+            # A small candidate set in a process without the matrix (one CLI call):
+            # read just those blobs rather than loading every vector.
+            return self._search_blobs(query, k, allowed)
         self._ensure_loaded()
-        if self._n == 0 or k <= 0:
+        if self._n == 0:
             return []
         rowids, matrix = self._ids[: self._n], self._buf[: self._n]
         if allowed is not None:
@@ -175,6 +199,24 @@ class ExactVectors:
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top])]
         return [(int(rowids[i]), float(sims[i])) for i in top]
+
+    def _search_blobs(
+        self, query: Vector, k: int, allowed: npt.NDArray[np.int64]
+    ) -> list[tuple[int, float]]:
+        ids = [int(r) for r in allowed]
+        rows: list[tuple[int, bytes]] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            rows += self._conn.execute(sql, part).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+            len(rows), self.dim
+        )
+        sims = matrix @ np.asarray(query, dtype=np.float32)
+        order = np.argsort(-sims)[:k]
+        return [(rows[i][0], float(sims[i])) for i in order]
 
     def __len__(self) -> int:
         self._ensure_loaded()

@@ -15,12 +15,6 @@ chunks_app = typer.Typer(
 AsJson = Annotated[bool, typer.Option("--json", help="JSON output.")]
 
 
-def _store(home: object) -> object:
-    from memagent.memory.chunks import ChunkStore
-
-    return ChunkStore(open_home(home))  # type: ignore[arg-type]
-
-
 @chunks_app.command("ls")
 def ls(
     home: HomeOption = None,

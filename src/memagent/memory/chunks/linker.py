@@ -44,13 +44,13 @@ def auto_links(
         links.append((kind, target))
 
     if conversation_id is not None:
-        for row in index.query(
-            "kind = 'chunk' AND deleted = 0 AND conversation_id = ? AND created <= ?",
-            (conversation_id, created),
-            order="ORDER BY created DESC, rowid DESC",
-            limit=CONTEXT_LIMIT,
+        for (doc_id,) in index.conn.execute(
+            "SELECT doc_id FROM docs INDEXED BY docs_conv WHERE conversation_id = ? "
+            "AND created <= ? AND kind = 'chunk' AND deleted = 0 "
+            "ORDER BY created DESC, rowid DESC LIMIT ?",
+            (conversation_id, created, CONTEXT_LIMIT),
         ):
-            add("context_of", row.doc_id)
+            add("context_of", doc_id)
     scope_sql, scope_params = ("user_id = ?", [user_id]) if user_id else ("user_id IS NULL", [])
     for row in index.query(
         f"kind = 'chunk' AND deleted = 0 AND created <= ? AND created >= ? AND {scope_sql}",
@@ -62,14 +62,16 @@ def auto_links(
             add("follows", row.doc_id)
             break
     for tag in tags:
-        for row in index.query(
-            "kind = 'chunk' AND deleted = 0 AND rowid IN (SELECT rowid FROM tags WHERE tag = ?)",
-            (tag,),
-            order="ORDER BY created DESC",
-            limit=TAG_LIMIT,
+        # Driven by the tags index, newest-inserted first: O(1) however common
+        # the tag (ordering docs by `created` instead would scan the store).
+        for (doc_id,) in index.conn.execute(
+            "SELECT d.doc_id FROM tags t CROSS JOIN docs d ON d.rowid = t.rowid "
+            "WHERE t.tag = ? AND d.kind = 'chunk' AND d.deleted = 0 "
+            "ORDER BY t.rowid DESC LIMIT ?",
+            (tag, TAG_LIMIT),
         ):
-            add("related_to", row.doc_id)
-    if vector is not None and len(index.vectors) > 0:
+            add("related_to", doc_id)
+    if vector is not None:
         # Similarity is searched among the most recent chunks only, so the cost
         # stays bounded however large the store grows.
         recent = index.conn.execute(

@@ -20,8 +20,13 @@ import numpy.typing as npt
 from pydantic import ValidationError
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
-from memagent.embeddings import Embedder, embeddings_unavailable_reason, load_embedder
-from memagent.index import Filters, Hit, Index, SearchParams, search, sync
+from memagent.embeddings import (
+    Embedder,
+    count_tokens,
+    embeddings_unavailable_reason,
+    load_embedder,
+)
+from memagent.index import Filters, Hit, Index, SearchParams, SyncReport, search, sync
 from memagent.index.documents import chunk_doc
 from memagent.memory.chunks.chunking import detect_type, split_text
 from memagent.memory.chunks.linker import auto_links
@@ -88,14 +93,13 @@ class ChunkStore:
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
                 return Index(path, self.embedder)
 
-    def sync(self, progress: Progress | None = None) -> Any:
-        assert self._index is not None or self.index is not None
-        idx = self._index
-        assert idx is not None
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Re-index whatever files changed since the index last saw them."""
+        idx = self._index if self._index is not None else self.index
         with self.home.storage.lock():
             return sync(idx, self.home.root, progress=progress)
 
-    def rebuild(self, progress: Progress | None = None) -> Any:
+    def rebuild(self, progress: Progress | None = None) -> SyncReport:
         """Drop the index's content and re-read every file (`memagent reindex`)."""
         if self._index is None:
             self._index = self._open_index()
@@ -201,13 +205,10 @@ class ChunkStore:
                 vector=vec[0] if vec is not None else None,
             ):
                 links.append(Link.model_validate({"type": kind, "target": target}))
-        counter = self.embedder.count_tokens if self.embedder is not None else None
-        from memagent.embeddings import count_tokens
-
         chunk = Chunk(
             id=chunk_id,
             content=draft.content,
-            tokens=counter(draft.content) if counter else count_tokens(draft.content),
+            tokens=count_tokens(draft.content, self.embedder),
             type=draft.type or detect_type(draft.content),
             tags=draft.tags,
             metadata=ChunkMetadata(created=stamp, modified=now),
