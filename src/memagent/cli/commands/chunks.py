@@ -30,7 +30,7 @@ def ls(
 ) -> None:
     """List chunks, newest first."""
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from memagent.memory.chunks import ChunkStore
 
@@ -41,7 +41,7 @@ def ls(
     if as_json:
         print_json(items)
         return
-    table = Table("id", "created", "type", "tags", "content")
+    table = Table(Column("id", overflow="fold", min_width=27), "created", "type", "tags", "content")
     for it in items:
         text = it["content"].replace("\n", " ")
         text = text if len(text) < 80 else text[:77] + "…"

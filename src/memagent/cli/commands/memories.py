@@ -180,7 +180,7 @@ def recall(
 ) -> None:
     """Search all memory (chunks, notes, profile facts): hybrid keyword + embeddings."""
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from memagent.core import InvalidInput
 
@@ -201,7 +201,9 @@ def recall(
         return
     mode = "hybrid" if store.embedder is not None else f"keyword-only ({store.keyword_only_reason})"
     err_console.print(f"[dim]{len(hits)} hits · {mode}[/]")
-    table = Table("score", "id", "kind", "created", "content")
+    table = Table(
+        "score", Column("id", overflow="fold", min_width=27), "kind", "created", "content"
+    )
     for h in hits:
         text = h.row.content if len(h.row.content) < 200 else h.row.content[:197] + "…"
         table.add_row(
