@@ -238,7 +238,9 @@ class Agent:
         )
 
     def _history(self) -> list[Message]:
-        turns = self.home.config.agent.history_turns
+        turns = self.prompts.history_turns
+        if turns is None:
+            turns = self.home.config.agent.history_turns
         msgs = self.conversation.messages[-2 * turns :] if turns else []
         out = []
         for m in msgs:

@@ -32,6 +32,8 @@ class PromptSet:
     schema: str
     templates: dict[str, str]
     examples: list[list[dict[str, str]]]
+    history_turns: int | None = None
+    """Chat turns to show the model; None follows config `agent.history_turns`."""
 
     def render(self, key: str, **values: Any) -> str:
         if key not in self.templates:
@@ -72,4 +74,11 @@ def load_prompt_set(name: str) -> PromptSet:
     data = yaml.safe_load(raw)
     templates = {k: v for k, v in data.items() if isinstance(v, str) and k not in ("schema",)}
     examples = data.get("examples") or []
-    return PromptSet(name, str(data.get("schema", "step")), templates, examples)
+    history = data.get("history_turns")
+    return PromptSet(
+        name,
+        str(data.get("schema", "step")),
+        templates,
+        examples,
+        history if isinstance(history, int) else None,
+    )

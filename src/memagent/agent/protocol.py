@@ -188,7 +188,7 @@ def _from_tags(text: str, mode: str, *, structured: bool) -> Step:
 # -- schemas ------------------------------------------------------------------------------
 
 
-def reply_schema(max_chars: int = 600) -> dict[str, Any]:
+def reply_schema(max_chars: int = 300) -> dict[str, Any]:
     """The smallest step: only a reply (the embedded model's default prompt set)."""
     return {
         "type": "object",
