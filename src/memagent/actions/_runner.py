@@ -1,4 +1,4 @@
-"""Running a batch of validated actions on a vault, in list order.
+"""Running a batch of validated actions on a vault: one batch, one plan.
 
 The result is one JSON-able object:
 
@@ -13,26 +13,65 @@ The result is one JSON-able object:
 
 A failed action does not stop later ones; an action whose `$var` names a
 failed action fails too and says which one and why.
+
+How a batch runs: `plan_actions` turns it into one `memagent.plan` plan. Each
+action is a step of a tool named after it; `assign_to` makes the step produce
+an artifact and each `$var` consumes it, so a consumer waits for its producer.
+Each step declares the vault resources it reads and writes (`_step_resources`),
+and the planner orders conflicting steps as listed, so the batch gives the
+results and files of running it one action at a time (`run_actions_in_order`)
+while independent actions run concurrently in a thread pool. Steps never raise
+for an action's failure (the failure is their result), so a failed action holds
+back only the actions that use its `$var`, exactly as in list order.
+
+Where the executor runs: one background event loop and one thread pool shared
+by every batch of the process, so `run_actions` works from any thread, and from
+code inside a running event loop (`arun_actions` runs on the caller's loop). A
+batch with nothing to overlap (one action, or a chain) runs inline in the
+calling thread in list order, which is what the executor would do, minus the
+scheduling cost (about half a millisecond a batch). So does every batch whose
+caller holds the memory home's write lock, since the pool threads would wait
+for that lock forever.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import os
+import threading
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
 
 from memagent.actions._models import BaseAction, VarRef
-from memagent.actions._tools import SPECS
+from memagent.actions._tools import SPECS, WHOLE_VAULT, resources_of
 from memagent.core import InvalidInput, MemagentError
 from memagent.memory.vault import Vault
+from memagent.plan import ExecutionPlan, Executor, Planner, PlanStep, tool_spec
+
+MAX_WORKERS = 8
+NAMES = "vault-names"
+"""The set of names in the vault. A failed lookup of a missing file suggests close
+names from the whole vault ("did you mean …?"), so actions that may report that
+read this resource and actions that add or remove names write it."""
+
+_NAME_READERS = frozenset({"read_file", "get_size", "update_file", "delete_file"})
+_NAME_WRITERS = frozenset({"create_file", "append_file", "delete_file", "create_dir"})
+# A listing or search follows links inside the vault, so what it sees under a
+# folder may live anywhere in the vault: it reads the whole vault.
+_WHOLE_READERS = frozenset({"list_files", "search_files"})
+_MAX_RESOURCE_CHARS = 1000
+_REF = "$artifact"
 
 
 class _VarFailed(Exception):
     pass
 
 
-def _lookup(ref: VarRef, results: dict[str, dict[str, Any]]) -> Any:
+def _lookup(ref: VarRef, results: Mapping[str, dict[str, Any]]) -> Any:
     entry = results.get(ref.name)
     if entry is None:
         raise _VarFailed(f'$var "{ref.name}" was not assigned by an earlier action')
@@ -60,7 +99,8 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _format_validation(exc: ValidationError, name: str) -> str:
+def format_validation(exc: ValidationError, name: str) -> str:
+    """A pydantic error on an action's arguments as one line for the LLM."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"] if p != 1)
@@ -81,34 +121,225 @@ def run_action(vault: Vault, name: str, args: Mapping[str, Any]) -> Any:
     return spec.func(vault, **args)
 
 
-def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
-    """Run validated actions in order; see the module docstring for the result."""
-    results: list[dict[str, Any]] = []
-    named: dict[str, dict[str, Any]] = {}
+def _action_name(action: object, index: int) -> str:
+    if not isinstance(action, BaseAction):
+        raise InvalidInput(
+            f"action {index} is a {type(action).__name__}, not a validated action "
+            "(run validate_actions or parse_response first)"
+        )
+    name = type(action).example.get("action")
+    if name not in SPECS:
+        raise InvalidInput(f"action {index}: unknown action {name!r}")
+    return str(name)
+
+
+def _run_one(
+    vault: Vault, index: int, action: BaseAction, named: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """One action's result entry; its failure is reported in the entry, never raised."""
+    name = type(action).example["action"]
+    entry: dict[str, Any] = {"index": index, "action": name}
+    if action.assign_to is not None:
+        entry["assign_to"] = action.assign_to
+    try:
+        args = {
+            k: _lookup(v, named) if isinstance(v, VarRef) else v for k, v in action.fields().items()
+        }
+        value = run_action(vault, name, args)
+    except _VarFailed as exc:
+        entry.update(ok=False, error=str(exc))
+    except ValidationError as exc:
+        entry.update(ok=False, error=format_validation(exc, name))
+    except MemagentError as exc:
+        entry.update(ok=False, error=str(exc))
+    except OSError as exc:
+        entry.update(ok=False, error=f"{exc.strerror or exc.__class__.__name__}")
+    else:
+        entry.update(ok=True, value=value)
+    return entry
+
+
+def _step_tool(name: str) -> Callable[..., dict[str, Any]]:
+    def step(
+        vault: Vault, index: int, action: BaseAction, named: Mapping[str, dict[str, Any]]
+    ) -> dict[str, Any]:
+        return _run_one(vault, index, action, named)
+
+    step.__name__ = step.__qualname__ = name
+    return tool_spec(name=name)(step)
+
+
+_STEP_TOOLS: dict[str, Callable[..., dict[str, Any]]] = {n: _step_tool(n) for n in SPECS}
+
+
+def _key(resource: str) -> str:
+    # Case-insensitive file systems (macOS, Windows) make `User.md` and `user.md`
+    # one file; folding both only ever adds an edge, which is always safe.
+    key = unicodedata.normalize("NFKC", resource.casefold())
+    return key if len(key) <= _MAX_RESOURCE_CHARS else WHOLE_VAULT
+
+
+class _Resolver:
+    """Per-batch cache of where each path really lives (links followed)."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.cache: dict[str, str | None] = {}
+
+    def real(self, rel: str) -> str | None:
+        """The link-free path of `rel`, or None when it cannot be located."""
+        if rel not in self.cache:
+            try:
+                self.cache[rel] = self.vault.locate(rel).real_rel
+            except (MemagentError, OSError):
+                self.cache[rel] = None
+        return self.cache[rel]
+
+    def widen(self, resources: Sequence[str]) -> list[str]:
+        """Each path as itself and as a folder prefix, under its own and its real
+        name: whether `a` is a file, a folder or missing decides what an action on
+        `a` or on `a/b.md` does, and a link makes two names one file."""
+        out: dict[str, None] = {}
+        for res in resources:
+            if res == WHOLE_VAULT:
+                return [WHOLE_VAULT]
+            rel = res.removeprefix("vault:").removesuffix("/")
+            real = self.real(rel)
+            if not real:  # unresolvable, or a link to the vault root itself
+                return [WHOLE_VAULT]
+            for name in {rel, real}:
+                for r in (f"vault:{name}", f"vault:{name}/"):
+                    key = _key(r)
+                    if key == WHOLE_VAULT:
+                        return [WHOLE_VAULT]
+                    out[key] = None
+        return list(out)
+
+
+def _step_resources(
+    resolver: _Resolver, name: str, fields: Mapping[str, Any]
+) -> tuple[list[str], list[str]]:
+    """What one action reads and writes, for the planner (see the module docstring)."""
+    reads, writes = resources_of(name, fields)
+    r = [WHOLE_VAULT] if name in _WHOLE_READERS else resolver.widen(reads)
+    w = resolver.widen(writes)
+    if name in _NAME_READERS:
+        r.append(NAMES)
+    if name in _NAME_WRITERS:
+        w.append(NAMES)
+    return r, w
+
+
+def plan_actions(vault: Vault, actions: Sequence[BaseAction]) -> ExecutionPlan:
+    """The plan of a batch: one step per action (`step_id` "INDEX:ACTION").
+
+    `assign_to` produces artifact "vINDEX" and a `$var` consumes the artifact of
+    the latest earlier action with that `assign_to`; resources order the rest.
+    The plan's `levels` and `max_parallelism` say what can run at once.
+    """
+    resolver = _Resolver(vault)
+    last: dict[str, str] = {}
+    steps: list[PlanStep] = []
     for index, action in enumerate(actions):
-        name = type(action).example["action"]
-        entry: dict[str, Any] = {"index": index, "action": name}
+        name = _action_name(action, index)
+        fields = action.fields()
+        named = {
+            v.name: {_REF: last[v.name]}
+            for v in fields.values()
+            if isinstance(v, VarRef) and v.name in last
+        }
+        reads, writes = _step_resources(resolver, name, fields)
+        produces = None
         if action.assign_to is not None:
-            entry["assign_to"] = action.assign_to
-        try:
-            args = {
-                k: _lookup(v, named) if isinstance(v, VarRef) else v
-                for k, v in action.fields().items()
-            }
-            value = run_action(vault, name, args)
-        except _VarFailed as exc:
-            entry.update(ok=False, error=str(exc))
-        except ValidationError as exc:
-            entry.update(ok=False, error=_format_validation(exc, name))
-        except MemagentError as exc:
-            entry.update(ok=False, error=str(exc))
-        except OSError as exc:
-            entry.update(ok=False, error=f"{exc.strerror or exc.__class__.__name__}")
-        else:
-            entry.update(ok=True, value=value)
-        results.append(entry)
-        if action.assign_to is not None:
-            named[action.assign_to] = entry
+            produces = f"v{index}"
+            last[action.assign_to] = produces
+        steps.append(
+            PlanStep(
+                f"{index}:{name}",
+                _STEP_TOOLS[name],
+                {"vault": vault, "index": index, "action": action, "named": named},
+                produces=produces,
+                reads=reads,
+                writes=writes,
+            )
+        )
+    return Planner().create_plan(steps)
+
+
+def _run_inline(plan: ExecutionPlan) -> list[dict[str, Any]]:
+    """The plan's steps in list order (every edge points forward in the list)."""
+    entries: list[dict[str, Any]] = []
+    artifacts: dict[str, dict[str, Any]] = {}
+    for step in plan.steps:
+        args = step.args
+        named = {k: artifacts[ref[_REF]] for k, ref in args["named"].items()}
+        entry = _run_one(args["vault"], args["index"], args["action"], named)
+        for produced in step.produces:
+            artifacts[produced] = entry
+        entries.append(entry)
+    return entries
+
+
+class _Background:
+    """The thread pool the steps run in and the event loop that schedules them,
+    shared by every batch of this process (a forked child makes its own).
+
+    The loop only waits on locks and futures; file work happens in the pool, so
+    one loop serves any number of concurrent batches from any threads.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.pool = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="memagent-actions")
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.call_soon(ready.set)
+            self.loop.run_forever()
+
+        threading.Thread(target=serve, name="memagent-actions-loop", daemon=True).start()
+        ready.wait()
+
+
+_background_lock = threading.Lock()
+_background: _Background | None = None
+
+
+def _shared() -> _Background:
+    global _background
+    with _background_lock:
+        if _background is None or _background.pid != os.getpid():
+            _background = _Background()
+        return _background
+
+
+async def _execute(plan: ExecutionPlan) -> list[dict[str, Any]]:
+    executor = Executor(thread_pool=_shared().pool)
+    result = await executor.execute_plan(plan, raise_on_failure=False)
+    entries: list[dict[str, Any]] = []
+    for step in plan.steps:
+        outcome = result.outcomes[step.step_id]
+        if outcome.status != "ok":
+            # Only a bug raises inside a step (failures are entries); report the
+            # first one as the sequential runner would have.
+            first = next(o.error for o in result.outcomes.values() if o.error is not None)
+            raise first
+        entries.append(outcome.value)
+    return entries
+
+
+def _holds_home_lock(vault: Vault) -> bool:
+    lock = getattr(vault.storage, "_lock", None)
+    return bool(getattr(lock, "is_locked", False))
+
+
+def _inline(plan: ExecutionPlan, vault: Vault) -> bool:
+    return plan.max_parallelism <= 1 or _holds_home_lock(vault)
+
+
+def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     failed = sum(1 for r in results if not r["ok"])
     return {
         "ok": failed == 0,
@@ -116,3 +347,44 @@ def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
         "failed": failed,
         "results": results,
     }
+
+
+def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+    """Run validated actions as one plan; see the module docstring for the result.
+
+    Safe to call from any thread, including one running an event loop: the
+    plan runs on a shared background loop while the caller waits (async code
+    should rather `await arun_actions(...)`, which does not block its loop).
+    """
+    if len(actions) <= 1:
+        return run_actions_in_order(vault, actions)
+    plan = plan_actions(vault, actions)
+    if _inline(plan, vault):
+        return _summary(_run_inline(plan))
+    loop = _shared().loop
+    return _summary(asyncio.run_coroutine_threadsafe(_execute(plan), loop).result())
+
+
+async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+    """`run_actions` for async callers: the plan runs on the caller's loop (file
+    work in threads), so the loop keeps serving other requests meanwhile."""
+    plan = plan_actions(vault, actions)
+    if _inline(plan, vault):
+        if _holds_home_lock(vault):  # the lock is this thread's; stay on it
+            return _summary(_run_inline(plan))
+        return _summary(await asyncio.to_thread(_run_inline, plan))
+    return _summary(await _execute(plan))
+
+
+def run_actions_in_order(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+    """Run the actions one at a time in list order, with no plan: the reference
+    `run_actions` matches (same results, same files)."""
+    results: list[dict[str, Any]] = []
+    named: dict[str, dict[str, Any]] = {}
+    for index, action in enumerate(actions):
+        _action_name(action, index)
+        entry = _run_one(vault, index, action, named)
+        results.append(entry)
+        if action.assign_to is not None:
+            named[action.assign_to] = entry
+    return _summary(results)
