@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -23,13 +24,48 @@ def _json_fail(message: str, code: int = 2) -> None:
 
 
 @vault_app.command("run")
-def run(home: HomeOption = None) -> None:
+def run(
+    home: HomeOption = None,
+    python: Annotated[
+        bool,
+        typer.Option(
+            "--python",
+            help="Stdin is Python run in the sandbox, with the vault actions as functions "
+            "(read_file(path), update_file(path, old_content, new_content), …).",
+        ),
+    ] = False,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            "-s",
+            help="With --python: keep variables, functions and imports under this name.",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.001, help="With --python: wall-time limit in seconds."),
+    ] = None,
+    max_ops: Annotated[
+        int | None, typer.Option("--max-ops", min=1, help="With --python: operation limit.")
+    ] = None,
+) -> None:
     """Run actions from stdin (a JSON array, or text with <actions>…</actions>).
 
     Prints one JSON object of results and exits 0, even when some actions fail;
     unparseable or invalid input prints {"ok": false, "error": …} and exits 2,
     and nothing is written.
+
+    With --python, stdin is Python code instead, run in the sandbox where each
+    action is a function; prints {"output", "result", "error"} like
+    `memagent sandbox run`, and exits 0 (ran), 1 (the code raised or hit a
+    limit) or 2 (the input was refused).
     """
+    if python:
+        _run_python(home, session, timeout, max_ops)
+        return
+    if session is not None or timeout is not None or max_ops is not None:
+        _json_fail("--session, --timeout and --max-ops go with --python")
     from memagent.actions import parse_response, run_actions
     from memagent.core import MemagentError
     from memagent.memory.vault import Vault
@@ -55,6 +91,61 @@ def run(home: HomeOption = None) -> None:
     except MemagentError as exc:
         _json_fail(str(exc), code=1)
     print_json(result)
+
+
+def _python_fail(message: str, code: int = 2) -> NoReturn:
+    print_json({"output": "", "result": None, "error": message})
+    raise typer.Exit(code)
+
+
+def _run_python(
+    home: Path | None, session: str | None, timeout: float | None, max_ops: int | None
+) -> None:
+    from memagent.actions import vault_tools
+    from memagent.core import MemagentError
+    from memagent.memory.vault import Vault
+    from memagent.sandbox import Limits, Session, load_session, save_session, state_digest
+
+    limits_kw: dict[str, float | int] = {}
+    if timeout is not None:
+        limits_kw["timeout_s"] = timeout
+    if max_ops is not None:
+        limits_kw["max_operations"] = max_ops
+    limits = Limits(**limits_kw)
+    max_bytes = limits.max_source_bytes
+    raw = sys.stdin.buffer.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        _python_fail(f"InvalidInput: code over {max_bytes} bytes")
+    try:
+        code = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _python_fail(f"InvalidInput: code is not UTF-8 text (byte {exc.start})")
+    if not code.strip():
+        _python_fail("InvalidInput: no code on stdin")
+    try:
+        mh = open_home(home)
+        vault = Vault(mh, actor="vault-python")
+        vault.real_root  # noqa: B018 -- a missing vault is an input error, not a tool error
+        sess = Session(tools=vault_tools(vault), limits=limits)
+        if session is None:
+            doc = sess.run(code).to_json()
+        else:
+            with mh.storage.lock():
+                digest = state_digest(mh, session)
+                notes = load_session(mh, session, sess)
+            result = sess.run(code)  # not under the lock: the code takes the lock per write
+            skipped = save_session(mh, session, sess, expected=digest)
+            doc = result.to_json()
+            doc["session"] = session
+            if notes:
+                doc["notes"] = notes
+            if skipped:
+                doc["not_persisted"] = skipped
+    except MemagentError as exc:
+        _python_fail(f"{type(exc).__name__}: {exc}")
+    print_json(doc)
+    if doc["error"] is not None:
+        raise typer.Exit(1)
 
 
 @vault_app.command("schema")
