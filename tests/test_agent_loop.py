@@ -457,3 +457,25 @@ def test_context_leaves_out_weak_hits(home: MemoryHome) -> None:
     assert strict.text.splitlines() == ["- User said: I drive a blue Volvo car."]
     assert len(loose.sources) >= len(strict.sources)
     assert tiny.text == "" and tiny.tokens == 0
+
+
+def test_small_prompt_set_for_the_embedded_model(home: MemoryHome) -> None:
+    from memagent.agent.memory import looks_like_request
+
+    assert looks_like_request("what is my dog called") and looks_like_request("Tell me x")
+    assert looks_like_request("Ok?") and not looks_like_request("My dog is Rex.")
+    llm = ScriptedLLM(fn=lambda m, s: step(reply="Got it."))
+    with agent(home, llm, prompt_set="small") as a:
+        a.turn("My dog is called Rex.")
+        a.flush()
+        a.turn("I live in Oslo.")
+        a.flush()
+        a.turn("What is my dog called?")
+    statement, question = llm.calls[1], llm.calls[2]
+    assert statement.response_schema is not None
+    assert set(statement.response_schema["properties"]) == {"reply"}
+    assert "Rex" not in last_user(statement.messages)  # no recall for a statement
+    assert "- User said: My dog is called Rex." in last_user(question.messages)
+    assert "Oslo" not in last_user(question.messages)  # weak hit left out
+    # no chat history in the small set: the last messages are the examples, then this turn
+    assert not any("I live in Oslo." in m.content for m in question.messages[:-1])

@@ -29,7 +29,13 @@ from pydantic import ValidationError
 from memagent.actions import MODELS_BY_NAME, SPECS, ActionsInvalid, run_actions, validate_actions
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.conversations import Conversation, Conversations
-from memagent.agent.memory import MAX_MESSAGE_CHARS, AgentMemory, MemoryContext, count_tokens
+from memagent.agent.memory import (
+    MAX_MESSAGE_CHARS,
+    AgentMemory,
+    MemoryContext,
+    count_tokens,
+    looks_like_request,
+)
 from memagent.agent.personas import Personas
 from memagent.agent.prompts import PromptSet, load_prompt_set
 from memagent.agent.protocol import MODES, StepInvalid, parse_step, reply_schema, step_schema
@@ -269,7 +275,7 @@ class Agent:
                 ctx = self.memory.context(
                     message,
                     budget_tokens=cfg.context_tokens,
-                    k=cfg.recall_k,
+                    k=cfg.recall_k if self._recalls_for(message) else 0,
                     min_ratio=cfg.recall_min_ratio,
                 )
             except MemagentError as exc:
@@ -383,6 +389,9 @@ class Agent:
         )
         self._after_turn(message, reply, ok, trace)
         return turn_result
+
+    def _recalls_for(self, message: str) -> bool:
+        return self.prompts.recall_for == "all" or looks_like_request(message)
 
     # -- steps -------------------------------------------------------------------------------
     def _plans_at(self, step_no: int) -> bool:

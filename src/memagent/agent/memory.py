@@ -37,8 +37,20 @@ def count_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
+_ASKING = frozenset(
+    "what who whom whose where when which why how do does did is are am was were can could "
+    "will would should have has tell remind recall list show name".split()
+)
+
+
 def is_question(text: str) -> bool:
     return text.rstrip().endswith("?")
+
+
+def looks_like_request(text: str) -> bool:
+    """A question or a request for information ("tell me …"), by its form alone."""
+    words = text.strip().lower().split(maxsplit=1)
+    return is_question(text) or bool(words and words[0].strip(",.!:") in _ASKING)
 
 
 class JournaledVault(Vault):

@@ -34,6 +34,8 @@ class PromptSet:
     examples: list[list[dict[str, str]]]
     history_turns: int | None = None
     """Chat turns to show the model; None follows config `agent.history_turns`."""
+    recall_for: str = "all"
+    """`all` messages, or only `questions` (and requests): recalled memory in context."""
 
     def render(self, key: str, **values: Any) -> str:
         if key not in self.templates:
@@ -81,4 +83,5 @@ def load_prompt_set(name: str) -> PromptSet:
         templates,
         examples,
         history if isinstance(history, int) else None,
+        "questions" if data.get("recall_for") == "questions" else "all",
     )
