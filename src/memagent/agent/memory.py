@@ -38,8 +38,38 @@ def count_tokens(text: str) -> int:
 
 
 _ASKING = frozenset(
-    "what who whom whose where when which why how do does did is are am was were can could "
-    "will would should have has tell remind recall list show name".split()
+    [
+        "what",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "when",
+        "which",
+        "why",
+        "how",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "am",
+        "was",
+        "were",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "have",
+        "has",
+        "tell",
+        "remind",
+        "recall",
+        "list",
+        "show",
+        "name",
+    ]
 )
 
 
