@@ -235,3 +235,17 @@ def test_hybrid_recall_with_embeddings(h: str) -> None:
 def test_commands_without_home_fail_cleanly(tmp_path: Path) -> None:
     res = _run("recall", "x", "--home", str(tmp_path / "none"))
     assert res.exit_code == 1 and "memagent init" in res.stderr
+
+
+def test_oversized_input_is_refused_and_nothing_written(
+    h: str, home: MemoryHome, tmp_path: Path
+) -> None:
+    huge = "word " * (4 * 1024 * 1024)  # 20 MB on stdin
+    res = _run("remember", "--home", h, "--keyword-only", input=huge)
+    assert res.exit_code == 1 and "larger than" in res.stderr
+    f = tmp_path / "big.jsonl"
+    lines = [json.dumps({"content": "fine"}), json.dumps({"content": "x" * (2 * 1024 * 1024)})]
+    f.write_text("\n".join(lines), encoding="utf-8")
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 1 and "limit" in res.stderr
+    assert _chunk_count(home) == 0

@@ -180,3 +180,25 @@ def test_second_store_sees_writes_of_first(home: MemoryHome) -> None:
     one.create("A zebra crossed the road.")
     three = ChunkStore(home, embeddings=False)
     assert [h.row.content for h in three.recall("zebra")] == ["A zebra crossed the road."]
+
+
+def test_concurrent_processes_lose_nothing(home: MemoryHome) -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from memagent.core import MemoryHome\n"
+        "from memagent.memory.chunks import ChunkStore\n"
+        "s = ChunkStore(MemoryHome.open(sys.argv[1]), embeddings=False)\n"
+        "for i in range(15):\n"
+        "    s.create(f'writer {sys.argv[2]} note {i}', tags=['race'], conversation_id='c')\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(home.root), str(n)]) for n in range(3)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert len(_chunk_files(home)) == 45
+    store = ChunkStore(home, embeddings=False)
+    assert len(store.list(Filters(tags=["race"]), limit=100)) == 45
+    assert store.index.count("chunk") == 45

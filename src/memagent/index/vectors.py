@@ -33,24 +33,6 @@ class VectorSearch(Protocol):
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]: ...
 
-    def _search_blobs(
-        self, query: Vector, k: int, allowed: npt.NDArray[np.int64]
-    ) -> list[tuple[int, float]]:
-        ids = [int(r) for r in allowed]
-        rows: list[tuple[int, bytes]] = []
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
-            rows += self._conn.execute(sql, part).fetchall()
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-            len(rows), self.dim
-        )
-        sims = matrix @ np.asarray(query, dtype=np.float32)
-        order = np.argsort(-sims)[:k]
-        return [(rows[i][0], float(sims[i])) for i in order]
-
     def __len__(self) -> int: ...
 
 
