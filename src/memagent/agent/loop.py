@@ -171,7 +171,9 @@ class Agent:
         self._session: Any = None
         self._python_done: list[tuple[str, Any]] = []
         self._writer = BackgroundWriter()
+        self._learner = BackgroundWriter("memagent-agent-learner")
         self.background_errors = self._writer.errors
+        self._learner.errors = self._writer.errors
 
     # -- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> Agent:
@@ -183,10 +185,12 @@ class Agent:
     def flush(self) -> None:
         """Wait for the background memory writes of every turn so far."""
         self._writer.flush()
+        self._learner.flush()
 
     def close(self) -> None:
-        self._writer.flush()
+        self.flush()
         self._writer.close()
+        self._learner.close()
         self.memory.close()
 
     @property
@@ -637,7 +641,7 @@ class Agent:
         persist = self.persist
         session = self._session if self.mode == "python" else None
         memory = self.memory
-        learn = self.learn_profile and ok and not message.rstrip().endswith("?")
+        learn = self.learn_profile and ok and not looks_like_request(message)
         llm = self.llm
         home = self.home
         turn_no = trace.turn
@@ -658,8 +662,13 @@ class Agent:
                 notes.append(f"stored exchange as {ids}" if ids else "no chunk store")
             except MemagentError as exc:
                 notes.append(f"exchange not stored: {exc}")
-            if learn:
-                notes.append(_learn(home, llm, message))
+            if learn:  # slow (LLM calls): its own thread, so exchanges are stored at once
+                self._learner.submit(f"learn {turn_no}", learn_job)
+            elif persist:
+                self.traces.save(trace)
+
+        def learn_job() -> None:
+            trace.background.append(_learn(home, llm, message))
             if persist:
                 self.traces.save(trace)
 
