@@ -361,3 +361,18 @@ def test_listings_and_searches_read_the_whole_vault(vault: Vault) -> None:
     )
     assert plan.reads[0] == plan.reads[1] == ("vault:",)
     assert plan.dependencies_of("2:delete_file") == ["0:list_files", "1:search_files"]
+
+
+def test_writes_keep_list_order_reads_do_not_wait_for_each_other(vault: Vault) -> None:
+    plan = plan_actions(
+        vault,
+        acts(
+            {"action": "update_file", "path": "a.md", "old_content": "x", "new_content": "y"},
+            {"action": "update_file", "path": "b.md", "old_content": "x", "new_content": "y"},
+            {"action": "check_file_exists", "path": "a.md"},
+            {"action": "check_dir_exists", "path": "d"},
+        ),
+    )
+    # every write takes the home's write lock anyway: declared, it keeps list order
+    assert plan.dependencies_of("1:update_file") == ["0:update_file"]
+    assert plan.dependencies_of("3:check_dir_exists") == []

@@ -58,6 +58,11 @@ NAMES = "vault-names"
 names from the whole vault ("did you mean …?"), so actions that may report that
 read this resource and actions that add or remove names write it."""
 
+HOME_LOCK = "vault-writes"
+"""Every write takes the memory home's write lock (`Storage.lock`), so writes never
+overlap anyway; declaring it keeps a batch's writes in list order instead of
+letting pool threads contend for a file lock that waits by polling."""
+
 _NAME_READERS = frozenset({"read_file", "get_size", "update_file", "delete_file"})
 _NAME_WRITERS = frozenset({"create_file", "append_file", "delete_file", "create_dir"})
 # A listing or search follows links inside the vault, so what it sees under a
@@ -227,6 +232,8 @@ def _step_resources(
         r.append(NAMES)
     if name in _NAME_WRITERS:
         w.append(NAMES)
+    if writes:
+        w.append(HOME_LOCK)
     return r, w
 
 
