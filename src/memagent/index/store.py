@@ -26,6 +26,7 @@ from memagent.index.documents import Doc
 from memagent.index.vectors import ExactVectors, Vector, VectorSearch
 
 SCHEMA_VERSION = "1"
+FTS_RANK = "bm25(1.0, 0.5)"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -172,6 +173,13 @@ class Index:
             self.conn.execute("DELETE FROM meta WHERE key='missing_vectors'")
 
     def _check_version(self) -> None:
+        rank = self.conn.execute("SELECT v FROM docs_fts_config WHERE k='rank'").fetchone()
+        if rank is None or rank[0] != FTS_RANK:
+            # Content counts double the tags; `ORDER BY rank` then uses these weights.
+            with self.conn:
+                self.conn.execute(
+                    "INSERT INTO docs_fts(docs_fts, rank) VALUES('rank', ?)", (FTS_RANK,)
+                )
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None:
             with self.conn:
