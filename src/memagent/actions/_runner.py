@@ -212,7 +212,7 @@ class _Resolver:
             real = self.real(rel)
             if not real:  # unresolvable, or a link to the vault root itself
                 return [WHOLE_VAULT]
-            for name in {rel, real}:
+            for name in dict.fromkeys((rel, real)):
                 for r in (f"vault:{name}", f"vault:{name}/"):
                     key = _key(r)
                     if key == WHOLE_VAULT:
