@@ -102,3 +102,61 @@ def test_lock_serializes_read_modify_write_across_processes(tmp_path: Path) -> N
     assert value["n"] == 100
     assert len(set(value["who"])) == 100
     assert len(list(read_ops(root / "log" / "ops.jsonl"))) == 100
+
+
+def test_threads_queue_on_the_lock_and_lose_nothing(home: MemoryHome) -> None:
+    import threading
+
+    st = home.storage
+    target = home.root / "vault" / "count.txt"
+    st.write_text(target, "0", actor="t", op="create")
+
+    def bump() -> None:
+        for _ in range(20):
+            with st.lock():
+                assert st.holds_lock()
+                n = int(target.read_text())
+                st.write_text(target, str(n + 1), actor="t", op="update")
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert target.read_text() == "80"
+    assert not st.holds_lock()
+
+
+def test_lock_is_reentrant_and_reports_holder(home: MemoryHome) -> None:
+    st = home.storage
+    assert not st.holds_lock()
+    with st.lock():
+        with st.lock():
+            assert st.holds_lock()
+        assert st.holds_lock()
+    assert not st.holds_lock()
+
+
+def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
+    import threading
+
+    from memagent.core import LockTimeout
+
+    st = Storage(tmp_path / "mem", lock_timeout=0.2)
+    held = threading.Event()
+    done = threading.Event()
+
+    def holder() -> None:
+        with st.lock():
+            held.set()
+            done.wait(5)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait(5)
+    try:
+        with pytest.raises(LockTimeout, match="locked"), st.lock():
+            pass
+    finally:
+        done.set()
+        t.join()

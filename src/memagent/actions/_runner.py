@@ -338,8 +338,7 @@ async def _execute(plan: ExecutionPlan) -> list[dict[str, Any]]:
 
 
 def _holds_home_lock(vault: Vault) -> bool:
-    lock = getattr(vault.storage, "_lock", None)
-    return bool(getattr(lock, "is_locked", False))
+    return vault.storage.holds_lock()
 
 
 def _inline(plan: ExecutionPlan, vault: Vault) -> bool:

@@ -7,9 +7,10 @@ operation, path, content hashes before and after). A crash at any point leaves
 either the old file or the new one, never a torn one; a write that returned has
 been fsynced, so it survives a crash of the process or the machine.
 
-The lock is a `filelock.FileLock` on `<home>/.lock`, shared by every `Storage`
-of that home in this process (one object per home), reentrant within a thread,
-and exclusive across threads and processes. Hold `storage.lock()` around a
+The lock is one `_HomeLock` per home in this process, shared by every `Storage`
+of that home: a `threading.RLock` (threads of this process queue on it without
+polling) in front of a `filelock.FileLock` on `<home>/.lock` (exclusive across
+processes). It is reentrant within a thread. Hold `storage.lock()` around a
 read-modify-write so no other writer slips in between.
 """
 
@@ -21,6 +22,7 @@ import json
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,9 +35,42 @@ from filelock import Timeout as _FileLockTimeout
 from memagent.core.errors import LockTimeout, PathRejected
 from memagent.core.paths import Layout
 
-_LOCKS: dict[Path, FileLock] = {}
-_LOCKS_GUARD = threading.Lock()
 TMP_PREFIX = ".tmp-"
+
+
+class _HomeLock:
+    """Thread lock first, then the inter-process file lock; reentrant per thread."""
+
+    def __init__(self, lock_file: Path) -> None:
+        self._threads = threading.RLock()
+        self._file = FileLock(str(lock_file), thread_local=False)
+        self._depth = threading.local()
+
+    def held_by_current_thread(self) -> bool:
+        return getattr(self._depth, "n", 0) > 0
+
+    def acquire(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        if not self._threads.acquire(timeout=timeout):
+            return False
+        if not self.held_by_current_thread():
+            try:
+                self._file.acquire(timeout=max(0.0, deadline - time.monotonic()))
+            except _FileLockTimeout:
+                self._threads.release()
+                return False
+        self._depth.n = getattr(self._depth, "n", 0) + 1
+        return True
+
+    def release(self) -> None:
+        self._depth.n -= 1
+        if self._depth.n == 0:
+            self._file.release()
+        self._threads.release()
+
+
+_LOCKS: dict[Path, _HomeLock] = {}
+_LOCKS_GUARD = threading.Lock()
 
 
 def sha256_hex(data: bytes) -> str:
@@ -47,11 +82,11 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-def _home_lock(lock_file: Path) -> FileLock:
+def _home_lock(lock_file: Path) -> _HomeLock:
     with _LOCKS_GUARD:
         lock = _LOCKS.get(lock_file)
         if lock is None:
-            lock = FileLock(str(lock_file), thread_local=True)
+            lock = _HomeLock(lock_file)
             _LOCKS[lock_file] = lock
         return lock
 
@@ -109,17 +144,19 @@ class Storage:
     def lock(self) -> Iterator[None]:
         """Hold the home's write lock (reentrant in this thread)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            self._lock.acquire(timeout=self.lock_timeout)
-        except _FileLockTimeout as exc:
+        if not self._lock.acquire(self.lock_timeout):
             raise LockTimeout(
-                f"memory home {self.root} is locked by another process "
+                f"memory home {self.root} is locked by another writer "
                 f"(waited {self.lock_timeout:.0f}s)"
-            ) from exc
+            )
         try:
             yield
         finally:
             self._lock.release()
+
+    def holds_lock(self) -> bool:
+        """True when the calling thread is inside `lock()` of this home."""
+        return self._lock.held_by_current_thread()
 
     # -- paths -----------------------------------------------------------------
     def resolve(self, path: str | os.PathLike[str]) -> Path:
