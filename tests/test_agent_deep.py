@@ -83,3 +83,10 @@ def test_bad_requests(memory: AgentMemory, kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInput):
         deep_ask(memory, llm, **kwargs)  # type: ignore[arg-type]
     assert not llm.calls
+
+
+def test_repeated_code_is_refused_without_running(memory: AgentMemory) -> None:
+    llm = ScriptedLLM([code("print(1)"), code("print(1)"), code("FINAL('done')")])
+    result = deep_ask(memory, llm, "Anything?")
+    assert "ran exactly this code before" in llm.calls[2].messages[-1].content
+    assert result.answer == "done" and result.iterations == 3

@@ -479,3 +479,13 @@ def test_small_prompt_set_for_the_embedded_model(home: MemoryHome) -> None:
     assert "Oslo" not in last_user(question.messages)  # weak hit left out
     # no chat history in the small set: the last messages are the examples, then this turn
     assert not any("I live in Oslo." in m.content for m in question.messages[:-1])
+
+
+def test_an_honest_fallback_is_not_stored_as_memory(home: MemoryHome) -> None:
+    with agent(home, ScriptedLLM(["garbage"]), max_steps=1) as a:
+        r = a.turn("My locker is number 12.")
+    assert not r.ok
+    (chunk,) = list(home.layout.chunks.rglob("chunk-*.json"))
+    doc = json.loads(chunk.read_text())
+    assert doc["content"] == "User: My locker is number 12."
+    assert "couldn't" not in json.dumps(doc)

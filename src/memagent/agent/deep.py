@@ -75,7 +75,11 @@ def deep_ask(
 
     def search_chunks(query: str, k: int = 5) -> list[dict[str, Any]]:
         hits = memory.recall(str(query), k=max(1, min(int(k), 20)))
-        return [{"id": h["id"], "content": h["content"], "score": h["score"]} for h in hits]
+        hits = [h for h in hits if h["score"] >= 0.5 * hits[0]["score"]] if hits else []
+        return [
+            {"id": h["id"], "content": h["content"][:300], "score": round(h["score"], 3)}
+            for h in hits
+        ]
 
     def read_chunk(chunk_id: str) -> str:
         return memory.read_chunk(str(chunk_id))
@@ -106,6 +110,7 @@ def deep_ask(
         Message(role="user", content=prompts.render("user_turn", message=question.strip())),
     ]
     steps: list[dict[str, Any]] = []
+    seen: set[str] = set()
     last_error = "no answer"
     for i in range(1, max_iterations + 1):
         record: dict[str, Any] = {"iteration": i}
@@ -136,6 +141,18 @@ def deep_ask(
             if step.reply:
                 return DeepResult(step.reply, True, i, queries, usage, _since(started), steps)
             continue
+        if step.python in seen:
+            last_error = "you ran exactly this code before; its result will not change"
+            record["error"] = last_error
+            messages += [
+                Message(role="assistant", content=res.text),
+                Message(
+                    role="user",
+                    content=prompts.render("result", result=json.dumps({"error": last_error})),
+                ),
+            ]
+            continue
+        seen.add(step.python)
         run = session.run(step.python)
         out = run.to_json()
         record["result"] = out

@@ -658,7 +658,9 @@ class Agent:
                     except MemagentError as exc:
                         notes.append(f"sandbox state not saved: {exc}")
             try:
-                ids = memory.store_exchange(conv.id, message, reply, turn=turn_no)
+                # an honest fallback is not worth remembering; what the user said is
+                stored_reply = reply if ok else ""
+                ids = memory.store_exchange(conv.id, message, stored_reply, turn=turn_no)
                 notes.append(f"stored exchange as {ids}" if ids else "no chunk store")
             except MemagentError as exc:
                 notes.append(f"exchange not stored: {exc}")

@@ -232,8 +232,10 @@ class AgentMemory:
         if store is None:
             raise NotFound(f"memory search is unavailable: {self._chunks_error}")
         with self._lock:
-            hits = store.recall(query, k=k)
-        return [_hit_json(h.to_json()) for h in hits]
+            hits = [_hit_json(h.to_json()) for h in store.recall(query, k=k + 1)]
+        if not self.user_md():  # the untouched starter note is noise, not memory
+            hits = [h for h in hits if h["id"] != "note:vault/user.md"]
+        return hits[:k]
 
     def read_chunk(self, memory_id: str) -> str:
         store = self.chunks
@@ -294,7 +296,9 @@ class AgentMemory:
         if store is None or not user.strip():
             return []
         tags = ["conversation"] + ([QUESTION_TAG] if is_question(user) else [])
-        content = f"User: {user.strip()}\nAssistant: {reply.strip()}"
+        content = f"User: {user.strip()}" + (
+            f"\nAssistant: {reply.strip()}" if reply.strip() else ""
+        )
         source = {
             "kind": EXCHANGE_KIND,
             "user": user.strip()[:4000],

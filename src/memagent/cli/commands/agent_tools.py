@@ -105,7 +105,8 @@ def trace_last(home: HomeOption = None, as_json: JsonOption = False) -> None:
     )
     console.print(f"[green]user:[/] {doc['message']}", highlight=False, markup=True)
     for step in doc["steps"]:
-        head = f"step {step.get('step')} ({step.get('kind')}, {step.get('seconds', '-')}s)"
+        number = step.get("step", step.get("iteration", "?"))
+        head = f"step {number} ({step.get('kind', 'model')}, {step.get('seconds', '-')}s)"
         console.print(f"[bold]{head}[/]", highlight=False)
         for key in ("plan", "raw", "error"):
             if step.get(key):
