@@ -9,6 +9,8 @@ index — never by scanning files — so its cost does not grow with the store.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import numpy.typing as npt
 
@@ -22,8 +24,96 @@ SIMILARITY_THRESHOLD = 0.55
 SIMILAR_WINDOW = 2000
 
 
+class LinkSource(Protocol):
+    """What the auto-linker asks of a backend (the SQLite index or PostgreSQL):
+    each answer newest first, live (not soft-deleted) chunks only."""
+
+    def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
+        """Ids of the latest chunks of the conversation created at or before `created`."""
+        ...
+
+    def previous_chunks(
+        self, created: float, window_s: float, user_id: str | None, limit: int
+    ) -> list[str]:
+        """Ids of the chunks of the same user scope created in `[created - window_s, created]`."""
+        ...
+
+    def tagged_chunks(self, tag: str, limit: int) -> list[str]:
+        """Ids of the newest chunks carrying `tag`."""
+        ...
+
+    def similar_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, window: int
+    ) -> list[tuple[str, float]]:
+        """(id, cosine) of the nearest among the latest `window` chunks, best first."""
+        ...
+
+
+class IndexLinkSource:
+    """`LinkSource` over the SQLite index (the local backend)."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
+        return [
+            doc_id
+            for (doc_id,) in self.index.conn.execute(
+                "SELECT doc_id FROM docs INDEXED BY docs_conv WHERE conversation_id = ? "
+                "AND created <= ? AND kind = 'chunk' AND deleted = 0 "
+                "ORDER BY created DESC, rowid DESC LIMIT ?",
+                (conversation_id, created, limit),
+            )
+        ]
+
+    def previous_chunks(
+        self, created: float, window_s: float, user_id: str | None, limit: int
+    ) -> list[str]:
+        scope_sql, scope_params = ("user_id = ?", [user_id]) if user_id else ("user_id IS NULL", [])
+        rows = self.index.query(
+            f"kind = 'chunk' AND deleted = 0 AND created <= ? AND created >= ? AND {scope_sql}",
+            (created, created - window_s, *scope_params),
+            order="ORDER BY created DESC, rowid DESC",
+            limit=limit,
+        )
+        return [r.doc_id for r in rows]
+
+    def tagged_chunks(self, tag: str, limit: int) -> list[str]:
+        # Driven by the tags index, newest-inserted first: O(1) however common
+        # the tag (ordering docs by `created` instead would scan the store).
+        return [
+            doc_id
+            for (doc_id,) in self.index.conn.execute(
+                "SELECT d.doc_id FROM tags t CROSS JOIN docs d ON d.rowid = t.rowid "
+                "WHERE t.tag = ? AND d.kind = 'chunk' AND d.deleted = 0 "
+                "ORDER BY t.rowid DESC LIMIT ?",
+                (tag, limit),
+            )
+        ]
+
+    def similar_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, window: int
+    ) -> list[tuple[str, float]]:
+        # Similarity is searched among the most recent chunks only, so the cost
+        # stays bounded however large the store grows.
+        recent = self.index.conn.execute(
+            "SELECT rowid FROM docs WHERE kind = 'chunk' AND deleted = 0 "
+            "ORDER BY created DESC LIMIT ?",
+            (window,),
+        ).fetchall()
+        allowed = np.fromiter((r[0] for r in recent), dtype=np.int64, count=len(recent))
+        near = self.index.vectors.search(vector, limit, allowed)
+        rows = self.index.rows([r for r, _ in near])
+        out: list[tuple[str, float]] = []
+        for r, s in near:
+            hit = rows.get(r)
+            if hit is not None and hit.kind == "chunk" and not hit.deleted:
+                out.append((hit.doc_id, s))
+        return out
+
+
 def auto_links(
-    index: Index,
+    source: LinkSource | Index,
     *,
     chunk_id: str,
     created: float,
@@ -33,6 +123,7 @@ def auto_links(
     vector: npt.NDArray[np.float32] | None,
 ) -> list[tuple[str, str]]:
     """[(link type, target id)] for a chunk about to be written."""
+    src: LinkSource = IndexLinkSource(source) if isinstance(source, Index) else source
     links: list[tuple[str, str]] = []
 
     def add(kind: str, target: str) -> None:
@@ -44,51 +135,22 @@ def auto_links(
         links.append((kind, target))
 
     if conversation_id is not None:
-        for (doc_id,) in index.conn.execute(
-            "SELECT doc_id FROM docs INDEXED BY docs_conv WHERE conversation_id = ? "
-            "AND created <= ? AND kind = 'chunk' AND deleted = 0 "
-            "ORDER BY created DESC, rowid DESC LIMIT ?",
-            (conversation_id, created, CONTEXT_LIMIT),
-        ):
+        for doc_id in src.conversation_chunks(conversation_id, created, CONTEXT_LIMIT):
             add("context_of", doc_id)
-    scope_sql, scope_params = ("user_id = ?", [user_id]) if user_id else ("user_id IS NULL", [])
-    for row in index.query(
-        f"kind = 'chunk' AND deleted = 0 AND created <= ? AND created >= ? AND {scope_sql}",
-        (created, created - FOLLOWS_WINDOW_S, *scope_params),
-        order="ORDER BY created DESC, rowid DESC",
-        limit=2,
-    ):
-        if row.doc_id != chunk_id:
-            add("follows", row.doc_id)
+    for doc_id in src.previous_chunks(created, FOLLOWS_WINDOW_S, user_id, 2):
+        if doc_id != chunk_id:
+            add("follows", doc_id)
             break
     for tag in tags:
-        # Driven by the tags index, newest-inserted first: O(1) however common
-        # the tag (ordering docs by `created` instead would scan the store).
-        for (doc_id,) in index.conn.execute(
-            "SELECT d.doc_id FROM tags t CROSS JOIN docs d ON d.rowid = t.rowid "
-            "WHERE t.tag = ? AND d.kind = 'chunk' AND d.deleted = 0 "
-            "ORDER BY t.rowid DESC LIMIT ?",
-            (tag, TAG_LIMIT),
-        ):
+        for doc_id in src.tagged_chunks(tag, TAG_LIMIT):
             add("related_to", doc_id)
     if vector is not None:
-        # Similarity is searched among the most recent chunks only, so the cost
-        # stays bounded however large the store grows.
-        recent = index.conn.execute(
-            "SELECT rowid FROM docs WHERE kind = 'chunk' AND deleted = 0 "
-            "ORDER BY created DESC LIMIT ?",
-            (SIMILAR_WINDOW,),
-        ).fetchall()
-        allowed = np.fromiter((r[0] for r in recent), dtype=np.int64, count=len(recent))
-        near = index.vectors.search(vector, SIMILAR_LIMIT + 1, allowed)
-        good = [r for r, s in near if s >= SIMILARITY_THRESHOLD]
-        rows = index.rows(good)
         similar = 0
-        for r in good:
-            hit = rows.get(r)
-            if hit is not None and hit.kind == "chunk" and not hit.deleted:
-                add("related_to", hit.doc_id)
-                similar += 1
-                if similar >= SIMILAR_LIMIT:
-                    break
+        for doc_id, s in src.similar_chunks(vector, SIMILAR_LIMIT + 1, SIMILAR_WINDOW):
+            if s < SIMILARITY_THRESHOLD:
+                continue
+            add("related_to", doc_id)
+            similar += 1
+            if similar >= SIMILAR_LIMIT:
+                break
     return links

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,17 +20,17 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
 
-from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
+from memagent.core import Config, CorruptFile, InvalidInput, MemoryHome, NotFound
 from memagent.embeddings import (
     Embedder,
     count_tokens,
     embeddings_unavailable_reason,
     load_embedder,
 )
-from memagent.index import Filters, Hit, Index, SearchParams, SyncReport, search, sync
+from memagent.index import Filters, Hit, Index, Row, SearchParams, SyncReport, search, sync
 from memagent.index.documents import chunk_doc
 from memagent.memory.chunks.chunking import detect_type, split_text
-from memagent.memory.chunks.linker import auto_links
+from memagent.memory.chunks.linker import IndexLinkSource, LinkSource, auto_links
 from memagent.memory.chunks.model import (
     MANUAL_LINK_TYPES,
     Chunk,
@@ -63,7 +64,13 @@ class ChunkStore:
 
     def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
         self.home = home.require()
-        enabled = home.config.embeddings.enabled if embeddings is None else embeddings
+        self._init_common(home.config, embeddings)
+        self._index: Index | None = None
+
+    def _init_common(self, config: Config, embeddings: bool | None) -> None:
+        """What every backend sets up: the config and the embedder."""
+        self.config = config
+        enabled = config.embeddings.enabled if embeddings is None else embeddings
         self.embedder: Embedder | None = load_embedder(enabled=enabled)
         if self.embedder is not None:
             self.keyword_only_reason: str | None = None
@@ -71,7 +78,6 @@ class ChunkStore:
             self.keyword_only_reason = "embeddings are disabled"
         else:
             self.keyword_only_reason = embeddings_unavailable_reason()
-        self._index: Index | None = None
 
     # -- index ---------------------------------------------------------------------
     @property
@@ -112,11 +118,51 @@ class ChunkStore:
             self._index.close()
             self._index = None
 
+    # -- backend hooks (the PostgreSQL store overrides these) -----------------------
+    def _lock(self) -> AbstractContextManager[None]:
+        """Serialises read-modify-write of chunks: the home's lock."""
+        return self.home.storage.lock()
+
+    def _link_source(self) -> LinkSource:
+        return IndexLinkSource(self.index)
+
+    def _store(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None) -> None:
+        self._write(self.index, chunk, op=op, vec=vec)
+
+    def _remove(self, chunk: Chunk) -> None:
+        rel = chunk.rel_path
+        self.home.storage.delete(
+            rel, actor=ACTOR, op="delete", meta={"id": chunk.id, "content": chunk.content}
+        )
+        self.index.remove_path(rel)
+
+    def _links_of(self, chunk_id: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        return self.index.links(chunk_id)
+
+    def _search(
+        self, query: str, k: int, filters: Filters | None, params: SearchParams
+    ) -> list[Hit]:
+        return search(
+            self.index,
+            query,
+            k=k,
+            filters=filters,
+            params=params,
+            keyword_only_reason=self.keyword_only_reason,
+            now=time.time(),
+        )
+
+    def _list(self, filters: Filters, limit: int) -> list[Row]:
+        where, params = filters.sql()
+        return self.index.query(
+            where, params, order="ORDER BY created DESC, rowid DESC", limit=limit
+        )
+
     # -- validation ------------------------------------------------------------------
     def _check_draft(self, draft: ChunkDraft) -> ChunkDraft:
         if not draft.content.strip():
             raise InvalidInput("chunk content is empty")
-        limit = self.home.config.limits.max_file_bytes // 2
+        limit = self.config.limits.max_file_bytes // 2
         size = len(draft.content.encode("utf-8"))
         if size > limit:
             raise InvalidInput(f"chunk content is {size} bytes; the limit is {limit}")
@@ -140,7 +186,7 @@ class ChunkStore:
         """Chunk `text` (paragraphs, ~100–800 tokens) and store each piece."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("nothing to remember: the text is empty")
-        limit = self.home.config.limits.max_file_bytes
+        limit = self.config.limits.max_file_bytes
         if len(text.encode("utf-8")) > limit * 16:
             raise InvalidInput(f"text is larger than {limit * 16} bytes")
         counter = self.embedder.count_tokens if self.embedder is not None else None
@@ -166,7 +212,7 @@ class ChunkStore:
         checked = [self._check_draft(d.model_copy(deep=True)) for d in drafts]
         if not checked:
             return []
-        index = self.index
+        links = self._link_source() if auto_link else None
         out: list[Chunk] = []
         batch = 64
         for start in range(0, len(checked), batch):
@@ -174,29 +220,28 @@ class ChunkStore:
             vectors: npt.NDArray[np.float32] | None = None
             if self.embedder is not None:
                 vectors = self.embedder.embed([d.content for d in part])
-            with self.home.storage.lock():
+            with self._lock():
                 for i, draft in enumerate(part):
                     vec = vectors[i : i + 1] if vectors is not None else None
-                    out.append(self._write_new(index, draft, vec, auto_link))
+                    out.append(self._write_new(links, draft, vec))
             if progress is not None:
                 progress(start + len(part), len(checked))
         return out
 
     def _write_new(
         self,
-        index: Index,
+        source: LinkSource | None,
         draft: ChunkDraft,
         vec: npt.NDArray[np.float32] | None,
-        auto_link: bool,
     ) -> Chunk:
         created = parse_timestamp(draft.created_at) if draft.created_at else datetime.now(UTC)
         stamp = _iso(created)
         now = _iso(datetime.now(UTC))
         chunk_id = new_chunk_id(created)
         links = list(draft.links)
-        if auto_link:
+        if source is not None:
             for kind, target in auto_links(
-                index,
+                source,
                 chunk_id=chunk_id,
                 created=created.timestamp(),
                 tags=draft.tags,
@@ -219,7 +264,7 @@ class ChunkStore:
             session_id=draft.session_id,
             source=draft.source,
         )
-        self._write(index, chunk, op="create", vec=vec)
+        self._store(chunk, op="create", vec=vec)
         return chunk
 
     def _write(
@@ -252,11 +297,11 @@ class ChunkStore:
         """The chunk (soft-deleted ones too); records the access in the file."""
         if not record_access:
             return self._read(chunk_id)
-        with self.home.storage.lock():
+        with self._lock():
             chunk = self._read(chunk_id)
             chunk.metadata.accessed = _iso(datetime.now(UTC))
             chunk.metadata.access_count += 1
-            self._write(self.index, chunk, op="access", vec=self._vector(chunk.id))
+            self._store(chunk, op="access", vec=self._vector(chunk.id))
             return chunk
 
     def _vector(self, chunk_id: str) -> npt.NDArray[np.float32] | None:
@@ -276,7 +321,7 @@ class ChunkStore:
         type: str | None = None,
         confidence: float | None = None,
     ) -> Chunk:
-        with self.home.storage.lock():
+        with self._lock():
             chunk = self._read(chunk_id)
             vec = self._vector(chunk_id)
             if content is not None:
@@ -295,35 +340,30 @@ class ChunkStore:
             except ValidationError as exc:
                 raise InvalidInput(f"invalid update: {exc.errors()[0]['msg']}") from exc
             chunk.metadata.modified = _iso(datetime.now(UTC))
-            self._write(self.index, chunk, op="update", vec=vec)
+            self._store(chunk, op="update", vec=vec)
             return chunk
 
     def soft_delete(self, chunk_id: str) -> Chunk:
         """Hide from search and listing; `restore` brings it back."""
-        with self.home.storage.lock():
+        with self._lock():
             chunk = self._read(chunk_id)
             if chunk.deleted_at is None:
                 chunk.deleted_at = _iso(datetime.now(UTC))
-                self._write(self.index, chunk, op="soft_delete", vec=self._vector(chunk_id))
+                self._store(chunk, op="soft_delete", vec=self._vector(chunk_id))
             return chunk
 
     def restore(self, chunk_id: str) -> Chunk:
-        with self.home.storage.lock():
+        with self._lock():
             chunk = self._read(chunk_id)
             if chunk.deleted_at is not None:
                 chunk.deleted_at = None
-                self._write(self.index, chunk, op="restore", vec=self._vector(chunk_id))
+                self._store(chunk, op="restore", vec=self._vector(chunk_id))
             return chunk
 
     def hard_delete(self, chunk_id: str) -> None:
-        """Remove the file for good (the ops log keeps its content for undo)."""
-        with self.home.storage.lock():
-            chunk = self._read(chunk_id)
-            rel = chunk.rel_path
-            self.home.storage.delete(
-                rel, actor=ACTOR, op="delete", meta={"id": chunk_id, "content": chunk.content}
-            )
-            self.index.remove_path(rel)
+        """Remove the chunk for good (the ops log keeps its content for undo)."""
+        with self._lock():
+            self._remove(self._read(chunk_id))
 
     # -- links -------------------------------------------------------------------------
     def link(self, source: str, kind: str, target: str, *, remove: bool = False) -> Chunk:
@@ -333,7 +373,7 @@ class ChunkStore:
         check_id(target)
         if source == target:
             raise InvalidInput("a chunk cannot link to itself")
-        with self.home.storage.lock():
+        with self._lock():
             chunk = self._read(source)
             self._read(target)
             link = Link.model_validate({"type": kind, "target": target})
@@ -344,13 +384,13 @@ class ChunkStore:
                 chunk.links.append(link)
             else:
                 return chunk
-            self._write(self.index, chunk, op="link", vec=self._vector(source))
+            self._store(chunk, op="link", vec=self._vector(source))
             return chunk
 
     def links(self, chunk_id: str) -> dict[str, list[dict[str, str]]]:
         """Outgoing and incoming links, from the index (both directions)."""
         self._read(chunk_id)
-        out, inc = self.index.links(chunk_id)
+        out, inc = self._links_of(chunk_id)
         return {
             "outgoing": [{"type": t, "target": d} for t, d in out],
             "incoming": [{"type": t, "source": s} for t, s in inc],
@@ -358,7 +398,7 @@ class ChunkStore:
 
     # -- search / list ---------------------------------------------------------------
     def search_params(self) -> SearchParams:
-        cfg = self.home.config.search
+        cfg = self.config.search
         return DEFAULT_PARAMS.model_copy(
             update={"recency_weight": cfg.recency_weight, "access_weight": cfg.access_weight}
         )
@@ -372,26 +412,15 @@ class ChunkStore:
         params: SearchParams | None = None,
     ) -> list[Hit]:
         """Hybrid search over all memory: chunks, vault notes and profile facts."""
-        max_k = self.home.config.limits.max_search_results
+        max_k = self.config.limits.max_search_results
         if k > max_k:
             raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
-        return search(
-            self.index,
-            query,
-            k=k,
-            filters=filters,
-            params=params or self.search_params(),
-            keyword_only_reason=self.keyword_only_reason,
-            now=time.time(),
-        )
+        return self._search(query, k, filters, params or self.search_params())
 
     def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
         """Chunks matching `filters`, newest first (from the index)."""
         f = (filters or Filters()).model_copy(update={"kinds": ["chunk"]})
-        where, params = f.sql()
-        rows = self.index.query(
-            where, params, order="ORDER BY created DESC, rowid DESC", limit=limit
-        )
+        rows = self._list(f, limit)
         return [
             {
                 "id": r.doc_id,

@@ -304,7 +304,7 @@ def apply_operations(
         raise InvalidInput(
             f"{len(operations)} operations in one batch; the limit is {MAX_BATCH_OPERATIONS}"
         )
-    with store.storage.lock():
+    with store.lock():
         batch = _Batch(store)
         outcomes: list[Outcome] = []
         for i, operation in enumerate(operations):
@@ -376,7 +376,7 @@ def _rejected(
 def prune(store: ProfileStore) -> dict[str, list[str]]:
     """Remove expired items from every resource; returns file → pruned keys.
     Every file is loaded (and so checked) before any is written."""
-    with store.storage.lock():
+    with store.lock():
         today = store.today()
         resources = store.load_all()
         pruned: dict[str, list[Change]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memagent.core import Conflict, InvalidInput, NotFound, OpRecord, read_ops
+from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
 from memagent.memory.profile.handler import Change, find_item, new_batch_id, prune_expired
 from memagent.memory.profile.keys import match_key
 from memagent.memory.profile.models import MAX_KEY_CHARS, Item, Resource
@@ -44,7 +44,7 @@ def profile_records(store: ProfileStore) -> list[OpRecord]:
     """Every profile write that carries a batch, oldest first."""
     return [
         r
-        for r in read_ops(store.home.layout.ops_log)
+        for r in store.op_records()
         if r.actor == ACTOR and r.meta and isinstance(r.meta.get("batch"), str)
     ]
 
@@ -153,7 +153,7 @@ def _revert(resource: Resource, change: Change, batch: str) -> Change:
 
 def undo(store: ProfileStore, batch: str | None = None) -> UndoResult:
     """Revert one batch (default: the newest one not yet undone), all or nothing."""
-    with store.storage.lock():
+    with store.lock():
         target, chosen = _pick(profile_records(store), batch)
         today = store.today()
         resources: dict[str, Resource] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import date
 from importlib import resources as importlib_resources
 from pathlib import Path
@@ -18,7 +19,16 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, NotFound, now_iso
+from memagent.core import (
+    Conflict,
+    CorruptFile,
+    InvalidInput,
+    MemoryHome,
+    NotFound,
+    OpRecord,
+    now_iso,
+    read_ops,
+)
 from memagent.core.storage import WriteRecord
 from memagent.memory.profile._jsonpos import line_of
 from memagent.memory.profile.keys import match_key
@@ -182,6 +192,14 @@ class ProfileStore:
     def max_bytes(self) -> int:
         return self.home.config.limits.max_file_bytes
 
+    def lock(self) -> AbstractContextManager[None]:
+        """Held around a read-modify-write: a batch is all or nothing under it."""
+        return self.storage.lock()
+
+    def op_records(self) -> list[OpRecord]:
+        """Every ops-log record of the home, oldest first (history and undo read it)."""
+        return list(read_ops(self.home.layout.ops_log))
+
     def path_of(self, name: str) -> Path:
         return self.dir / self.check_name(name)
 
@@ -213,6 +231,9 @@ class ProfileStore:
         return self.path_of(name).is_file()
 
     def load(self, name: str) -> Resource:
+        return parse_resource(name, self._read_text(name), f"profile/{name}")
+
+    def _read_text(self, name: str) -> str:
         path = self.path_of(name)
         shown = f"profile/{name}"
         try:
@@ -228,7 +249,7 @@ class ProfileStore:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise CorruptFile(shown, f"not UTF-8 text: {exc.reason}") from exc
-        return parse_resource(name, text, shown)
+        return text
 
     def load_all(self) -> dict[str, Resource]:
         return {name: self.load(name) for name in self.names()}
@@ -248,9 +269,22 @@ class ProfileStore:
         resource.metadata.last_updated = now_iso()
         text = self.serialize(resource)
         self.check_size(text, resource.name)
+        return self._write_text(resource, text, op=op, meta=meta)
+
+    def _write_text(
+        self, resource: Resource, text: str, *, op: str, meta: dict[str, Any]
+    ) -> WriteRecord:
         return self.storage.write_text(
             self.path_of(resource.name), text, actor=ACTOR, op=op, meta=meta
         )
+
+    def _create_text(self, name: str, text: str, *, actor: str) -> None:
+        """Write a new resource; `Conflict` when it exists (checked under the lock)."""
+        target = self.path_of(name)
+        with self.lock():
+            if target.exists():
+                raise Conflict(f"profile resource {name} already exists")
+            self.storage.write_text(target, text, actor=actor, op="create", meta={"file": name})
 
     def create(
         self,
@@ -297,30 +331,22 @@ class ProfileStore:
             for path in group:
                 if path not in known:
                     raise InvalidInput(f"exclusive path {path!r} is not one of the sections")
-        text = self.serialize(resource)
-        target = self.path_of(name)
-        with self.storage.lock():
-            if target.exists():
-                raise Conflict(f"profile resource {name} already exists")
-            self.storage.write_text(target, text, actor=actor, op="create", meta={"file": name})
+        self._create_text(name, self.serialize(resource), actor=actor)
         return resource
 
     def ensure_starters(self, *, actor: str = "init") -> list[str]:
         """Create the four starting resources that do not exist yet (idempotent)."""
         created: list[str] = []
         starters = importlib_resources.files("memagent.memory.profile") / "starters"
-        with self.storage.lock():
+        with self.lock():
             for name in STARTER_FILES:
-                path = self.path_of(name)
-                if path.exists():
+                if self.exists(name):
                     continue
                 data = json.loads((starters / name).read_text(encoding="utf-8"))
                 data["_metadata"]["last_updated"] = now_iso()
                 resource = parse_resource(name, json.dumps(data), f"starters/{name}")
-                self.storage.write_text(
-                    path, self.serialize(resource), actor=actor, op="create", meta={"file": name}
-                )
-                created.append(self.storage.relative(path))
+                self._create_text(name, self.serialize(resource), actor=actor)
+                created.append(f"profile/{name}")
         return created
 
 

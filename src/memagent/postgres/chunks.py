@@ -1,0 +1,465 @@
+"""The chunk store on PostgreSQL: the same `ChunkStore` (validation, chunking,
+auto-linking, ranking), with rows instead of files and SQL instead of the
+SQLite index.
+
+Search: keyword candidates from `tsvector` ranked by `ts_rank_cd`, dense
+candidates from pgvector (HNSW, cosine), fused and boosted by the very
+functions the local index uses (`memagent.index.search.fuse` / `finish`).
+Writes of one user are serialised by an advisory transaction lock (the twin of
+the home's file lock) and committed before the call returns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memagent.core import Config, InvalidInput, MemagentError, NotFound
+from memagent.index import Filters, Hit, Row, SearchParams, SyncReport
+from memagent.index.documents import chunk_doc
+from memagent.index.search import (
+    _TERM,
+    MAX_QUERY_CHARS,
+    finish,
+    fuse,
+    query_terms,
+)
+from memagent.memory.chunks.model import Chunk, check_id
+from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
+from memagent.postgres.db import Database
+from memagent.postgres.ops import PgOpsLog, digest, json_bytes
+
+DIM = 384
+_ROW_COLS = (
+    "seq, id, content, tags, type, created, created_at, conversation_id, session_id, "
+    "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source, data"
+)
+
+
+def vector_text(vec: npt.NDArray[np.float32]) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vec.ravel()) + "]"
+
+
+def parse_vector(text: str | None) -> npt.NDArray[np.float32] | None:
+    if text is None:
+        return None
+    return np.asarray(json.loads(text), dtype=np.float32)
+
+
+def _row(r: tuple[Any, ...]) -> Row:
+    chunk_id = r[1]
+    return Row(
+        rowid=int(r[0]),
+        doc_id=chunk_id,
+        kind="chunk",
+        path=Chunk.model_validate(r[16]).rel_path,
+        content=r[2],
+        tags=list(r[3]),
+        type=r[4],
+        created=float(r[5]),
+        created_at=r[6],
+        conversation_id=r[7],
+        session_id=r[8],
+        user_id=r[9],
+        agent_id=r[10],
+        speaker=r[11],
+        deleted=bool(r[12]),
+        access_count=int(r[13]),
+        accessed=r[14],
+        source=r[15],
+    )
+
+
+def filter_sql(f: Filters, alias: str = "c") -> tuple[str, list[Any]]:
+    """`Filters` as a PostgreSQL WHERE fragment (the user is added by the caller)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    a = alias
+    if f.kinds is not None and "chunk" not in f.kinds:
+        parts.append("false")
+    if not f.include_deleted:
+        parts.append(f"NOT {a}.deleted")
+    for field, col in (
+        ("type", "type"),
+        ("user_id", "scope_user_id"),
+        ("agent_id", "agent_id"),
+        ("session_id", "session_id"),
+        ("conversation_id", "conversation_id"),
+    ):
+        value = getattr(f, field)
+        if value is not None:
+            parts.append(f"{a}.{col} = %s")
+            params.append(value)
+    if f.since is not None:
+        parts.append(f"{a}.created >= %s")
+        params.append(f.since)
+    if f.until is not None:
+        parts.append(f"{a}.created < %s")
+        params.append(f.until)
+    if f.tags:
+        parts.append(f"{a}.tags @> %s")
+        params.append(list(f.tags))
+    return (" AND ".join(parts) or "true"), params
+
+
+class PgLinkSource:
+    """`LinkSource` over one user's chunks in PostgreSQL."""
+
+    def __init__(self, conn: Any, user: str) -> None:
+        self.conn = conn
+        self.user = user
+
+    def _ids(self, sql: str, params: tuple[Any, ...]) -> list[str]:
+        return [r[0] for r in self.conn.execute(sql, params).fetchall()]
+
+    def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
+        return self._ids(
+            "SELECT id FROM chunks WHERE user_id = %s AND conversation_id = %s "
+            "AND created <= %s AND NOT deleted ORDER BY created DESC, seq DESC LIMIT %s",
+            (self.user, conversation_id, created, limit),
+        )
+
+    def previous_chunks(
+        self, created: float, window_s: float, user_id: str | None, limit: int
+    ) -> list[str]:
+        return self._ids(
+            "SELECT id FROM chunks WHERE user_id = %s AND NOT deleted AND created <= %s "
+            "AND created >= %s AND scope_user_id IS NOT DISTINCT FROM %s "
+            "ORDER BY created DESC, seq DESC LIMIT %s",
+            (self.user, created, created - window_s, user_id, limit),
+        )
+
+    def tagged_chunks(self, tag: str, limit: int) -> list[str]:
+        return self._ids(
+            "SELECT id FROM chunks WHERE user_id = %s AND tags @> ARRAY[%s] AND NOT deleted "
+            "ORDER BY seq DESC LIMIT %s",
+            (self.user, tag, limit),
+        )
+
+    def similar_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, window: int
+    ) -> list[tuple[str, float]]:
+        rows = self.conn.execute(
+            "SELECT id, 1 - (embedding <=> %s::vector) AS s FROM ("
+            "  SELECT id, embedding FROM chunks WHERE user_id = %s AND NOT deleted "
+            "  AND embedding IS NOT NULL ORDER BY created DESC, seq DESC LIMIT %s) r "
+            "ORDER BY embedding <=> %s::vector LIMIT %s",
+            (vector_text(vector), self.user, window, vector_text(vector), limit),
+        ).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+
+class PgChunkStore(ChunkStore):
+    """One user's chunks in a shared PostgreSQL database."""
+
+    def __init__(
+        self,
+        db: Database,
+        user: str,
+        *,
+        config: Config | None = None,
+        embeddings: bool | None = None,
+    ) -> None:
+        self.db = db
+        self.user = user
+        self.ops = PgOpsLog(db, user)
+        self._init_common(config or Config(), embeddings)
+        if self.embedder is not None and self.embedder.dim != DIM:
+            raise MemagentError(
+                f"the PostgreSQL schema stores {DIM}-dimensional vectors; "
+                f"the embedder makes {self.embedder.dim}"
+            )
+
+    # -- no derived index here ---------------------------------------------------------
+    @property
+    def index(self) -> Any:
+        raise InvalidInput("the PostgreSQL backend has no local index (the database is it)")
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        return SyncReport()
+
+    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+        return SyncReport()
+
+    def close(self) -> None:
+        """The database is shared (closed by its owner)."""
+
+    # -- backend hooks -------------------------------------------------------------------
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        with self.db.locked(self.user, "chunks"):
+            yield
+
+    def _link_source(self) -> PgLinkSource:
+        # Only used inside `_lock`, which holds this thread's connection.
+        return _LazyLinkSource(self)  # type: ignore[return-value]
+
+    def _read(self, chunk_id: str) -> Chunk:
+        check_id(chunk_id)
+
+        def go(conn: Any) -> Any:
+            return conn.execute(
+                "SELECT data FROM chunks WHERE user_id = %s AND id = %s", (self.user, chunk_id)
+            ).fetchone()
+
+        row = self.db.run(self.user, go)
+        if row is None:
+            raise NotFound(f"no chunk {chunk_id}")
+        return Chunk.model_validate(row[0])
+
+    def _vector(self, chunk_id: str) -> npt.NDArray[np.float32] | None:
+        def go(conn: Any) -> Any:
+            return conn.execute(
+                "SELECT embedding::text FROM chunks WHERE user_id = %s AND id = %s",
+                (self.user, chunk_id),
+            ).fetchone()
+
+        row = self.db.run(self.user, go)
+        vec = parse_vector(row[0]) if row is not None else None
+        return vec[None, :] if vec is not None else None
+
+    def _store(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None) -> None:
+        data = chunk.model_dump(mode="json")
+        rel = chunk.rel_path
+        doc = chunk_doc(rel, data)
+        assert doc is not None
+        if vec is None and self.embedder is not None:
+            vec = self.embedder.embed([chunk.content])
+        emb = vector_text(vec[0]) if vec is not None else None
+        body = json_bytes(data)
+        with self.db.transaction(self.user) as conn:
+            old = conn.execute(
+                "SELECT data FROM chunks WHERE user_id = %s AND id = %s FOR UPDATE",
+                (self.user, chunk.id),
+            ).fetchone()
+            values = (
+                json.dumps(data, ensure_ascii=False), doc.content, doc.tags, doc.type,
+                doc.created, doc.created_at, doc.conversation_id, doc.session_id, doc.user_id,
+                doc.agent_id, doc.speaker, doc.deleted, doc.access_count, doc.accessed,
+                json.dumps(doc.source, ensure_ascii=False) if doc.source is not None else None,
+                doc.content, " ".join(doc.tags), emb,
+            )  # fmt: skip
+            if old is None:
+                conn.execute(
+                    "INSERT INTO chunks(user_id, id, data, content, tags, type, created, "
+                    "created_at, conversation_id, session_id, scope_user_id, agent_id, speaker, "
+                    "deleted, access_count, accessed, source, tsv, embedding) VALUES "
+                    "(%s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                    "%s::jsonb, setweight(to_tsvector('english', %s), 'A') || "
+                    "setweight(to_tsvector('english', %s), 'B'), %s::vector)",
+                    (self.user, chunk.id, *values),
+                )
+            else:
+                conn.execute(
+                    "UPDATE chunks SET data = %s::jsonb, content = %s, tags = %s, type = %s, "
+                    "created = %s, created_at = %s, conversation_id = %s, session_id = %s, "
+                    "scope_user_id = %s, agent_id = %s, speaker = %s, deleted = %s, "
+                    "access_count = %s, accessed = %s, source = %s::jsonb, "
+                    "tsv = setweight(to_tsvector('english', %s), 'A') || "
+                    "setweight(to_tsvector('english', %s), 'B'), embedding = %s::vector "
+                    "WHERE user_id = %s AND id = %s",
+                    (*values, self.user, chunk.id),
+                )
+            conn.execute(
+                "DELETE FROM chunk_links WHERE user_id = %s AND src = %s", (self.user, chunk.id)
+            )
+            if doc.links:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO chunk_links(user_id, src, dst, type) VALUES (%s, %s, %s, %s) "
+                        "ON CONFLICT DO NOTHING",
+                        [(self.user, chunk.id, dst, t) for t, dst in doc.links],
+                    )
+            self.ops.append(
+                actor=ACTOR,
+                op=op,
+                path=rel,
+                before=digest(json_bytes(old[0])) if old is not None else None,
+                after=digest(body),
+                meta={"id": chunk.id},
+            )
+
+    def _remove(self, chunk: Chunk) -> None:
+        with self.db.transaction(self.user) as conn:
+            old = conn.execute(
+                "DELETE FROM chunks WHERE user_id = %s AND id = %s RETURNING data",
+                (self.user, chunk.id),
+            ).fetchone()
+            if old is None:
+                raise NotFound(f"no chunk {chunk.id}")
+            conn.execute(
+                "DELETE FROM chunk_links WHERE user_id = %s AND src = %s", (self.user, chunk.id)
+            )
+            self.ops.append(
+                actor=ACTOR,
+                op="delete",
+                path=chunk.rel_path,
+                before=digest(json_bytes(old[0])),
+                after=None,
+                meta={"id": chunk.id, "content": chunk.content},
+            )
+
+    def _links_of(self, chunk_id: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        def go(conn: Any) -> tuple[list[Any], list[Any]]:
+            out = conn.execute(
+                "SELECT type, dst FROM chunk_links WHERE user_id = %s AND src = %s",
+                (self.user, chunk_id),
+            ).fetchall()
+            inc = conn.execute(
+                "SELECT type, src FROM chunk_links WHERE user_id = %s AND dst = %s",
+                (self.user, chunk_id),
+            ).fetchall()
+            return out, inc
+
+        out, inc = self.db.run(self.user, go)
+        return [(r[0], r[1]) for r in out], [(r[0], r[1]) for r in inc]
+
+    def _list(self, filters: Filters, limit: int) -> list[Row]:
+        where, params = filter_sql(filters)
+
+        def go(conn: Any) -> list[Any]:
+            return conn.execute(
+                f"SELECT {_ROW_COLS} FROM chunks c WHERE c.user_id = %s AND {where} "
+                "ORDER BY c.created DESC, c.seq DESC LIMIT %s",
+                (self.user, *params, limit),
+            ).fetchall()
+
+        return [_row(r) for r in self.db.run(self.user, go)]
+
+    def all_chunks(self) -> Iterator[Chunk]:
+        """Every chunk of the user (soft-deleted too), oldest first: for export."""
+        rows = self.db.run(
+            self.user,
+            lambda conn: conn.execute(
+                "SELECT data FROM chunks WHERE user_id = %s ORDER BY created, seq", (self.user,)
+            ).fetchall(),
+        )
+        for (data,) in rows:
+            yield Chunk.model_validate(data)
+
+    # -- search ----------------------------------------------------------------------------
+    def _search(
+        self, query: str, k: int, filters: Filters | None, params: SearchParams
+    ) -> list[Hit]:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInput(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+        if k < 1:
+            raise InvalidInput("k must be at least 1")
+        f = filters or Filters()
+        p = params
+        n = max(p.candidates, k)
+        terms = query_terms(query)
+        qvec = self.embedder.embed([query])[0] if self.embedder is not None else None
+        where, wparams = filter_sql(f)
+
+        def go(conn: Any) -> list[Hit]:
+            kw = self._keyword(conn, terms, where, wparams, n)
+            if not kw and not terms:
+                words = list(dict.fromkeys(_TERM.findall(query.lower())))
+                kw = self._keyword(conn, words, where, wparams, n)
+            dense: list[tuple[int, float]] = []
+            if qvec is not None:
+                mode = "hybrid"
+                conn.execute(
+                    "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(n, 40), 1000)),)
+                )
+                dense = [
+                    (int(r[0]), float(r[1]))
+                    for r in conn.execute(
+                        "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
+                        f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
+                        "ORDER BY c.embedding <=> %s::vector LIMIT %s",
+                        (vector_text(qvec), self.user, *wparams, vector_text(qvec), n),
+                    ).fetchall()
+                ]
+            else:
+                reason = self.keyword_only_reason
+                mode = "keyword-only" + (f" ({reason})" if reason else "")
+            fused = fuse(kw, dense, p)
+            if not fused.score:
+                return []
+            pool = fused.pool(max(n, k))
+            rows = {
+                int(r[0]): _row(r)
+                for r in conn.execute(
+                    f"SELECT {_ROW_COLS} FROM chunks WHERE user_id = %s AND seq = ANY(%s)",
+                    (self.user, pool),
+                ).fetchall()
+            }
+            near = self._neighbours(conn, pool) if p.neighbour_weight > 0 else {}
+            return finish(fused, rows, near, query, k=k, params=p, mode=mode)
+
+        return self.db.run(self.user, go)
+
+    def _keyword(
+        self, conn: Any, terms: list[str], where: str, params: list[Any], n: int
+    ) -> list[tuple[int, float]]:
+        if not terms:
+            return []
+        rows = conn.execute(
+            "SELECT c.seq, ts_rank_cd(c.tsv, q) AS s FROM chunks c, "
+            "websearch_to_tsquery('english', %s) q "
+            f"WHERE c.user_id = %s AND c.tsv @@ q AND {where} ORDER BY s DESC, c.seq DESC LIMIT %s",
+            (" or ".join(terms), self.user, *params, n),
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def _neighbours(self, conn: Any, seqs: list[int]) -> dict[int, list[int]]:
+        rows = conn.execute(
+            "SELECT d.seq, "
+            "(SELECT p.seq FROM chunks p WHERE p.user_id = d.user_id "
+            " AND p.conversation_id = d.conversation_id AND NOT p.deleted "
+            " AND (p.created, p.seq) < (d.created, d.seq) "
+            " ORDER BY p.created DESC, p.seq DESC LIMIT 1), "
+            "(SELECT x.seq FROM chunks x WHERE x.user_id = d.user_id "
+            " AND x.conversation_id = d.conversation_id AND NOT x.deleted "
+            " AND (x.created, x.seq) > (d.created, d.seq) "
+            " ORDER BY x.created, x.seq LIMIT 1) "
+            "FROM chunks d WHERE d.user_id = %s AND d.conversation_id IS NOT NULL "
+            "AND d.seq = ANY(%s)",
+            (self.user, seqs),
+        ).fetchall()
+        return {int(r[0]): [int(v) for v in (r[1], r[2]) if v is not None] for r in rows}
+
+
+class _LazyLinkSource:
+    """Asks the linker's questions on the connection of the current transaction."""
+
+    def __init__(self, store: PgChunkStore) -> None:
+        self.store = store
+
+    def _source(self, conn: Any) -> PgLinkSource:
+        return PgLinkSource(conn, self.store.user)
+
+    def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
+        return self.store.db.run(
+            self.store.user,
+            lambda c: self._source(c).conversation_chunks(conversation_id, created, limit),
+        )
+
+    def previous_chunks(
+        self, created: float, window_s: float, user_id: str | None, limit: int
+    ) -> list[str]:
+        return self.store.db.run(
+            self.store.user,
+            lambda c: self._source(c).previous_chunks(created, window_s, user_id, limit),
+        )
+
+    def tagged_chunks(self, tag: str, limit: int) -> list[str]:
+        return self.store.db.run(
+            self.store.user, lambda c: self._source(c).tagged_chunks(tag, limit)
+        )
+
+    def similar_chunks(
+        self, vector: npt.NDArray[np.float32], limit: int, window: int
+    ) -> list[tuple[str, float]]:
+        return self.store.db.run(
+            self.store.user, lambda c: self._source(c).similar_chunks(vector, limit, window)
+        )
