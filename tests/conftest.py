@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,15 @@ def home(tmp_path: Path) -> MemoryHome:
 def _no_ambient_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A test never touches the developer's real ~/.memagent."""
     monkeypatch.setenv("MEMAGENT_HOME", str(tmp_path / "ambient-home"))
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL + pgvector server for the whole run, started by the suite
+    itself (pgserver). If it cannot start, the tests that need it fail."""
+    import pgserver
+
+    srv = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    srv.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    yield srv.get_uri()
+    srv.cleanup()

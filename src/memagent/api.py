@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from memagent.memory.chunks import Chunk, ChunkStore
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
+    from memagent.postgres import Database
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -88,17 +89,55 @@ def _to_thread(fn: Callable[P, R]) -> Callable[P, Any]:
     return wrapper
 
 
+DEFAULT_USER = "default"
+
+
+def store_url(home: MemoryHome, store: str | None = None) -> str | None:
+    """The PostgreSQL URL to use: `store` when given (`local` means files), else
+    the home's `[store]` config; None means the home's files."""
+    if store is not None:
+        if store == "local":
+            return None
+        from memagent.postgres.db import is_postgres_url
+
+        if not is_postgres_url(store):
+            raise InvalidInput(f"--store: expected local or postgresql://…, got {store[:80]!r}")
+        return store
+    cfg = home.config.store
+    if cfg.backend == "postgres":
+        if not cfg.url:
+            raise InvalidInput("config.toml: [store] backend = 'postgres' needs a url")
+        return cfg.url
+    return None
+
+
 class Memory:
     """A memory home: episodic memories (`chunks`), notes (`vault`), facts (`profile`).
 
     Open with `Memory.open(home)`; `home` follows the CLI rule (`--home`, else
     `$MEMAGENT_HOME`, else `~/.memagent`). `create=True` initialises a missing
     home (as `memagent init` does).
+
+    Storage backend: the home's files (default), or a shared PostgreSQL
+    database — `store="postgresql://…"` (or `[store] backend = "postgres"` and
+    `url` in the home's config.toml) with `user` naming whose memory this is.
+    Then chunks, search, profile facts and their ops log live in the database;
+    notes stay in the home's vault.
     """
 
-    def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
+    def __init__(
+        self,
+        home: MemoryHome,
+        *,
+        embeddings: bool | None = None,
+        db: Database | None = None,
+        user: str | None = None,
+    ) -> None:
         self.home = home.require()
         self._embeddings = embeddings
+        self.db = db
+        self.user = user or DEFAULT_USER
+        self._owns_db = False
         self._chunks: ChunkStore | None = None
         self._vault: Vault | None = None
         self._profile: ProfileStore | None = None
@@ -111,6 +150,8 @@ class Memory:
         *,
         create: bool = True,
         embeddings: bool | None = None,
+        store: str | None = None,
+        user: str | None = None,
     ) -> Memory:
         mh = home if isinstance(home, MemoryHome) else MemoryHome.open(home)
         if mh.root.exists() and not mh.root.is_dir():
@@ -119,7 +160,15 @@ class Memory:
             from memagent.setup import init_home
 
             init_home(mh)
-        return cls(mh, embeddings=embeddings)
+        url = store_url(mh, store)
+        if url is None:
+            return cls(mh, embeddings=embeddings)
+        from memagent.postgres import Database
+
+        db = Database.open(url)
+        memory = cls(mh, embeddings=embeddings, db=db, user=user)
+        memory._owns_db = True
+        return memory
 
     # -- the stores ----------------------------------------------------------------
     @property
@@ -127,9 +176,16 @@ class Memory:
         """Episodic memories (`memagent.memory.chunks.ChunkStore`)."""
         with self._guard:
             if self._chunks is None:
-                from memagent.memory.chunks import ChunkStore
+                if self.db is not None:
+                    from memagent.postgres import PgChunkStore
 
-                self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
+                    self._chunks = PgChunkStore(
+                        self.db, self.user, config=self.home.config, embeddings=self._embeddings
+                    )
+                else:
+                    from memagent.memory.chunks import ChunkStore
+
+                    self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
             return self._chunks
 
     @property
@@ -147,9 +203,16 @@ class Memory:
         """Structured profile facts (`memagent.memory.profile.ProfileStore`)."""
         with self._guard:
             if self._profile is None:
-                from memagent.memory.profile import ProfileStore
+                if self.db is not None:
+                    from memagent.postgres import PgProfileStore
 
-                self._profile = ProfileStore(self.home)
+                    store = PgProfileStore(self.db, self.user, config=self.home.config)
+                    store.ensure_starters()
+                    self._profile = store
+                else:
+                    from memagent.memory.profile import ProfileStore
+
+                    self._profile = ProfileStore(self.home)
             return self._profile
 
     def close(self) -> None:
@@ -157,6 +220,8 @@ class Memory:
             if self._chunks is not None:
                 self._chunks.close()
                 self._chunks = None
+            if self.db is not None and self._owns_db:
+                self.db.close()
 
     def __enter__(self) -> Memory:
         return self

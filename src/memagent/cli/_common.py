@@ -28,6 +28,21 @@ HomeOption = Annotated[
 ]
 
 
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Storage backend: local (the home's files) or postgresql://… (a shared "
+        "database; default: [store] of config.toml).",
+        show_default=False,
+    ),
+]
+UserOption = Annotated[
+    str | None,
+    typer.Option("--user", help="Whose memory, in a shared --store database (default: default)."),
+]
+
+
 def open_home(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
     mh = MemoryHome.open(home)
     return mh.require() if must_exist else mh

@@ -12,6 +12,7 @@ from memagent.core.errors import (
     MemagentError,
     NotFound,
     PathRejected,
+    Unavailable,
 )
 from memagent.core.home import MemoryHome
 from memagent.core.oplog import OpRecord, read_ops, tail_ops
@@ -31,6 +32,7 @@ __all__ = [
     "OpRecord",
     "PathRejected",
     "Storage",
+    "Unavailable",
     "WriteRecord",
     "load_config",
     "now_iso",

@@ -42,3 +42,8 @@ class CorruptFile(MemagentError):
 
 class LockTimeout(MemagentError):
     """Another process held the memory home's lock for too long."""
+
+
+class Unavailable(MemagentError):
+    """A service the memory lives in (the database of a shared backend) cannot be
+    reached. Nothing was written; the same request may succeed later."""

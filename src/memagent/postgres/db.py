@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from importlib import resources
 from typing import Any, TypeVar
 
-from memagent.core import InvalidInput, LockTimeout, MemagentError
+from memagent.core import InvalidInput, LockTimeout, MemagentError, Unavailable
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ _MIGRATION_LOCK = 0x6D656D61  # "mema": one migrator at a time across processes
 MAX_USER_CHARS = 200
 
 
-class DatabaseUnavailable(MemagentError):
+class DatabaseUnavailable(Unavailable):
     """The database cannot be reached (down, wrong URL, refused, timed out)."""
 
 

@@ -27,6 +27,7 @@ from memagent.setup import init_home
 
 if TYPE_CHECKING:
     from memagent.agent import AgentMemory
+    from memagent.postgres import Database
 
 
 @dataclass
@@ -38,6 +39,7 @@ class ServerRoot:
     bucket: TokenBucket
     embeddings: bool | None = None
     llm_spec: str | None = None
+    db: Database | None = None
     _llm: LLM | None = None
     _homes: dict[str, MemoryHome] = field(default_factory=dict)
     _memories: dict[str, Memory] = field(default_factory=dict)
@@ -53,14 +55,23 @@ class ServerRoot:
         burst: int,
         embeddings: bool | None = None,
         llm_spec: str | None = None,
+        store: str | None = None,
     ) -> ServerRoot:
+        """`store` (`postgresql://…`) puts every user's chunks and profile in that
+        database, opened (and migrated) here; notes and keys stay under `root`."""
         root = root.expanduser().absolute()
+        db = None
+        if store is not None and store != "local":
+            from memagent.postgres import Database
+
+            db = Database.open(store, max_size=16)
         return cls(
             root=root,
             keys=KeyStore(root),
             bucket=TokenBucket(rate=rate, burst=burst),
             embeddings=embeddings,
             llm_spec=llm_spec,
+            db=db,
         )
 
     def home_for(self, user: str) -> MemoryHome:
@@ -80,7 +91,7 @@ class ServerRoot:
         with self._guard:
             memory = self._memories.get(user)
             if memory is None:
-                memory = Memory(home, embeddings=self.embeddings)
+                memory = Memory(home, embeddings=self.embeddings, db=self.db, user=user)
                 self._memories[user] = memory
             return memory
 
@@ -121,6 +132,9 @@ class ServerRoot:
             for agent_memory in self._agent_memories.values():
                 agent_memory.close()
             self._agent_memories.clear()
+            if self.db is not None:
+                self.db.close()
+                self.db = None
 
 
 @dataclass(frozen=True)

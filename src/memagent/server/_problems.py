@@ -29,6 +29,7 @@ from memagent.core import (
     MemagentError,
     NotFound,
     PathRejected,
+    Unavailable,
 )
 from memagent.llm import LLMError
 
@@ -101,6 +102,7 @@ _ERROR_STATUS: list[tuple[type[MemagentError], int, str]] = [
     (NotFound, 404, "not-found"),
     (Conflict, 409, "conflict"),
     (LockTimeout, 503, "busy"),
+    (Unavailable, 503, "unavailable"),
     (CorruptFile, 500, "corrupt-file"),
 ]
 

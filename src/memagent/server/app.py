@@ -49,6 +49,9 @@ class ServerSettings(BaseModel):
     llm: str | None = None
     """LLM spec for profile learning (`embedded`, `openai:NAME`, `scripted:PATH.json`);
     None uses each user home's `llm.model`."""
+    store: str | None = None
+    """`postgresql://…`: every user's chunks, search and profile live in that shared
+    database (many server processes may use it at once); None: each user's home."""
 
 
 class Health(BaseModel):
@@ -90,6 +93,7 @@ def create_app(
         burst=settings.rate_burst,
         embeddings=settings.embeddings,
         llm_spec=settings.llm,
+        store=settings.store,
     )
     server.root.mkdir(parents=True, exist_ok=True)
     if llm is not None:

@@ -10,21 +10,42 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+from memagent.cli._common import (
+    HomeOption,
+    StoreOption,
+    console,
+    err_console,
+    open_home,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from memagent.index import Filters
 
 TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
+StoreUserOption = Annotated[
+    str | None,
+    typer.Option("--store-user", help="Whose memory in a shared --store database."),
+]
 KeywordOnly = Annotated[
     bool, typer.Option("--keyword-only", help="Skip embeddings: keyword search only.")
 ]
 
 
-def _store(home: Path | None, keyword_only: bool = False) -> Any:
-    from memagent.memory.chunks import ChunkStore
+def _store(
+    home: Path | None,
+    keyword_only: bool = False,
+    store: str | None = None,
+    user: str | None = None,
+) -> Any:
+    """The chunk store of the home, or of `user` in the `--store` database."""
+    from memagent.api import Memory
 
-    return ChunkStore(open_home(home), embeddings=False if keyword_only else None)
+    memory = Memory.open(
+        open_home(home), create=False, embeddings=False if keyword_only else None,
+        store=store, user=user,
+    )  # fmt: skip
+    return memory.chunks
 
 
 def remember(
@@ -32,6 +53,8 @@ def remember(
         str | None, typer.Argument(help="What to remember ('-' or none: stdin).")
     ] = None,
     home: HomeOption = None,
+    store_url: StoreOption = None,
+    store_user: StoreUserOption = None,
     tag: TagOption = None,
     type_: Annotated[
         str | None,
@@ -57,7 +80,7 @@ def remember(
         text = sys.stdin.read()
     if type_ is not None and type_ not in ("decision", "pattern", "preference", "fact", "note"):
         raise InvalidInput(f"--type {type_!r}: use decision, pattern, preference, fact or note")
-    store = _store(home, keyword_only)
+    store = _store(home, keyword_only, store_url, store_user)
     chunks = store.remember(
         text,
         tags=tag or [],
@@ -81,6 +104,8 @@ def import_(
         Path, typer.Argument(help="JSON lines (one message a line) or a messages array.")
     ],
     home: HomeOption = None,
+    store_url: StoreOption = None,
+    store_user: StoreUserOption = None,
     tag: TagOption = None,
     merge: Annotated[
         bool, typer.Option("--merge", help="Merge consecutive messages of a conversation.")
@@ -97,7 +122,7 @@ def import_(
     drafts = drafts_from_messages(
         messages, origin=file.name, tags=check_tags(tag or []), merge=merge
     )
-    store = _store(home, keyword_only)
+    store = _store(home, keyword_only, store_url, store_user)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("importing", total=len(drafts))
         chunks = store.create_many(
@@ -157,6 +182,8 @@ def _batch_queries(path: Path) -> list[tuple[Any, str]]:
 def recall(
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
     home: HomeOption = None,
+    store_url: StoreOption = None,
+    store_user: StoreUserOption = None,
     k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
     batch: Annotated[
         Path | None,
@@ -188,7 +215,7 @@ def recall(
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
     filters = _filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
-    store = _store(home, keyword_only)
+    store = _store(home, keyword_only, store_url, store_user)
     if batch is not None:
         for qid, q in queries:
             hits = store.recall(q, k=k, filters=filters)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, err_console
+from memagent.cli._common import HomeOption, StoreOption, err_console
 from memagent.cli.commands.keys import RootOption
 
 
@@ -39,6 +39,7 @@ def serve(
     keyword_only: Annotated[
         bool, typer.Option("--keyword-only", help="Search without embeddings.")
     ] = False,
+    store: StoreOption = None,
 ) -> None:
     """Serve every user's memory over HTTP. Users live in <root>/users/<user>/;
     keys come from `memagent keys create --user U`."""
@@ -55,6 +56,7 @@ def serve(
         mcp=not no_mcp,
         llm=model,
         embeddings=False if keyword_only else None,
+        store=store,
     )
     app = create_app(server_root, settings)
     err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
