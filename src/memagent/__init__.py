@@ -4,8 +4,13 @@ Memory lives in files people can read and edit (markdown notes, JSON profile
 facts, episodic chunks); a derived SQLite index makes it searchable.
 """
 
-from memagent.api import Memory
+from typing import TYPE_CHECKING
+
 from memagent.core import MemagentError, MemoryHome
+
+if TYPE_CHECKING:
+    from memagent.agent import Agent
+    from memagent.api import Memory
 
 __version__ = "0.1.0"
 
@@ -13,7 +18,12 @@ __all__ = ["Agent", "MemagentError", "Memory", "MemoryHome", "__version__"]
 
 
 def __getattr__(name: str) -> object:
-    # `Agent` loads lazily: it pulls in the agent stack, which the CLI start-up avoids.
+    # `Memory` and `Agent` load lazily: they pull in every store (and the agent
+    # stack), which the CLI's start-up avoids.
+    if name == "Memory":
+        from memagent.api import Memory
+
+        return Memory
     if name == "Agent":
         from memagent.agent import Agent
 
