@@ -22,11 +22,18 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
-from memagent.actions import MODELS_BY_NAME, SPECS, ActionsInvalid, run_actions, validate_actions
+from memagent.actions import (
+    MODELS_BY_NAME,
+    SPECS,
+    ActionsInvalid,
+    run_actions,
+    validate_actions,
+    vault_tools,
+)
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.memory import (
@@ -607,11 +614,7 @@ class Agent:
         return f"agent-{self.conversation.id}"
 
     def _sandbox_tools(self) -> dict[str, Callable[..., Any]]:
-        vault = self.memory.vault
-        fns: dict[str, Callable[..., Any]] = {}
-        for name, spec in SPECS.items():
-            fields = [f for f in spec.model.model_fields if f not in ("action", "assign_to")]
-            fns[name] = _positional(name, fields, lambda _s=spec, **kw: _s.func(vault, **kw))
+        fns: dict[str, Callable[..., Any]] = dict(vault_tools(self.memory.vault))
         done = self._python_done
         for tool in self.registry.catalog.values():
             fns[tool.name] = _gated(tool, self.registry, done)
@@ -727,23 +730,6 @@ def _honest_reply(error: str | None, failed_write: bool, max_steps: int) -> str:
     return f"I couldn't finish that within {max_steps} steps: {why}"
 
 
-def _positional(name: str, fields: list[str], fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if len(args) > len(fields):
-            raise TypeError(f"{name}() takes at most {len(fields)} arguments ({', '.join(fields)})")
-        merged = dict(zip(fields, args, strict=False))
-        for k in kwargs:
-            if k in merged:
-                raise TypeError(f"{name}() got two values for {k!r}")
-            if k not in fields:
-                raise TypeError(f"{name}() has no argument {k!r} (arguments: {', '.join(fields)})")
-        merged.update(kwargs)
-        return fn(**merged)
-
-    call.__name__ = name
-    return call
-
-
 def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if not registry.is_loaded(tool.name):
@@ -759,11 +745,8 @@ def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> C
 
 
 def _vault_function_cards() -> list[dict[str, Any]]:
-    cards = []
-    for name, spec in SPECS.items():
-        fields = [f for f in spec.model.model_fields if f not in ("action", "assign_to")]
-        doc = (spec.model.__doc__ or "").strip().split("\n")[0]
-        cards.append(
-            {"name": name, "signature": f"{name}({', '.join(fields)})", "description": doc}
-        )
-    return cards
+    """Signatures of the vault functions as sandboxed code sees them."""
+    from memagent.memory.vault import Vault
+
+    probe = cast(Vault, None)  # only the signatures are read; nothing is called
+    return [Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items()]
