@@ -163,3 +163,14 @@ def test_persona_and_hud_commands(cli_home: MemoryHome) -> None:
 def test_trace_last_without_traces(cli_home: MemoryHome) -> None:
     code, _, err = invoke("trace", "last", "--home", str(cli_home.root))
     assert code == 1 and "no traces yet" in err
+
+
+def test_piped_chat_skips_a_bad_line_and_exits_1(cli_home: MemoryHome, tmp_path: Path) -> None:
+    model = script(tmp_path, ['{"reply": "One."}', '{"reply": "Two."}'])
+    lines = "first\n" + "x" * 20_001 + "\nsecond\n"
+    code, out, err = invoke(
+        "chat", "--home", str(cli_home.root), "--model", model, "--no-learn", input=lines
+    )
+    assert code == 1
+    assert out.split("\n")[:3] == ["One.", "", "Two."]
+    assert "line 2: the message is 20001 characters" in err

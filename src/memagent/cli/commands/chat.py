@@ -118,22 +118,41 @@ def chat(
             raise NotFound("no conversation to resume yet: start one with `memagent chat`")
         conv_id = latest.id
     interactive = sys.stdin.isatty()
+    failed = 0
     agent = _agent(mh, model, mode, persona, max_steps, planning_interval, conv_id, learn)
     try:
         if interactive:
             _interactive(agent, resumed=conv_id is not None)
         else:
-            for line in sys.stdin:
-                message = line.strip()
-                if not message:
-                    continue
-                if message in EXIT_WORDS:
-                    break
-                result = agent.turn(message)
-                sys.stdout.write(result.reply.replace("\n", " ") + "\n")
-                sys.stdout.flush()
+            failed = _piped(agent)
     finally:
         _finish(agent, quiet=not interactive)
+    if not interactive and failed:
+        raise typer.Exit(1)
+
+
+def _piped(agent: Agent) -> int:
+    """One reply line per input line; a bad line is reported on stderr and skipped
+    (an empty reply line keeps the output aligned). Returns how many failed."""
+    from memagent.core import MemagentError
+
+    failed = 0
+    for number, line in enumerate(sys.stdin, 1):
+        message = line.strip()
+        if not message:
+            continue
+        if message in EXIT_WORDS:
+            break
+        try:
+            result = agent.turn(message)
+        except MemagentError as exc:
+            failed += 1
+            err_console.print(f"[bold red]error:[/] line {number}: {exc}", highlight=False)
+            sys.stdout.write("\n")
+            continue
+        sys.stdout.write(result.reply.replace("\n", " ") + "\n")
+        sys.stdout.flush()
+    return failed
 
 
 def _interactive(agent: Agent, *, resumed: bool) -> None:
