@@ -489,3 +489,12 @@ def test_an_honest_fallback_is_not_stored_as_memory(home: MemoryHome) -> None:
     doc = json.loads(chunk.read_text())
     assert doc["content"] == "User: My locker is number 12."
     assert "couldn't" not in json.dumps(doc)
+
+
+def test_the_model_sees_tool_signatures_and_the_action_schema(home: MemoryHome) -> None:
+    llm = ScriptedLLM([step(reply="ok")])
+    with agent(home, llm) as a:
+        a.turn("hi")
+    system = llm.calls[0].messages[0].content
+    assert "recall(query: str, k: int = 5)" in system and "load_tools(names: list[str])" in system
+    assert "JSON Schema of your response" in system and '"update_file"' in system

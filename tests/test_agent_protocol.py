@@ -172,3 +172,27 @@ def test_streamer_stays_silent_for_acting_steps_and_reads_tags() -> None:
     for piece in ("<reply>Hel", "lo</re", "ply>"):
         s.feed(piece)
     assert "".join(out) == "Hello"
+
+
+def test_plugin_tools_from_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    import memagent.agent.tools as tools_mod
+
+    def weather(city: str) -> str:
+        """Today's weather for a city."""
+        return f"sunny in {city}"
+
+    class EP:
+        def __init__(self, name: str, obj: object) -> None:
+            self.name, self.obj = name, obj
+
+        def load(self) -> object:
+            if isinstance(self.obj, Exception):
+                raise self.obj
+            return self.obj
+
+    monkeypatch.setattr(tools_mod, "entry_points", lambda group: [EP("w", [weather])])
+    (tool,) = tools_mod.plugin_tools()
+    assert tool.name == "weather" and tool.call({"city": "Oslo"}) == "sunny in Oslo"
+    monkeypatch.setattr(tools_mod, "entry_points", lambda group: [EP("bad", ImportError("x"))])
+    with pytest.raises(InvalidInput, match="tool plugin 'bad' failed to load"):
+        tools_mod.plugin_tools()

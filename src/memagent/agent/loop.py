@@ -251,7 +251,7 @@ class Agent:
             persona=self.persona_text(),
             tools=self.tool_cards(),
             vault_actions=", ".join(MODELS_BY_NAME),
-            schema=json.dumps(schema, ensure_ascii=False) if not self.structured else "",
+            schema=json.dumps(schema, ensure_ascii=False),
         )
 
     def _history(self) -> list[Message]:
