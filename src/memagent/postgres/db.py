@@ -104,7 +104,17 @@ class Database:
         return db
 
     def connect(self) -> None:
+        import psycopg
         from psycopg_pool import ConnectionPool, PoolTimeout
+
+        try:  # one direct try first: a database that is down fails at once
+            psycopg.connect(self.url, connect_timeout=max(1, int(self.connect_timeout))).close()
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailable(
+                f"cannot reach the database at {_redact(self.url)}: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}; "
+                "is PostgreSQL running?"
+            ) from exc
 
         options = (
             f"-c statement_timeout={self.statement_timeout_ms} "

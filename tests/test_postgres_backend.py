@@ -1,0 +1,299 @@
+"""PostgreSQL-only behaviour: users kept apart (queries and row-level security),
+concurrent writer processes, the database being down, migrations, export /
+import round trip, and no lost acknowledged write when a server is killed."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from memagent.api import Memory
+from memagent.cli import app as cli_app
+from memagent.core import Conflict, InvalidInput, MemoryHome, NotFound, Unavailable
+from memagent.memory.profile import apply_operations, parse_operation
+from memagent.postgres import Database, DatabaseUnavailable, PgChunkStore, PgProfileStore
+from memagent.postgres.db import migrations
+
+FOOD = "resource_user_food_prefs.json"
+
+
+@pytest.fixture(scope="module")
+def db(pg_url: str) -> Iterator[Database]:
+    database = Database.open(pg_url)
+    yield database
+    database.close()
+
+
+def _user() -> str:
+    return f"u-{uuid.uuid4().hex[:12]}"
+
+
+def test_migrations_are_idempotent(pg_url: str, db: Database) -> None:
+    assert db.migrate() == []
+    assert db.schema_version() == max(v for v, _, _ in migrations())
+    with Database.open(pg_url) as again:
+        assert again.migrate() == []
+
+
+def test_users_are_kept_apart(db: Database) -> None:
+    alice, bob = _user(), _user()
+    a = PgChunkStore(db, alice, embeddings=False)
+    b = PgChunkStore(db, bob, embeddings=False)
+    [secret] = a.remember("alice's secret recipe uses saffron")
+    assert b.list() == [] and b.recall("saffron") == []
+    with pytest.raises(NotFound):
+        b.get(secret.id)
+    with pytest.raises(NotFound):
+        b.soft_delete(secret.id)
+    apply_operations(
+        PgProfileStore(db, alice),
+        [
+            parse_operation(
+                {"operation": "append", "file": FOOD, "path": "food.likes", "value": {"item": "x"}}
+            )
+        ],
+    )
+    assert PgProfileStore(db, bob).names() == []
+    assert PgProfileStore(db, bob).op_records() == []
+    assert a.get(secret.id).content.startswith("alice")
+
+
+def test_row_level_security_for_an_application_role(pg_url: str, db: Database) -> None:
+    """A non-superuser role sees only the rows of the user its transaction names,
+    even with a query that forgets the user filter."""
+    alice, bob = _user(), _user()
+    PgChunkStore(db, alice, embeddings=False).remember("alice row")
+    PgChunkStore(db, bob, embeddings=False).remember("bob row")
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'memagent_app') "
+            "THEN CREATE ROLE memagent_app LOGIN; END IF; END $$"
+        )
+        admin.execute(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memagent_app"
+        )
+    app_url = pg_url.replace("postgres:@", "memagent_app:@")
+    with psycopg.connect(app_url) as conn:
+        conn.execute("SELECT set_config('memagent.user_id', %s, true)", (alice,))
+        rows = conn.execute("SELECT content FROM chunks").fetchall()
+        assert rows == [("alice row",)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO ops(user_id, ts, actor, op, path) VALUES (%s, 'x', 'x', 'x', 'x')",
+                (bob,),
+            )
+
+
+def _append_items(url: str, user: str, items: list[str], out: Any) -> None:
+    with Database.open(url) as database:
+        store = PgProfileStore(database, user)
+        applied = 0
+        for item in items:
+            op = {
+                "operation": "append",
+                "file": FOOD,
+                "path": "food.likes",
+                "value": {"item": item},
+            }
+            result = apply_operations(store, [parse_operation(op)])
+            assert result.ok
+            applied += result.outcomes[0].status == "applied"
+        out.put(applied)
+
+
+def test_concurrent_processes_append_each_item_once(pg_url: str, db: Database) -> None:
+    user = _user()
+    PgProfileStore(db, user).ensure_starters()
+    items = [f"dish {i}" for i in range(15)]
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    procs = [
+        ctx.Process(target=_append_items, args=(pg_url, user, items[::step], out))
+        for step in (1, 1, 2)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    applied = sum(out.get(timeout=5) for _ in procs)
+    assert applied == len(items)
+    likes = PgProfileStore(db, user).load(FOOD).items_at("food.likes") or []
+    assert sorted(i.item for i in likes) == sorted(i.replace(" ", "_") for i in items)
+
+
+def test_database_down_is_a_clear_error(tmp_path: Path, home: MemoryHome) -> None:
+    url = f"postgresql://postgres:@/postgres?host={tmp_path}"
+    t0 = time.monotonic()
+    with pytest.raises(DatabaseUnavailable, match="cannot reach the database"):
+        Database.open(url, connect_timeout=1)
+    assert time.monotonic() - t0 < 10
+    assert issubclass(DatabaseUnavailable, Unavailable)
+    with pytest.raises(Unavailable):
+        Memory.open(home, store=url)
+    result = CliRunner().invoke(cli_app, ["recall", "x", "--home", str(home.root), "--store", url])
+    assert result.exit_code == 1 and "cannot reach the database" in result.output
+    for bad in ("mysql://x", "postgresql", "file:///etc/passwd"):
+        with pytest.raises(InvalidInput):
+            Memory.open(home, store=bad)
+
+
+def test_lost_connection_mid_use_is_unavailable(pg_url: str, db: Database) -> None:
+    user = _user()
+    store = PgChunkStore(db, user, embeddings=False)
+    store.remember("before the outage")
+    with Database.open(pg_url, connect_timeout=1) as other:
+        other.close()
+        with pytest.raises(Unavailable):
+            PgChunkStore(other, user, embeddings=False).list()
+
+
+def test_export_import_round_trip(db: Database, tmp_path: Path, pg_url: str) -> None:
+    user = _user()
+    chunks = PgChunkStore(db, user, embeddings=False)
+    a = chunks.create("the first memory about sailing", tags=["sea"])
+    b = chunks.create("the second memory about sailing", tags=["sea"])
+    chunks.link(a.id, "supports", b.id)
+    chunks.soft_delete(a.id)
+    profile = PgProfileStore(db, user)
+    profile.ensure_starters()
+    apply_operations(
+        profile,
+        [
+            parse_operation(
+                {
+                    "operation": "append",
+                    "file": FOOD,
+                    "path": "food.likes",
+                    "value": {"item": "kale"},
+                }
+            )
+        ],
+    )
+    out = tmp_path / "exported"
+    runner = CliRunner()
+    result = runner.invoke(
+        cli_app, ["export", "--store", pg_url, "--user", user, "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    assert counts["chunks"] == 2 and counts["profile"] == 4
+    # The export is an ordinary memory home: local commands read it.
+    local = Memory.open(out, create=False, embeddings=False)
+    assert [m["id"] for m in local.memories()] == [b.id]
+    assert local.get(a.id).deleted
+    assert local.profile_show("user_food_prefs")[FOOD]["food"]["likes"][0]["item"] == "kale"
+    assert any(r.actor == "profile" for r in local.profile.op_records())
+    local.close()
+    # A second export into a non-empty folder is refused.
+    again = runner.invoke(cli_app, ["export", "--store", pg_url, "--user", user, "--out", str(out)])
+    assert again.exit_code == 1 and "not an empty folder" in again.output
+    # Import as a new user: everything comes back, links and deletions included.
+    copy = _user()
+    result = runner.invoke(
+        cli_app, ["import-home", str(out), "--store", pg_url, "--user", copy, "--keyword-only"]
+    )
+    assert result.exit_code == 0, result.output
+    restored = PgChunkStore(db, copy, embeddings=False)
+    assert restored.get(a.id, record_access=False).deleted
+    assert {"type": "supports", "source": a.id} in restored.links(b.id)["incoming"]
+    assert PgProfileStore(db, copy).load(FOOD).items_at("food.likes")[0].item == "kale"  # type: ignore[index]
+    # Importing over existing memory is refused, with nothing changed.
+    result = runner.invoke(cli_app, ["import-home", str(out), "--store", pg_url, "--user", copy])
+    assert result.exit_code == 1 and "already has memory" in result.output
+    assert len(restored.list(None)) == 1
+
+
+def test_import_refuses_a_corrupt_home_and_writes_nothing(db: Database, tmp_path: Path) -> None:
+    from memagent.postgres.transfer import import_home
+    from memagent.setup import init_home
+
+    home = MemoryHome.open(tmp_path / "h")
+    init_home(home)
+    Memory(home, embeddings=False).remember("a good chunk")
+    bad = home.layout.chunks / "2024-01-01"
+    bad.mkdir()
+    (bad / "chunk-20240101-000000000000.json").write_text("{not json")
+    user = _user()
+    with pytest.raises(Exception, match="not a valid chunk"):
+        import_home(db, user, home.root, embeddings=False)
+    assert PgChunkStore(db, user, embeddings=False).list() == []
+    with pytest.raises(InvalidInput):
+        import_home(db, user, tmp_path / "missing", embeddings=False)
+    with pytest.raises(Conflict):
+        from memagent.postgres.transfer import export_home
+
+        export_home(db, user, home.root)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start_server(root: Path, url: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memagent", "serve", "--root", str(root), "--port", str(port),
+         "--store", url, "--keyword-only", "--no-mcp"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "MEMAGENT_HOME": str(root)},
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''!r}")
+
+
+def test_no_acknowledged_write_lost_when_a_server_is_killed(pg_url: str, tmp_path: Path) -> None:
+    root = tmp_path / "srv"
+    user = _user()
+    created = CliRunner().invoke(cli_app, ["keys", "create", "--user", user, "--root", str(root)])
+    assert created.exit_code == 0, created.output
+    key = created.stdout.strip().splitlines()[-1]
+    headers = {"Authorization": f"Bearer {key}"}
+    proc, base = _start_server(root, pg_url)
+    acknowledged: list[str] = []
+    try:
+        for i in range(20):
+            r = httpx.post(
+                f"{base}/v1/memories", json={"text": f"acknowledged fact number {i}"},
+                headers=headers, timeout=10,
+            )  # fmt: skip
+            assert r.status_code in (200, 201), r.text
+            acknowledged += [m["id"] for m in r.json()["memories"]]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    second, base2 = _start_server(root, pg_url)
+    try:
+        r = httpx.get(f"{base2}/v1/memories", params={"limit": 100}, headers=headers, timeout=10)
+        assert r.status_code == 200, r.text
+        seen = {m["id"] for m in r.json()["memories"]}
+        assert set(acknowledged) <= seen and len(acknowledged) == 20
+    finally:
+        second.kill()
+        second.wait(10)
