@@ -17,6 +17,7 @@ from memagent.plan.executor import (
     run_plan,
 )
 from memagent.plan.planner import ExecutionPlan, Planner
+from memagent.plan.shared_locks import SharedLocks
 from memagent.plan.spec import LatencyClass, ResourceSpec, ToolSpec, resources_overlap, tool_spec
 from memagent.plan.step import PlanStep
 from memagent.plan.trace import ExecutionTrace, StepTrace
@@ -33,6 +34,7 @@ __all__ = [
     "Planner",
     "ResourceSpec",
     "RetryPolicy",
+    "SharedLocks",
     "StepOutcome",
     "StepTrace",
     "ToolSpec",

@@ -35,6 +35,7 @@ from memagent.plan._process import call_in_process
 from memagent.plan._rwlock import LockTable
 from memagent.plan.errors import ExecutionError, PlanError
 from memagent.plan.planner import ExecutionPlan, Planner
+from memagent.plan.shared_locks import SharedLocks, shared_requests
 from memagent.plan.spec import ToolSpec
 from memagent.plan.step import PlanStep
 from memagent.plan.trace import ExecutionTrace, Status, StepTrace
@@ -171,6 +172,8 @@ class Executor:
     - `default_timeout`: seconds per attempt for tools without their own timeout.
     - `retry`: `RetryPolicy` for idempotent tools (`max_retries=0` disables).
     - `fail_fast`: cancel everything still running at the first failure.
+    - `shared_locks`: cross-process locks (`SharedLocks`, e.g. PostgreSQL advisory
+      locks) taken for each step's resources after the in-process ones.
     - `thread_pool`: where sync tools run (default: the loop's default executor,
       which `asyncio.run` waits for on exit; pass your own pool if a thread left
       running by a timeout must not delay that, as `run_plan` does).
@@ -186,6 +189,7 @@ class Executor:
         fail_fast: bool = False,
         thread_pool: PoolExecutor | None = None,
         seed: int | None = None,
+        shared_locks: SharedLocks | None = None,
     ) -> None:
         if max_concurrency is not None and (
             isinstance(max_concurrency, bool)
@@ -203,6 +207,7 @@ class Executor:
         self.thread_pool = thread_pool
         self._rng = random.Random(seed)
         self._state: _LoopState | None = None
+        self.shared_locks = shared_locks
 
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -297,10 +302,14 @@ class Executor:
         rec = run.records[i]
         locks = plan.locks[i]
         tool_slot: asyncio.Semaphore | None = None
+        shared: Any = None
+        shared_locks = self.shared_locks
         try:
             if locks:
                 await state.locks.acquire_all(locks)
             try:
+                if locks and shared_locks is not None:
+                    shared = await shared_locks.acquire(shared_requests(locks))
                 if spec.concurrency_cap is not None:
                     tool_slot = state.tool_slots.get(id(spec))
                     if tool_slot is None:
@@ -326,8 +335,12 @@ class Executor:
                     if tool_slot is not None:
                         tool_slot.release()
             finally:
-                if locks:
-                    state.locks.release_all(locks)
+                try:
+                    if shared is not None and shared_locks is not None:
+                        await asyncio.shield(shared_locks.release(shared))
+                finally:
+                    if locks:
+                        state.locks.release_all(locks)
             self._store(run, step, value)
         except asyncio.CancelledError:
             reason = run.cancel_reason or "cancelled"

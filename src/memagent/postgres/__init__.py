@@ -9,10 +9,12 @@ on it with the same interfaces as the local ones: `PgChunkStore`,
 
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database, DatabaseUnavailable, is_postgres_url
+from memagent.postgres.locks import AdvisoryLocks
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore
 
 __all__ = [
+    "AdvisoryLocks",
     "Database",
     "DatabaseUnavailable",
     "PgChunkStore",

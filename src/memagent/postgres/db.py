@@ -218,6 +218,28 @@ class Database:
                 f"lost the database at {_redact(self.url)}: {str(exc).strip()}"
             ) from exc
 
+    def checkout(self) -> Any:
+        """A pooled connection in autocommit mode, held until `checkin` (for
+        session-level advisory locks that outlive one transaction)."""
+        from psycopg_pool import PoolTimeout
+
+        if self._pool is None:
+            raise DatabaseUnavailable("the database is closed")
+        try:
+            conn = self._pool.getconn()
+        except PoolTimeout as exc:
+            raise DatabaseUnavailable(
+                f"no database connection within {self.connect_timeout:.0f}s "
+                f"({_redact(self.url)}); is PostgreSQL running?"
+            ) from exc
+        conn.autocommit = True
+        return conn
+
+    def checkin(self, conn: Any) -> None:
+        conn.autocommit = False
+        if self._pool is not None:
+            self._pool.putconn(conn)
+
     @property
     def in_transaction(self) -> bool:
         return getattr(self._local, "conn", None) is not None
