@@ -28,9 +28,13 @@ def _no_ambient_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A PostgreSQL + pgvector server for the whole run, started by the suite
     itself (pgserver). If it cannot start, the tests that need it fail."""
-    import pgserver
+    import warnings
 
-    srv = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in CI
+        import pgserver
+
+        srv = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
     srv.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     yield srv.get_uri()
     srv.cleanup()

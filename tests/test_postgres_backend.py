@@ -297,3 +297,34 @@ def test_no_acknowledged_write_lost_when_a_server_is_killed(pg_url: str, tmp_pat
     finally:
         second.kill()
         second.wait(10)
+
+
+def test_config_store_section_and_store_flag_pick_the_database(
+    pg_url: str, home: MemoryHome, db: Database
+) -> None:
+    import tomli_w
+
+    runner = CliRunner()
+    user = _user()
+    args = ["--home", str(home.root), "--store", pg_url, "--store-user", user, "--keyword-only"]
+    assert runner.invoke(cli_app, ["remember", "the boat is called Petrel", *args]).exit_code == 0
+    assert list(home.layout.chunks.rglob("*.json")) == []
+    assert PgChunkStore(db, user, embeddings=False).recall("Petrel")
+    # `[store]` in config.toml makes the database the default for this home.
+    home.layout.config.write_text(
+        tomli_w.dumps({"store": {"backend": "postgres", "url": pg_url}}), encoding="utf-8"
+    )
+    result = runner.invoke(
+        cli_app, ["recall", "Petrel", "--home", str(home.root), "--json", "--store-user", user]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Petrel" in result.stdout
+    local = runner.invoke(
+        cli_app, ["recall", "Petrel", "--home", str(home.root), "--json", "--store", "local"]
+    )
+    assert local.exit_code == 0 and "Petrel" not in local.stdout
+    home.layout.config.write_text(
+        tomli_w.dumps({"store": {"backend": "postgres"}}), encoding="utf-8"
+    )
+    broken = runner.invoke(cli_app, ["recall", "Petrel", "--home", str(home.root)])
+    assert broken.exit_code == 1 and "needs a url" in broken.output
