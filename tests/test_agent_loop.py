@@ -498,3 +498,28 @@ def test_the_model_sees_tool_signatures_and_the_action_schema(home: MemoryHome) 
     system = llm.calls[0].messages[0].content
     assert "recall(query: str, k: int = 5)" in system and "load_tools(names: list[str])" in system
     assert "JSON Schema of your response" in system and '"update_file"' in system
+
+
+def test_next_turn_sees_the_last_exchange_before_the_file_is_written(home: MemoryHome) -> None:
+    import threading
+
+    gate = threading.Event()
+    llm = ScriptedLLM([step(reply="Hi Sam."), step(reply="You are Sam.")])
+    with agent(home, llm) as a:
+        original = a.conversations.save
+
+        def slow_save(conv: Any) -> None:
+            gate.wait(5)
+            original(conv)
+
+        a.conversations.save = slow_save  # type: ignore[method-assign]
+        a.turn("I'm Sam.")
+        a.turn("Who am I?")
+        assert any("I'm Sam." in m.content for m in llm.calls[1].messages[:-1])
+        gate.set()
+    from memagent.agent import Traces
+
+    turns = sorted(json.loads(p.read_text())["turn"] for p in Traces(home).paths())
+    assert turns == [1, 2]
+    saved = Conversations(home).latest()
+    assert saved is not None and len(saved.messages) == 4

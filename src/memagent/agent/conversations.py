@@ -103,12 +103,17 @@ class Conversations:
                 best = (conv.updated, cid)
         return self.load(best[1]) if best else None
 
-    def append(self, conv: Conversation, user: str, reply: str) -> None:
-        """Add one exchange and save the file."""
+    @staticmethod
+    def add_exchange(conv: Conversation, user: str, reply: str) -> None:
+        """Add one exchange in memory (`save` writes the file)."""
         ts = now_iso()
         conv.messages.append(ConversationMessage(role="user", content=user, ts=ts))
         conv.messages.append(ConversationMessage(role="assistant", content=reply, ts=ts))
         conv.updated = ts
+
+    def append(self, conv: Conversation, user: str, reply: str) -> None:
+        """Add one exchange and save the file."""
+        self.add_exchange(conv, user, reply)
         self.save(conv)
 
     def save(self, conv: Conversation) -> None:

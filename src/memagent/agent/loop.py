@@ -652,7 +652,7 @@ class Agent:
         def job() -> None:
             notes = trace.background
             if persist:
-                self.conversations.append(conv, message, reply)
+                self.conversations.save(snapshot)
                 if session is not None:
                     from memagent.sandbox import save_session
 
@@ -677,17 +677,10 @@ class Agent:
             if persist:
                 self.traces.save(trace)
 
-        if not persist:
-            conv.messages.append(_msg("user", message))
-            conv.messages.append(_msg("assistant", reply))
+        # the next turn sees this exchange at once; the file is written in the background
+        Conversations.add_exchange(conv, message, reply)
+        snapshot = conv.model_copy(deep=True)
         self._writer.submit(f"turn {turn_no}", job)
-
-
-def _msg(role: str, content: str) -> Any:
-    from memagent.agent.conversations import ConversationMessage
-    from memagent.core.storage import now_iso
-
-    return ConversationMessage(role=role, content=content, ts=now_iso())
 
 
 def _learn(home: MemoryHome, llm: LLM, message: str) -> str:
