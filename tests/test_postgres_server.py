@@ -1,0 +1,111 @@
+"""`memagent serve --store postgresql://…` over HTTP: two server apps on one
+database see the same memory, users stay apart, the database going away is a
+503 problem, and a server cannot start on a database it cannot reach."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memagent.postgres import DatabaseUnavailable
+from memagent.server import KeyStore, ServerSettings, create_app
+from memagent.server.testing import LiveServer, assert_problem
+
+
+@pytest.fixture
+def two_servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, ...]]:
+    root = tmp_path / "server"
+    store = KeyStore(root)
+    alice, bob = f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"
+    keys = [store.create(user=u)[0] for u in (alice, alice, bob)]
+    settings = ServerSettings(mcp=False, embeddings=False, store=pg_url)
+    with (
+        LiveServer(create_app(root, settings)) as one,
+        LiveServer(create_app(root, settings)) as two,
+    ):
+        clients = tuple(
+            httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=10)
+            for url, key in ((one.url, keys[0]), (two.url, keys[1]), (two.url, keys[2]))
+        )
+        yield clients
+        for c in clients:
+            c.close()
+
+
+def test_two_servers_share_memory_and_keep_users_apart(
+    two_servers: tuple[httpx.Client, ...], tmp_path: Path
+) -> None:
+    alice_one, alice_two, bob = two_servers
+    made = alice_one.post("/v1/memories", json={"text": "The spare key is under the blue pot."})
+    assert made.status_code == 201, made.text
+    mid = made.json()["id"]
+    got = alice_two.get(f"/v1/memories/{mid}")
+    assert got.status_code == 200 and got.json()["content"].startswith("The spare key")
+    hits = alice_two.get("/v1/memories/search", params={"q": "where is the spare key"})
+    assert [h["id"] for h in hits.json()["hits"]] == [mid]
+    assert_problem(bob.get(f"/v1/memories/{mid}"), 404)
+    assert bob.get("/v1/memories/search", params={"q": "spare key"}).json()["hits"] == []
+    # Chunks are not files under the server root in this mode.
+    assert not list((tmp_path / "server").rglob("chunk-*.json"))
+
+    op = {
+        "operation": "append",
+        "file": "resource_user_food_prefs.json",
+        "path": "food.likes",
+        "value": {"item": "figs"},
+    }
+    first = alice_one.post("/v1/profile/apply", json={"operations": [op]})
+    assert first.status_code == 200, first.text
+    again = alice_two.post("/v1/profile/apply", json={"operations": [op]})
+    assert again.json()["outcomes"][0]["status"] == "no_change"
+    shown = alice_two.get("/v1/profile/user_food_prefs").json()
+    likes = shown["resources"]["resource_user_food_prefs.json"]["food"]["likes"]
+    assert [i["item"] for i in likes] == ["figs"]
+    assert (
+        bob.get("/v1/profile/user_food_prefs").json()["resources"]["resource_user_food_prefs.json"][
+            "food"
+        ]["likes"]
+        == []
+    )
+    bad = alice_two.post(
+        "/v1/profile/apply",
+        json={"operations": [{**op, "value": {"item": "plums"}}, {**op, "operation": "remove",
+                                                                     "value": {"item": "nope"}}]},
+    )  # fmt: skip
+    assert bad.status_code == 409
+    shown = alice_one.get("/v1/profile/user_food_prefs").json()
+    likes = shown["resources"]["resource_user_food_prefs.json"]["food"]["likes"]
+    assert [i["item"] for i in likes] == ["figs"]
+
+
+def test_database_stopped_is_503_and_unreachable_database_refuses_to_start(
+    tmp_path: Path,
+) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        own = pgserver.get_server(tmp_path / "pg", cleanup_mode="stop")
+    own.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    root = tmp_path / "server"
+    key, _ = KeyStore(root).create(user="carol")
+    settings = ServerSettings(mcp=False, embeddings=False, store=own.get_uri())
+    app = create_app(root, settings)
+    with LiveServer(app) as live:
+        client = httpx.Client(
+            base_url=live.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+        )
+        assert client.post("/v1/memories", json={"text": "kept"}).status_code == 201
+        own.cleanup()  # PostgreSQL stops under the running server
+        problem = assert_problem(client.post("/v1/memories", json={"text": "lost?"}), 503)
+        assert "database" in problem["detail"]
+        client.close()
+    down = f"postgresql://postgres:@/postgres?host={tmp_path}"
+    with pytest.raises(DatabaseUnavailable):
+        create_app(root, ServerSettings(mcp=False, store=down))
