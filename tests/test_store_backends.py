@@ -167,3 +167,26 @@ def test_ops_log_records_every_write(memory: Memory) -> None:
     profile_ops = [r for r in records if r.actor == "profile" and r.op == "apply"]
     assert profile_ops and profile_ops[-1].meta and profile_ops[-1].meta["file"] == FOOD
     assert all(r.after for r in profile_ops)
+
+
+@pytest.mark.parametrize("backend", ["local", "postgres"])
+def test_hybrid_search_uses_vectors_on_both_backends(
+    backend: str, home: MemoryHome, request: pytest.FixtureRequest
+) -> None:
+    from memagent.embeddings import load_embedder
+
+    if load_embedder(enabled=True) is None:
+        pytest.fail("the MiniLM embedder is part of the test environment (scripts/setup)")
+    if backend == "local":
+        mem = Memory(home)
+    else:
+        mem = Memory(home, db=request.getfixturevalue("database"), user=f"h-{uuid.uuid4().hex}")
+    with mem:
+        [rex] = mem.remember("My dog Rex loves chasing tennis balls in the park.")
+        mem.remember("The quarterly budget review is on Thursday.")
+        [pet] = mem.recall("which animal do I have as a pet?", k=1)
+        assert "Rex" in pet.content
+        assert pet.why["mode"] == "hybrid" and "dense" in pet.why
+        related = mem.remember("Rex the dog also chases tennis balls on the beach.")[0]
+        # The auto-linker's similarity question, answered by either backend.
+        assert ("related_to", rex.id) in {(link.type, link.target) for link in related.links}

@@ -108,14 +108,19 @@ def filter_sql(f: Filters, alias: str = "c") -> tuple[str, list[Any]]:
 
 
 class PgLinkSource:
-    """`LinkSource` over one user's chunks in PostgreSQL."""
+    """`LinkSource` over one user's chunks in PostgreSQL (inside a write, the
+    questions run in that write's transaction)."""
 
-    def __init__(self, conn: Any, user: str) -> None:
-        self.conn = conn
+    def __init__(self, db: Database, user: str) -> None:
+        self.db = db
         self.user = user
 
+    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        rows: list[Any] = self.db.run(self.user, lambda c: c.execute(sql, params).fetchall())
+        return rows
+
     def _ids(self, sql: str, params: tuple[Any, ...]) -> list[str]:
-        return [r[0] for r in self.conn.execute(sql, params).fetchall()]
+        return [r[0] for r in self._rows(sql, params)]
 
     def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
         return self._ids(
@@ -144,13 +149,13 @@ class PgLinkSource:
     def similar_chunks(
         self, vector: npt.NDArray[np.float32], limit: int, window: int
     ) -> list[tuple[str, float]]:
-        rows = self.conn.execute(
+        rows = self._rows(
             "SELECT id, 1 - (embedding <=> %s::vector) AS s FROM ("
             "  SELECT id, embedding FROM chunks WHERE user_id = %s AND NOT deleted "
             "  AND embedding IS NOT NULL ORDER BY created DESC, seq DESC LIMIT %s) r "
             "ORDER BY embedding <=> %s::vector LIMIT %s",
             (vector_text(vector), self.user, window, vector_text(vector), limit),
-        ).fetchall()
+        )
         return [(r[0], float(r[1])) for r in rows]
 
 
@@ -196,8 +201,7 @@ class PgChunkStore(ChunkStore):
             yield
 
     def _link_source(self) -> PgLinkSource:
-        # Only used inside `_lock`, which holds this thread's connection.
-        return _LazyLinkSource(self)  # type: ignore[return-value]
+        return PgLinkSource(self.db, self.user)
 
     def _read(self, chunk_id: str) -> Chunk:
         check_id(chunk_id)
@@ -427,39 +431,3 @@ class PgChunkStore(ChunkStore):
             (self.user, seqs),
         ).fetchall()
         return {int(r[0]): [int(v) for v in (r[1], r[2]) if v is not None] for r in rows}
-
-
-class _LazyLinkSource:
-    """Asks the linker's questions on the connection of the current transaction."""
-
-    def __init__(self, store: PgChunkStore) -> None:
-        self.store = store
-
-    def _source(self, conn: Any) -> PgLinkSource:
-        return PgLinkSource(conn, self.store.user)
-
-    def conversation_chunks(self, conversation_id: str, created: float, limit: int) -> list[str]:
-        return self.store.db.run(
-            self.store.user,
-            lambda c: self._source(c).conversation_chunks(conversation_id, created, limit),
-        )
-
-    def previous_chunks(
-        self, created: float, window_s: float, user_id: str | None, limit: int
-    ) -> list[str]:
-        return self.store.db.run(
-            self.store.user,
-            lambda c: self._source(c).previous_chunks(created, window_s, user_id, limit),
-        )
-
-    def tagged_chunks(self, tag: str, limit: int) -> list[str]:
-        return self.store.db.run(
-            self.store.user, lambda c: self._source(c).tagged_chunks(tag, limit)
-        )
-
-    def similar_chunks(
-        self, vector: npt.NDArray[np.float32], limit: int, window: int
-    ) -> list[tuple[str, float]]:
-        return self.store.db.run(
-            self.store.user, lambda c: self._source(c).similar_chunks(vector, limit, window)
-        )
