@@ -23,7 +23,14 @@ from typer.testing import CliRunner
 
 from memagent.api import Memory
 from memagent.cli import app as cli_app
-from memagent.core import Conflict, InvalidInput, MemoryHome, NotFound, Unavailable
+from memagent.core import (
+    Conflict,
+    InvalidInput,
+    MemagentError,
+    MemoryHome,
+    NotFound,
+    Unavailable,
+)
 from memagent.memory.profile import apply_operations, parse_operation
 from memagent.postgres import Database, DatabaseUnavailable, PgChunkStore, PgProfileStore
 from memagent.postgres.db import migrations
@@ -328,3 +335,52 @@ def test_config_store_section_and_store_flag_pick_the_database(
     )
     broken = runner.invoke(cli_app, ["recall", "Petrel", "--home", str(home.root)])
     assert broken.exit_code == 1 and "needs a url" in broken.output
+
+
+def test_retries_serialization_failures_and_bounds_statements(pg_url: str, db: Database) -> None:
+    import psycopg
+
+    calls = []
+
+    def flaky(conn: Any) -> int:
+        calls.append(1)
+        if len(calls) < 3:
+            raise psycopg.errors.SerializationFailure("could not serialize access")
+        return int(conn.execute("SELECT 41 + 1").fetchone()[0])
+
+    assert db.run(_user(), flaky) == 42 and len(calls) == 3
+
+    def always(conn: Any) -> None:
+        raise psycopg.errors.DeadlockDetected("deadlock detected")
+
+    with pytest.raises(psycopg.errors.DeadlockDetected):
+        db.run(_user(), always)
+    with Database.open(pg_url, statement_timeout_ms=200) as quick:
+        with pytest.raises(MemagentError, match="ran past 200 ms"):
+            quick.run(_user(), lambda c: c.execute("SELECT pg_sleep(2)"))
+        assert quick.run(_user(), lambda c: c.execute("SELECT 1").fetchone()[0]) == 1
+
+
+def test_hostile_user_ids_and_urls_are_refused(pg_url: str, db: Database, tmp_path: Path) -> None:
+    for bad in ("", "a\x00b", "tab\there", "x" * 201):
+        with pytest.raises(InvalidInput):
+            PgChunkStore(db, bad, embeddings=False).list()
+    runner = CliRunner()
+    result = runner.invoke(
+        cli_app, ["export", "--store", pg_url, "--user", "", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 1 and "user id" in result.output
+    assert not (tmp_path / "o").exists()
+    result = runner.invoke(
+        cli_app, ["export", "--store", "sqlite:///x", "--user", "u", "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 1 and "not a PostgreSQL URL" in result.output
+    secret = "postgresql://app:hunter2@/postgres?host=" + str(tmp_path)
+    result = runner.invoke(
+        cli_app, ["import-home", str(tmp_path), "--store", secret, "--user", "u"]
+    )
+    assert result.exit_code == 1 and "hunter2" not in result.output and "***" in result.output
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    result = runner.invoke(cli_app, ["import-home", str(a_file), "--store", pg_url, "--user", "u"])
+    assert result.exit_code == 1 and "not a memory home" in result.output
