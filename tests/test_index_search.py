@@ -225,3 +225,51 @@ def test_neighbours_follow_time_then_insertion_order(tmp_path: Path) -> None:
     r = rowids
     assert got[r[0]] == [r[1]] and got[r[2]] == [r[1], r[3]] and got[r[4]] == [r[3]]
     assert got[r[5]] == []
+
+
+class CountingEmbedder(FakeEmbedder):
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_repeated_query_is_embedded_once(tmp_path: Path) -> None:
+    emb = CountingEmbedder()
+    idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
+    idx.upsert([_doc(1, "the billing outage in March"), _doc(2, "tea in the morning")])
+    first = search(idx, "billing outage", k=2)
+    queries = [c for c in emb.calls if c == ["billing outage"]]
+    assert len(queries) == 1
+    again = search(idx, "billing outage", k=2)
+    assert [c for c in emb.calls if c == ["billing outage"]] == queries  # no second embed
+    assert [h.to_json() for h in again] == [h.to_json() for h in first]
+    assert first[0].why["mode"] == "hybrid"
+
+
+def test_query_vector_cache_is_bounded_and_read_only(tmp_path: Path, monkeypatch) -> None:
+    import memagent.index.store as store_module
+
+    monkeypatch.setattr(store_module, "QUERY_CACHE_SIZE", 3)
+    emb = CountingEmbedder()
+    idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
+    v = idx.query_vector("alpha")
+    assert np.allclose(v, emb.embed(["alpha"])[0])
+    with pytest.raises(ValueError):
+        v[0] = 5.0  # a caller cannot corrupt the cached vector
+    for q in ("beta", "gamma", "delta"):
+        idx.query_vector(q)
+    emb.calls.clear()
+    idx.query_vector("delta")
+    assert emb.calls == []  # still cached
+    assert np.allclose(idx.query_vector_soon("alpha").result(), v)
+    assert emb.calls == [["alpha"]]  # evicted (least recently used), embedded again
+    assert len(idx._query_vectors) == 3
+
+
+def test_query_vector_needs_a_model(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    with pytest.raises(RuntimeError):
+        idx.query_vector("anything")

@@ -1,14 +1,21 @@
-"""ExactVectors: the in-memory matrix stays identical to brute force over the blobs."""
+"""ExactVectors: the in-memory matrix stays identical to brute force over the blobs,
+and the int8 first pass of large stores returns the float32 answer."""
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
+from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memagent.index import ExactVectors, Index
+from memagent.index.vectors import int8_kernel, quantize
+
+vectors_module = importlib.import_module("memagent.index.vectors")
 
 
 def _brute(conn: sqlite3.Connection, q: np.ndarray, k: int) -> list[int]:
@@ -47,3 +54,99 @@ def test_matrix_matches_blobs_after_any_edits(tmp_path_factory, ops, seed) -> No
     assert set(in_memory) <= set(allowed.tolist())
     unloaded = ExactVectors(idx.conn, 8)  # reads only the allowed blobs
     assert [r for r, _ in unloaded.search(q, 10, allowed)] == in_memory
+
+
+def _unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    v = rng.standard_normal((n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _exact(matrix: np.ndarray, rowids: list[int], q: np.ndarray, k: int) -> list[int]:
+    sims = matrix @ q
+    order = sorted(range(len(rowids)), key=lambda i: (-float(sims[i]), rowids[i]))
+    return [rowids[i] for i in order[:k]]
+
+
+def test_quantize_round_trips_within_half_a_step() -> None:
+    rng = np.random.default_rng(3)
+    v = _unit(rng, 50, 384)
+    v[7] = 0.0  # a zero row must not divide by zero
+    q8, back = quantize(v)
+    assert q8.dtype == np.int8 and back.dtype == np.float32
+    assert np.abs(q8.astype(np.int16)).max() <= 127
+    err = np.abs(q8 * back[:, None] - v)
+    assert (err <= back[:, None] / 2 + 1e-7).all()
+    assert not q8[7].any()
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["int8-pass", "no-numkong"])
+def test_large_store_search_equals_float32_brute_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: bool
+) -> None:
+    if kernel and int8_kernel() is None:
+        pytest.skip("numkong is not installed")
+    scans: list[int] = []
+    if kernel:
+        real = int8_kernel()
+
+        class Spy:
+            def cdist(self, *a: object, **kw: object) -> object:
+                scans.append(1)
+                return real.cdist(*a, **kw)
+
+        monkeypatch.setattr(vectors_module, "_KERNEL", [Spy()])
+    else:
+        monkeypatch.setattr(vectors_module, "_KERNEL", [None])
+    rng = np.random.default_rng(11)
+    n, d = 3000, 64
+    matrix = _unit(rng, n, d)
+    rowids = list(range(10, 10 + n))
+    idx = Index(tmp_path / "i.sqlite")
+    vs = ExactVectors(idx.conn, d, quantize_min_rows=100)
+    with idx.conn:
+        vs.upsert(rowids, matrix)
+    for trial in range(20):
+        # Queries near a stored row, like real searches (a clear best match), and random ones.
+        q = matrix[trial * 7] + 0.5 * _unit(rng, 1, d)[0] if trial % 2 else _unit(rng, 1, d)[0]
+        q = (q / np.linalg.norm(q)).astype(np.float32)
+        got = vs.search(q, 25)
+        assert [r for r, _ in got] == _exact(matrix, rowids, q, 25)
+        for r, s in got:
+            assert s == pytest.approx(float(matrix[rowids.index(r)] @ q), abs=1e-5)
+        # Within an allowed set: the gathered path (small set) and the masked scan (large set).
+        for size in (200, 2000):
+            allowed = np.array(sorted(rng.choice(rowids, size, replace=False)), dtype=np.int64)
+            keep = [rowids.index(int(r)) for r in allowed]
+            want = _exact(matrix[keep], allowed.tolist(), q, 25)
+            assert [r for r, _ in vs.search(q, 25, allowed)] == want
+    assert len(scans) == (60 if kernel else 0)  # every search took the int8 pass
+
+
+def test_int8_pass_follows_edits(tmp_path: Path) -> None:
+    if int8_kernel() is None:
+        pytest.skip("numkong is not installed")
+    rng = np.random.default_rng(5)
+    d = 32
+    idx = Index(tmp_path / "i.sqlite")
+    vs = ExactVectors(idx.conn, d, quantize_min_rows=50)
+    matrix = _unit(rng, 400, d)
+    with idx.conn:
+        vs.upsert(list(range(400)), matrix)
+        vs.remove(list(range(0, 400, 3)))
+        replaced = _unit(rng, 20, d)
+        vs.upsert(list(range(1, 40, 2)), replaced)
+    q = _unit(rng, 1, d)[0]
+    got = [r for r, _ in vs.search(q, 10)]
+    assert got == _brute(idx.conn, q, 10)
+    assert not set(got) & set(range(0, 400, 3))
+
+
+def test_int8_pass_is_not_imported_for_small_stores(tmp_path: Path, monkeypatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(vectors_module, "int8_kernel", lambda: calls.append(1))
+    idx = Index(tmp_path / "i.sqlite")
+    vs = ExactVectors(idx.conn, 8)  # default threshold: far above 30 rows
+    with idx.conn:
+        vs.upsert(list(range(30)), _unit(np.random.default_rng(1), 30, 8))
+    assert len(vs.search(np.ones(8, dtype=np.float32) / np.sqrt(8), 5)) == 5
+    assert calls == []

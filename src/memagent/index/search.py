@@ -176,9 +176,7 @@ def _keyword(index: Index, terms: list[str], filters: Filters, n: int) -> list[t
     return [(int(r), float(s)) for r, s in rows]
 
 
-def _dense(index: Index, query: str, filters: Filters, n: int) -> list[tuple[int, float]]:
-    assert index.embedder is not None
-    qv = index.embedder.embed([query])[0]
+def _dense(index: Index, qv: np.ndarray, filters: Filters, n: int) -> list[tuple[int, float]]:
     if filters.narrowing:
         where, params = filters.sql("docs")
         allowed = np.fromiter(
@@ -244,10 +242,13 @@ def search(
     p = params or SearchParams()
     n = max(p.candidates, k)
     terms = query_terms(query)
+    hybrid = index.embedder is not None and len(index.vectors) > 0
+    # The query is embedded on a worker thread while FTS5 runs here.
+    qv = index.query_vector_soon(query) if hybrid else None
     kw = _keyword(index, terms, filters, n)
     dense: list[tuple[int, float]] = []
-    if index.embedder is not None and len(index.vectors) > 0:
-        dense = _dense(index, query, filters, n)
+    if qv is not None:
+        dense = _dense(index, qv.result(), filters, n)
         mode = "hybrid"
     else:
         mode = "keyword-only" + (f" ({keyword_only_reason})" if keyword_only_reason else "")

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,6 +128,19 @@ class Row:
 
 SELECT_ROW = f"SELECT rowid, {_DOC_COLS} FROM docs"
 
+QUERY_CACHE_SIZE = 256
+_POOL: list[ThreadPoolExecutor] = []
+_POOL_LOCK = threading.Lock()
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """Threads that embed queries while the caller runs the keyword search
+    (onnxruntime and sqlite both release the GIL, so the two overlap)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            _POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="memagent-embed"))
+        return _POOL[0]
+
 
 def _tag_text(tags: Iterable[str]) -> str:
     return " ".join(t.replace(" ", "_") for t in tags)
@@ -152,6 +168,8 @@ class Index:
             ) from exc
         dim = embedder.dim if embedder is not None else 384
         self.vectors: VectorSearch = ExactVectors(self.conn, dim)
+        self._query_vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._query_lock = threading.Lock()
         if embedder is not None:
             self._backfill_vectors()
 
@@ -325,6 +343,38 @@ class Index:
     @property
     def vectors_dim(self) -> int:
         return self.embedder.dim if self.embedder is not None else 384
+
+    # -- query embeddings --------------------------------------------------------------
+    def query_vector(self, text: str) -> Vector:
+        """The embedding of a search query. The last `QUERY_CACHE_SIZE` queries
+        are kept (read-only), so an agent asking the same thing again skips the
+        model, which is the largest share of one hybrid search."""
+        if self.embedder is None:
+            raise RuntimeError("query_vector needs an embedder (keyword-only index)")
+        with self._query_lock:
+            cached = self._query_vectors.get(text)
+            if cached is not None:
+                self._query_vectors.move_to_end(text)
+                return cached
+        vec = np.array(self.embedder.embed([text])[0], dtype=np.float32)
+        vec.flags.writeable = False
+        with self._query_lock:
+            self._query_vectors[text] = vec
+            self._query_vectors.move_to_end(text)
+            while len(self._query_vectors) > QUERY_CACHE_SIZE:
+                self._query_vectors.popitem(last=False)
+        return vec
+
+    def query_vector_soon(self, text: str) -> Future[Vector]:
+        """`query_vector` started on a worker thread, for the caller to overlap
+        with other work (a cached vector comes back as a finished future)."""
+        with self._query_lock:
+            cached = self._query_vectors.get(text)
+        if cached is not None:
+            done: Future[Vector] = Future()
+            done.set_result(cached)
+            return done
+        return _embed_pool().submit(self.query_vector, text)
 
     # -- reads ---------------------------------------------------------------------
     def files(self, kind: str) -> dict[str, tuple[int, int]]:
