@@ -4,6 +4,7 @@ endpoint, driven by the official `openai` client, with a scripted model."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,3 +129,36 @@ def test_openai_endpoint_rejects_bad_requests(s: Setup) -> None:
     wrong_key = openai.OpenAI(base_url=f"{s.url}/v1", api_key="mak_nope", max_retries=0)
     with pytest.raises(openai.AuthenticationError):
         wrong_key.chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
+
+
+def test_reply_does_not_wait_for_memory_writes(s: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memagent.agent import Agent
+
+    release, closed = threading.Event(), threading.Event()
+    original = Agent.close
+
+    def slow_close(self: Agent) -> None:
+        release.wait(30)
+        original(self)
+        closed.set()
+
+    monkeypatch.setattr(Agent, "close", slow_close)
+    first = s.alice.post("/v1/chat", json={"message": "What do I drink?"})
+    assert first.status_code == 200, first.text
+    assert not closed.is_set()  # the reply came back while the writes were still held
+    release.set()
+    assert closed.wait(30)
+    cid = first.json()["conversation_id"]
+    again = s.alice.post("/v1/chat", json={"message": "Sure?", "conversation_id": cid})
+    assert again.status_code == 200 and again.json()["conversation_id"] == cid
+
+
+def test_memory_options_take_integral_json_numbers_only() -> None:
+    from pydantic import ValidationError
+
+    from memagent.server.routes.chat import MemoryOptions
+
+    assert MemoryOptions.model_validate({"recall_k": 25.0}).recall_k == 25
+    for bad in (2.5, "3", True, 51, -1):
+        with pytest.raises(ValidationError):
+            MemoryOptions.model_validate({"recall_k": bad})

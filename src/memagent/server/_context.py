@@ -10,6 +10,8 @@ can name another user's home, which is how one user's objects stay invisible
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -45,6 +47,10 @@ class ServerRoot:
     _memories: dict[str, Memory] = field(default_factory=dict)
     _agent_memories: dict[str, AgentMemory] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
+    _pending: dict[str, list[Future[None]]] = field(default_factory=dict)
+    _after_reply: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(2, thread_name_prefix="memagent-after-reply")
+    )
 
     @classmethod
     def open(
@@ -124,7 +130,25 @@ class ServerRoot:
             self._llm = load_llm(self.llm_spec, home.config.llm)
             return self._llm
 
+    def after_reply(self, user: str, work: Callable[[], None]) -> None:
+        """Run `work` once the response is on its way (e.g. an agent's memory writes);
+        `close()` waits for it, so nothing acknowledged is lost at shutdown."""
+        future = self._after_reply.submit(work)
+        with self._guard:
+            pending = [f for f in self._pending.get(user, []) if not f.done()]
+            pending.append(future)
+            self._pending[user] = pending
+
+    def settle(self, user: str) -> None:
+        """Wait for `user`'s after-reply work (a turn continuing a conversation needs the
+        previous turn saved)."""
+        with self._guard:
+            pending = list(self._pending.get(user, []))
+        for future in pending:
+            future.result()
+
     def close(self) -> None:
+        self._after_reply.shutdown(wait=True)
         with self._guard:
             for memory in self._memories.values():
                 memory.close()

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 import anyio.to_thread
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from memagent.core import MemagentError
 from memagent.llm import LLMError, Message
@@ -77,14 +77,20 @@ def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | No
 
     server = caller.server
     home = caller.home
-    with Agent(
+    if body.conversation_id is not None:
+        server.settle(caller.user)
+    agent = Agent(
         home,
         server.llm(home),
         mode=body.mode,
         conversation=body.conversation_id,
         embeddings=server.embeddings,
-    ) as agent:
+    )
+    try:
         result = agent.turn(body.message, on_text=on_text)
+    finally:
+        # The agent's memory writes finish after the reply, never before it.
+        server.after_reply(caller.user, agent.close)
     return ChatReply.model_validate(result.to_json())
 
 
@@ -186,10 +192,19 @@ class CompatMessage(BaseModel):
         return self.content or ""
 
 
+def _integral(value: Any) -> Any:
+    """JSON has one number type: `25.0` is a valid JSON Schema integer, so take it as 25."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 class MemoryOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    recall_k: int = Field(default=5, ge=0, le=50, description="Memories to add (0: none).")
+    recall_k: Annotated[int, BeforeValidator(_integral)] = Field(
+        default=5, ge=0, le=50, description="Memories to add (0: none)."
+    )
     remember: bool = Field(default=True, description="Store this exchange as a memory.")
 
 
