@@ -15,7 +15,7 @@ from memagent.core.errors import (
     Unavailable,
 )
 from memagent.core.home import MemoryHome
-from memagent.core.oplog import OpRecord, read_ops, tail_ops
+from memagent.core.oplog import OpRecord, read_ops, read_ops_since, tail_ops
 from memagent.core.paths import Layout, resolve_home
 from memagent.core.storage import Storage, WriteRecord, now_iso, sha256_hex
 
@@ -37,6 +37,7 @@ __all__ = [
     "load_config",
     "now_iso",
     "read_ops",
+    "read_ops_since",
     "resolve_home",
     "sha256_hex",
     "tail_ops",

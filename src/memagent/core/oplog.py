@@ -41,6 +41,33 @@ def read_ops(log_path: Path) -> Iterator[OpRecord]:
                 continue
 
 
+def read_ops_since(log_path: Path, offset: int) -> tuple[list[OpRecord], int]:
+    """Records appended after byte `offset`, and the offset to pass next time.
+
+    Cheap when nothing changed (one `stat`); a partly written last line is left
+    for the next call. An offset beyond the file (the log was replaced) starts over.
+    """
+    try:
+        size = log_path.stat().st_size
+    except FileNotFoundError:
+        return [], 0
+    if size == offset:
+        return [], offset
+    if size < offset:
+        offset = 0
+    with log_path.open("rb") as fh:
+        fh.seek(offset)
+        data = fh.read(size - offset)
+    end = data.rfind(b"\n") + 1
+    records: list[OpRecord] = []
+    for line in data[:end].splitlines():
+        try:
+            records.append(OpRecord.model_validate(json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return records, offset + end
+
+
 def tail_ops(
     log_path: Path, *, limit: int = 50, path_prefix: str | None = None, actor: str | None = None
 ) -> list[OpRecord]:

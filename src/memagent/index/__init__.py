@@ -8,7 +8,7 @@ imports `memagent.memory`.
 from memagent.index.documents import CHUNK, FACT, KINDS, NOTE, Doc, parse_time
 from memagent.index.search import Filters, Hit, SearchParams, query_terms, search
 from memagent.index.store import Index, Row
-from memagent.index.sync import SyncReport, index_file, sync
+from memagent.index.sync import SyncReport, index_file, sync, sync_paths
 from memagent.index.vectors import ExactVectors, VectorSearch
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "query_terms",
     "search",
     "sync",
+    "sync_paths",
 ]

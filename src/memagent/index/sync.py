@@ -14,7 +14,7 @@ resources are few and may be edited in place, so each file is stat-ed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +109,43 @@ def index_file(index: Index, root: Path, rel: str, kind: str) -> bool:
     index.upsert(docs)
     index.record_file(rel, kind, *st)
     return True
+
+
+def kind_of(rel: str) -> str | None:
+    """Which kind of document a home-relative path holds, if the index covers it."""
+    parts = rel.split("/")
+    if not all(_visible(part) for part in parts):
+        return None
+    if parts[0] == "vault" and rel.endswith(".md") and len(parts) > 1:
+        return NOTE
+    if len(parts) == 2 and parts[0] == "profile" and parts[1].startswith("resource_"):
+        return FACT if parts[1].endswith(".json") else None
+    if len(parts) == 3 and parts[0] == "chunks" and parts[2].endswith(".json"):
+        return CHUNK
+    return None
+
+
+def sync_paths(index: Index, root: Path, rels: Iterable[str]) -> SyncReport:
+    """Bring just these paths in line (e.g. the ones the ops log says were written).
+
+    A path whose (mtime, size) the index already recorded is left alone, so the
+    store's own writes, indexed as they happened, cost one `stat` here.
+    """
+    report = SyncReport()
+    for rel in dict.fromkeys(rels):
+        kind = kind_of(rel)
+        path = root / rel
+        if kind is None or path.is_symlink():
+            continue
+        if index.files_under(rel).get(rel) == _stat(path):
+            continue
+        if index_file(index, root, rel, kind):
+            report.indexed.append(rel)
+        elif path.exists():
+            report.skipped.append(rel)
+        else:
+            report.removed.append(rel)
+    return report
 
 
 def _changes(

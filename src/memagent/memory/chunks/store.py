@@ -20,14 +20,31 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import ValidationError
 
-from memagent.core import Config, CorruptFile, InvalidInput, MemoryHome, NotFound
+from memagent.core import (
+    Config,
+    CorruptFile,
+    InvalidInput,
+    MemoryHome,
+    NotFound,
+    read_ops_since,
+)
 from memagent.embeddings import (
     Embedder,
     count_tokens,
     embeddings_unavailable_reason,
     load_embedder,
 )
-from memagent.index import Filters, Hit, Index, Row, SearchParams, SyncReport, search, sync
+from memagent.index import (
+    Filters,
+    Hit,
+    Index,
+    Row,
+    SearchParams,
+    SyncReport,
+    search,
+    sync,
+    sync_paths,
+)
 from memagent.index.documents import chunk_doc
 from memagent.memory.chunks.chunking import detect_type, split_text
 from memagent.memory.chunks.linker import IndexLinkSource, LinkSource, auto_links
@@ -55,6 +72,13 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+def _size_of(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 class ChunkStore:
     """Create, read, update, delete, list, link and search chunks of one home.
 
@@ -66,6 +90,7 @@ class ChunkStore:
         self.home = home.require()
         self._init_common(home.config, embeddings)
         self._index: Index | None = None
+        self._log_offset = 0
 
     def _init_common(self, config: Config, embeddings: bool | None) -> None:
         """What every backend sets up: the config and the embedder."""
@@ -82,11 +107,23 @@ class ChunkStore:
     # -- index ---------------------------------------------------------------------
     @property
     def index(self) -> Index:
-        """The index, opened and brought in line with the files on first use."""
+        """The index, brought in line with the files when first opened, then kept in
+        line with every write made since by any process (read from the ops log), so a
+        long-lived store (a server) sees notes, facts and chunks written elsewhere."""
         if self._index is None:
             self._index = self._open_index()
             self.sync()
+        else:
+            self._catch_up(self._index)
         return self._index
+
+    def _catch_up(self, index: Index) -> None:
+        records, offset = read_ops_since(self.home.layout.ops_log, self._log_offset)
+        if offset == self._log_offset:
+            return
+        with self.home.storage.lock():
+            sync_paths(index, self.home.root, (r.path for r in records))
+        self._log_offset = offset
 
     def _open_index(self) -> Index:
         """Open the index; an unreadable one is a broken cache: drop it and rebuild."""
@@ -103,6 +140,7 @@ class ChunkStore:
         """Re-index whatever files changed since the index last saw them."""
         idx = self._index if self._index is not None else self.index
         with self.home.storage.lock():
+            self._log_offset = _size_of(self.home.layout.ops_log)
             return sync(idx, self.home.root, progress=progress)
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
@@ -111,6 +149,7 @@ class ChunkStore:
             self._index = self._open_index()
         with self.home.storage.lock():
             self._index.clear()
+            self._log_offset = _size_of(self.home.layout.ops_log)
             return sync(self._index, self.home.root, progress=progress)
 
     def close(self) -> None:
