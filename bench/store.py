@@ -14,7 +14,7 @@ files; the index does not track them, so opening the home keeps them), with
 random unit vectors standing in for embeddings (dense search costs the same
 whatever the vectors hold). Hybrid recall is measured up to `--hybrid-max`
 documents (default 100k); above that, keyword-only (a 10^6 x 384 matrix is
-1.5 GB: an ANN index is the answer there, behind the same interface). From 20k
+1.5 GB: an ANN index is the answer there, behind the same interface). From 10k
 vectors on, dense search takes an int8 first pass (`numkong`) and re-scores the
 best rows in float32; the mode column says which. Every timed query is new, so
 the index's query-embedding cache never answers one.

@@ -273,3 +273,64 @@ def test_query_vector_needs_a_model(tmp_path: Path) -> None:
     idx = Index(tmp_path / "i.sqlite")
     with pytest.raises(RuntimeError):
         idx.query_vector("anything")
+
+
+class SlowEmbedder(FakeEmbedder):
+    """Slow enough that the keyword side finishes while the query is embedded."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if len(texts) == 1:
+            import time
+
+            time.sleep(0.05)
+        return super().embed(texts)
+
+
+def test_rows_read_during_embedding_change_nothing(tmp_path: Path) -> None:
+    """Rows of keyword candidates read while the query embeds (the overlap) give
+    the same hits as reading the fused pool afterwards; candidates outside the
+    pool never leak into the result (a boosted one would otherwise win)."""
+    import random
+
+    rng = random.Random(4)
+    idx = Index(tmp_path / "i.sqlite", SlowEmbedder())  # type: ignore[arg-type]
+    vocab = [f"w{i}" for i in range(25)]
+    idx.upsert(
+        [
+            _doc(
+                i,
+                " ".join(rng.choice(vocab) for _ in range(rng.randint(3, 9))),
+                conversation_id=f"c{i % 4}",
+                created=float(i),
+                speaker=rng.choice(["Maria", "John", None]),
+            )
+            for i in range(150)
+        ]
+    )
+    params = SearchParams(candidates=5)  # a pool far smaller than the keyword matches
+    for _ in range(12):
+        query = " ".join(rng.sample(vocab, 2)) + rng.choice([" maria", " john", ""])
+        overlapped = search(idx, query, k=5, params=params)  # embeds: rows read meanwhile
+        assert idx.query_vector_soon(query).done()  # now cached: no overlap on the rerun
+        plain = search(idx, query, k=5, params=params)
+        assert [h.to_json() for h in overlapped] == [h.to_json() for h in plain], query
+        assert overlapped and overlapped[0].why["mode"] == "hybrid"
+
+
+def test_keyword_candidate_outside_the_pool_does_not_leak(tmp_path: Path) -> None:
+    # Query vector (fake embedder): the x3, alpha, maria. D1/D2 match only densely
+    # ("the" is a stop word for BM25) and fill the pool of 2; K1 is the best keyword
+    # match, read during the embedding, outside the pool. Were its row handed to
+    # `finish`, Maria's speaker boost (x1.5: 0.77) would lift it over D2 (0.67).
+    idx = Index(tmp_path / "i.sqlite", SlowEmbedder())  # type: ignore[arg-type]
+    idx.upsert(
+        [
+            _doc(1, "the"),
+            _doc(2, "the beta"),
+            _doc(3, "alpha alpha", speaker="Maria"),
+            _doc(4, "alpha beta gamma"),
+        ]
+    )
+    params = SearchParams(candidates=2, dense_weight=2.0)
+    hits = search(idx, "the the the alpha maria", k=2, params=params)
+    assert [h.row.doc_id for h in hits] == ["d1", "d2"]

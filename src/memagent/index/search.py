@@ -246,6 +246,11 @@ def search(
     # The query is embedded on a worker thread while FTS5 runs here.
     qv = index.query_vector_soon(query) if hybrid else None
     kw = _keyword(index, terms, filters, n)
+    got = _Fetched(index, p.neighbour_weight > 0)
+    if qv is not None and not qv.done():
+        # Still embedding: read what `finish` needs of the keyword candidates now;
+        # after fusion only the rest of the pool is read.
+        got.fetch([r for r, _ in kw])
     dense: list[tuple[int, float]] = []
     if qv is not None:
         dense = _dense(index, qv.result(), filters, n)
@@ -260,8 +265,30 @@ def search(
     if not fused.score:
         return []
     pool = fused.pool(max(n, k))
-    near_of = neighbours(index, pool) if p.neighbour_weight > 0 else {}
-    return finish(fused, index.rows(pool), near_of, query, k=k, params=p, mode=mode, now=now)
+    got.fetch(pool)
+    rows = {r: got.rows[r] for r in pool if r in got.rows}
+    near_of = {r: got.near[r] for r in pool if r in got.near}
+    return finish(fused, rows, near_of, query, k=k, params=p, mode=mode, now=now)
+
+
+class _Fetched:
+    """Rows and conversation neighbours read so far, each rowid read once."""
+
+    def __init__(self, index: Index, with_neighbours: bool) -> None:
+        self.index = index
+        self.with_neighbours = with_neighbours
+        self.done: set[int] = set()
+        self.rows: dict[int, Row] = {}
+        self.near: dict[int, list[int]] = {}
+
+    def fetch(self, rowids: list[int]) -> None:
+        todo = [r for r in rowids if r not in self.done]
+        if not todo:
+            return
+        self.rows.update(self.index.rows(todo))
+        if self.with_neighbours:
+            self.near.update(neighbours(self.index, todo))
+        self.done.update(todo)
 
 
 @dataclass

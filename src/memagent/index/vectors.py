@@ -29,8 +29,8 @@ Vector = npt.NDArray[np.float32]
 # small shared machine they starve the embedder (measured 5x slower queries).
 _BLAS = ThreadpoolController()
 
-# Below this many rows the float32 product takes ~1-2 ms: not worth a second pass.
-QUANTIZE_MIN_ROWS = 20_000
+# Below this many rows the float32 product takes under ~1.5 ms: not worth a second pass.
+QUANTIZE_MIN_ROWS = 10_000
 # Rows re-scored in float32 per wanted result (and at least this many extra).
 RESCORE_FACTOR = 4
 RESCORE_EXTRA = 64
