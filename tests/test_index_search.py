@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -334,3 +335,47 @@ def test_keyword_candidate_outside_the_pool_does_not_leak(tmp_path: Path) -> Non
     params = SearchParams(candidates=2, dense_weight=2.0)
     hits = search(idx, "the the the alpha maria", k=2, params=params)
     assert [h.row.doc_id for h in hits] == ["d1", "d2"]
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        Filters(),  # soft-deleted rows sit on top: the over-fetch falls short
+        Filters(kinds=["chunk"]),  # broad: answered from the over-fetched rows
+        Filters(tags=["rare"]),  # selective: the whole allowed set is searched
+        Filters(kinds=["note"], include_deleted=True),
+    ],
+    ids=["unfiltered", "broad", "selective", "deleted-included"],
+)
+def test_filtered_dense_search_is_exact(tmp_path: Path, filters: Filters) -> None:
+    dense_of = importlib.import_module("memagent.index.search")._dense
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal(384).astype(np.float32)
+    q /= np.linalg.norm(q)
+    vecs = rng.standard_normal((400, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    top = set(np.argsort(-(vecs @ q))[:40].tolist())  # the 40 best rows overall ...
+    docs = [
+        Doc(
+            doc_id=f"d{i}",
+            kind="note" if i % 10 == 0 else "chunk",
+            path=f"x/d{i}",
+            content=f"doc {i}",
+            tags=["rare"] if i % 17 == 0 else [],
+            deleted=i in top,  # ... are soft-deleted
+        )
+        for i in range(400)
+    ]
+    idx = Index(tmp_path / "i.sqlite", FakeEmbedder())  # type: ignore[arg-type]
+    rowids = idx.upsert(docs, vecs)
+    ok = [
+        i
+        for i, d in enumerate(docs)
+        if (filters.include_deleted or not d.deleted)
+        and (not filters.kinds or d.kind in filters.kinds)
+        and all(t in d.tags for t in filters.tags)
+    ]
+    sims = vecs[ok] @ q
+    want = [rowids[ok[j]] for j in np.argsort(-sims)[:10]]
+    got = dense_of(idx, q, filters, 10)
+    assert [r for r, _ in got] == want

@@ -177,23 +177,36 @@ def _keyword(index: Index, terms: list[str], filters: Filters, n: int) -> list[t
 
 
 def _dense(index: Index, qv: np.ndarray, filters: Filters, n: int) -> list[tuple[int, float]]:
-    if filters.narrowing:
-        where, params = filters.sql("docs")
-        allowed = np.fromiter(
-            (r[0] for r in index.conn.execute(f"SELECT rowid FROM docs WHERE {where}", params)),
-            dtype=np.int64,
-        )
-        return index.vectors.search(qv, n, allowed)
-    # Unfiltered: over-fetch and drop soft-deleted rows afterwards (rare).
-    found = index.vectors.search(qv, n + 16)
-    deleted = {
-        r[0]
-        for r in index.conn.execute(
-            f"SELECT rowid FROM docs WHERE deleted = 1 AND rowid IN ({','.join('?' * len(found))})",
-            [r for r, _ in found],
-        )
-    } if found else set()  # fmt: skip
-    return [(r, s) for r, s in found if r not in deleted][:n]
+    """The best `n` rows by cosine among those the filters allow.
+
+    The vector index knows nothing of filters, so the best rows overall are
+    fetched first (a few more than `n`; four times as many under a narrowing
+    filter) and checked in SQL. When at least `n` pass, or the store holds no
+    more, they are exactly the best `n` allowed rows. Only otherwise (a selective
+    filter, or many soft-deleted rows on top) is the whole allowed set read and
+    searched: reading it costs ~0.7 ms per thousand rows.
+    """
+    where, params = filters.sql("docs")
+    want = 4 * n if filters.narrowing else n + 16
+    found = index.vectors.search(qv, want)
+    if not found:
+        return []
+    ids = [r for r, _ in found]
+    keep: set[int] = set()
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        # NOT INDEXED: look the rows up by rowid, never scan a filter's index.
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT rowid FROM docs NOT INDEXED WHERE rowid IN ({marks}) AND {where}"
+        keep.update(r[0] for r in index.conn.execute(sql, [*part, *params]))
+    hits = [(r, s) for r, s in found if r in keep]
+    if len(hits) >= n or len(found) < want:
+        return hits[:n]
+    allowed = np.fromiter(
+        (r[0] for r in index.conn.execute(f"SELECT rowid FROM docs WHERE {where}", params)),
+        dtype=np.int64,
+    )
+    return index.vectors.search(qv, n, allowed)
 
 
 _NEIGHBOURS_SQL = """
