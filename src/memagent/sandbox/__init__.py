@@ -7,7 +7,13 @@ name, attribute, call and loop is checked and counted. `save_session` /
 """
 
 from memagent.sandbox.limits import LimitExceeded, Limits, SecurityError
-from memagent.sandbox.persist import load_session, save_session, session_path, state_digest
+from memagent.sandbox.persist import (
+    load_session,
+    run_persisted,
+    save_session,
+    session_path,
+    state_digest,
+)
 from memagent.sandbox.session import RunResult, Session
 
 __all__ = [
@@ -17,6 +23,7 @@ __all__ = [
     "SecurityError",
     "Session",
     "load_session",
+    "run_persisted",
     "save_session",
     "session_path",
     "state_digest",

@@ -198,3 +198,26 @@ def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
         if result.error:
             notes.append(f"could not restore {entry.get('names')!r}: {result.error}")
     return notes
+
+
+def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> dict[str, Any]:
+    """Load session `name` into `session` (a fresh one), run `code`, save it back.
+
+    Returns the run's result object plus `session`, `notes` (definitions that did
+    not replay) and `not_persisted` (names that could not be saved) when non-empty.
+    The run itself is not under the home lock — it may take seconds, and tools take
+    the lock per write; if another run saved the same session meanwhile, the save
+    raises `Conflict` instead of overwriting it.
+    """
+    with home.storage.lock():
+        digest = state_digest(home, name)
+        notes = load_session(home, name, session)
+    result = session.run(code)
+    skipped = save_session(home, name, session, expected=digest)
+    doc = result.to_json()
+    doc["session"] = name
+    if notes:
+        doc["notes"] = notes
+    if skipped:
+        doc["not_persisted"] = skipped
+    return doc

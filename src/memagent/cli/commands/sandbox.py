@@ -40,52 +40,25 @@ def run(
     Exits 0 when the code ran without error, 1 when it raised or hit a limit
     (the JSON says why), 2 when the input itself was refused.
     """
-    from memagent.core import MemagentError
-    from memagent.sandbox import Limits, Session, load_session, save_session, state_digest
+    from memagent.cli._code_input import limits_from, read_code
+    from memagent.core import InvalidInput, MemagentError
+    from memagent.sandbox import Session, run_persisted
 
-    limits_kw: dict[str, float | int] = {}
-    if timeout is not None:
-        limits_kw["timeout_s"] = timeout
-    if max_ops is not None:
-        limits_kw["max_operations"] = max_ops
-    limits = Limits(**limits_kw)
-    max_bytes = limits.max_source_bytes
     try:
-        if file is not None:
-            raw = file.read_bytes()[: max_bytes + 1]
-        else:
-            raw = sys.stdin.buffer.read(max_bytes + 1)
-    except OSError as exc:
-        print_json({"output": "", "result": None, "error": f"InvalidInput: {exc}"})
-        raise typer.Exit(2) from exc
-    if len(raw) > max_bytes:
-        print_json(
-            {"output": "", "result": None, "error": f"InvalidInput: code over {max_bytes} bytes"}
-        )
-        raise typer.Exit(2)
-    try:
-        code = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        print_json({"output": "", "result": None, "error": "InvalidInput: code is not UTF-8"})
-        raise typer.Exit(2) from None
-    sess = Session(limits=limits)
-    try:
+        limits = limits_from(timeout, max_ops)
+        try:
+            if file is not None:
+                with file.open("rb") as fh:
+                    code = read_code(fh, limits.max_source_bytes)
+            else:
+                code = read_code(sys.stdin.buffer, limits.max_source_bytes)
+        except OSError as exc:
+            raise InvalidInput(f"cannot read the code: {exc}") from exc
+        sess = Session(limits=limits)
         if session is None:
-            result = sess.run(code)
-            doc = result.to_json()
+            doc = sess.run(code).to_json()
         else:
-            mh = open_home(home)
-            with mh.storage.lock():
-                digest = state_digest(mh, session)
-                notes = load_session(mh, session, sess)
-            result = sess.run(code)  # not under the lock: a run may take seconds
-            skipped = save_session(mh, session, sess, expected=digest)
-            doc = result.to_json()
-            doc["session"] = session
-            if notes:
-                doc["notes"] = notes
-            if skipped:
-                doc["not_persisted"] = skipped
+            doc = run_persisted(open_home(home), session, sess, code)
     except MemagentError as exc:
         print_json({"output": "", "result": None, "error": f"{type(exc).__name__}: {exc}"})
         raise typer.Exit(2) from exc

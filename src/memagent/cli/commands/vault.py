@@ -102,27 +102,16 @@ def _run_python(
     home: Path | None, session: str | None, timeout: float | None, max_ops: int | None
 ) -> None:
     from memagent.actions import vault_tools
-    from memagent.core import MemagentError
+    from memagent.cli._code_input import limits_from, read_code
+    from memagent.core import InvalidInput, MemagentError
     from memagent.memory.vault import Vault
-    from memagent.sandbox import Limits, Session, load_session, save_session, state_digest
+    from memagent.sandbox import Session, run_persisted
 
-    limits_kw: dict[str, float | int] = {}
-    if timeout is not None:
-        limits_kw["timeout_s"] = timeout
-    if max_ops is not None:
-        limits_kw["max_operations"] = max_ops
-    limits = Limits(**limits_kw)
-    max_bytes = limits.max_source_bytes
-    raw = sys.stdin.buffer.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        _python_fail(f"InvalidInput: code over {max_bytes} bytes")
     try:
-        code = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        _python_fail(f"InvalidInput: code is not UTF-8 text (byte {exc.start})")
-    if not code.strip():
-        _python_fail("InvalidInput: no code on stdin")
-    try:
+        limits = limits_from(timeout, max_ops)
+        code = read_code(sys.stdin.buffer, limits.max_source_bytes)
+        if not code.strip():
+            raise InvalidInput("no code on stdin")
         mh = open_home(home)
         vault = Vault(mh, actor="vault-python")
         vault.real_root  # noqa: B018 -- a missing vault is an input error, not a tool error
@@ -130,17 +119,7 @@ def _run_python(
         if session is None:
             doc = sess.run(code).to_json()
         else:
-            with mh.storage.lock():
-                digest = state_digest(mh, session)
-                notes = load_session(mh, session, sess)
-            result = sess.run(code)  # not under the lock: the code takes the lock per write
-            skipped = save_session(mh, session, sess, expected=digest)
-            doc = result.to_json()
-            doc["session"] = session
-            if notes:
-                doc["notes"] = notes
-            if skipped:
-                doc["not_persisted"] = skipped
+            doc = run_persisted(mh, session, sess, code)
     except MemagentError as exc:
         _python_fail(f"{type(exc).__name__}: {exc}")
     print_json(doc)
