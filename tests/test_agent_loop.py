@@ -66,6 +66,20 @@ def test_remember_then_recall_in_a_new_conversation(home: MemoryHome) -> None:
     assert any(s["kind"] == "chunk" for s in r2.memory_sources)
 
 
+def test_answers_to_questions_do_not_come_back_as_memory(home: MemoryHome) -> None:
+    llm = ScriptedLLM([step(reply="Your cat is called Leo.")])
+    with agent(home, llm) as a:
+        a.turn("What is my cat called?")
+    chunks = list((home.layout.chunks).rglob("chunk-*.json"))
+    assert len(chunks) == 1
+    doc = json.loads(chunks[0].read_text(encoding="utf-8"))
+    assert doc["content"] == "User: What is my cat called?"
+    assert doc["source"]["reply"] == "Your cat is called Leo."  # kept, not searchable
+    from memagent.memory.chunks import ChunkStore
+
+    assert ChunkStore(home, embeddings=False).recall("Leo") == []
+
+
 def test_update_and_delete_on_request(home: MemoryHome) -> None:
     update = step(
         actions=[

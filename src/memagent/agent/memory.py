@@ -6,7 +6,9 @@ the default memory tools, and all-or-nothing batches.
   budget. Without a chunk store (or its index) the profile facts are listed
   instead. Nothing here calls an LLM.
 - `store_exchange(...)`: one chunk per exchange, with the user's words and the
-  reply in `source`, so later turns can show what the user said.
+  reply in `source`, so later turns can show what the user said. The reply to a
+  question is kept out of the searchable content: it is the model's claim, and a
+  wrong one must not come back as memory.
 - `JournaledVault`: a `Vault` that remembers what each file held before its
   first write in a batch, so a failed batch is rolled back (`rollback`) and
   never left half-applied.
@@ -295,9 +297,13 @@ class AgentMemory:
         store = self.chunks
         if store is None or not user.strip():
             return []
-        tags = ["conversation"] + ([QUESTION_TAG] if is_question(user) else [])
+        question = is_question(user)
+        tags = ["conversation"] + ([QUESTION_TAG] if question else [])
+        # The answer to a question is the model's claim, not something the user told
+        # us: searchable, a wrong answer would come back as memory and be repeated.
+        # It stays in `source.reply`, and the conversation keeps the whole exchange.
         content = f"User: {user.strip()}" + (
-            f"\nAssistant: {reply.strip()}" if reply.strip() else ""
+            f"\nAssistant: {reply.strip()}" if reply.strip() and not question else ""
         )
         source = {
             "kind": EXCHANGE_KIND,
