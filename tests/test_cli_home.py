@@ -53,3 +53,22 @@ def test_corrupt_config_reported(tmp_path: Path) -> None:
     with pytest.raises(CorruptFile, match=r"config\.toml"):
         _ = MemoryHome.open(home).config
     assert (home / "config.toml").read_text() == "[[["
+
+
+def test_every_command_takes_home() -> None:
+    import typer.main
+
+    missing: list[str] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            for name, sub in subcommands.items():
+                walk(sub, [*path, name])
+            return
+        options = [o for p in command.params for o in getattr(p, "opts", [])]  # type: ignore[attr-defined]
+        if "--home" not in options:
+            missing.append(" ".join(path))
+
+    walk(typer.main.get_command(app), [])
+    assert missing == []

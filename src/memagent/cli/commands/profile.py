@@ -275,8 +275,11 @@ def create(
 @profile_app.command()
 def schema(
     which: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")] = "resource",
+    home: HomeOption = None,
 ) -> None:
-    """Print a JSON Schema: a resource file, one operation, a batch, or the switchboard reply."""
+    """Print a JSON Schema: a resource file, one operation, a batch, or the switchboard reply
+    (the same for every home; `--home` is accepted like on every command)."""
+    del home
     from memagent.memory.profile import OperationBatch, ResourceFile, SwitchboardOutput
     from memagent.memory.profile.operations import operation_schema
 

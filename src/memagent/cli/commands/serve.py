@@ -73,8 +73,11 @@ def openapi(
         Path | None,
         typer.Option("--out", "-o", help="Write here (e.g. docs/openapi.json); default stdout."),
     ] = None,
+    home: HomeOption = None,
 ) -> None:
-    """Print (or write) the HTTP API's OpenAPI document, as served at /openapi.json."""
+    """Print (or write) the HTTP API's OpenAPI document, as served at /openapi.json
+    (the same for every home; `--home` is accepted like on every command)."""
+    del home
     import json
     import tempfile
 
