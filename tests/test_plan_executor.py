@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import graphlib
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import memagent.plan
 from memagent.plan import (
     ExecutionError,
     Executor,
@@ -17,8 +21,8 @@ from memagent.plan import (
     Planner,
     PlanStep,
     RetryPolicy,
-    arun_plan,
     run_plan,
+    run_plan_sync,
     tool_spec,
 )
 
@@ -41,7 +45,7 @@ async def boom(msg: str = "boom") -> None:
 
 
 def test_run_plan_returns_artifacts_including_initial_ones() -> None:
-    out = run_plan(
+    out = run_plan_sync(
         [
             PlanStep("s", split, {"text": {"$artifact": "text"}}, produces=["head", "tail"]),
             PlanStep("n", add, {"a": 1, "b": 2}, produces="n"),
@@ -64,14 +68,14 @@ def test_run_plan_returns_artifacts_including_initial_ones() -> None:
 
 
 def test_empty_plan_returns_the_initial_artifacts() -> None:
-    assert run_plan([], initial_artifacts={"a": 1}) == {"a": 1}
+    assert run_plan_sync([], initial_artifacts={"a": 1}) == {"a": 1}
 
 
 def test_nested_artifact_references_are_resolved() -> None:
     def echo(x: Any) -> Any:
         return x
 
-    out = run_plan(
+    out = run_plan_sync(
         [
             PlanStep("a", add, {"a": 1, "b": 1}, produces="two"),
             PlanStep(
@@ -87,12 +91,12 @@ def test_nested_artifact_references_are_resolved() -> None:
 
 def test_multi_produce_needs_a_dict_with_exactly_those_keys() -> None:
     with pytest.raises(ExecutionError, match="exactly those keys") as info:
-        run_plan([PlanStep("a", add, {"a": 1, "b": 2}, produces=["x", "y"])])
+        run_plan_sync([PlanStep("a", add, {"a": 1, "b": 2}, produces=["x", "y"])])
     assert set(info.value.failures) == {"a"}
 
 
 def test_tools_by_name_from_a_registry() -> None:
-    out = run_plan([PlanStep("a", "add", {"a": 2, "b": 3}, produces="r")], tools={"add": add})
+    out = run_plan_sync([PlanStep("a", "add", {"a": 2, "b": 3}, produces="r")], tools={"add": add})
     assert out["r"] == 5
 
 
@@ -129,7 +133,7 @@ def test_failed_step_skips_dependents_but_independent_branches_finish() -> None:
         PlanStep("free2", ok, {"name": "free2"}, depends_on="free"),
     ]
     with pytest.raises(ExecutionError) as info:
-        run_plan(steps)
+        run_plan_sync(steps)
     err = info.value
     assert set(err.failures) == {"bad", "bad2"}
     assert isinstance(err.failures["bad"], ValueError) and "first" in str(err)
@@ -175,7 +179,7 @@ def test_fail_fast_cancels_the_rest() -> None:
 
     t = time.perf_counter()
     with pytest.raises(ExecutionError, match="fail_fast") as info:
-        run_plan(
+        run_plan_sync(
             [
                 PlanStep("slow", slow),
                 PlanStep("f", fail_soon),
@@ -199,7 +203,7 @@ def test_async_timeout() -> None:
 
     t = time.perf_counter()
     with pytest.raises(ExecutionError, match=r"timed out after 0\.05s"):
-        run_plan([PlanStep("h", hang)])
+        run_plan_sync([PlanStep("h", hang)])
     assert time.perf_counter() - t < 5
 
 
@@ -212,7 +216,7 @@ def test_default_timeout_applies_to_threads_too() -> None:
     t = time.perf_counter()
     try:
         with pytest.raises(ExecutionError) as info:
-            run_plan([PlanStep("b", block)], default_timeout=0.05)
+            run_plan_sync([PlanStep("b", block)], default_timeout=0.05)
         assert isinstance(info.value.failures["b"], TimeoutError)
         # The thread cannot be killed, but run_plan does not wait for it either.
         assert time.perf_counter() - t < 5 and not release.is_set()
@@ -439,13 +443,36 @@ def test_trace_exports_json_and_chrome_trace_events() -> None:
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in complete)
 
 
-def test_run_plan_inside_a_loop_points_to_arun_plan() -> None:
+def test_run_plan_is_the_coroutine_as_the_seed_awaits_it() -> None:
     async def main() -> Any:
-        with pytest.raises(RuntimeError, match="arun_plan"):
-            run_plan([PlanStep("a", add, {"a": 1, "b": 1})])
-        return await arun_plan([PlanStep("a", add, {"a": 1, "b": 1}, produces="x")])
+        artifacts = await run_plan([PlanStep("a", add, {"a": 1, "b": 1}, produces="x")])
+        return artifacts
 
     assert asyncio.run(main()) == {"x": 2}
+
+
+def test_run_plan_sync_inside_a_loop_points_to_await_run_plan() -> None:
+    async def main() -> Any:
+        with pytest.raises(RuntimeError, match=r"await run_plan\(\)"):
+            run_plan_sync([PlanStep("a", add, {"a": 1, "b": 1})])
+        return await run_plan([PlanStep("a", add, {"a": 1, "b": 1}, produces="x")])
+
+    assert asyncio.run(main()) == {"x": 2}
+
+
+def test_plan_package_has_no_import_cycle() -> None:
+    """errors → outcome → trace, executor → outcome: no module of `plan` imports one
+    that imports it back (not even for type checking)."""
+    pkg = Path(memagent.plan.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in pkg.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            if module.startswith("memagent.plan."):
+                deps.add(module.rsplit(".", 1)[1])
+        graph[path.stem] = deps
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a cycle
 
 
 def test_bad_executor_settings_are_refused() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memagent.plan import ExecutionError, Executor, PlanStep, run_plan, tool_spec
+from memagent.plan import ExecutionError, Executor, PlanStep, run_plan_sync, tool_spec
 
 
 @tool_spec(isolation="process", timeout=2.0)
@@ -52,21 +52,21 @@ def _gone_soon(pid: int) -> bool:
 
 
 def test_result_comes_back_from_another_process() -> None:
-    out = run_plan([PlanStep("s", square, {"x": 7}, produces="r")])
+    out = run_plan_sync([PlanStep("s", square, {"x": 7}, produces="r")])
     assert out["r"]["sq"] == 49 and out["r"]["pid"] != os.getpid()
 
 
 def test_timed_out_tool_process_is_killed(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     with pytest.raises(ExecutionError) as info:
-        run_plan([PlanStep("h", hang_forever, {"pid_file": str(pid_file)})])
+        run_plan_sync([PlanStep("h", hang_forever, {"pid_file": str(pid_file)})])
     assert isinstance(info.value.failures["h"], TimeoutError)
     assert _gone_soon(int(pid_file.read_text()))
 
 
 def test_exception_in_child_keeps_its_type_and_traceback() -> None:
     with pytest.raises(ExecutionError) as info:
-        run_plan([PlanStep("f", fail_in_child, {"msg": "missing"})])
+        run_plan_sync([PlanStep("f", fail_in_child, {"msg": "missing"})])
     err = info.value.failures["f"]
     assert isinstance(err, KeyError)
     assert any("in the tool process" in note for note in getattr(err, "__notes__", []))
@@ -74,12 +74,12 @@ def test_exception_in_child_keeps_its_type_and_traceback() -> None:
 
 def test_child_that_dies_is_reported() -> None:
     with pytest.raises(ExecutionError, match="exit code 3"):
-        run_plan([PlanStep("d", die, {"code": 3})])
+        run_plan_sync([PlanStep("d", die, {"code": 3})])
 
 
 def test_unpicklable_arguments_fail_cleanly() -> None:
     with pytest.raises(ExecutionError, match="could not start the tool process"):
-        run_plan([PlanStep("s", square, {"x": lambda: 1})])
+        run_plan_sync([PlanStep("s", square, {"x": lambda: 1})])
 
 
 def test_cancelling_the_plan_kills_the_child(tmp_path: Path) -> None:

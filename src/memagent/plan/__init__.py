@@ -1,21 +1,21 @@
 """Resource-aware planner and executor: run tool calls as concurrently as is safe.
 
 Declare each tool's contract with `@tool_spec(reads=…, writes=…, idempotent=…)`,
-describe the work as `PlanStep`s, and `run_plan(steps)` (or `Planner` +
-`Executor`) runs it on asyncio: data-flow and resource-conflict ordering, per
-resource read/write locks, per-tool caps, timeouts, retries for idempotent tools,
-traces. Generic: this layer knows nothing about memory stores.
+describe the work as `PlanStep`s, and `await run_plan(steps)` (`run_plan_sync`
+outside an event loop; or `Planner` + `Executor`) runs it on asyncio: data-flow
+and resource-conflict ordering, per resource read/write locks, per-tool caps,
+timeouts, retries for idempotent tools, traces. Generic: this layer knows nothing
+about memory stores.
 """
 
 from memagent.plan.errors import ExecutionError, PlanError
 from memagent.plan.executor import (
-    ExecutionResult,
     Executor,
     RetryPolicy,
-    StepOutcome,
-    arun_plan,
     run_plan,
+    run_plan_sync,
 )
+from memagent.plan.outcome import ExecutionResult, StepOutcome
 from memagent.plan.planner import ExecutionPlan, Planner
 from memagent.plan.shared_locks import SharedLocks
 from memagent.plan.spec import LatencyClass, ResourceSpec, ToolSpec, resources_overlap, tool_spec
@@ -38,8 +38,8 @@ __all__ = [
     "StepOutcome",
     "StepTrace",
     "ToolSpec",
-    "arun_plan",
     "resources_overlap",
     "run_plan",
+    "run_plan_sync",
     "tool_spec",
 ]

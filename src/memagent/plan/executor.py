@@ -26,19 +26,20 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from memagent.plan._args import resolve_refs
 from memagent.plan._process import call_in_process
 from memagent.plan._rwlock import LockTable
-from memagent.plan.errors import ExecutionError, PlanError
+from memagent.plan.errors import PlanError
+from memagent.plan.outcome import ExecutionError, ExecutionResult, StepOutcome
 from memagent.plan.planner import ExecutionPlan, Planner
 from memagent.plan.shared_locks import SharedLocks, shared_requests
 from memagent.plan.spec import ToolSpec
 from memagent.plan.step import PlanStep
-from memagent.plan.trace import ExecutionTrace, Status, StepTrace
+from memagent.plan.trace import ExecutionTrace, StepTrace
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,54 +69,6 @@ class RetryPolicy:
     def delay(self, attempt: int, rng: random.Random) -> float:
         raw = min(self.max_delay, self.base_delay * self.multiplier ** (attempt - 1))
         return raw * (1 - self.jitter * rng.random())
-
-
-@dataclass(slots=True)
-class StepOutcome:
-    """How one step ended: `ok` (with `value`), `failed` (with `error`), `skipped`
-    (a dependency failed; `reason` says which) or `cancelled`."""
-
-    step_id: str
-    status: Status
-    value: Any = None
-    error: BaseException | None = None
-    reason: str | None = None
-    attempts: int = 0
-
-
-@dataclass(slots=True)
-class ExecutionResult:
-    """Everything a run produced: artifacts, every step's outcome, the trace."""
-
-    artifacts: dict[str, Any]
-    outcomes: dict[str, StepOutcome]
-    trace: ExecutionTrace
-    cancelled_by: str | None = field(default=None)
-
-    @property
-    def ok(self) -> bool:
-        return all(o.status == "ok" for o in self.outcomes.values())
-
-    @property
-    def failures(self) -> dict[str, BaseException]:
-        return {k: o.error for k, o in self.outcomes.items() if o.error is not None}
-
-    @property
-    def skipped(self) -> dict[str, str]:
-        return {
-            k: o.reason or ""
-            for k, o in self.outcomes.items()
-            if o.status in ("skipped", "cancelled")
-        }
-
-    def value(self, step_id: str) -> Any:
-        """The return value of a step that succeeded; raises its error otherwise."""
-        outcome = self.outcomes[step_id]
-        if outcome.status == "ok":
-            return outcome.value
-        if outcome.error is not None:
-            raise outcome.error
-        raise ExecutionError({}, self, note=f"step {step_id!r} did not run: {outcome.reason}")
 
 
 class _LoopState:
@@ -447,7 +400,7 @@ class Executor:
             raise TimeoutError(f"tool {spec.name!r} timed out after {timeout:g}s") from exc
 
 
-async def arun_plan(
+async def run_plan(
     steps: Iterable[PlanStep] | ExecutionPlan,
     initial_artifacts: Mapping[str, Any] | None = None,
     *,
@@ -457,10 +410,13 @@ async def arun_plan(
     max_concurrency: int | None = None,
     fail_fast: bool = False,
 ) -> dict[str, Any]:
-    """Plan and run `steps`; return the artifacts (initial ones included).
+    """Plan and run `steps`; return the artifacts (initial ones included):
+    `artifacts = await run_plan(steps)`.
 
-    Sync tools run in a private thread pool that is let go without waiting, so a
-    thread left running by a timeout does not hold up the return.
+    Raises `PlanError` for invalid steps (nothing runs) and `ExecutionError`
+    listing every failed step. Sync tools run in a private thread pool that is
+    let go without waiting, so a thread left running by a timeout does not hold
+    up the return. Outside an event loop, call `run_plan_sync`.
     """
     pool = ThreadPoolExecutor(thread_name_prefix="memagent-plan")
     executor = Executor(
@@ -478,7 +434,7 @@ async def arun_plan(
     return result.artifacts
 
 
-def run_plan(
+def run_plan_sync(
     steps: Iterable[PlanStep] | ExecutionPlan,
     initial_artifacts: Mapping[str, Any] | None = None,
     *,
@@ -488,19 +444,19 @@ def run_plan(
     max_concurrency: int | None = None,
     fail_fast: bool = False,
 ) -> dict[str, Any]:
-    """Synchronous `arun_plan`: plan, run, return the artifacts dict.
-
-    Raises `PlanError` for invalid steps (nothing runs) and `ExecutionError`
-    listing every failed step. Inside a running event loop, await `arun_plan`.
+    """The blocking form of `run_plan` (as pydantic-ai's `run_sync`), for code
+    with no event loop of its own. Inside a running loop, `await run_plan(...)`.
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         pass
     else:
-        raise RuntimeError("run_plan() was called inside a running event loop; await arun_plan()")
+        raise RuntimeError(
+            "run_plan_sync() was called inside a running event loop; await run_plan() instead"
+        )
     return asyncio.run(
-        arun_plan(
+        run_plan(
             steps,
             initial_artifacts,
             tools=tools,
