@@ -413,7 +413,10 @@ class Interpreter:
             elif t is bytes or t is bytearray:
                 total += 4 * len(item) + 3
             elif t is int:
-                total += item.bit_length() // 3 + 2
+                bits = item.bit_length()
+                total += bits // 3 + 2
+                if bits > 14_000:
+                    str(item)  # past the int-to-str digit limit: CPython's ValueError, here
             elif isinstance(item, dict):
                 total += 2 + 4 * len(item)
                 stack.extend(item.keys())

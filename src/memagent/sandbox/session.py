@@ -49,7 +49,12 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value if value.bit_length() < 53 * 20 else str(value)
+        if value.bit_length() < 53 * 20:
+            return value
+        try:
+            return str(value)
+        except ValueError:  # past the int-to-str digit limit
+            return f"<int of {value.bit_length()} bits>"
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if depth < 50 and isinstance(value, (list, tuple)):
@@ -152,6 +157,7 @@ class Session:
             result, final = None, False
             error = _fmt(exc.kind, exc.message, exc.line or interp.line)
         except Exception as exc:
+            result, final = None, False
             line = getattr(exc, "_sandbox_line", None) or interp.line
             try:
                 message = str(exc)
