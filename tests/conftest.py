@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,17 +26,29 @@ def _no_ambient_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("MEMAGENT_HOME", str(tmp_path / "ambient-home"))
 
 
+def pg_data_dir() -> Path:
+    """A folder for a test PostgreSQL cluster outside pytest's temp tree.
+
+    As root, pgserver runs PostgreSQL as another user and opens up the folder's
+    parents for it; every pytest session resets ``/tmp/pytest-of-root`` to 0700,
+    so a cluster under it breaks whenever a second session starts meanwhile.
+    The caller removes the folder (``shutil.rmtree``) when done."""
+    return Path(tempfile.mkdtemp(prefix="memagent-test-pg-"))
+
+
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_url() -> Iterator[str]:
     """A PostgreSQL + pgvector server for the whole run, started by the suite
     itself (pgserver). If it cannot start, the tests that need it fail."""
     import warnings
 
+    data = pg_data_dir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs: no XDG_RUNTIME_DIR in CI
         import pgserver
 
-        srv = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+        srv = pgserver.get_server(data / "pg", cleanup_mode="stop")
     srv.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     yield srv.get_uri()
     srv.cleanup()
+    shutil.rmtree(data, ignore_errors=True)

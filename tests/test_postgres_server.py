@@ -4,6 +4,7 @@ database see the same memory, users stay apart, the database going away is a
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import pg_data_dir
 from memagent.postgres import DatabaseUnavailable
 from memagent.server import KeyStore, ServerSettings, create_app
 from memagent.server.testing import LiveServer, assert_problem
@@ -91,7 +93,8 @@ def test_database_stopped_is_503_and_unreachable_database_refuses_to_start(
         warnings.simplefilter("ignore")
         import pgserver
 
-        own = pgserver.get_server(tmp_path / "pg", cleanup_mode="stop")
+        data = pg_data_dir()
+        own = pgserver.get_server(data / "pg", cleanup_mode="stop")
     own.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     root = tmp_path / "server"
     key, _ = KeyStore(root).create(user="carol")
@@ -103,6 +106,7 @@ def test_database_stopped_is_503_and_unreachable_database_refuses_to_start(
         )
         assert client.post("/v1/memories", json={"text": "kept"}).status_code == 201
         own.cleanup()  # PostgreSQL stops under the running server
+        shutil.rmtree(data, ignore_errors=True)
         problem = assert_problem(client.post("/v1/memories", json={"text": "lost?"}), 503)
         assert "database" in problem["detail"]
         client.close()
