@@ -366,7 +366,6 @@ def test_a_real_llama_cpp_server_takes_our_response_format() -> None:
     """The embedded engine is llama.cpp's own server, listening on loopback: the same
     protocol that Ollama/vLLM/llama-server speak, with no fake in between."""
     from memagent.llm import embedded
-
     from memagent.llm.models import GEMMA_270M
 
     embedded.EmbeddedLLM(model="gemma-270m").load()
