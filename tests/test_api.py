@@ -162,3 +162,26 @@ def test_threads_share_one_memory_and_lose_nothing(mem: Memory) -> None:
         for i in range(5):
             hits = mem.recall(f"token{n}x{i}", k=1, kinds=["chunk"])
             assert hits and hits[0].content == f"worker {n} fact {i} token{n}x{i}"
+
+
+def test_update_undo_history(mem: Memory) -> None:
+    mid = mem.remember("The gym opens at 6am.", tags=["gym"])[0].id
+    with pytest.raises(InvalidInput, match="nothing to change"):
+        mem.update(mid)
+    for bad in [{"text": ""}, {"tags": "gym"}, {"tags": ["two words"]}, {"type": "rumour"}]:
+        with pytest.raises(InvalidInput):
+            mem.update(mid, **bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        mem.update(mid, text="x" * (mem.home.config.limits.max_file_bytes + 1))
+    with pytest.raises(InvalidInput):
+        mem.update("../../etc/passwd", text="x")
+    with pytest.raises(NotFound):
+        mem.update("chunk-20240101-000000000000", text="x")
+    assert mem.history(mid) == []
+    changed = mem.update(mid, text="The gym opens at 7am.", tags=["gym", "health"], type="fact")
+    assert changed.content == "The gym opens at 7am." and changed.type == "fact"
+    assert mem.recall("gym 7am", tags=["health"])[0].id == mid
+    assert asyncio.run(mem.ahistory(mid))[0]["before"]["content"] == "The gym opens at 6am."
+    undone = mem.undo(mid)
+    assert undone["after"]["content"] == "The gym opens at 6am."
+    assert mem.get(mid).tags == ["gym"]

@@ -249,3 +249,55 @@ def test_oversized_input_is_refused_and_nothing_written(
     res = _run("import", str(f), "--home", h, "--keyword-only")
     assert res.exit_code == 1 and "limit" in res.stderr
     assert _chunk_count(home) == 0
+
+
+def test_chunks_edit_history_undo(h: str, home: MemoryHome) -> None:
+    res = _run("remember", "The boiler code is 1234.", "--home", h, "--json", "--keyword-only")
+    cid = json.loads(res.stdout)[0]["id"]
+    res = _run(
+        "chunks", "edit", cid, "--home", h, "--text", "The boiler code is 9876.", "-t", "house"
+    )
+    assert res.exit_code == 0, res.output
+    assert "undo with" in res.stdout
+    hits = json.loads(_run("recall", "boiler 9876", "--home", h, "--json", "--keyword-only").stdout)
+    assert hits[0]["id"] == cid and hits[0]["tags"] == ["house"]
+    res = _run("chunks", "history", cid, "--home", h)
+    assert res.exit_code == 0 and "1234" in res.stdout and "9876" in res.stdout
+    res = _run("chunks", "undo", cid, "--home", h, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["after"]["content"] == "The boiler code is 1234."
+    edits = json.loads(_run("chunks", "history", cid, "--home", h, "--json").stdout)
+    assert [e["op"] for e in edits] == ["update", "undo"] and edits[0]["undone"] is True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--text", ""],
+        ["--tag", "two words"],
+        ["--tag", "a", "--no-tags"],
+        ["--type", "rumour"],
+        ["--text", "x" * 600_000],
+    ],
+)
+def test_chunks_edit_refuses_bad_input(h: str, home: MemoryHome, args: list[str]) -> None:
+    res = _run("remember", "Keep me.", "--home", h, "--json", "--keyword-only")
+    cid = json.loads(res.stdout)[0]["id"]
+    path = next(home.layout.chunks.rglob(f"{cid}.json"))
+    before = path.read_bytes()
+    res = _run("chunks", "edit", cid, "--home", h, *args)
+    assert res.exit_code != 0
+    assert "Traceback" not in res.output
+    assert path.read_bytes() == before
+
+
+def test_chunks_edit_and_undo_hostile_ids(h: str) -> None:
+    for args in (
+        ["chunks", "edit", "../../etc/passwd", "--text", "x"],
+        ["chunks", "undo", "--edit", "../x"],
+        ["chunks", "undo", "chunk-20240101-000000000000"],
+        ["chunks", "history", "chunk-../x"],
+    ):
+        res = _run(*args, "--home", h)
+        assert res.exit_code != 0 and "Traceback" not in res.output, args

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import anyio
 import httpx
 import httpx2
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 
 from memagent.core import MemoryHome
@@ -26,6 +27,9 @@ TOOLS = {
     "run_actions",
     "profile_show",
     "profile_apply",
+    "list_memories",
+    "update_memory",
+    "forget",
 }
 APPEND = {
     "operation": "append",
@@ -89,11 +93,18 @@ def _check(out: dict[str, Any]) -> None:
     assert out["resource_text"] == "# Jane\n"
 
 
+def _pythonpath() -> dict[str, str]:
+    value = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": value} if value else {}
+
+
 def test_mcp_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memagent", "mcp", "--home", str(home), "--keyword-only"],
+        # The SDK passes only a few variables on; keep PYTHONPATH (a source checkout).
+        env={**get_default_environment(), **_pythonpath()},
     )
 
     async def run() -> dict[str, Any]:
@@ -203,3 +214,59 @@ def test_mcp_http_body_limit(tmp_path: Path) -> None:
         )
     assert r.status_code == 413
     assert r.headers["content-type"].startswith("application/problem+json")
+
+
+def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
+    from memagent.api import Memory
+    from memagent.server.mcp_tools import build_mcp_server
+
+    alice = Memory.open(tmp_path / "alice", embeddings=False)
+    bob = Memory.open(tmp_path / "bob", embeddings=False)
+    mid = alice.remember("Jane drinks green tea.", tags=["jane"])[0].id
+
+    async def run(memory: Memory, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        async with Client(build_mcp_server(lambda _ctx: memory)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    try:
+        bad = anyio.run(
+            run,
+            alice,
+            [
+                ("update_memory", {"id": mid, "text": ""}),
+                ("update_memory", {"id": mid}),
+                ("update_memory", {"id": mid, "tags": ["bad tag"]}),
+                ("update_memory", {"id": mid, "text": "x" * 2_000_000}),
+                ("update_memory", {"id": "../../etc/passwd", "text": "x"}),
+                ("forget", {"id": "chunk-20240101-000000000000"}),
+                ("list_memories", {"limit": 0}),
+            ],
+        )
+        assert all(r.is_error for r in bad), [r for r in bad if not r.is_error]
+        assert alice.get(mid).content == "Jane drinks green tea."
+        other = anyio.run(
+            run, bob, [("update_memory", {"id": mid, "text": "hijack"}), ("forget", {"id": mid})]
+        )
+        assert all(r.is_error and "no chunk" in r.content[0].text for r in other)
+        ok = anyio.run(
+            run,
+            alice,
+            [
+                ("update_memory", {"id": mid, "text": "Jane drinks oolong.", "tags": ["tea"]}),
+                ("list_memories", {"limit": 5}),
+                ("forget", {"id": mid}),
+                ("list_memories", {}),
+            ],
+        )
+        assert not any(r.is_error for r in ok)
+        assert ok[0].structured_content["content"] == "Jane drinks oolong."
+        assert ok[1].structured_content["memories"][0]["tags"] == ["tea"]
+        assert ok[2].structured_content == {"id": mid, "hard": False, "restorable": True}
+        assert ok[3].structured_content["memories"] == []
+        assert [h.id for h in alice.recall("oolong", tags=["tea"])] == []
+        alice.restore(mid)
+        assert [h.id for h in alice.recall("oolong")] == [mid]
+        assert [e["op"] for e in alice.history(mid)] == ["update", "soft_delete", "restore"]
+    finally:
+        alice.close()
+        bob.close()

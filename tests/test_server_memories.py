@@ -187,3 +187,40 @@ def test_vault_rejects_bad_input_without_writing(s: Setup) -> None:
     bad = s.alice.post("/v1/vault/actions", json={"actions": [{"action": "format_disk"}]})
     assert_problem(bad, 400)
     assert s.alice.get("/v1/vault/notes/a.md").json()["content"] == "original"
+
+
+def test_patch_history_undo_and_other_user_404(s: Setup) -> None:
+    mid = s.alice.post("/v1/memories", json={"text": "Jane likes jasmine tea."}).json()["id"]
+    patched = s.alice.patch(
+        f"/v1/memories/{mid}", json={"text": "Jane likes rooibos.", "tags": ["jane"]}
+    )
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["content"] == "Jane likes rooibos." and patched.json()["tags"] == ["jane"]
+    assert ids(s.alice.get("/v1/memories/search", params={"q": "rooibos"})) == [mid]
+    hist = s.alice.get(f"/v1/memories/{mid}/history").json()["edits"]
+    assert hist[0]["before"]["content"] == "Jane likes jasmine tea."
+    # Bob cannot see, edit, read the history of, or undo Alice's memory.
+    assert_problem(s.bob.patch(f"/v1/memories/{mid}", json={"text": "mine"}), 404)
+    assert_problem(s.bob.get(f"/v1/memories/{mid}/history"), 404)
+    assert_problem(s.bob.post(f"/v1/memories/{mid}/undo"), 404)
+    assert_problem(s.bob.post(f"/v1/memories/{mid}/undo", params={"edit": hist[0]["edit"]}), 404)
+    for body in [
+        {},
+        {"text": ""},
+        {"text": 5},
+        {"tags": "jane"},
+        {"tags": ["x" * 65]},
+        {"type": "rumour"},
+        {"text": "ok", "owner": "bob"},
+    ]:
+        r = s.alice.patch(f"/v1/memories/{mid}", json=body)
+        assert r.status_code in (400, 422), (body, r.text)
+    assert_problem(s.alice.patch(f"/v1/memories/{mid}", json={"tags": ["two words"]}), 400)
+    big = s.alice.patch(f"/v1/memories/{mid}", json={"text": "x" * 70_000})
+    assert big.status_code == 413
+    assert s.alice.patch("/v1/memories/chunk-..%2F..%2Fkeys", json={"text": "x"}).status_code == 404
+    assert_problem(s.alice.post(f"/v1/memories/{mid}/undo", params={"edit": "edit-zz"}), 422)
+    undone = s.alice.post(f"/v1/memories/{mid}/undo")
+    assert undone.status_code == 200 and undone.json()["op"] == "undo"
+    assert s.alice.get(f"/v1/memories/{mid}").json()["content"] == "Jane likes jasmine tea."
+    assert_problem(s.alice.post(f"/v1/memories/{mid}/undo"), 404)

@@ -299,6 +299,38 @@ class Memory:
         with self._guard:
             return self.chunks.restore(memory_id)
 
+    def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        tags: Sequence[str] | None = None,
+        type: str | None = None,
+    ) -> Chunk:
+        """Change a memory's text, tags or type: re-indexed, logged with before and
+        after, undoable (`undo`). Fields left None keep their value."""
+        if text is None and tags is None and type is None:
+            raise InvalidInput("nothing to change: give text, tags or type")
+        if tags is not None and (isinstance(tags, str) or not isinstance(tags, Sequence)):
+            raise InvalidInput("tags must be a list of strings")
+        with self._guard:
+            return self.chunks.update(
+                memory_id,
+                content=text,
+                tags=list(tags) if tags is not None else None,
+                type=type,
+            )
+
+    def undo(self, memory_id: str | None = None, *, edit: str | None = None) -> dict[str, Any]:
+        """Revert a memory's newest edit (or the edit `edit`); refused when it changed since."""
+        with self._guard:
+            return self.chunks.undo(memory_id, edit=edit).to_json()
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every logged edit of one memory (before/after), oldest first."""
+        with self._guard:
+            return [e.to_json() for e in self.chunks.history(memory_id)]
+
     # -- notes -------------------------------------------------------------------------
     def read_note(self, path: str) -> str:
         return self.vault.read(path)
@@ -409,6 +441,9 @@ class Memory:
     amemories = _to_thread(memories)
     aforget = _to_thread(forget)
     arestore = _to_thread(restore)
+    aupdate = _to_thread(update)
+    aundo = _to_thread(undo)
+    ahistory = _to_thread(history)
     aread_note = _to_thread(read_note)
     alist_notes = _to_thread(list_notes)
     awrite_note = _to_thread(write_note)

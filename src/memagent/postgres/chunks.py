@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memagent.core import Config, InvalidInput, MemagentError, NotFound
+from memagent.core import Config, InvalidInput, MemagentError, NotFound, OpRecord
 from memagent.index import Filters, Hit, Row, SearchParams, SyncReport
 from memagent.index.documents import chunk_doc
 from memagent.index.search import (
@@ -227,7 +227,17 @@ class PgChunkStore(ChunkStore):
         vec = parse_vector(row[0]) if row is not None else None
         return vec[None, :] if vec is not None else None
 
-    def _store(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None) -> None:
+    def op_records(self) -> list[OpRecord]:
+        return self.ops.read(actor=ACTOR)
+
+    def _store(
+        self,
+        chunk: Chunk,
+        *,
+        op: str,
+        vec: npt.NDArray[np.float32] | None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
         doc = chunk_doc(rel, data)
@@ -285,7 +295,7 @@ class PgChunkStore(ChunkStore):
                 path=rel,
                 before=digest(json_bytes(old[0])) if old is not None else None,
                 after=digest(body),
-                meta={"id": chunk.id},
+                meta={"id": chunk.id, **(meta or {})},
             )
 
     def _remove(self, chunk: Chunk) -> None:

@@ -41,6 +41,28 @@ class Recalled(BaseModel):
     hits: list[RecallHit]
 
 
+class MemoryItem(BaseModel):
+    id: str
+    content: str
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    deleted: bool = False
+
+
+class MemoryListing(BaseModel):
+    memories: list[MemoryItem]
+
+
+class Forgot(BaseModel):
+    id: str
+    hard: bool
+    restorable: bool = Field(description="True for a soft delete (undo with restore).")
+
+
+ChunkIdField = Field(pattern=r"^chunk-\d{8}-[0-9a-f]{12}$", description="A memory id.")
+
+
 class NoteText(BaseModel):
     path: str
     content: str
@@ -137,6 +159,56 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             return Recalled(hits=current(ctx).recall(query, k=k))
         except MemagentError as exc:
             raise _fail(exc) from exc
+
+    @mcp.tool()
+    def list_memories(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=200, description="How many, newest first.")] = 20,
+        tags: Annotated[list[str], Field(max_length=32, description="Only with these tags.")] = [],  # noqa: B006
+        include_deleted: Annotated[bool, Field(description="Also soft-deleted ones.")] = False,
+    ) -> MemoryListing:
+        """List stored memories, newest first (ids for update_memory and forget)."""
+        try:
+            rows = current(ctx).memories(limit=limit, tags=tags, include_deleted=include_deleted)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+        return MemoryListing(memories=[MemoryItem.model_validate(r) for r in rows])
+
+    @mcp.tool()
+    def update_memory(
+        id: Annotated[str, ChunkIdField],
+        ctx: Context,
+        text: Annotated[str | None, Field(min_length=1, description="The new text.")] = None,
+        tags: Annotated[
+            list[str] | None, Field(max_length=32, description="The new tags (replaces all).")
+        ] = None,
+    ) -> MemoryItem:
+        """Correct a memory's text or tags (re-indexed, logged, undoable)."""
+        try:
+            chunk = current(ctx).update(id, text=text, tags=tags)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+        return MemoryItem(
+            id=chunk.id,
+            content=chunk.content,
+            type=chunk.type,
+            tags=list(chunk.tags),
+            created_at=chunk.metadata.created,
+            deleted=chunk.deleted_at is not None,
+        )
+
+    @mcp.tool()
+    def forget(
+        id: Annotated[str, ChunkIdField],
+        ctx: Context,
+        hard: Annotated[bool, Field(description="Remove for good (no restore).")] = False,
+    ) -> Forgot:
+        """Forget a memory: hidden from recall (restorable), or with hard=true removed."""
+        try:
+            current(ctx).forget(id, hard=hard)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+        return Forgot(id=id, hard=hard, restorable=not hard)
 
     @mcp.tool()
     def read_note(

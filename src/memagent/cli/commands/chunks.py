@@ -1,4 +1,4 @@
-"""`memagent chunks ls|show|rm|restore|link` and `memagent links ID`."""
+"""`memagent chunks ls|show|edit|history|undo|rm|restore|link` and `memagent links ID`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from memagent.cli._common import HomeOption, console, open_home, print_json
 from memagent.cli.commands.memories import _filters
 
 chunks_app = typer.Typer(
-    help="List, show, delete and restore episodic chunks.", no_args_is_help=True
+    help="List, show, edit, undo, delete and restore episodic chunks.", no_args_is_help=True
 )
 AsJson = Annotated[bool, typer.Option("--json", help="JSON output.")]
 
@@ -88,6 +88,78 @@ def restore(chunk_id: str, home: HomeOption = None) -> None:
 
     ChunkStore(open_home(home)).restore(chunk_id)
     console.print(f"restored {chunk_id}", highlight=False)
+
+
+@chunks_app.command("edit")
+def edit(
+    chunk_id: str,
+    home: HomeOption = None,
+    text: Annotated[str | None, typer.Option("--text", help="The new text.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", "-t", help="The new tags (repeat; replaces all).")
+    ] = None,
+    no_tags: Annotated[bool, typer.Option("--no-tags", help="Remove every tag.")] = False,
+    type_: Annotated[str | None, typer.Option("--type", help="The new type.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Change a chunk's text, tags or type (re-indexed, logged; `chunks undo` reverts)."""
+    from memagent.core import InvalidInput
+    from memagent.memory.chunks import ChunkStore
+
+    if tag and no_tags:
+        raise InvalidInput("--tag and --no-tags contradict each other")
+    tags = [] if no_tags else tag
+    if text is None and tags is None and type_ is None:
+        raise InvalidInput("nothing to change: give --text, --tag, --no-tags or --type")
+    store = ChunkStore(open_home(home))
+    chunk = store.update(chunk_id, content=text, tags=tags, type=type_)
+    if as_json:
+        print_json(chunk.model_dump(mode="json"))
+        return
+    console.print(
+        f"edited {chunk_id} (undo with `memagent chunks undo {chunk_id}`)", highlight=False
+    )
+
+
+@chunks_app.command("history")
+def history(chunk_id: str, home: HomeOption = None, as_json: AsJson = False) -> None:
+    """A chunk's edits, oldest first, with the fields before and after."""
+    from rich.markup import escape
+
+    from memagent.memory.chunks import ChunkStore
+
+    edits = ChunkStore(open_home(home), embeddings=False).history(chunk_id)
+    if as_json:
+        print_json([e.to_json() for e in edits])
+        return
+    if not edits:
+        console.print("no edits")
+    for e in edits:
+        mark = " (undone)" if e.undone else ""
+        console.print(f"{e.ts[:19]} {e.edit} {e.op}{mark}", highlight=False)
+        for field in e.after:
+            old, new = e.before.get(field), e.after[field]
+            if old != new:
+                console.print(
+                    f"  {field}: {escape(repr(old))} → {escape(repr(new))}", highlight=False
+                )
+
+
+@chunks_app.command("undo")
+def undo(
+    chunk_id: Annotated[str | None, typer.Argument(help="The chunk (its newest edit).")] = None,
+    home: HomeOption = None,
+    edit_id: Annotated[str | None, typer.Option("--edit", help="Undo this edit.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Revert a chunk's newest edit (or --edit ID); refused if it changed since."""
+    from memagent.memory.chunks import ChunkStore
+
+    done = ChunkStore(open_home(home)).undo(chunk_id, edit=edit_id)
+    if as_json:
+        print_json(done.to_json())
+        return
+    console.print(f"undid {done.undoes} on {done.chunk_id} ({done.edit})", highlight=False)
 
 
 @chunks_app.command("link")

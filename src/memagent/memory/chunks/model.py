@@ -136,3 +136,14 @@ class ChunkDraft(BaseModel):
     session_id: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
     source: dict[str, Any] = Field(default_factory=dict)
     links: list[Link] = Field(default_factory=list)
+
+
+def editable_fields(chunk: Chunk) -> dict[str, Any]:
+    """What an edit may change, as logged before/after (and compared by undo)."""
+    return {
+        "content": chunk.content,
+        "tags": list(chunk.tags),
+        "type": chunk.type,
+        "confidence": chunk.metadata.confidence,
+        "deleted_at": chunk.deleted_at,
+    }

@@ -9,12 +9,13 @@ the next open's `sync` repairs the index from the files.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,8 @@ from memagent.core import (
     InvalidInput,
     MemoryHome,
     NotFound,
+    OpRecord,
+    read_ops,
     read_ops_since,
 )
 from memagent.embeddings import (
@@ -57,9 +60,13 @@ from memagent.memory.chunks.model import (
     check_id,
     check_tags,
     day_folder,
+    editable_fields,
     new_chunk_id,
     parse_timestamp,
 )
+
+if TYPE_CHECKING:
+    from memagent.memory.chunks.edits import ChunkEdit
 
 ACTOR = "chunks"
 Progress = Callable[[int, int], None]
@@ -70,6 +77,10 @@ DEFAULT_PARAMS = SearchParams()
 
 def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def new_edit_id() -> str:
+    return f"edit-{secrets.token_hex(8)}"
 
 
 def _size_of(path: Path) -> int:
@@ -95,6 +106,7 @@ class ChunkStore:
     def _init_common(self, config: Config, embeddings: bool | None) -> None:
         """What every backend sets up: the config and the embedder."""
         self.config = config
+        self.last_edit: str | None = None
         enabled = config.embeddings.enabled if embeddings is None else embeddings
         self.embedder: Embedder | None = load_embedder(enabled=enabled)
         if self.embedder is not None:
@@ -165,8 +177,20 @@ class ChunkStore:
     def _link_source(self) -> LinkSource:
         return IndexLinkSource(self.index)
 
-    def _store(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None) -> None:
-        self._write(self.index, chunk, op=op, vec=vec)
+    def _store(
+        self,
+        chunk: Chunk,
+        *,
+        op: str,
+        vec: npt.NDArray[np.float32] | None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self._write(self.index, chunk, op=op, vec=vec, meta=meta)
+
+    def op_records(self) -> list[OpRecord]:
+        """This store's ops-log records (actor `chunks`), oldest first: edit history
+        and undo read them."""
+        return [r for r in read_ops(self.home.layout.ops_log) if r.actor == ACTOR]
 
     def _remove(self, chunk: Chunk) -> None:
         rel = chunk.rel_path
@@ -307,12 +331,19 @@ class ChunkStore:
         return chunk
 
     def _write(
-        self, index: Index, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None = None
+        self,
+        index: Index,
+        chunk: Chunk,
+        *,
+        op: str,
+        vec: npt.NDArray[np.float32] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
+        record = {"id": chunk.id, **(meta or {})}
         with self.home.storage.lock():
-            self.home.storage.write_json(rel, data, actor=ACTOR, op=op, meta={"id": chunk.id})
+            self.home.storage.write_json(rel, data, actor=ACTOR, op=op, meta=record)
             doc = chunk_doc(rel, data)
             assert doc is not None
             index.upsert([doc], vec)
@@ -360,15 +391,20 @@ class ChunkStore:
         type: str | None = None,
         confidence: float | None = None,
     ) -> Chunk:
+        """Change a chunk's text, tags, type or confidence: re-indexed (a new text is
+        re-embedded) and logged with the fields before and after (`edits.undo`)."""
+        if content is not None:
+            if not isinstance(content, str):
+                raise InvalidInput("content must be a string")
+            self._check_draft(ChunkDraft(content=content))
+        new_tags = None
+        if tags is not None:
+            if isinstance(tags, str) or not isinstance(tags, list):
+                raise InvalidInput("tags must be a list of strings")
+            new_tags = check_tags(tags)
         with self._lock():
             chunk = self._read(chunk_id)
-            vec = self._vector(chunk_id)
-            if content is not None:
-                self._check_draft(ChunkDraft(content=content))
-                chunk.content = content
-                vec = None
-            if tags is not None:
-                chunk.tags = check_tags(tags)
+            before = editable_fields(chunk)
             try:
                 if type is not None:
                     chunk = Chunk.model_validate({**chunk.model_dump(), "type": type})
@@ -378,25 +414,59 @@ class ChunkStore:
                     )
             except ValidationError as exc:
                 raise InvalidInput(f"invalid update: {exc.errors()[0]['msg']}") from exc
-            chunk.metadata.modified = _iso(datetime.now(UTC))
-            self._store(chunk, op="update", vec=vec)
+            if content is not None:
+                chunk.content = content
+                chunk.tokens = count_tokens(content, self.embedder)
+            if new_tags is not None:
+                chunk.tags = new_tags
+            return self._save_edit(chunk, before, op="update")
+
+    def _save_edit(
+        self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
+    ) -> Chunk:
+        """Write an edited chunk (under the lock) with `before`/`after` in the log."""
+        after = editable_fields(chunk)
+        if after == before:
             return chunk
+        vec = None if after["content"] != before["content"] else self._vector(chunk.id)
+        chunk.metadata.modified = _iso(datetime.now(UTC))
+        meta: dict[str, Any] = {"edit": new_edit_id(), "before": before, "after": after}
+        if undoes is not None:
+            meta["undoes"] = undoes
+        self._store(chunk, op=op, vec=vec, meta=meta)
+        self.last_edit = meta["edit"]
+        return chunk
+
+    def history(self, chunk_id: str) -> list[ChunkEdit]:
+        """Every logged edit of one chunk, oldest first (before/after of each)."""
+        from memagent.memory.chunks.edits import history
+
+        return history(self, chunk_id)
+
+    def undo(self, chunk_id: str | None = None, *, edit: str | None = None) -> ChunkEdit:
+        """Revert an edit (the chunk's newest not yet undone, or `edit`); refused with
+        `Conflict` when the chunk changed since."""
+        from memagent.memory.chunks.edits import undo
+
+        return undo(self, chunk_id, edit=edit)
 
     def soft_delete(self, chunk_id: str) -> Chunk:
         """Hide from search and listing; `restore` brings it back."""
         with self._lock():
             chunk = self._read(chunk_id)
             if chunk.deleted_at is None:
+                before = editable_fields(chunk)
                 chunk.deleted_at = _iso(datetime.now(UTC))
-                self._store(chunk, op="soft_delete", vec=self._vector(chunk_id))
+                self._save_edit(chunk, before, op="soft_delete")
             return chunk
 
     def restore(self, chunk_id: str) -> Chunk:
         with self._lock():
             chunk = self._read(chunk_id)
             if chunk.deleted_at is not None:
+                before = editable_fields(chunk)
                 chunk.deleted_at = None
-                self._store(chunk, op="restore", vec=self._vector(chunk_id))
+                self._save_edit(chunk, before, op="restore")
             return chunk
 
     def hard_delete(self, chunk_id: str) -> None:

@@ -1,4 +1,4 @@
-"""`/v1/memories`: remember, search, get, list, forget, restore (episodic memory)."""
+"""`/v1/memories`: remember, search, get, list, edit, undo, forget, restore (episodic memory)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,38 @@ class RememberRequest(BaseModel):
     created_at: str | None = Field(
         default=None, max_length=64, description="ISO 8601 time it happened (default: now)."
     )
+
+
+class UpdateRequest(BaseModel):
+    """The fields to change; those left out keep their value."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    text: str | None = Field(default=None, min_length=1, description="The new text.")
+    tags: list[Tag] | None = Field(default=None, max_length=32, description="The new tags.")
+    type: str | None = Field(
+        default=None,
+        pattern=r"^(decision|pattern|preference|fact|note)$",
+        description="decision, pattern, preference, fact or note.",
+    )
+
+
+class MemoryEdit(BaseModel):
+    """One logged edit of a memory: the editable fields before and after."""
+
+    ts: str
+    edit: str
+    op: str
+    chunk_id: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    undoes: str | None = None
+    undone: bool = False
+
+
+class MemoryHistory(BaseModel):
+    id: str
+    edits: list[MemoryEdit]
 
 
 class MemoryOut(BaseModel):
@@ -156,6 +188,45 @@ def forget(
 ) -> Forgotten:
     caller.memory.forget(memory_id, hard=hard)
     return Forgotten(id=memory_id, deleted=True, hard=hard)
+
+
+@router.patch(
+    "/{memory_id:chunk_id}",
+    response_model=MemoryOut,
+    summary="Edit a memory's text, tags or type (re-indexed, logged, undoable)",
+)
+def update(memory_id: MemoryId, body: UpdateRequest, caller: CallerDep) -> MemoryOut:
+    chunk = caller.memory.update(memory_id, text=body.text, tags=body.tags, type=body.type)
+    return MemoryOut.of(chunk)
+
+
+@router.get(
+    "/{memory_id:chunk_id}/history",
+    response_model=MemoryHistory,
+    summary="A memory's edits, oldest first",
+)
+def history(memory_id: MemoryId, caller: CallerDep) -> MemoryHistory:
+    edits = [MemoryEdit.model_validate(e) for e in caller.memory.history(memory_id)]
+    return MemoryHistory(id=memory_id, edits=edits)
+
+
+@router.post(
+    "/{memory_id:chunk_id}/undo",
+    response_model=MemoryEdit,
+    summary="Undo a memory's newest edit (or a named one)",
+)
+def undo(
+    memory_id: MemoryId,
+    caller: CallerDep,
+    edit: Annotated[
+        str | None,
+        Query(
+            pattern=r"^edit-[0-9a-f]{16}$",
+            description="The edit to revert (default: the newest edit not undone).",
+        ),
+    ] = None,
+) -> MemoryEdit:
+    return MemoryEdit.model_validate(caller.memory.undo(memory_id, edit=edit))
 
 
 @router.post(
