@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput, MemoryHome
+from memagent.stores import DEFAULT_USER, Stores, open_stores, store_url
 
 if TYPE_CHECKING:
     from memagent.index import Hit
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
+
+__all__ = ["DEFAULT_USER", "Memory", "RecallHit", "store_url"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,28 +91,6 @@ def _to_thread(fn: Callable[P, R]) -> Callable[P, Any]:
     return wrapper
 
 
-DEFAULT_USER = "default"
-
-
-def store_url(home: MemoryHome, store: str | None = None) -> str | None:
-    """The PostgreSQL URL to use: `store` when given (`local` means files), else
-    the home's `[store]` config; None means the home's files."""
-    if store is not None:
-        if store == "local":
-            return None
-        from memagent.postgres.db import is_postgres_url
-
-        if not is_postgres_url(store):
-            raise InvalidInput(f"--store: expected local or postgresql://…, got {store[:80]!r}")
-        return store
-    cfg = home.config.store
-    if cfg.backend == "postgres":
-        if not cfg.url:
-            raise InvalidInput("config.toml: [store] backend = 'postgres' needs a url")
-        return cfg.url
-    return None
-
-
 class Memory:
     """A memory home: episodic memories (`chunks`), notes (`vault`), facts (`profile`).
 
@@ -121,27 +101,36 @@ class Memory:
     Storage backend: the home's files (default), or a shared PostgreSQL
     database — `store="postgresql://…"` (or `[store] backend = "postgres"` and
     `url` in the home's config.toml) with `user` naming whose memory this is.
-    Then chunks, search, profile facts and their ops log live in the database;
-    notes stay in the home's vault.
+    The stores come from `memagent.stores.open_stores` (`stores=` hands in ones
+    opened elsewhere, e.g. the server's per-user cache).
     """
 
     def __init__(
         self,
-        home: MemoryHome,
+        home: MemoryHome | None = None,
         *,
         embeddings: bool | None = None,
         db: Database | None = None,
         user: str | None = None,
+        stores: Stores | None = None,
     ) -> None:
-        self.home = home.require()
-        self._embeddings = embeddings
-        self.db = db
-        self.user = user or DEFAULT_USER
-        self._owns_db = False
-        self._chunks: ChunkStore | None = None
-        self._vault: Vault | None = None
-        self._profile: ProfileStore | None = None
-        self._guard = threading.RLock()
+        if stores is None:
+            stores = Stores(home, embeddings=embeddings, db=db, user=user)
+        self.stores = stores
+        self._guard = stores.lock
+
+    @property
+    def home(self) -> MemoryHome:
+        """The memory home (config, notes); `InvalidInput` when opened on a URL alone."""
+        return self.stores._need_home("this operation")
+
+    @property
+    def db(self) -> Database | None:
+        return self.stores.db
+
+    @property
+    def user(self) -> str:
+        return self.stores.user
 
     @classmethod
     def open(
@@ -153,75 +142,29 @@ class Memory:
         store: str | None = None,
         user: str | None = None,
     ) -> Memory:
-        mh = home if isinstance(home, MemoryHome) else MemoryHome.open(home)
-        if mh.root.exists() and not mh.root.is_dir():
-            raise InvalidInput(f"{mh.root} is not a folder; a memory home is a folder")
-        if create and not mh.exists:
-            from memagent.setup import init_home
-
-            init_home(mh)
-        url = store_url(mh, store)
-        if url is None:
-            return cls(mh, embeddings=embeddings)
-        from memagent.postgres import Database
-
-        db = Database.open(url)
-        memory = cls(mh, embeddings=embeddings, db=db, user=user)
-        memory._owns_db = True
-        return memory
+        """`home` may also be a `postgresql://` URL (no local home at all)."""
+        return cls(
+            stores=open_stores(home, create=create, embeddings=embeddings, store=store, user=user)
+        )
 
     # -- the stores ----------------------------------------------------------------
     @property
     def chunks(self) -> ChunkStore:
         """Episodic memories (`memagent.memory.chunks.ChunkStore`)."""
-        with self._guard:
-            if self._chunks is None:
-                if self.db is not None:
-                    from memagent.postgres import PgChunkStore
-
-                    self._chunks = PgChunkStore(
-                        self.db, self.user, config=self.home.config, embeddings=self._embeddings
-                    )
-                else:
-                    from memagent.memory.chunks import ChunkStore
-
-                    self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
-            return self._chunks
+        return self.stores.chunks
 
     @property
     def vault(self) -> Vault:
         """Markdown notes (`memagent.memory.vault.Vault`)."""
-        with self._guard:
-            if self._vault is None:
-                from memagent.memory.vault import Vault
-
-                self._vault = Vault(self.home, actor="api")
-            return self._vault
+        return self.stores.vault
 
     @property
     def profile(self) -> ProfileStore:
         """Structured profile facts (`memagent.memory.profile.ProfileStore`)."""
-        with self._guard:
-            if self._profile is None:
-                if self.db is not None:
-                    from memagent.postgres import PgProfileStore
-
-                    store = PgProfileStore(self.db, self.user, config=self.home.config)
-                    store.ensure_starters()
-                    self._profile = store
-                else:
-                    from memagent.memory.profile import ProfileStore
-
-                    self._profile = ProfileStore(self.home)
-            return self._profile
+        return self.stores.profile
 
     def close(self) -> None:
-        with self._guard:
-            if self._chunks is not None:
-                self._chunks.close()
-                self._chunks = None
-            if self.db is not None and self._owns_db:
-                self.db.close()
+        self.stores.close()
 
     def __enter__(self) -> Memory:
         return self

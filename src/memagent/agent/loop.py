@@ -22,7 +22,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -51,6 +51,10 @@ from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
 from memagent.agent.traces import Trace, Traces
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.llm import LLM, Message, Usage
+
+if TYPE_CHECKING:
+    from memagent.memory.profile import ProfileStore
+    from memagent.stores import Stores
 
 FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
 TextCallback = Callable[[str], None]
@@ -130,6 +134,7 @@ class Agent:
         conversation: str | None = None,
         persist: bool = True,
         max_tokens: int | None = None,
+        stores: Stores | None = None,
     ) -> None:
         self.home = home.require()
         cfg = home.config.agent
@@ -160,7 +165,7 @@ class Agent:
         self.persona_name = persona
         if persona is not None:
             self.personas.load(persona)  # fail early on an unknown persona
-        self.memory = AgentMemory(home, embeddings=embeddings)
+        self.memory = AgentMemory(home, embeddings=embeddings, stores=stores)
         self.registry = ToolRegistry()
         for t in self.memory.tools():
             self.registry.add(t)
@@ -675,7 +680,7 @@ class Agent:
                 self.traces.save(trace)
 
         def learn_job() -> None:
-            trace.background.append(_learn(home, llm, message))
+            trace.background.append(_learn(memory.stores.profile, llm, message))
             if persist:
                 self.traces.save(trace)
 
@@ -685,10 +690,9 @@ class Agent:
         self._writer.submit(f"turn {turn_no}", job)
 
 
-def _learn(home: MemoryHome, llm: LLM, message: str) -> str:
-    from memagent.memory.profile import LearnFailed, ProfileStore, learn
+def _learn(store: ProfileStore, llm: LLM, message: str) -> str:
+    from memagent.memory.profile import LearnFailed, learn
 
-    store = ProfileStore(home)
     if not store.names():
         return "profile: no resources"
     try:

@@ -17,7 +17,6 @@ the default memory tools, and all-or-nothing batches.
 from __future__ import annotations
 
 import contextlib
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
 from memagent.memory.vault import Vault
+from memagent.stores import Stores
 
 if TYPE_CHECKING:
     from memagent.memory.chunks import ChunkStore
@@ -163,15 +163,22 @@ class AgentMemory:
     """Memory access for one agent (thread-safe: the background writer shares it)."""
 
     def __init__(
-        self, home: MemoryHome, *, embeddings: bool | None = None, actor: str = "agent"
+        self,
+        home: MemoryHome,
+        *,
+        embeddings: bool | None = None,
+        actor: str = "agent",
+        stores: Stores | None = None,
     ) -> None:
+        """`stores`: the user's stores opened elsewhere (shared, not closed here);
+        by default the home's own are opened."""
         self.home = home.require()
         self.actor = actor
         self.vault = JournaledVault(home, actor=actor)
-        self._embeddings = embeddings
-        self._chunks: ChunkStore | None = None
+        self._owns_stores = stores is None
+        self.stores = stores if stores is not None else Stores(home, embeddings=embeddings)
         self._chunks_error: str | None = None
-        self._lock = threading.RLock()
+        self._lock = self.stores.lock
         self.undo_log: list[tuple[str, str]] = []
 
     # -- stores ---------------------------------------------------------------------
@@ -179,14 +186,12 @@ class AgentMemory:
     def chunks(self) -> ChunkStore | None:
         """The chunk store, or None when it cannot be opened (reason in `chunks_error`)."""
         with self._lock:
-            if self._chunks is None and self._chunks_error is None:
+            if self._chunks_error is None:
                 try:
-                    from memagent.memory.chunks import ChunkStore
-
-                    self._chunks = ChunkStore(self.home, embeddings=self._embeddings)
+                    return self.stores.chunks
                 except (ImportError, MemagentError, OSError) as exc:
                     self._chunks_error = f"{type(exc).__name__}: {exc}"
-            return self._chunks
+            return None
 
     @property
     def chunks_error(self) -> str | None:
@@ -194,9 +199,8 @@ class AgentMemory:
 
     def close(self) -> None:
         with self._lock:
-            if self._chunks is not None:
-                self._chunks.close()
-                self._chunks = None
+            if self._owns_stores:
+                self.stores.close()
 
     # -- reading ----------------------------------------------------------------------
     def user_md(self) -> str:
@@ -208,9 +212,7 @@ class AgentMemory:
 
     def profile_lines(self) -> list[str]:
         try:
-            from memagent.memory.profile import ProfileStore
-
-            store = ProfileStore(self.home)
+            store = self.stores.profile
             resources = store.load_all()
             today = store.today()
         except (ImportError, MemagentError, OSError):

@@ -32,6 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput
+from memagent.index.filters import SQLITE, FilterSQL
 from memagent.index.store import Index, Row
 
 MAX_QUERY_CHARS = 4000
@@ -76,30 +77,10 @@ class Filters(BaseModel):
     conversation_id: str | None = None
     include_deleted: bool = False
 
-    def sql(self, alias: str = "docs") -> tuple[str, list[Any]]:
-        parts: list[str] = []
-        params: list[Any] = []
-        a = alias
-        if not self.include_deleted:
-            parts.append(f"{a}.deleted = 0")
-        if self.kinds:
-            parts.append(f"{a}.kind IN ({','.join('?' * len(self.kinds))})")
-            params += self.kinds
-        for col in ("type", "user_id", "agent_id", "session_id", "conversation_id"):
-            value = getattr(self, col)
-            if value is not None:
-                parts.append(f"{a}.{col} = ?")
-                params.append(value)
-        if self.since is not None:
-            parts.append(f"{a}.created >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            parts.append(f"{a}.created < ?")
-            params.append(self.until)
-        for tag in self.tags:
-            parts.append(f"{a}.rowid IN (SELECT rowid FROM tags WHERE tag = ?)")
-            params.append(tag)
-        return (" AND ".join(parts) or "1"), params
+    def sql(self, alias: str = "docs", dialect: FilterSQL | None = None) -> tuple[str, list[Any]]:
+        """These filters as a WHERE fragment and its parameters (SQLite unless a
+        `dialect` says otherwise; see `memagent.index.filters`)."""
+        return (dialect or SQLITE).where(self, alias)
 
     @property
     def narrowing(self) -> bool:

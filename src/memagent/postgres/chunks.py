@@ -22,6 +22,7 @@ import numpy.typing as npt
 from memagent.core import Config, InvalidInput, MemagentError, NotFound, OpRecord
 from memagent.index import Filters, Hit, Row, SearchParams, SyncReport
 from memagent.index.documents import chunk_doc
+from memagent.index.filters import PostgresFilterSQL
 from memagent.index.search import (
     _TERM,
     MAX_QUERY_CHARS,
@@ -75,36 +76,13 @@ def _row(r: tuple[Any, ...]) -> Row:
     )
 
 
+CHUNKS_SQL = PostgresFilterSQL(table_kinds=("chunk",))
+
+
 def filter_sql(f: Filters, alias: str = "c") -> tuple[str, list[Any]]:
-    """`Filters` as a PostgreSQL WHERE fragment (the user is added by the caller)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    a = alias
-    if f.kinds is not None and "chunk" not in f.kinds:
-        parts.append("false")
-    if not f.include_deleted:
-        parts.append(f"NOT {a}.deleted")
-    for field, col in (
-        ("type", "type"),
-        ("user_id", "scope_user_id"),
-        ("agent_id", "agent_id"),
-        ("session_id", "session_id"),
-        ("conversation_id", "conversation_id"),
-    ):
-        value = getattr(f, field)
-        if value is not None:
-            parts.append(f"{a}.{col} = %s")
-            params.append(value)
-    if f.since is not None:
-        parts.append(f"{a}.created >= %s")
-        params.append(f.since)
-    if f.until is not None:
-        parts.append(f"{a}.created < %s")
-        params.append(f.until)
-    if f.tags:
-        parts.append(f"{a}.tags @> %s")
-        params.append(list(f.tags))
-    return (" AND ".join(parts) or "true"), params
+    """`Filters` as a WHERE fragment over the chunks table (the user is added by
+    the caller): the one filter builder, in its PostgreSQL dialect."""
+    return f.sql(alias, CHUNKS_SQL)
 
 
 class PgLinkSource:

@@ -10,6 +10,7 @@ can name another user's home, which is how one user's objects stay invisible
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,15 +27,37 @@ from memagent.server._keys import ApiKey, KeyStore, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
 from memagent.setup import init_home
+from memagent.stores import Stores, open_stores
 
 if TYPE_CHECKING:
     from memagent.agent import AgentMemory
     from memagent.postgres import Database
 
 
+class _UserStores:
+    """A user's home, stores and the views on them, as cached by the server."""
+
+    def __init__(self, home: MemoryHome, stores: Stores) -> None:
+        self.home = home
+        self.stores = stores
+        self.memory = Memory(stores=stores)
+        self.agent_memory: AgentMemory | None = None
+
+    def close(self) -> None:
+        self.stores.close()
+
+
+DEFAULT_MAX_USERS = 256
+
+
 @dataclass
 class ServerRoot:
-    """Everything a running server shares: the key store, user homes, limits."""
+    """Everything a running server shares: the key store, user stores, limits.
+
+    Users' stores are cached, least recently used first out, at most
+    `max_users` of them: an evicted user's stores are closed (their index
+    connections and files), and reopened on that user's next request.
+    """
 
     root: Path
     keys: KeyStore
@@ -42,10 +65,9 @@ class ServerRoot:
     embeddings: bool | None = None
     llm_spec: str | None = None
     db: Database | None = None
+    max_users: int = DEFAULT_MAX_USERS
     _llm: LLM | None = None
-    _homes: dict[str, MemoryHome] = field(default_factory=dict)
-    _memories: dict[str, Memory] = field(default_factory=dict)
-    _agent_memories: dict[str, AgentMemory] = field(default_factory=dict)
+    _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _pending: dict[str, list[Future[None]]] = field(default_factory=dict)
     _after_reply: ThreadPoolExecutor = field(
@@ -62,6 +84,7 @@ class ServerRoot:
         embeddings: bool | None = None,
         llm_spec: str | None = None,
         store: str | None = None,
+        max_users: int = DEFAULT_MAX_USERS,
     ) -> ServerRoot:
         """`store` (`postgresql://…`) puts every user's chunks and profile in that
         database, opened (and migrated) here; notes and keys stay under `root`."""
@@ -78,40 +101,58 @@ class ServerRoot:
             embeddings=embeddings,
             llm_spec=llm_spec,
             db=db,
+            max_users=max(1, max_users),
         )
+
+    def _user(self, user: str) -> _UserStores:
+        """The user's cached stores (home initialised on first use), most recent now."""
+        validate_user(user)
+        evicted: list[_UserStores] = []
+        with self._guard:
+            entry = self._users.get(user)
+            if entry is not None:
+                self._users.move_to_end(user)
+                return entry
+            home = MemoryHome.open(self.root / "users" / user)
+            init_home(home)
+            entry = _UserStores(
+                home, open_stores(home, user=user, embeddings=self.embeddings, db=self.db)
+            )
+            self._users[user] = entry
+            while len(self._users) > self.max_users:
+                evicted.append(self._users.popitem(last=False)[1])
+        for old in evicted:  # outside the guard: closing waits for the user's requests
+            old.close()
+        return entry
 
     def home_for(self, user: str) -> MemoryHome:
         """The user's memory home, initialised on first use."""
-        validate_user(user)
-        with self._guard:
-            home = self._homes.get(user)
-            if home is None:
-                home = MemoryHome.open(self.root / "users" / user)
-                init_home(home)
-                self._homes[user] = home
-            return home
+        return self._user(user).home
+
+    def stores_for(self, user: str) -> Stores:
+        """The user's stores (one per user per process while cached)."""
+        return self._user(user).stores
 
     def memory_for(self, user: str) -> Memory:
-        """The user's `Memory` (one per user per process, shared by requests)."""
-        home = self.home_for(user)
-        with self._guard:
-            memory = self._memories.get(user)
-            if memory is None:
-                memory = Memory(home, embeddings=self.embeddings, db=self.db, user=user)
-                self._memories[user] = memory
-            return memory
+        """The user's `Memory` (shared by requests)."""
+        return self._user(user).memory
 
     def agent_memory_for(self, user: str) -> AgentMemory:
         """The agent's view of the user's memory (context building, exchange storing)."""
         from memagent.agent import AgentMemory
 
-        home = self.home_for(user)
+        entry = self._user(user)
         with self._guard:
-            memory = self._agent_memories.get(user)
-            if memory is None:
-                memory = AgentMemory(home, embeddings=self.embeddings, actor="server")
-                self._agent_memories[user] = memory
-            return memory
+            if entry.agent_memory is None:
+                entry.agent_memory = AgentMemory(
+                    entry.home, embeddings=self.embeddings, actor="server", stores=entry.stores
+                )
+            return entry.agent_memory
+
+    @property
+    def cached_users(self) -> int:
+        with self._guard:
+            return len(self._users)
 
     def use_llm(self, llm: LLM) -> None:
         """Make `llm` the model of every user's profile learning."""
@@ -150,12 +191,11 @@ class ServerRoot:
     def close(self) -> None:
         self._after_reply.shutdown(wait=True)
         with self._guard:
-            for memory in self._memories.values():
-                memory.close()
-            self._memories.clear()
-            for agent_memory in self._agent_memories.values():
-                agent_memory.close()
-            self._agent_memories.clear()
+            entries = list(self._users.values())
+            self._users.clear()
+        for entry in entries:
+            entry.close()
+        with self._guard:
             if self.db is not None:
                 self.db.close()
                 self.db = None

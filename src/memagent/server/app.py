@@ -52,6 +52,8 @@ class ServerSettings(BaseModel):
     store: str | None = None
     """`postgresql://…`: every user's chunks, search and profile live in that shared
     database (many server processes may use it at once); None: each user's home."""
+    max_users: int = Field(default=256, ge=1, le=100_000)
+    """Users whose stores stay open in this process (least recently used closed first)."""
 
 
 class Health(BaseModel):
@@ -94,6 +96,7 @@ def create_app(
         embeddings=settings.embeddings,
         llm_spec=settings.llm,
         store=settings.store,
+        max_users=settings.max_users,
     )
     server.root.mkdir(parents=True, exist_ok=True)
     if llm is not None:

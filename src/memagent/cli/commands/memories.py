@@ -21,6 +21,7 @@ from memagent.cli._common import (
 
 if TYPE_CHECKING:
     from memagent.index import Filters
+    from memagent.memory.chunks import ChunkStore
 
 TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
 StoreUserOption = Annotated[
@@ -37,15 +38,15 @@ def _store(
     keyword_only: bool = False,
     store: str | None = None,
     user: str | None = None,
-) -> Any:
+) -> ChunkStore:
     """The chunk store of the home, or of `user` in the `--store` database."""
-    from memagent.api import Memory
+    from memagent.stores import open_stores
 
-    memory = Memory.open(
+    stores = open_stores(
         open_home(home), create=False, embeddings=False if keyword_only else None,
         store=store, user=user,
     )  # fmt: skip
-    return memory.chunks
+    return stores.chunks
 
 
 def remember(

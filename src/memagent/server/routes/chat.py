@@ -85,6 +85,7 @@ def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | No
         mode=body.mode,
         conversation=body.conversation_id,
         embeddings=server.embeddings,
+        stores=server.stores_for(caller.user),
     )
     try:
         result = agent.turn(body.message, on_text=on_text)
