@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -16,6 +17,14 @@ runner = CliRunner()
 
 def _run(*args: str, input: str | None = None) -> object:
     return runner.invoke(app, list(args), input=input)
+
+
+def _hits(*args: str) -> list[dict[str, Any]]:
+    """`recall --json` prints {"hits": [...]}, the shape of HTTP /v1/memories/search."""
+    res = _run("recall", *args)
+    assert res.exit_code == 0, res.output
+    hits: list[dict[str, Any]] = json.loads(res.stdout)["hits"]
+    return hits
 
 
 @pytest.fixture
@@ -40,7 +49,7 @@ def test_remember_then_recall_json(h: str) -> None:
     assert res.exit_code == 0, res.output
     assert "remembered chunk-" in res.stdout
     res = _run("recall", "postgres", "--home", h, "--json", "--keyword-only")
-    hits = json.loads(res.stdout)
+    hits = json.loads(res.stdout)["hits"]  # the shape of HTTP /v1/search
     assert hits[0]["content"] == "We decided to use Postgres for billing."
     assert hits[0]["tags"] == ["db"] and hits[0]["type"] == "decision"
     assert {"id", "content", "score", "tags", "created_at", "source", "why"} <= hits[0].keys()
@@ -81,7 +90,7 @@ def test_import_keeps_source_id_and_recall_returns_it(h: str, tmp_path: Path) ->
     res = _run("import", str(f), "--home", h, "--keyword-only")
     assert res.exit_code == 0, res.output
     assert "imported 3 messages as 3 chunks" in res.stdout
-    hits = json.loads(_run("recall", "sister", "--home", h, "--json", "--keyword-only").stdout)
+    hits = _hits("sister", "--home", h, "--json", "--keyword-only")
     assert hits[0]["source"]["id"] == "m1" and hits[0]["source"]["role"] == "user"
     assert hits[0]["created_at"].startswith("2024-05-01T10:00:00")
     ls = json.loads(_run("chunks", "ls", "--home", h, "--json", "--conversation", "c1").stdout)
@@ -102,7 +111,7 @@ def test_import_openai_messages_array_with_merge(h: str, home: MemoryHome, tmp_p
     res = _run("import", str(f), "--home", h, "--merge", "--keyword-only")
     assert res.exit_code == 0, res.output
     assert _chunk_count(home) == 1
-    hits = json.loads(_run("recall", "Kyoto Inari", "--home", h, "--json", "--keyword-only").stdout)
+    hits = _hits("Kyoto Inari", "--home", h, "--json", "--keyword-only")
     assert "user: Plan a trip to Kyoto." in hits[0]["content"]
 
 
@@ -172,15 +181,10 @@ def test_chunks_show_rm_restore_hard(h: str, home: MemoryHome) -> None:
     shown = json.loads(_run("chunks", "show", cid, "--home", h).stdout)
     assert shown["metadata"]["access_count"] == 1
     assert _run("chunks", "rm", cid, "--home", h).exit_code == 0
-    assert (
-        json.loads(_run("recall", "volcano", "--home", h, "--json", "--keyword-only").stdout) == []
-    )
+    assert _hits("volcano", "--home", h, "--json", "--keyword-only") == []
     assert len(json.loads(_run("chunks", "ls", "--home", h, "--json", "--deleted").stdout)) == 1
     assert _run("chunks", "restore", cid, "--home", h).exit_code == 0
-    assert (
-        len(json.loads(_run("recall", "volcano", "--home", h, "--json", "--keyword-only").stdout))
-        == 1
-    )
+    assert len(_hits("volcano", "--home", h, "--json", "--keyword-only")) == 1
     assert _run("chunks", "rm", cid, "--home", h, "--hard").exit_code == 0
     assert _chunk_count(home) == 0
     res = _run("chunks", "show", cid, "--home", h)
@@ -208,13 +212,13 @@ def test_reindex_rebuilds_from_files(h: str, home: MemoryHome) -> None:
         Path(str(home.layout.index) + s).unlink(missing_ok=True)
     home.layout.index.write_bytes(b"garbage" * 1000)
     # A broken index is a broken cache: recall drops it and rebuilds from files.
-    hits = json.loads(_run("recall", "survive", "--home", h, "--json", "--keyword-only").stdout)
+    hits = _hits("survive", "--home", h, "--json", "--keyword-only")
     assert hits[0]["content"] == "Rebuilt memories survive."
     home.layout.index.unlink()
     res = _run("reindex", "--home", h, "--keyword-only")
     assert res.exit_code == 0, res.output
     assert "1 chunks" in res.stdout
-    hits = json.loads(_run("recall", "survive", "--home", h, "--json", "--keyword-only").stdout)
+    hits = _hits("survive", "--home", h, "--json", "--keyword-only")
     assert hits[0]["content"] == "Rebuilt memories survive."
 
 
@@ -225,9 +229,7 @@ def test_hybrid_recall_with_embeddings(h: str) -> None:
         pytest.skip("embeddings not installed")
     _run("remember", "I adopted a golden retriever last spring.", "--home", h)
     _run("remember", "The quarterly report is due Friday.", "--home", h)
-    hits = json.loads(
-        _run("recall", "what pet do I have", "--home", h, "--json", "--kind", "chunk").stdout
-    )
+    hits = _hits("what pet do I have", "--home", h, "--json", "--kind", "chunk")
     assert "retriever" in hits[0]["content"]
     assert hits[0]["why"]["mode"] == "hybrid" and "dense" in hits[0]["why"]
 

@@ -109,6 +109,10 @@ def test_memory_input_is_validated_and_nothing_is_written(s: Setup) -> None:
         {"text": "x", "extra": 1},
         ["text"],
     ]
+    for out_of_range in ("0001-01-01T00:30:00+01:00", "9999-12-31T23:59:59-01:00", "0999-05-01"):
+        r = s.alice.post("/v1/memories", json={"text": "x", "created_at": out_of_range})
+        assert_problem(r, 400)  # a validation problem like any other bad field, never a 500
+        assert "out of range" in r.text
     for body in bad_bodies:
         r = s.alice.post("/v1/memories", json=body)
         assert r.status_code in (400, 422), (body, r.text)

@@ -24,11 +24,15 @@ def limits_from(timeout: float | None, max_ops: int | None) -> Limits:
 
 
 def read_code(stream: BinaryIO, max_bytes: int) -> str:
-    """At most `max_bytes` of UTF-8 source; `InvalidInput` for more, or for non-UTF-8."""
+    """At most `max_bytes` of UTF-8 source; `InvalidInput` for more, for non-UTF-8
+    and for none at all (empty input is refused the same way by every command)."""
     raw = stream.read(max_bytes + 1)
     if len(raw) > max_bytes:
         raise InvalidInput(f"code over {max_bytes} bytes")
     try:
-        return raw.decode("utf-8")
+        code = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"code is not UTF-8 text (byte {exc.start})") from exc
+    if not code.strip():
+        raise InvalidInput("no code given (the input is empty)")
+    return code

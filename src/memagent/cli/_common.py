@@ -4,6 +4,8 @@ the error boundary that turns a `MemagentError` into a clean message + exit 1.""
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -13,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from memagent.core import MemagentError, MemoryHome
+from memagent.core import InvalidInput, MemagentError, MemoryHome
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -59,13 +61,83 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line saying what went wrong, for an exception no command handled."""
+    if isinstance(exc, MemagentError):
+        text = str(exc)
+    elif isinstance(exc, UnicodeError):
+        text = f"input is not valid UTF-8 text ({exc})"
+    elif isinstance(exc, RecursionError):
+        text = "input is nested too deeply"
+    elif isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    elif isinstance(exc, MemoryError):
+        text = "out of memory (input too large?)"
+    elif isinstance(exc, sqlite3.Error):
+        text = f"index database error: {exc} (run `memagent reindex`)"
+    else:
+        text = f"unexpected {type(exc).__name__}: {exc} (set {DEBUG_ENV}=1 to see the traceback)"
+    return " ".join(text.split()) or type(exc).__name__
+
+
+DEBUG_ENV = "MEMAGENT_DEBUG"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from memagent import __version__
+
+        sys.stdout.write(f"memagent {__version__}\n")
+        raise typer.Exit(0)
+
+
+VersionOption = Annotated[
+    bool,
+    typer.Option(
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+]
+
+
+def read_stdin_text(what: str = "stdin") -> str:
+    """All of stdin as UTF-8 text; `InvalidInput` naming the first bad byte otherwise."""
+    raw = sys.stdin.buffer.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{what} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        ) from exc
+
+
+# Usage errors (a missing option, a bad value) are Typer's to print: its (vendored)
+# Click's ClickException, found through a public subclass.
+_USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+_PASS_THROUGH: tuple[type[Exception], ...] = (typer.Exit, typer.Abort, *_USAGE_ERRORS)
+
+
 class ErrorBoundaryGroup(TyperGroup):
-    """Top-level group: a `MemagentError` from any command prints `error: …` on
-    stderr and exits 1, instead of a traceback."""
+    """Top-level group: any error a command did not handle prints one line,
+    `error: …`, on stderr and exits 1 — a `MemagentError` with its message, other
+    errors (a read-only disk, undecodable input, input nested too deeply) described
+    in one line. `MEMAGENT_DEBUG=1` re-raises for the traceback."""
 
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except MemagentError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        except _PASS_THROUGH:
+            raise
+        except KeyboardInterrupt as exc:
+            err_console.print("[bold red]error:[/] interrupted", highlight=False)
+            raise typer.Exit(130) from exc
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV) and not isinstance(exc, MemagentError):
+                raise
+            err_console.print(f"[bold red]error:[/] {escape(describe_error(exc))}", highlight=False)
             raise typer.Exit(1) from exc

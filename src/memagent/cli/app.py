@@ -10,7 +10,7 @@ import pkgutil
 import typer
 
 from memagent.cli import commands
-from memagent.cli._common import ErrorBoundaryGroup
+from memagent.cli._common import ErrorBoundaryGroup, VersionOption
 
 app = typer.Typer(
     name="memagent",
@@ -19,7 +19,16 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Help texts are plain: Rich markup would eat "[[wikilinks]]" and "[store]".
+    rich_markup_mode=None,
 )
+
+
+@app.callback()
+def _main(version: VersionOption = False) -> None:
+    """Local-first memory for LLMs: markdown notes, profile facts and episodic chunks."""
+    del version
+
 
 for _info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
     if not _info.name.startswith("_"):

@@ -12,6 +12,7 @@ from memagent.core.errors import (
     MemagentError,
     NotFound,
     PathRejected,
+    ReadOnlyHome,
     Unavailable,
 )
 from memagent.core.home import MemoryHome
@@ -31,6 +32,7 @@ __all__ = [
     "NotFound",
     "OpRecord",
     "PathRejected",
+    "ReadOnlyHome",
     "Storage",
     "Unavailable",
     "WriteRecord",

@@ -40,6 +40,11 @@ class CorruptFile(MemagentError):
         self.line = line
 
 
+class ReadOnlyHome(MemagentError):
+    """The memory home is on a read-only file system or not writable by this user.
+    Reading still works; nothing was written."""
+
+
 class LockTimeout(MemagentError):
     """Another process held the memory home's lock for too long."""
 

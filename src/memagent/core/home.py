@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 
 from memagent.core.config import Config, load_config
-from memagent.core.errors import NotFound
+from memagent.core.errors import InvalidInput, NotFound
 from memagent.core.oplog import OpRecord, tail_ops
 from memagent.core.paths import Layout, resolve_home
 from memagent.core.storage import Storage
@@ -48,8 +48,18 @@ class MemoryHome:
     def exists(self) -> bool:
         return self.layout.vault.is_dir()
 
+    def check_folder(self) -> MemoryHome:
+        """Raise a clear error if the home (or a part of its path) is not a folder."""
+        for p in (self.root, *self.root.parents):
+            if p.exists():
+                if not p.is_dir():
+                    raise InvalidInput(f"memory home {self.root}: {p} is a file, not a folder")
+                break
+        return self
+
     def require(self) -> MemoryHome:
         """Raise a clear error if `memagent init` was never run here."""
+        self.check_folder()
         if not self.exists:
             raise NotFound(
                 f"no memory home at {self.root} (run `memagent init --home {self.root}`)"
@@ -69,6 +79,7 @@ class MemoryHome:
         """
         created: list[str] = []
         storage = self.storage
+        self.check_folder()
         with storage.lock():
             for directory in self.layout.directories():
                 if not directory.is_dir():

@@ -17,6 +17,7 @@ read-modify-write so no other writer slips in between.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -32,7 +33,7 @@ from typing import Any
 from filelock import FileLock
 from filelock import Timeout as _FileLockTimeout
 
-from memagent.core.errors import LockTimeout, PathRejected
+from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome
 from memagent.core.paths import Layout
 
 TMP_PREFIX = ".tmp-"
@@ -50,24 +51,35 @@ class _HomeLock:
         return getattr(self._depth, "n", 0) > 0
 
     def acquire(self, timeout: float) -> bool:
+        """False on timeout. On a read-only home (the lock file cannot be opened for
+        writing) only the thread lock is taken: no process can write there, so
+        readers need no inter-process lock, and writes fail with `ReadOnlyHome`."""
         deadline = time.monotonic() + timeout
         if not self._threads.acquire(timeout=timeout):
             return False
         if not self.held_by_current_thread():
             try:
                 self._file.acquire(timeout=max(0.0, deadline - time.monotonic()))
+                self._depth.file = True
             except _FileLockTimeout:
                 self._threads.release()
                 return False
+            except OSError as exc:
+                if exc.errno not in _READ_ONLY_ERRNOS:
+                    self._threads.release()
+                    raise
+                self._depth.file = False
         self._depth.n = getattr(self._depth, "n", 0) + 1
         return True
 
     def release(self) -> None:
         self._depth.n -= 1
-        if self._depth.n == 0:
+        if self._depth.n == 0 and self._depth.file:
             self._file.release()
         self._threads.release()
 
+
+_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 _LOCKS: dict[Path, _HomeLock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -143,7 +155,8 @@ class Storage:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the home's write lock (reentrant in this thread)."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        with self._writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
         if not self._lock.acquire(self.lock_timeout):
             raise LockTimeout(
                 f"memory home {self.root} is locked by another writer "
@@ -153,6 +166,23 @@ class Storage:
             yield
         finally:
             self._lock.release()
+
+    @contextlib.contextmanager
+    def _writing(self, target: Path) -> Iterator[None]:
+        """Turn "read-only file system" / "permission denied" into `ReadOnlyHome`."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY_ERRNOS:
+                raise
+            raise ReadOnlyHome(
+                f"memory home {self.root} is read-only: cannot write "
+                f"{os.path.relpath(target, self.root)} ({exc.strerror})"
+            ) from exc
+
+    def writable(self) -> bool:
+        """Whether this process may write in the home (False on a read-only mount)."""
+        return os.access(self.root, os.W_OK)
 
     def holds_lock(self) -> bool:
         """True when the calling thread is inside `lock()` of this home."""
@@ -184,7 +214,7 @@ class Storage:
     ) -> WriteRecord:
         """Atomically replace (or create) `path` with `data` and log it."""
         target = self.resolve(path)
-        with self.lock():
+        with self.lock(), self._writing(target):
             before = self._hash_of(target)
             self._atomic_replace(target, data)
             return self._log(actor, op, target, before, sha256_hex(data), meta)
@@ -223,7 +253,7 @@ class Storage:
     ) -> WriteRecord:
         """Remove a file (durably) and log it. Missing files raise FileNotFoundError."""
         target = self.resolve(path)
-        with self.lock():
+        with self.lock(), self._writing(target):
             before = self._hash_of(target)
             if before is None:
                 raise FileNotFoundError(str(target))
@@ -241,7 +271,7 @@ class Storage:
     ) -> WriteRecord:
         """Create a folder (and its parents) durably and log it."""
         target = self.resolve(path)
-        with self.lock():
+        with self.lock(), self._writing(target):
             self._make_parents(target)
             return self._log(actor, op, target, None, None, meta)
 
@@ -255,7 +285,7 @@ class Storage:
     ) -> WriteRecord:
         """Remove an empty folder durably and log it."""
         target = self.resolve(path)
-        with self.lock():
+        with self.lock(), self._writing(target):
             target.rmdir()
             _fsync_dir(target.parent)
             return self._log(actor, op, target, None, None, meta)
@@ -264,8 +294,9 @@ class Storage:
         self, *, actor: str, op: str, path: str, meta: dict[str, Any] | None = None
     ) -> WriteRecord:
         """Record an operation that changed no file by itself (e.g. an undo marker)."""
-        with self.lock():
-            return self._log(actor, op, self.resolve(path), None, None, meta)
+        target = self.resolve(path)
+        with self.lock(), self._writing(target):
+            return self._log(actor, op, target, None, None, meta)
 
     def clean_temp_files(self, directory: Path) -> int:
         """Remove temp files a crashed writer left behind in `directory` (recursive)."""

@@ -7,7 +7,7 @@ imports `memagent.memory`.
 
 from memagent.index.documents import CHUNK, FACT, KINDS, NOTE, Doc, parse_time
 from memagent.index.search import Filters, Hit, SearchParams, query_terms, search
-from memagent.index.store import Index, Row
+from memagent.index.store import Index, Row, read_only_index_copy
 from memagent.index.sync import SyncReport, index_file, sync, sync_paths
 from memagent.index.vectors import ExactVectors, VectorSearch
 
@@ -28,6 +28,7 @@ __all__ = [
     "index_file",
     "parse_time",
     "query_terms",
+    "read_only_index_copy",
     "search",
     "sync",
     "sync_paths",

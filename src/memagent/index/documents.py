@@ -16,6 +16,8 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from memagent.core.jsontext import too_deep
+
 CHUNK, NOTE, FACT = "chunk", "note", "fact"
 KINDS = (CHUNK, NOTE, FACT)
 _HASHTAG = re.compile(r"(?<![\w&])#([A-Za-z][\w/-]{0,63})")
@@ -180,8 +182,12 @@ def fact_docs(rel_path: str, data: Any, mtime: float, today: date | None = None)
 
 
 def load_json(path: Path) -> Any:
-    """Parsed JSON, or None when the file is missing or not valid JSON."""
+    """Parsed JSON, or None when the file is missing, not valid JSON or nested too
+    deeply (such a file is skipped; `profile show` reports it)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+        if too_deep(text) is not None:
+            return None
+        return json.loads(text)
+    except (OSError, ValueError, RecursionError):
         return None

@@ -12,7 +12,9 @@ through `Storage`; deleting it loses nothing (`memagent reindex`).
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -140,6 +142,21 @@ def _embed_pool() -> ThreadPoolExecutor:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="memagent-embed"))
         return _POOL[0]
+
+
+def read_only_index_copy(path: Path) -> Path:
+    """A private, writable copy of `path` (and its WAL) in a new temporary folder,
+    for a memory home this process cannot write. The caller removes the folder."""
+    scratch = Path(tempfile.mkdtemp(prefix="memagent-ro-index-"))
+    copy = scratch / path.name
+    for suffix in ("", "-wal"):
+        src = Path(f"{path}{suffix}")
+        try:
+            shutil.copyfile(src, Path(f"{copy}{suffix}"))
+        except OSError:
+            if suffix == "":
+                break  # no readable index: the copy starts empty and sync fills it
+    return copy
 
 
 def _tag_text(tags: Iterable[str]) -> str:

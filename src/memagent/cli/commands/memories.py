@@ -17,6 +17,7 @@ from memagent.cli._common import (
     err_console,
     open_home,
     print_json,
+    read_stdin_text,
 )
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def remember(
     if text is None or text == "-":
         if sys.stdin.isatty():
             raise InvalidInput("give TEXT, or pipe it on stdin")
-        text = sys.stdin.read()
+        text = read_stdin_text()
     if type_ is not None and type_ not in ("decision", "pattern", "preference", "fact", "note"):
         raise InvalidInput(f"--type {type_!r}: use decision, pattern, preference, fact or note")
     store = _store(home, keyword_only, store_url, store_user)
@@ -102,7 +103,8 @@ def remember(
 
 def import_(
     file: Annotated[
-        Path, typer.Argument(help="JSON lines (one message a line) or a messages array.")
+        Path,
+        typer.Argument(help="JSON lines (one message a line) or a messages array ('-': stdin)."),
     ],
     home: HomeOption = None,
     store_url: StoreOption = None,
@@ -116,13 +118,19 @@ def import_(
     """Import messages as chunks (one per message unless --merge)."""
     from rich.progress import Progress
 
-    from memagent.memory.chunks.importer import drafts_from_messages, load_messages
+    from memagent.memory.chunks.importer import (
+        drafts_from_messages,
+        load_messages,
+        read_messages_stream,
+    )
     from memagent.memory.chunks.model import check_tags
 
-    messages = load_messages(file)
+    from_stdin = str(file) == "-"
+    messages = read_messages_stream(sys.stdin.buffer) if from_stdin else load_messages(file)
     drafts = drafts_from_messages(
-        messages, origin=file.name, tags=check_tags(tag or []), merge=merge
-    )
+        messages, origin="stdin" if from_stdin else file.name, tags=check_tags(tag or []),
+        merge=merge,
+    )  # fmt: skip
     store = _store(home, keyword_only, store_url, store_user)
     with Progress(console=err_console, transient=True) as bar:
         task = bar.add_task("importing", total=len(drafts))
@@ -225,7 +233,7 @@ def recall(
     assert query is not None
     hits = store.recall(query, k=k, filters=filters)
     if as_json:
-        print_json([h.to_json() for h in hits])
+        print_json({"hits": [h.to_json() for h in hits]})  # the shape of HTTP /v1/search
         return
     mode = "hybrid" if store.embedder is not None else f"keyword-only ({store.keyword_only_reason})"
     err_console.print(f"[dim]{len(hits)} hits · {mode}[/]")

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, fail, open_home, print_json
+from memagent.core.jsontext import too_deep
 
 if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
@@ -103,10 +104,15 @@ def apply(
 
     store = _store(home)
     text = _read_ops_text(file, store.max_bytes)
+    deep = too_deep(text)
+    if deep is not None:
+        _reject(f"{file}, line {deep}: nested too deeply")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         _reject(f"{file}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")
+    except (ValueError, RecursionError) as exc:
+        _reject(f"{file}: not usable JSON: {exc}")
     if isinstance(raw, dict) and isinstance(raw.get("operations"), list):
         raw = raw["operations"]
     if not isinstance(raw, list):

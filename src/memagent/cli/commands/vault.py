@@ -103,15 +103,13 @@ def _run_python(
 ) -> None:
     from memagent.actions import vault_tools
     from memagent.cli._code_input import limits_from, read_code
-    from memagent.core import InvalidInput, MemagentError
+    from memagent.core import MemagentError
     from memagent.memory.vault import Vault
     from memagent.sandbox import Session, run_persisted
 
     try:
         limits = limits_from(timeout, max_ops)
         code = read_code(sys.stdin.buffer, limits.max_source_bytes)
-        if not code.strip():
-            raise InvalidInput("no code on stdin")
         mh = open_home(home)
         vault = Vault(mh, actor="vault-python")
         vault.real_root  # noqa: B018 -- a missing vault is an input error, not a tool error

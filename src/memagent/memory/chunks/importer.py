@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memagent.core import InvalidInput
+from memagent.core.jsontext import loads, too_deep
 from memagent.memory.chunks.chunking import split_text
 from memagent.memory.chunks.model import MAX_SCOPE_CHARS, ChunkDraft, parse_timestamp
 
@@ -64,10 +65,13 @@ def parse_messages(text: str, name: str = "input") -> list[Message]:
     """Messages from JSON lines, a JSON array, or `{"messages": [...]}`."""
     stripped = text.lstrip()
     if stripped.startswith("[") or (stripped.startswith("{") and '"messages"' in stripped[:200]):
+        deep = too_deep(text)
+        if deep is not None:
+            raise InvalidInput(f"{name}, line {deep}: nested too deeply")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
-            data = None
+        except ValueError:
+            data = None  # not one document: read it as JSON lines below
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
             data = data["messages"]
         if isinstance(data, list):
@@ -76,14 +80,23 @@ def parse_messages(text: str, name: str = "input") -> list[Message]:
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{name}, line {n}: not valid JSON ({exc.msg})") from exc
+        obj = loads(line, name, first_line=n)
         out.append(_message(obj, f"{name}, line {n}"))
     if not out:
         raise InvalidInput(f"{name}: no messages found")
     return out
+
+
+def read_messages_stream(stream: BinaryIO, name: str = "stdin") -> list[Message]:
+    """Messages from a byte stream (`memagent import -`), with the file limits."""
+    raw = stream.read(MAX_IMPORT_BYTES + 1)
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise InvalidInput(f"{name}: over the import limit of {MAX_IMPORT_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name}: not UTF-8 text (byte {exc.start})") from exc
+    return parse_messages(text, name)
 
 
 def load_messages(path: Path) -> list[Message]:

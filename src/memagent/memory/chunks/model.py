@@ -43,13 +43,25 @@ def day_folder(chunk_id: str) -> str:
     return f"{d[:4]}-{d[4:6]}-{d[6:]}"
 
 
+MIN_YEAR, MAX_YEAR = 1000, 9999
+
+
 def parse_timestamp(value: str) -> datetime:
     """ISO 8601 to an aware datetime (naive means UTC); InvalidInput otherwise."""
     try:
         dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except (ValueError, AttributeError) as exc:
         raise InvalidInput(f"not an ISO 8601 timestamp: {value!r}") from exc
-    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    dt = dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    try:
+        year = dt.astimezone(UTC).year
+    except (OverflowError, ValueError):
+        year = 0
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise InvalidInput(
+            f"timestamp {value!r} is out of range: years {MIN_YEAR} to {MAX_YEAR} (in UTC)"
+        )
+    return dt
 
 
 def check_tags(tags: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -28,6 +29,7 @@ from memagent.core import (
     MemoryHome,
     NotFound,
     OpRecord,
+    ReadOnlyHome,
     read_ops,
     read_ops_since,
 )
@@ -44,6 +46,7 @@ from memagent.index import (
     Row,
     SearchParams,
     SyncReport,
+    read_only_index_copy,
     search,
     sync,
     sync_paths,
@@ -97,6 +100,8 @@ class ChunkStore:
     keyword-only. The embedder and the index are loaded once per store.
     """
 
+    _scratch: Path | None = None  # the temporary folder of a read-only home's index copy
+
     def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
         self.home = home.require()
         self._init_common(home.config, embeddings)
@@ -138,8 +143,13 @@ class ChunkStore:
         self._log_offset = offset
 
     def _open_index(self) -> Index:
-        """Open the index; an unreadable one is a broken cache: drop it and rebuild."""
+        """Open the index; an unreadable one is a broken cache: drop it and rebuild.
+        On a read-only home the index is a private copy in a temporary folder
+        (brought up to date with the files like any other), so reading works."""
         path = self.home.layout.index
+        if not self.home.storage.writable():
+            path = read_only_index_copy(path)
+            self._scratch = path.parent
         try:
             return Index(path, self.embedder)
         except CorruptFile:
@@ -157,6 +167,10 @@ class ChunkStore:
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
         """Drop the index's content and re-read every file (`memagent reindex`)."""
+        if not self.home.storage.writable():
+            raise ReadOnlyHome(
+                f"memory home {self.home.root} is read-only: cannot rebuild index.sqlite"
+            )
         if self._index is None:
             self._index = self._open_index()
         with self.home.storage.lock():
@@ -168,6 +182,9 @@ class ChunkStore:
         if self._index is not None:
             self._index.close()
             self._index = None
+        scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     # -- backend hooks (the PostgreSQL store overrides these) -----------------------
     def _lock(self) -> AbstractContextManager[None]:

@@ -29,6 +29,7 @@ from memagent.core import (
     now_iso,
     read_ops,
 )
+from memagent.core.jsontext import too_deep
 from memagent.core.storage import WriteRecord
 from memagent.memory.profile._jsonpos import line_of
 from memagent.memory.profile.keys import match_key
@@ -75,10 +76,15 @@ def parse_resource(name: str, text: str, shown_path: str) -> Resource:
         where = _dotted(loc)
         return CorruptFile(shown_path, f"{where}: {what}" if where else what, line_of(text, loc))
 
+    deep = too_deep(text)
+    if deep is not None:
+        raise CorruptFile(shown_path, "nested too deeply", deep)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CorruptFile(shown_path, f"not valid JSON: {exc.msg}", exc.lineno) from exc
+    except (ValueError, RecursionError) as exc:
+        raise CorruptFile(shown_path, f"not usable JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise corrupt((), "a resource must be a JSON object with `_metadata` and sections")
     if "_metadata" not in data:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.convertors import Convertor, register_url_convertor
 
 from memagent.api import RecallHit
+from memagent.core import InvalidInput
+from memagent.memory.chunks.model import parse_timestamp
 from memagent.server._context import CallerDep
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -48,6 +50,17 @@ class RememberRequest(BaseModel):
     created_at: str | None = Field(
         default=None, max_length=64, description="ISO 8601 time it happened (default: now)."
     )
+
+    @field_validator("created_at")
+    @classmethod
+    def _timestamp(cls, value: str | None) -> str | None:
+        """Out-of-range or malformed times are a 422 here, not an error at write time."""
+        if value is not None:
+            try:
+                parse_timestamp(value)
+            except InvalidInput as exc:
+                raise ValueError(str(exc)) from exc
+        return value
 
 
 class UpdateRequest(BaseModel):
