@@ -261,7 +261,7 @@ def test_chunks_edit_history_undo(h: str, home: MemoryHome) -> None:
     )
     assert res.exit_code == 0, res.output
     assert "undo with" in res.stdout
-    hits = json.loads(_run("recall", "boiler 9876", "--home", h, "--json", "--keyword-only").stdout)
+    hits = _hits("boiler 9876", "--home", h, "--json", "--keyword-only")
     assert hits[0]["id"] == cid and hits[0]["tags"] == ["house"]
     res = _run("chunks", "history", cid, "--home", h)
     assert res.exit_code == 0 and "1234" in res.stdout and "9876" in res.stdout
