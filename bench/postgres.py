@@ -30,6 +30,7 @@ from pathlib import Path
 import httpx
 
 from bench.serve import Stats, _client, _free_port, _pct, _verify
+from memagent.postgres import Database, PgKeyStore
 from memagent.server import KeyStore
 
 
@@ -138,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                 _stop(proc)
             # 2. two processes, one database
             root = Path(tmp) / "shared"
-            key, _ = KeyStore(root).create(user="bench")
+            with Database.open(store, max_size=1) as db:
+                key, _ = PgKeyStore(db).create(user="bench")
             first, url1 = _start(root, env, store, args.keyword_only)
             second, url2 = _start(root, env, store, args.keyword_only)
             try:

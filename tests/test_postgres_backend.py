@@ -278,7 +278,7 @@ def _start_server(root: Path, url: str) -> tuple[subprocess.Popen[bytes], str]:
 def test_no_acknowledged_write_lost_when_a_server_is_killed(pg_url: str, tmp_path: Path) -> None:
     root = tmp_path / "srv"
     user = _user()
-    created = CliRunner().invoke(cli_app, ["keys", "create", "--user", user, "--root", str(root)])
+    created = CliRunner().invoke(cli_app, ["keys", "create", "--user", user, "--store", pg_url])
     assert created.exit_code == 0, created.output
     key = created.stdout.strip().splitlines()[-1]
     headers = {"Authorization": f"Bearer {key}"}

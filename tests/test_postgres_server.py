@@ -13,17 +13,17 @@ import httpx
 import pytest
 
 from conftest import pg_data_dir
-from memagent.postgres import DatabaseUnavailable
-from memagent.server import KeyStore, ServerSettings, create_app
+from memagent.postgres import Database, DatabaseUnavailable, PgKeyStore
+from memagent.server import ServerSettings, create_app
 from memagent.server.testing import LiveServer, assert_problem
 
 
 @pytest.fixture
 def two_servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, ...]]:
     root = tmp_path / "server"
-    store = KeyStore(root)
     alice, bob = f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"
-    keys = [store.create(user=u)[0] for u in (alice, alice, bob)]
+    with Database.open(pg_url, max_size=1) as db:
+        keys = [PgKeyStore(db).create(user=u)[0] for u in (alice, alice, bob)]
     settings = ServerSettings(mcp=False, embeddings=False, store=pg_url)
     with (
         LiveServer(create_app(root, settings)) as one,
@@ -97,7 +97,8 @@ def test_database_stopped_is_503_and_unreachable_database_refuses_to_start(
         own = pgserver.get_server(data / "pg", cleanup_mode="stop")
     own.psql("CREATE EXTENSION IF NOT EXISTS vector;")
     root = tmp_path / "server"
-    key, _ = KeyStore(root).create(user="carol")
+    with Database.open(own.get_uri(), max_size=1) as db:
+        key, _ = PgKeyStore(db).create(user="carol")
     settings = ServerSettings(mcp=False, embeddings=False, store=own.get_uri())
     app = create_app(root, settings)
     with LiveServer(app) as live:

@@ -12,7 +12,7 @@ from memagent.api import Memory
 from memagent.core import InvalidInput, MemoryHome, NotFound
 from memagent.memory.chunks import ChunkStore
 from memagent.memory.profile import ProfileStore
-from memagent.postgres import DatabaseUnavailable, PgChunkStore, PgProfileStore
+from memagent.postgres import DatabaseUnavailable, PgChunkStore, PgKeyStore, PgProfileStore
 from memagent.stores import Stores, open_stores
 
 
@@ -29,7 +29,10 @@ def test_local_home_opens_file_stores_lazily_and_reopens_after_close(tmp_path: P
         stores.close()
         assert stores.chunks.get(chunk.id).content.startswith("The boat")
         assert stores.vault.exists("user.md")
+        key, _ = stores.keys.create(user="alice")
+        assert stores.keys.verify(key) is not None
     assert (tmp_path / "mem" / "vault" / "user.md").is_file()
+    assert (tmp_path / "mem" / "server" / "keys.json").is_file()
 
 
 def test_postgres_url_alone_opens_database_stores(pg_url: str) -> None:
@@ -38,6 +41,7 @@ def test_postgres_url_alone_opens_database_stores(pg_url: str) -> None:
         assert stores.backend == "postgres" and stores.home is None and stores.user == user
         assert isinstance(stores.chunks, PgChunkStore)
         assert isinstance(stores.profile, PgProfileStore)
+        assert isinstance(stores.keys, PgKeyStore)
         stores.chunks.remember("The invoice is due on Friday.")
         assert stores.profile.names()  # the starter resources, in the database
     with Memory.open(pg_url, user=user, embeddings=False) as mem:

@@ -2,13 +2,15 @@
 
 `Database` (pool, migrations, per-user transactions), and the stores that sit
 on it with the same interfaces as the local ones: `PgChunkStore`,
-`PgProfileStore`, `PgOpsLog`; `AdvisoryLocks` for the plan executor; `export_home`
+`PgProfileStore`, `PgOpsLog`, `PgKeyStore` (API keys); `AdvisoryLocks` for the
+plan executor; `export_home`
 / `import_home` to and from the local file layout. Needs the `postgres` extra
 (psycopg 3 and psycopg-pool).
 """
 
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database, DatabaseUnavailable, is_postgres_url
+from memagent.postgres.keys import PgKeyStore
 from memagent.postgres.locks import AdvisoryLocks
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore
@@ -18,6 +20,7 @@ __all__ = [
     "Database",
     "DatabaseUnavailable",
     "PgChunkStore",
+    "PgKeyStore",
     "PgOpsLog",
     "PgProfileStore",
     "is_postgres_url",

@@ -283,6 +283,23 @@ class Database:
                 time.sleep(min(0.01 * 2**attempt, 0.5))
         raise AssertionError("unreachable")
 
+    def run_shared(self, fn: Callable[[Any], T]) -> T:
+        """`fn(conn)` in a transaction bound to no user, for server-wide tables
+        (API keys), retried like `run`. Not inside a user's transaction."""
+        import psycopg
+
+        if self.in_transaction:
+            raise MemagentError("a server-wide statement cannot join a user's transaction")
+        for attempt in range(self.retries + 1):
+            try:
+                with self._connection() as conn, conn.transaction():
+                    return fn(conn)
+            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+                if attempt == self.retries:
+                    raise
+                time.sleep(min(0.01 * 2**attempt, 0.5))
+        raise AssertionError("unreachable")
+
     @contextmanager
     def locked(self, user: str, name: str) -> Iterator[Any]:
         """A transaction of `user` holding the advisory lock `name` of that user

@@ -23,7 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from memagent.api import Memory
 from memagent.core import MemoryHome
 from memagent.llm import LLM
-from memagent.server._keys import ApiKey, KeyStore, validate_user
+from memagent.server._keys import ApiKey, Keys, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
 from memagent.setup import init_home
@@ -60,7 +60,7 @@ class ServerRoot:
     """
 
     root: Path
-    keys: KeyStore
+    keys: Keys
     bucket: TokenBucket
     embeddings: bool | None = None
     llm_spec: str | None = None
@@ -86,17 +86,23 @@ class ServerRoot:
         store: str | None = None,
         max_users: int = DEFAULT_MAX_USERS,
     ) -> ServerRoot:
-        """`store` (`postgresql://…`) puts every user's chunks and profile in that
-        database, opened (and migrated) here; notes and keys stay under `root`."""
+        """`store` (`postgresql://…`) puts every user's memory and the API keys in
+        that database, opened (and migrated) here; else all lives under `root`."""
         root = root.expanduser().absolute()
         db = None
+        keys: Keys
         if store is not None and store != "local":
-            from memagent.postgres import Database
+            from memagent.postgres import Database, PgKeyStore
 
             db = Database.open(store, max_size=16)
+            keys = PgKeyStore(db)
+        else:
+            from memagent.memory.keys import KeyStore
+
+            keys = KeyStore(root)
         return cls(
             root=root,
-            keys=KeyStore(root),
+            keys=keys,
             bucket=TokenBucket(rate=rate, burst=burst),
             embeddings=embeddings,
             llm_spec=llm_spec,

@@ -10,10 +10,11 @@ with open_stores("postgresql://db/memagent", user="alice") as stores:
 ```
 
 `open_stores(home_or_url, *, user, embeddings, …)` returns a `Stores`: the
-chunk store, the profile store, the vault (notes), opened lazily on one
-backend. The API (`memagent.api.Memory`), the agent (`AgentMemory`), the HTTP
-server and the CLI all open their stores here, so choosing a backend happens in
-one place. Like basic-memory's search repository, each store is one base class
+chunk store, the profile store, the vault (notes), the API keys, opened lazily
+on one backend (`open_keys` opens a server's keys alone). The API
+(`memagent.api.Memory`), the agent (`AgentMemory`), the HTTP server and the CLI
+all open their stores here, so choosing a backend happens in one place. Like
+basic-memory's search repository, each store is one base class
 whose storage parts are hooks (`ChunkStore` / `PgChunkStore`, `ProfileStore` /
 `PgProfileStore`), so callers only see the base class.
 """
@@ -22,8 +23,9 @@ from memagent.stores._open import (
     DEFAULT_USER,
     Backend,
     Stores,
+    open_keys,
     open_stores,
     store_url,
 )
 
-__all__ = ["DEFAULT_USER", "Backend", "Stores", "open_stores", "store_url"]
+__all__ = ["DEFAULT_USER", "Backend", "Stores", "open_keys", "open_stores", "store_url"]

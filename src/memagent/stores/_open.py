@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
@@ -12,6 +13,7 @@ from memagent.core import Config, InvalidInput, MemoryHome
 
 if TYPE_CHECKING:
     from memagent.memory.chunks import ChunkStore
+    from memagent.memory.keys import Keys
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
@@ -71,6 +73,7 @@ class Stores:
         self._chunks: ChunkStore | None = None
         self._profile: ProfileStore | None = None
         self._vault: Vault | None = None
+        self._keys: Keys | None = None
         self._closed = False
 
     @property
@@ -130,6 +133,21 @@ class Stores:
                 self._vault = self.open_vault("api")
             return self._vault
 
+    @property
+    def keys(self) -> Keys:
+        """API keys: the database's on PostgreSQL, else `<home>/server/keys.json`."""
+        with self.lock:
+            if self._keys is None:
+                if self.db is not None:
+                    from memagent.postgres import PgKeyStore
+
+                    self._keys = PgKeyStore(self.db)
+                else:
+                    from memagent.memory.keys import KeyStore
+
+                    self._keys = KeyStore(self._need_home("API keys").root / "server")
+            return self._keys
+
     def open_vault(self, actor: str) -> Vault:
         """A vault whose writes are logged as `actor` (a new object each call)."""
         from memagent.memory.vault import Vault
@@ -145,6 +163,7 @@ class Stores:
                 self._chunks = None
             self._profile = None
             self._vault = None
+            self._keys = None
             if self.db is not None and self._owns_db and not self._closed:
                 self.db.close()
                 self._closed = True
@@ -220,3 +239,20 @@ def _home(home: str | os.PathLike[str] | MemoryHome | None, create: bool) -> Mem
 
 def _as_path(home: str | os.PathLike[str] | None) -> Path | None:
     return None if home is None else Path(home)
+
+
+def open_keys(
+    root: Path, *, store: str | None = None, home: MemoryHome | None = None
+) -> tuple[Keys, Callable[[], None]]:
+    """The API keys of a server: in the `store` database (or the one of `home`'s
+    `[store]` config), else `<root>/keys.json`. Returns the store and how to close
+    what was opened for it."""
+    url = store_url(home, store)
+    if url is None:
+        from memagent.memory.keys import KeyStore
+
+        return KeyStore(root), lambda: None
+    from memagent.postgres import Database, PgKeyStore
+
+    db = Database.open(url, max_size=2)
+    return PgKeyStore(db), db.close

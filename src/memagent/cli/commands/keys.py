@@ -1,17 +1,19 @@
-"""`memagent keys create|ls|revoke`: API keys of a server root."""
+"""`memagent keys create|ls|revoke`: API keys of a server root, or of a shared
+`--store` database (where every server on that database sees them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from memagent.cli._common import HomeOption, console, print_json
+from memagent.cli._common import HomeOption, StoreOption, print_json
 
 if TYPE_CHECKING:
-    from memagent.server import KeyStore
+    from memagent.memory.keys import ApiKey, Keys
 
 RootOption = Annotated[
     Path | None,
@@ -23,13 +25,45 @@ RootOption = Annotated[
     ),
 ]
 
-keys_app = typer.Typer(help="API keys for `memagent serve` (stored hashed in <root>/keys.json).")
+keys_app = typer.Typer(
+    help="API keys for `memagent serve` (stored hashed: in <root>/keys.json, or in the "
+    "--store database)."
+)
 
 
-def _store(root: Path | None, home: Path | None) -> KeyStore:
-    from memagent.server import KeyStore, default_server_root
+@contextmanager
+def _keys(root: Path | None, home: Path | None, store: str | None) -> Iterator[Keys]:
+    from memagent.core import MemoryHome
+    from memagent.server import default_server_root
+    from memagent.stores import open_keys
 
-    return KeyStore(default_server_root(root, home))
+    keys, close = open_keys(
+        default_server_root(root, home), store=store, home=MemoryHome.open(home)
+    )
+    try:
+        yield keys
+    finally:
+        close()
+
+
+def _where(keys: Keys) -> str:
+    root = getattr(keys, "root", None)
+    return str(root) if root is not None else "the database"
+
+
+def _line(k: ApiKey) -> str:
+    """One key on one line, its id first."""
+    parts = [k.id, f"user={k.user or '-'}"]
+    if k.admin:
+        parts.append("admin")
+    parts.append(f"created={k.created[:19]}")
+    if k.last_used:
+        parts.append(f"last_used={k.last_used[:19]}")
+    if k.revoked:
+        parts.append(f"revoked={k.revoked[:19]}")
+    if k.label:
+        parts.append(f"label={k.label!r}")
+    return "  ".join(parts)
 
 
 @keys_app.command("create")
@@ -43,13 +77,14 @@ def create(
     label: Annotated[str | None, typer.Option("--label", help="A note to tell keys apart.")] = None,
     root: RootOption = None,
     home: HomeOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Create a key. The key itself is printed once, alone on the last line."""
-    store = _store(root, home)
-    key, record = store.create(user=user, admin=admin, label=label)
-    who = f"user {record.user}" if record.user else "no user"
-    kind = "admin key" if record.admin else "key"
-    typer.echo(f"created {kind} {record.id} for {who} in {store.root}", err=True)
+    with _keys(root, home, store) as keys:
+        key, record = keys.create(user=user, admin=admin, label=label)
+        who = f"user {record.user}" if record.user else "no user"
+        kind = "admin key" if record.admin else "key"
+        typer.echo(f"created {kind} {record.id} for {who} in {_where(keys)}", err=True)
     typer.echo(key)
 
 
@@ -57,25 +92,18 @@ def create(
 def ls(
     root: RootOption = None,
     home: HomeOption = None,
+    store: StoreOption = None,
     all_keys: Annotated[bool, typer.Option("--all", help="Include revoked keys.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document.")] = False,
 ) -> None:
-    """List keys (ids, users, flags; never the keys themselves)."""
-    keys = _store(root, home).list(include_revoked=all_keys)
+    """List keys, one a line starting with its id (never the keys themselves)."""
+    with _keys(root, home, store) as keys:
+        listed = keys.list(include_revoked=all_keys)
     if as_json:
-        print_json({"keys": [k.model_dump(exclude={"hash"}) for k in keys]})
+        print_json({"keys": [k.model_dump(exclude={"hash"}) for k in listed]})
         return
-    table = Table("id", "user", "admin", "label", "created", "revoked")
-    for k in keys:
-        table.add_row(
-            k.id,
-            k.user or "-",
-            "yes" if k.admin else "",
-            k.label or "",
-            k.created[:19],
-            (k.revoked or "")[:19],
-        )
-    console.print(table)
+    for k in listed:
+        typer.echo(_line(k))
 
 
 @keys_app.command("revoke")
@@ -83,10 +111,12 @@ def revoke(
     key_id: Annotated[str, typer.Argument(help="The key's id (from `keys ls`).")],
     root: RootOption = None,
     home: HomeOption = None,
+    store: StoreOption = None,
 ) -> None:
-    """Revoke a key: it stops working at once, also in a running server."""
-    record = _store(root, home).revoke(key_id)
-    console.print(f"revoked {record.id} (user {record.user or '-'})", highlight=False)
+    """Revoke a key: it stops working at once, also in running servers."""
+    with _keys(root, home, store) as keys:
+        record = keys.revoke(key_id)
+    typer.echo(f"revoked {record.id} (user {record.user or '-'})")
 
 
 def register(app: typer.Typer) -> None:

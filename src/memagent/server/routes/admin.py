@@ -24,6 +24,7 @@ class KeyInfo(BaseModel):
     label: str | None
     created: str
     revoked: str | None
+    last_used: str | None = None
 
     @classmethod
     def of(cls, key: ApiKey) -> KeyInfo:
