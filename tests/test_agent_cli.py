@@ -83,9 +83,56 @@ def test_ask_json_and_honest_failure(cli_home: MemoryHome, tmp_path: Path) -> No
         "--json",
         "--no-learn",
     )
-    assert code == 0
+    assert code == 1  # no answer: a non-zero exit, never a made-up reply
     doc = json.loads(out)
     assert doc["ok"] is False and doc["reply"].startswith("I couldn't finish that within 2 steps")
+
+
+def test_model_failure_exits_non_zero_with_the_message_on_stderr(
+    cli_home: MemoryHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = str(cli_home.root)
+    monkeypatch.setenv("MEMAGENT_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+    for args in (["ask", "What is my cat called?"], ["ask", "--deep", "What is my cat called?"]):
+        code, out, err = invoke(*args, "--home", h, "--model", "openai:m", "--no-learn")
+        assert code == 1, (args, out, err)
+        assert out == ""
+        assert "error:" in err
+    code, out, err = invoke(
+        "chat", "--home", h, "--model", "openai:m", "--no-learn", input="Hello there.\n"
+    )
+    assert code == 1 and out.strip() == "" and "the model failed" in err
+    empty = script(tmp_path, [])  # a model with nothing to say fails too
+    code, out, err = invoke("ask", "Hi?", "--home", h, "--model", empty, "--no-learn")
+    assert code == 1 and out == "" and "the model failed" in err
+
+
+def test_chat_commands_are_local_never_sent_or_stored(cli_home: MemoryHome, tmp_path: Path) -> None:
+    h = str(cli_home.root)
+    model = script(tmp_path, ['{"reply": "Noted."}'])
+    lines = "/help\nMy cat is Pixel.\n/history\n/frobnicate\n/recall cat\n/exit\nnever sent\n"
+    code, out, err = invoke("chat", "--home", h, "--model", model, "--no-learn", input=lines)
+    assert code == 0, err
+    rows = out.splitlines()
+    assert rows[0].startswith("Commands (handled here") and "/forget" in rows[0]
+    assert rows[1] == "Noted."
+    assert "you: My cat is Pixel." in rows[2] and "assistant: Noted." in rows[2]
+    assert rows[3].startswith("Unknown command /frobnicate")
+    assert "My cat is Pixel." in rows[4]
+    assert len(rows) == 5  # /exit ended it: "never sent" was not read
+    (chunk,) = list(cli_home.layout.chunks.rglob("chunk-*.json"))
+    assert json.loads(chunk.read_text())["content"] == "My cat is Pixel."
+    (conv,) = list((cli_home.layout.state / "conversations").glob("c-*.json"))
+    said = [m["content"] for m in json.loads(conv.read_text())["messages"]]
+    assert said == ["My cat is Pixel.", "Noted."]
+    chunk_id = json.loads(chunk.read_text())["id"]
+    model2 = script(tmp_path, [], "s2.json")  # a model call would fail: there is none
+    code, out, err = invoke(
+        "chat", "--home", h, "--model", model2, "--no-learn", input=f"/forget {chunk_id}\n"
+    )
+    assert code == 0, err
+    assert out.startswith(f"Forgot {chunk_id}")
+    assert json.loads(chunk.read_text())["deleted_at"]
 
 
 def test_ask_deep(cli_home: MemoryHome, tmp_path: Path) -> None:

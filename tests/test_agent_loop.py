@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from memagent.agent import Agent, Conversations
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
+
+DATED = r"- \[\d{4}-\d\d-\d\d \d\d:\d\d\] "
 
 
 def step(**parts: Any) -> str:
@@ -73,8 +76,9 @@ def test_answers_to_questions_do_not_come_back_as_memory(home: MemoryHome) -> No
     chunks = list((home.layout.chunks).rglob("chunk-*.json"))
     assert len(chunks) == 1
     doc = json.loads(chunks[0].read_text(encoding="utf-8"))
-    assert doc["content"] == "User: What is my cat called?"
+    assert doc["content"] == "What is my cat called?"
     assert doc["source"]["reply"] == "Your cat is called Leo."  # kept, not searchable
+    assert doc["source"]["role"] == "user" and doc["source"]["type"] == "question"
     from memagent.memory.chunks import ChunkStore
 
     assert ChunkStore(home, embeddings=False).recall("Leo") == []
@@ -468,7 +472,10 @@ def test_context_leaves_out_weak_hits(home: MemoryHome) -> None:
         loose = a.memory.context("What car do I drive?", budget_tokens=1000, k=5, min_ratio=0.0)
         strict = a.memory.context("What car do I drive?", budget_tokens=1000, k=5, min_ratio=0.99)
         tiny = a.memory.context("What car do I drive?", budget_tokens=5, k=5)
-    assert strict.text.splitlines() == ["- User said: I drive a blue Volvo car."]
+    (line,) = strict.text.splitlines()
+    assert re.fullmatch(
+        r"- \[\d{4}-\d\d-\d\d \d\d:\d\d\] You said: I drive a blue Volvo car\.", line
+    )
     assert len(loose.sources) >= len(strict.sources)
     assert tiny.text == "" and tiny.tokens == 0
 
@@ -489,7 +496,7 @@ def test_small_prompt_set_for_the_embedded_model(home: MemoryHome) -> None:
     assert statement.response_schema is not None
     assert set(statement.response_schema["properties"]) == {"reply"}
     assert "Rex" not in last_user(statement.messages)  # no recall for a statement
-    assert "- User said: My dog is called Rex." in last_user(question.messages)
+    assert "You said: My dog is called Rex." in last_user(question.messages)
     assert "Oslo" not in last_user(question.messages)  # weak hit left out
     # no chat history in the small set: the last messages are the examples, then this turn
     assert not any("I live in Oslo." in m.content for m in question.messages[:-1])
@@ -501,7 +508,7 @@ def test_an_honest_fallback_is_not_stored_as_memory(home: MemoryHome) -> None:
     assert not r.ok
     (chunk,) = list(home.layout.chunks.rglob("chunk-*.json"))
     doc = json.loads(chunk.read_text())
-    assert doc["content"] == "User: My locker is number 12."
+    assert doc["content"] == "My locker is number 12."
     assert "couldn't" not in json.dumps(doc)
 
 

@@ -97,7 +97,7 @@ def test_openai_client_gets_memory_added(s: Setup) -> None:
     system = [m.content for m in s.seen[-1] if m.role == "system"]
     assert any("I only drink green tea." in text for text in system)
     stored = s.alice.get("/v1/memories").json()["memories"]
-    assert stored[0]["content"].startswith("User: What do I drink?")
+    assert stored[0]["content"] == "What do I drink?"
 
     pieces = client.chat.completions.create(
         model="any",

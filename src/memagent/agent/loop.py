@@ -35,6 +35,7 @@ from memagent.actions import (
     vault_tools,
 )
 from memagent.agent.background import BackgroundWriter
+from memagent.agent.commands import COMMANDS, Command, help_text, parse_command
 from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.memory import (
     MAX_MESSAGE_CHARS,
@@ -281,8 +282,15 @@ class Agent:
 
     # -- one turn -------------------------------------------------------------------------
     def turn(self, message: str, *, on_text: TextCallback | None = None) -> TurnResult:
-        """Answer one user message (see the module docstring)."""
+        """Answer one user message (see the module docstring). A chat command
+        (`/help`, …) is answered here: no model call, nothing stored."""
         message = check_message(message)
+        command = parse_command(message)
+        if command is not None:
+            answer = self.run_command(command)
+            if on_text is not None:
+                on_text(answer)
+            return TurnResult(reply=answer, ok=True, conversation_id=self.conversation.id, steps=0)
         started = time.perf_counter()
         turn_no = self.conversation.turns + 1
         trace = Trace(self.conversation.id, turn_no, self.llm.name, self.mode, message)
@@ -407,6 +415,51 @@ class Agent:
         )
         self._after_turn(message, reply, ok, trace)
         return turn_result
+
+    def run_command(self, command: Command) -> str:
+        """The answer to a chat command (see `memagent.agent.commands`)."""
+        name, arg = command.name, command.arg
+        if name == "help":
+            return help_text()
+        if name == "exit":
+            return "Goodbye."
+        if name == "new":
+            self.flush()
+            self.conversation = self.conversations.new()
+            self._session = None
+            return f"Started a new conversation ({self.conversation.id})."
+        if name == "history":
+            n = int(arg) if arg.isdigit() and 0 < int(arg) <= 200 else 10
+            msgs = self.conversation.messages[-n:]
+            if not msgs:
+                return "Nothing said yet in this conversation."
+            return "\n".join(
+                f"{'you' if m.role == 'user' else 'assistant'}: {m.content}" for m in msgs
+            )
+        if name == "recall":
+            if not arg:
+                return "Usage: /recall QUERY"
+            self.flush()  # earlier turns of this chat are stored in the background
+            try:
+                hits = self.memory.recall(arg, k=5)
+            except MemagentError as exc:
+                return f"Recall failed: {exc}"
+            if not hits:
+                return "Nothing in memory matches that."
+            return "\n".join(
+                f"{h['id']}  {' '.join(str(h['content']).split())[:120]}" for h in hits
+            )
+        if name == "forget":
+            if not arg:
+                return "Usage: /forget ID (ids come from /recall)"
+            self.flush()
+            try:
+                self.memory.forget(arg)
+            except MemagentError as exc:
+                return f"Could not forget {arg}: {exc}"
+            return f"Forgot {arg} (memagent chunks restore {arg} brings it back)."
+        known = ", ".join(f"/{c}" for c in COMMANDS)
+        return f"Unknown command /{name}. Commands: {known} (/help explains them)."
 
     def _recalls_for(self, message: str) -> bool:
         return self.prompts.recall_for == "all" or looks_like_request(message)
@@ -688,6 +741,16 @@ class Agent:
         Conversations.add_exchange(conv, message, reply)
         snapshot = conv.model_copy(deep=True)
         self._writer.submit(f"turn {turn_no}", job)
+
+
+def default_prompt_set(model_name: str, mode: str) -> str:
+    """`instruct` for the embedded instruct model, `small` for the tiny base model
+    (both in JSON mode: reply only), else the mode's full set."""
+    if mode == "json" and model_name == "embedded":
+        return "instruct"
+    if mode == "json" and model_name.startswith("embedded:"):
+        return "small"
+    return mode
 
 
 def _learn(store: ProfileStore, llm: LLM, message: str) -> str:

@@ -5,10 +5,13 @@ the default memory tools, and all-or-nothing batches.
   text), then hybrid recall over chunks, notes and profile facts, within a token
   budget. Without a chunk store (or its index) the profile facts are listed
   instead. Nothing here calls an LLM.
-- `store_exchange(...)`: one chunk per exchange, with the user's words and the
-  reply in `source`, so later turns can show what the user said. The reply to a
-  question is kept out of the searchable content: it is the model's claim, and a
-  wrong one must not come back as memory.
+- `store_exchange(...)`: one chunk per exchange whose content is what the user
+  said; the reply stays in `source.reply` (and the conversation record). The
+  source marks it `role: user`, `type: statement | question`: the index down-
+  weights questions (`memagent.index.search.non_fact`), and the context leaves
+  them out, so a question never comes back as if it were a fact.
+- Recall in context keeps only relevant hits: a keyword match, or a cosine
+  similarity of at least `MIN_COSINE`; each line carries the date it was said.
 - `JournaledVault`: a `Vault` that remembers what each file held before its
   first write in a batch, so a failed batch is rolled back (`rollback`) and
   never left half-applied.
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
+from memagent.index.search import non_fact
 from memagent.memory.vault import Vault
 from memagent.stores import Stores
 
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
 
 EXCHANGE_KIND = "agent_exchange"
 QUESTION_TAG = "question"
+MIN_COSINE = 0.35
+"""A hit with no keyword match must be at least this similar to the message."""
 MAX_MESSAGE_CHARS = 20_000
 
 
@@ -282,6 +288,7 @@ class AgentMemory:
                     break
         hits = [h for h in hits if h["id"] not in ("note:vault/user.md", "user.md")]
         hits = [h for h in hits if h.get("user") != message.strip()]
+        hits = [h for h in hits if relevant(h) and not non_fact(h.get("source"))]
         if hits and min_ratio > 0:
             best = max(h["score"] for h in hits)
             hits = [h for h in hits if h["score"] >= best * min_ratio]
@@ -299,16 +306,16 @@ class AgentMemory:
         store = self.chunks
         if store is None or not user.strip():
             return []
-        question = is_question(user)
+        question = looks_like_request(user)
         tags = ["conversation"] + ([QUESTION_TAG] if question else [])
-        # The answer to a question is the model's claim, not something the user told
-        # us: searchable, a wrong answer would come back as memory and be repeated.
-        # It stays in `source.reply`, and the conversation keeps the whole exchange.
-        content = f"User: {user.strip()}" + (
-            f"\nAssistant: {reply.strip()}" if reply.strip() and not question else ""
-        )
+        # Only what the user said is searchable. The reply is the model's claim, not
+        # something the user told us: searchable, a wrong answer would come back as
+        # memory and be repeated. It stays in `source.reply` and the conversation.
+        content = user.strip()
         source = {
             "kind": EXCHANGE_KIND,
+            "role": "user",
+            "type": QUESTION_TAG if question else "statement",
             "user": user.strip()[:4000],
             "reply": reply.strip()[:4000],
             "turn": turn,
@@ -383,18 +390,47 @@ def _hit_json(data: dict[str, Any]) -> dict[str, Any]:
         "tags": list(data.get("tags") or []),
         "created_at": data.get("created_at"),
         "path": data.get("path"),
+        "why": data.get("why") or {},
     }
-    if isinstance(src, dict) and src.get("kind") == EXCHANGE_KIND:
-        out["user"] = src.get("user")
+    if isinstance(src, dict):
+        out["source"] = {k: v for k, v in src.items() if k in ("kind", "role", "type", "speaker")}
+        if src.get("kind") == EXCHANGE_KIND:
+            out["user"] = src.get("user")
     return out
+
+
+def relevant(hit: dict[str, Any]) -> bool:
+    """Worth showing the model: a keyword match, or close enough in meaning.
+    (Keyword-only search has no cosine: there every hit matched a keyword.)"""
+    why = hit.get("why") or {}
+    if "keyword" in why or "dense" not in why:
+        return True
+    cosine = why["dense"].get("cosine")
+    return isinstance(cosine, int | float) and cosine >= MIN_COSINE
+
+
+def _when(hit: dict[str, Any]) -> str:
+    """`[YYYY-MM-DD HH:MM] ` from the hit's timestamp (time only when it is not midnight)."""
+    stamp = str(hit.get("created_at") or "")
+    if len(stamp) < 10:
+        return ""
+    day, clock = stamp[:10], stamp[11:16]
+    return f"[{day} {clock}] " if clock and clock != "00:00" else f"[{day}] "
 
 
 def _context_line(hit: dict[str, Any]) -> str:
     content = " ".join(str(hit["content"]).split())
+    when = _when(hit)
+    src = hit.get("source") or {}
     if hit.get("user"):
-        return f"- User said: {' '.join(str(hit['user']).split())[:400]}"
+        return f"- {when}You said: {' '.join(str(hit['user']).split())[:400]}"
     if hit["kind"] == "note":
         return f"- Note ({hit.get('path') or hit['id']}): {content[:400]}"
     if hit["kind"] == "fact":
         return f"- Profile: {content[:300]}"
-    return f"- Memory: {content[:400]}"
+    speaker = src.get("speaker")
+    if isinstance(speaker, str) and speaker and not content.startswith(f"{speaker}:"):
+        return f"- {when}{speaker} said: {content[:400]}"
+    if src.get("role") == "user":
+        return f"- {when}You said: {content[:400]}"
+    return f"- {when}{content[:400]}"

@@ -2,7 +2,9 @@
 templates (system, user turn, result, planning) and few-shot example
 conversations. Prompts are data: edit the YAML, not the code.
 
-Sets: `small` (the embedded model: reply only, memory handled by the loop),
+Sets: `instruct` (the embedded instruct model: reply only, memory handled by the
+loop, no few-shot examples), `small` (the tiny embedded base model: the same job
+shown by few-shot turns with placeholders),
 `json` and `python` (the two modes for capable models) and `deep` (recursive
 retrieval). Examples are written as JSON steps; for a model asked for tagged
 text instead (`structured=False`) they are rendered as tags.
@@ -22,7 +24,7 @@ from jinja2 import Environment, StrictUndefined
 from memagent.core import InvalidInput
 from memagent.llm import Message
 
-PROMPT_SETS = ("small", "json", "python", "deep")
+PROMPT_SETS = ("instruct", "small", "json", "python", "deep")
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 

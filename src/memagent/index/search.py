@@ -13,6 +13,10 @@ Pipeline for one query:
    neighbour's score (neighbours = adjacent documents of the same conversation).
 5. Speaker: a document said by a person the query names gains a boost.
 6. Optional recency and access boosts (config; off by default and for benchmarks).
+7. Not a fact: a document whose source marks it as a question or command put
+   to the assistant, or as the assistant's own reply (`non_fact`), keeps only
+   `non_fact_weight` of its score: it stays findable (the conversation record)
+   but never outranks what the user actually said.
 
 Every hit carries its score and `why` (ranks and raw scores from each list,
 the boosts applied, and the mode: hybrid or keyword-only with the reason).
@@ -59,6 +63,7 @@ class SearchParams(BaseModel):
     recency_weight: float = Field(default=0.0, ge=0)
     recency_half_life_days: float = Field(default=30.0, gt=0)
     access_weight: float = Field(default=0.0, ge=0)
+    non_fact_weight: float = Field(default=0.05, ge=0, le=1)
 
 
 class Filters(BaseModel):
@@ -318,6 +323,20 @@ def fuse(kw: list[tuple[int, float]], dense: list[tuple[int, float]], p: SearchP
     return Fused(score, why)
 
 
+NON_FACT_ROLES = frozenset({"assistant", "system", "tool"})
+NON_FACT_TYPES = frozenset({"question", "command", "reply"})
+
+
+def non_fact(source: dict[str, Any] | None) -> bool:
+    """True for a document that is not something a person stated: a question or
+    command to the assistant (`source.type`), or the assistant's own words
+    (`source.role`). Set by the agent when it stores an exchange and by `import`
+    from each message's role."""
+    if not isinstance(source, dict):
+        return False
+    return source.get("role") in NON_FACT_ROLES or source.get("type") in NON_FACT_TYPES
+
+
 def finish(
     fused: Fused,
     rows: dict[int, Row],
@@ -360,6 +379,9 @@ def finish(
             factor = p.access_weight * math.log1p(row.access_count)
             s *= 1.0 + factor
             boosts["access"] = round(factor, 6)
+        if p.non_fact_weight < 1 and non_fact(row.source):
+            s *= p.non_fact_weight
+            boosts["non_fact"] = p.non_fact_weight
         final[rowid] = s
         w = why.setdefault(rowid, {})
         if boosts:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
 
@@ -131,6 +132,12 @@ def chat(
         raise typer.Exit(1)
 
 
+def _is_command(message: str) -> bool:
+    from memagent.agent.commands import parse_command
+
+    return parse_command(message) is not None
+
+
 def _piped(agent: Agent) -> int:
     """One reply line per input line; a bad line is reported on stderr and skipped
     (an empty reply line keeps the output aligned). Returns how many failed."""
@@ -150,6 +157,15 @@ def _piped(agent: Agent) -> int:
             err_console.print(f"[bold red]error:[/] line {number}: {exc}", highlight=False)
             sys.stdout.write("\n")
             continue
+        if not result.ok:  # the model or server failed: not an answer
+            failed += 1
+            err_console.print(
+                f"[bold red]error:[/] line {number}: {result.error or result.reply}",
+                highlight=False,
+                markup=False,
+            )
+            sys.stdout.write("\n")
+            continue
         sys.stdout.write(result.reply.replace("\n", " ") + "\n")
         sys.stdout.flush()
     return failed
@@ -167,7 +183,7 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
         for m in agent.conversation.messages[-6:]:
             who = "you" if m.role == "user" else "assistant"
             console.print(f"[dim]{who}: {m.content}[/]", highlight=False)
-    console.print("[dim]Type a message; /exit to leave.[/]")
+    console.print("[dim]Type a message; /help lists the commands, /exit leaves.[/]")
     if agent.llm.name.startswith("embedded"):
         with err_console.status("loading the embedded model…"):
             agent.llm.load()  # type: ignore[attr-defined]
@@ -181,13 +197,14 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
             continue
         if message in EXIT_WORDS:
             return
-        console.print("[bold cyan]assistant ›[/] ", end="")
+        if not _is_command(message):
+            console.print("[bold cyan]assistant ›[/] ", end="")
 
         def show(piece: str) -> None:
             console.print(piece, end="", highlight=False, markup=False)
 
         try:
-            result = agent.turn(message, on_text=show)
+            result = agent.turn(message, on_text=None if _is_command(message) else show)
         except MemagentError as exc:
             console.print()
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
@@ -195,7 +212,13 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
         except KeyboardInterrupt:
             console.print("\n[dim](interrupted)[/]")
             continue
+        if _is_command(message):
+            console.print(result.reply, highlight=False, markup=False)
+            continue
         console.print()
+        if not result.ok:
+            err_console.print(f"[bold red]error:[/] {escape(result.error or '')}", highlight=False)
+            continue
         usage = result.usage
         console.print(
             f"[dim]{result.seconds:.1f}s · {result.steps} step(s) · "
@@ -236,16 +259,26 @@ def ask(
             result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
         finally:
             memory.close()
-        _print_answer(result.to_json(), result.answer, as_json=as_json)
         from memagent.agent import Trace, Traces
 
         trace = Trace("deep", 1, llm.name, "deep", question, steps=result.steps)
         trace.reply, trace.ok, trace.seconds = result.answer, result.ok, round(result.seconds, 3)
         Traces(mh).save(trace)
+        if not result.ok:
+            if as_json:
+                print_json(result.to_json())
+            err_console.print(f"[bold red]error:[/] {escape(result.answer)}")
+            raise typer.Exit(1)
+        _print_answer(result.to_json(), result.answer, as_json=as_json)
         return
     agent = _agent(mh, model, mode, persona, max_steps, None, None, learn)
     try:
         turn = agent.turn(question)
+        if not turn.ok:  # the model or server failed: say so on stderr, exit non-zero
+            if as_json:
+                print_json(turn.to_json())
+            err_console.print(f"[bold red]error:[/] {escape(turn.error or turn.reply)}")
+            raise typer.Exit(1)
         # the answer goes out first; the memory writes finish after it
         _print_answer(turn.to_json(), turn.reply, as_json=as_json)
     finally:
