@@ -36,6 +36,8 @@ from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
 
 DIM = 384
+EXACT_MAX_ROWS = 20_000
+"""Users with at most this many vectors get exact dense top-k (see `_dense`)."""
 _ROW_COLS = (
     "seq, id, content, tags, type, created, created_at, conversation_id, session_id, "
     "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source, data"
@@ -359,18 +361,7 @@ class PgChunkStore(ChunkStore):
             dense: list[tuple[int, float]] = []
             if qvec is not None:
                 mode = "hybrid"
-                conn.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(n, 40), 1000)),)
-                )
-                dense = [
-                    (int(r[0]), float(r[1]))
-                    for r in conn.execute(
-                        "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
-                        f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
-                        "ORDER BY c.embedding <=> %s::vector LIMIT %s",
-                        (vector_text(qvec), self.user, *wparams, vector_text(qvec), n),
-                    ).fetchall()
-                ]
+                dense = self._dense(conn, qvec, where, wparams, n)
             else:
                 reason = self.keyword_only_reason
                 mode = "keyword-only" + (f" ({reason})" if reason else "")
@@ -389,6 +380,58 @@ class PgChunkStore(ChunkStore):
             return finish(fused, rows, near, query, k=k, params=p, mode=mode)
 
         return self.db.run(self.user, go)
+
+    def dense_candidates(
+        self, vector: npt.NDArray[np.float32], n: int, filters: Filters | None = None
+    ) -> list[tuple[int, float]]:
+        """The user's `n` chunks nearest to `vector` as (seq, cosine similarity),
+        nearest first: the dense half of search."""
+        where, params = filter_sql(filters or Filters())
+        return self.db.run(self.user, lambda conn: self._dense(conn, vector, where, params, n))
+
+    def _dense(
+        self,
+        conn: Any,
+        vector: npt.NDArray[np.float32],
+        where: str,
+        params: list[Any],
+        n: int,
+    ) -> list[tuple[int, float]]:
+        """Exact per-user top-n for a user with at most `EXACT_MAX_ROWS` vectors (a
+        scan of that user's rows through the btree on `user_id`; the HNSW graph
+        is shared by all users and filters by user only after its scan, so it can
+        return fewer than n of them, or miss their best). Bigger users go through
+        HNSW (with iterative scans on pgvector 0.8+), and exactly again when it
+        comes back short."""
+        q = vector_text(vector)
+        big = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE user_id = %s "
+            "AND embedding IS NOT NULL LIMIT %s) s",
+            (self.user, EXACT_MAX_ROWS + 1),
+        ).fetchone()[0]
+        if big > EXACT_MAX_ROWS:
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(n, 40), 1000)),)
+            )
+            if self.db.iterative_scans:
+                conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            rows = conn.execute(
+                "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
+                f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
+                "ORDER BY c.embedding <=> %s::vector LIMIT %s",
+                (q, self.user, *params, q, n),
+            ).fetchall()
+            if len(rows) >= n:
+                return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: -x[1])
+        # `+ 0`: an ordering the HNSW index cannot serve, so the planner scans the
+        # user's rows and computes every distance.
+        rows = conn.execute(
+            "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
+            f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
+            "ORDER BY (c.embedding <=> %s::vector) + 0, c.seq LIMIT %s",
+            (q, self.user, *params, q, n),
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
 
     def _keyword(
         self, conn: Any, terms: list[str], where: str, params: list[Any], n: int

@@ -48,6 +48,10 @@ def _redact(url: str) -> str:
     return re.sub(r"//([^:@/]*):[^@/]*@", r"//\1:***@", url)
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
 def migrations() -> list[tuple[int, str, str]]:
     """(version, file name, SQL) of every migration shipped, in order."""
     folder = resources.files("memagent.postgres") / "migrations"
@@ -90,6 +94,8 @@ class Database:
         self.max_size = max_size
         self._pool: Any = None
         self._local = threading.local()
+        self.iterative_scans = False
+        """pgvector 0.8+ (HNSW iterative scans), found out by `migrate`."""
 
     # -- life cycle -------------------------------------------------------------------
     @classmethod
@@ -180,6 +186,11 @@ class Database:
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
                 conn.autocommit = False
+            row = conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()
+            conn.rollback()
+        self.iterative_scans = row is not None and _version(row[0]) >= (0, 8)
         return applied
 
     def schema_version(self) -> int:
