@@ -163,6 +163,12 @@ class Memory:
         """Structured profile facts (`memagent.memory.profile.ProfileStore`)."""
         return self.stores.profile
 
+    @property
+    def guard(self) -> threading.RLock:
+        """Serializes this Memory's index work: hold it around direct calls on
+        `chunks` from threads that share this Memory (the web page does)."""
+        return self._guard
+
     def close(self) -> None:
         self.stores.close()
 

@@ -139,6 +139,13 @@ class ServerRoot:
         """The user's stores (one per user per process while cached)."""
         return self._user(user).stores
 
+    def pin_home(self, user: str, home: MemoryHome) -> None:
+        """Serve `user` from an existing memory `home` instead of `users/<user>/`
+        (how `memagent ui` shows one local home)."""
+        validate_user(user)
+        with self._guard:
+            self._homes[user] = home.require()
+
     def memory_for(self, user: str) -> Memory:
         """The user's `Memory` (shared by requests)."""
         return self._user(user).memory

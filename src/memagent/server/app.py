@@ -44,6 +44,8 @@ class ServerSettings(BaseModel):
     rate_burst: int = Field(default=100, gt=0)
     request_timeout_s: float = Field(default=30.0, gt=0)
     mcp: bool = True
+    ui: bool = True
+    """Serve the web page at `/ui` (sign-in with an API key)."""
     embeddings: bool | None = None
     """None follows each user home's config (`embeddings.enabled`); False: keyword-only."""
     llm: str | None = None
@@ -131,6 +133,11 @@ def create_app(
 
     for router in ROUTERS:
         app.include_router(router)
+
+    if settings.ui:
+        from memagent.server.ui import mount_ui
+
+        mount_ui(app)
 
     if settings.mcp:
         from memagent.server.mcp_http import mount_mcp

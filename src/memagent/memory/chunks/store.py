@@ -550,6 +550,7 @@ class ChunkStore:
         return [
             {
                 "id": r.doc_id,
+                "created": r.created,
                 "created_at": r.created_at,
                 "type": r.type,
                 "tags": r.tags,

@@ -1,0 +1,157 @@
+"""Sign-in, sign-out, and putting the page on an app (`mount_ui`, `local_app`)."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import tempfile
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
+
+from memagent.core import MemoryHome
+from memagent.llm import LLM
+from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
+from memagent.server.ui._base import HERE, UiRoute, go, page
+from memagent.server.ui._session import (
+    COOKIE,
+    SESSION_SECONDS,
+    UiState,
+    ViewerDep,
+    checked_form,
+    form_data,
+    ui_state,
+)
+
+PRE_COOKIE = "memagent_ui_pre"
+LOCAL_USER = "local"
+
+router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
+
+
+def _set_session(response: Response, state: UiState, sid: str) -> None:
+    response.set_cookie(
+        COOKIE,
+        sid,
+        max_age=SESSION_SECONDS,
+        path="/ui",
+        httponly=True,
+        samesite="strict",
+        secure=state.secure_cookies,
+    )
+    response.delete_cookie(PRE_COOKIE, path="/ui/login")
+
+
+@router.get("")
+@router.get("/")
+def start() -> Response:
+    return go("/ui/search")
+
+
+@router.get("/login")
+def login_page(request: Request, token: str = "") -> Response:
+    state = ui_state(request)
+    if state.local_user is not None:
+        if token and state.use_login_token(token):
+            signed_in = go("/ui/search")
+            _set_session(signed_in, state, state.start(state.local_user, "local"))
+            return signed_in
+        error = "That sign-in link was used already or has expired." if token else None
+        return page(
+            request, "login.html", None, status=401 if token else 200, local=True, error=error
+        )
+    pre = secrets.token_urlsafe(24)
+    response = page(request, "login.html", None, title="Sign in", local=False, pre=pre)
+    response.set_cookie(
+        PRE_COOKIE,
+        pre,
+        max_age=900,
+        path="/ui/login",
+        httponly=True,
+        samesite="strict",
+        secure=state.secure_cookies,
+    )
+    return response
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    """Sign in with an API key: the key is checked once, then forgotten."""
+    state = ui_state(request)
+    if state.local_user is not None:
+        return go("/ui/login")
+    form = await form_data(request)
+    pre = (form.get("pre") or [""])[0]
+    cookie = request.cookies.get(PRE_COOKIE, "")
+    server = request.app.state.server
+    client = request.client.host if request.client else "unknown"
+    if server.bucket.take(f"ui-login:{client}") > 0:
+        return _login_failed(request, 429, "Too many sign-in attempts; wait a moment.")
+    if not pre or not cookie or not hmac.compare_digest(pre.encode(), cookie.encode()):
+        return _login_failed(request, 403, "The sign-in form expired; try again.")
+    presented = (form.get("key") or [""])[0].strip()
+    key = server.keys.verify(presented) if presented and len(presented) < 200 else None
+    if key is None:
+        return _login_failed(request, 401, "That key is not valid (or was revoked).")
+    if key.user is None:
+        return _login_failed(request, 403, "An admin key has no memory to show; use a user's key.")
+    response = go("/ui/search")
+    _set_session(response, state, state.start(key.user, key.id))
+    return response
+
+
+def _login_failed(request: Request, status: int, message: str) -> Response:
+    pre = secrets.token_urlsafe(24)
+    response = page(request, "login.html", None, status=status, local=False, pre=pre, error=message)
+    response.set_cookie(
+        PRE_COOKIE, pre, max_age=900, path="/ui/login", httponly=True, samesite="strict"
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, who: ViewerDep) -> Response:
+    await checked_form(request, who)
+    ui_state(request).end(request.cookies.get(COOKIE))
+    response = go("/ui/login")
+    response.delete_cookie(COOKIE, path="/ui")
+    return response
+
+
+def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = False) -> UiState:
+    """Serve the page at `/ui` on `app` (an app from `create_app`)."""
+    state = UiState(local_user=local_user, secure_cookies=secure)
+    app.state.ui = state
+    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    for r in (
+        router,
+        pages_memory.router,
+        pages_notes.router,
+        pages_profile.router,
+        pages_agent.router,
+    ):
+        app.include_router(r)
+    return state
+
+
+def local_app(
+    home: MemoryHome,
+    *,
+    llm: LLM | None = None,
+    llm_spec: str | None = None,
+    embeddings: bool | None = None,
+    root: Path | None = None,
+) -> tuple[FastAPI, UiState]:
+    """`memagent ui`: the page for one memory home, no API key (one-time tokens).
+
+    The server's own folder (`root`, default a new temporary folder) holds nothing
+    of the user's: the home is served in place.
+    """
+    from memagent.server.app import ServerSettings, create_app
+
+    server_root = root or Path(tempfile.mkdtemp(prefix="memagent-ui-"))
+    settings = ServerSettings(mcp=False, ui=False, embeddings=embeddings, llm=llm_spec)
+    app = create_app(server_root, settings, llm=llm)
+    app.state.server.pin_home(LOCAL_USER, home)
+    return app, mount_ui(app, local_user=LOCAL_USER)

@@ -1,0 +1,184 @@
+"""Who is looking at the page: sign-in, session cookies and CSRF tokens.
+
+Two ways in. Under `memagent serve`, a person signs in at `/ui/login` with an
+API key; under `memagent ui`, the URL printed at start carries a one-time token
+(good once, for a few minutes) and no key is needed. Either way the browser then
+holds only a random session id in a cookie (HttpOnly, SameSite=Strict, path
+`/ui`), and every state-changing request must carry that session's CSRF token
+(a hidden form field, or the `X-CSRF-Token` header htmx sends). Sessions live in
+this process's memory: a restart signs everyone out. A session made with an API
+key ends as soon as the key is revoked.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Annotated
+from urllib.parse import parse_qs
+
+from fastapi import Depends, Request
+
+from memagent.core import MemagentError, now_iso
+from memagent.server._context import Caller, ServerRoot
+from memagent.server._keys import ApiKey
+
+COOKIE = "memagent_ui"
+SESSION_SECONDS = 12 * 3600
+LOGIN_TOKEN_SECONDS = 300
+MAX_SESSIONS = 10_000
+MAX_FORM_VALUES = 200
+LOCAL_KEY_ID = "000000000000"
+
+
+class UiAuthError(Exception):
+    """Not signed in (or the session ended): answered by a redirect to the login page."""
+
+
+class UiForbidden(Exception):
+    """A state-changing request without the session's CSRF token."""
+
+
+@dataclass
+class Session:
+    user: str
+    key_id: str
+    csrf: str
+    expires: float
+
+
+@dataclass
+class UiState:
+    """The sessions of one app. `local_user` set: `memagent ui` (one-time tokens);
+    else sign-in with API keys."""
+
+    local_user: str | None = None
+    secure_cookies: bool = False
+    _sessions: dict[str, Session] = field(default_factory=dict)
+    _login_tokens: dict[str, float] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def login_token(self) -> str:
+        """A one-time sign-in token for the local page (`memagent ui`)."""
+        token = secrets.token_urlsafe(32)
+        with self._guard:
+            self._login_tokens[token] = time.monotonic() + LOGIN_TOKEN_SECONDS
+        return token
+
+    def use_login_token(self, token: str) -> bool:
+        with self._guard:
+            expires = self._login_tokens.pop(token, None) if isinstance(token, str) else None
+        return expires is not None and expires > time.monotonic()
+
+    def start(self, user: str, key_id: str) -> str:
+        sid = secrets.token_urlsafe(32)
+        now = time.monotonic()
+        with self._guard:
+            if len(self._sessions) >= MAX_SESSIONS:
+                for k in [k for k, s in self._sessions.items() if s.expires <= now]:
+                    del self._sessions[k]
+                if len(self._sessions) >= MAX_SESSIONS:
+                    oldest = min(self._sessions, key=lambda k: self._sessions[k].expires)
+                    del self._sessions[oldest]
+            self._sessions[sid] = Session(
+                user, key_id, secrets.token_urlsafe(32), now + SESSION_SECONDS
+            )
+        return sid
+
+    def get(self, sid: str | None) -> Session | None:
+        if not sid:
+            return None
+        with self._guard:
+            session = self._sessions.get(sid)
+            if session is None:
+                return None
+            if session.expires <= time.monotonic():
+                del self._sessions[sid]
+                return None
+            return session
+
+    def end(self, sid: str | None) -> None:
+        if sid:
+            with self._guard:
+                self._sessions.pop(sid, None)
+
+
+def ui_state(request: Request) -> UiState:
+    state: UiState = request.app.state.ui
+    return state
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """A signed-in page request: the session, and the caller it acts as."""
+
+    session: Session
+    caller: Caller
+
+    @property
+    def csrf(self) -> str:
+        return self.session.csrf
+
+    @property
+    def user(self) -> str:
+        return self.session.user
+
+
+def _local_key(user: str) -> ApiKey:
+    """The key record a `memagent ui` session acts with (no key exists: loopback only)."""
+    return ApiKey(id=LOCAL_KEY_ID, user=user, label="memagent ui", hash="0" * 64, created=now_iso())
+
+
+def viewer(request: Request) -> Viewer:
+    state = ui_state(request)
+    session = state.get(request.cookies.get(COOKIE))
+    if session is None:
+        raise UiAuthError
+    server: ServerRoot = request.app.state.server
+    key: ApiKey | None
+    if state.local_user is not None:
+        key = _local_key(session.user)
+    else:
+        try:
+            key = server.keys.get(session.key_id)
+        except MemagentError:  # a missing or unreadable key record ends the session
+            key = None
+        if key is None or not key.active or key.user != session.user:
+            state.end(request.cookies.get(COOKIE))
+            raise UiAuthError
+        if server.bucket.take(key.id) > 0:
+            raise UiForbidden("too many requests; wait a moment")
+    return Viewer(session=session, caller=Caller(key=key, server=server))
+
+
+async def form_data(request: Request) -> dict[str, list[str]]:
+    """The urlencoded form (or an empty one); repeated fields keep every value."""
+    body = await request.body()
+    ctype = request.headers.get("content-type", "")
+    if not body:
+        return {}
+    if not ctype.startswith("application/x-www-form-urlencoded"):
+        raise UiForbidden("forms must be sent as application/x-www-form-urlencoded")
+    try:
+        text = body.decode("utf-8")
+        data = parse_qs(
+            text, keep_blank_values=True, strict_parsing=False, max_num_fields=MAX_FORM_VALUES
+        )
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UiForbidden("the form could not be read") from exc
+    return data
+
+
+async def checked_form(request: Request, who: Viewer) -> dict[str, list[str]]:
+    """The form of a state-changing request, after the CSRF check."""
+    data = await form_data(request)
+    sent = request.headers.get("x-csrf-token") or (data.get("csrf") or [""])[0]
+    if not sent or not hmac.compare_digest(sent.encode(), who.csrf.encode()):
+        raise UiForbidden("the form's security token is missing or stale; reload the page")
+    return data
+
+
+ViewerDep = Annotated[Viewer, Depends(viewer)]

@@ -1,0 +1,137 @@
+"""Status (the HUD's content, the persona and its sliders, which can be changed
+here) and Chat (one agent turn, streamed with the same machinery as
+`POST /v1/chat/stream`, with the memories it used shown beside the answer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+
+from memagent.agent.hud import hud_status
+from memagent.agent.personas import Personas
+from memagent.core import InvalidInput
+from memagent.server.routes.chat import (
+    SSE_MEDIA_TYPE,
+    ChatRequest,
+    Emit,
+    _from_thread,
+    _sse,
+    _turn,
+)
+from memagent.server.ui._base import SECURITY_HEADERS, UiRoute, go, one, page
+from memagent.server.ui._session import UiForbidden, ViewerDep, checked_form
+
+router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
+
+MAX_CHAT_BODY = 64 * 1024
+
+
+@router.get("/status")
+def status(request: Request, who: ViewerDep) -> Response:
+    home = who.caller.home
+    personas = Personas(home)
+    active = personas.active()
+    return page(
+        request,
+        "status.html",
+        who,
+        title="Status",
+        active="status",
+        hud=hud_status(home),
+        persona=active,
+        persona_names=personas.names(),
+        sliders=personas.sliders(),
+    )
+
+
+@router.post("/status/slider")
+async def set_slider(request: Request, who: ViewerDep) -> Response:
+    form = await checked_form(request, who)
+    slider = one(form, "slider", limit=64)
+    raw = one(form, "value", limit=8)
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"slider value {raw!r} is not a whole number 0-100") from exc
+    Personas(who.caller.home).set_slider(slider, value)
+    return go("/ui/status", f"{slider} set to {value}.")
+
+
+@router.post("/status/persona")
+async def use_persona(request: Request, who: ViewerDep) -> Response:
+    form = await checked_form(request, who)
+    name = one(form, "persona", limit=64)
+    Personas(who.caller.home).use(name)
+    return go("/ui/status", f"Now using the persona {name}.")
+
+
+@router.get("/chat")
+def chat_page(request: Request, who: ViewerDep) -> Response:
+    return page(request, "chat.html", who, title="Chat", active="chat", reply=None)
+
+
+@router.post("/chat")
+async def chat_form(request: Request, who: ViewerDep) -> Response:
+    """The same turn without JavaScript: the whole reply at once."""
+    form = await checked_form(request, who)
+    body = _request(
+        {
+            "message": one(form, "message", limit=16_000),
+            **({"conversation_id": c} if (c := one(form, "conversation_id", limit=64)) else {}),
+        }
+    )
+    import anyio.to_thread
+
+    reply = await anyio.to_thread.run_sync(lambda: _turn(who.caller, body, None))
+    return page(
+        request,
+        "chat.html",
+        who,
+        title="Chat",
+        active="chat",
+        message=body.message,
+        reply=reply,
+    )
+
+
+def _request(data: Any) -> ChatRequest:
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise InvalidInput(f"{where}: {first.get('msg')}") from None
+
+
+@router.post("/chat/stream")
+async def chat_stream(request: Request, who: ViewerDep) -> Response:
+    """`delta` events, then `done` (the reply with `memory_sources`) or `error`."""
+    sent = request.headers.get("x-csrf-token", "")
+    import hmac
+
+    if not sent or not hmac.compare_digest(sent.encode(), who.csrf.encode()):
+        raise UiForbidden("the request's security token is missing or stale; reload the page")
+    raw = await request.body()
+    if len(raw) > MAX_CHAT_BODY:
+        raise InvalidInput(f"the message is larger than {MAX_CHAT_BODY} bytes")
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise InvalidInput("the body is not JSON") from exc
+    body = _request(data)
+    caller = who.caller
+
+    def work(emit: Emit) -> None:
+        reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
+        emit("done", reply.model_dump())
+
+    async def events() -> AsyncIterator[bytes]:
+        async for event, payload in _from_thread(work, "/ui/chat/stream"):
+            yield _sse(event, payload)
+
+    return StreamingResponse(events(), media_type=SSE_MEDIA_TYPE, headers=SECURITY_HEADERS)
