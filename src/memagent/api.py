@@ -25,6 +25,7 @@ import asyncio
 import functools
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -164,7 +165,7 @@ class Memory:
         return self.stores.profile
 
     @property
-    def guard(self) -> threading.RLock:
+    def guard(self) -> AbstractContextManager[Any]:
         """Serializes this Memory's index work: hold it around direct calls on
         `chunks` from threads that share this Memory (the web page does)."""
         return self._guard

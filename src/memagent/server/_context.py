@@ -68,6 +68,7 @@ class ServerRoot:
     max_users: int = DEFAULT_MAX_USERS
     _llm: LLM | None = None
     _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
+    _pinned: dict[str, MemoryHome] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _pending: dict[str, list[Future[None]]] = field(default_factory=dict)
     _after_reply: ThreadPoolExecutor = field(
@@ -119,8 +120,10 @@ class ServerRoot:
             if entry is not None:
                 self._users.move_to_end(user)
                 return entry
-            home = MemoryHome.open(self.root / "users" / user)
-            init_home(home)
+            home = self._pinned.get(user)
+            if home is None:
+                home = MemoryHome.open(self.root / "users" / user)
+                init_home(home)
             entry = _UserStores(
                 home, open_stores(home, user=user, embeddings=self.embeddings, db=self.db)
             )
@@ -144,7 +147,7 @@ class ServerRoot:
         (how `memagent ui` shows one local home)."""
         validate_user(user)
         with self._guard:
-            self._homes[user] = home.require()
+            self._pinned[user] = home.require()
 
     def memory_for(self, user: str) -> Memory:
         """The user's `Memory` (shared by requests)."""
