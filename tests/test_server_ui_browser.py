@@ -54,11 +54,12 @@ CONTRAST_JS = """() => {
       if (b && !b.startsWith('rgba(0, 0, 0, 0)') && b !== 'transparent') return rgb(b); }
     return [255, 255, 255]; };
   const bad = [];
-  for (const el of document.querySelectorAll('p, a, label, button, h1, h2, td, th, li, span, dt, dd')) {
+  const sel = 'p, a, label, button, h1, h2, td, th, li, span, dt, dd';
+  for (const el of document.querySelectorAll(sel)) {
     if (!el.offsetParent || !el.textContent.trim()) continue;
     const a = lum(rgb(getComputedStyle(el).color)), b = lum(bgOf(el));
     const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-    if (ratio < 4.5) bad.push(el.tagName + ' ' + ratio.toFixed(2) + ' ' + el.textContent.slice(0, 40));
+    if (ratio < 4.5) bad.push(`${el.tagName} ${ratio.toFixed(2)} ${el.textContent.slice(0, 40)}`);
   }
   return bad;
 }"""
