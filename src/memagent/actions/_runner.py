@@ -39,9 +39,12 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor as _PoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
@@ -49,6 +52,7 @@ from pydantic import ValidationError
 from memagent.actions._models import BaseAction, VarRef
 from memagent.actions._tools import SPECS, WHOLE_VAULT, resources_of
 from memagent.core import InvalidInput, MemagentError
+from memagent.core.deadline import check_deadline, deadline, remaining_time
 from memagent.memory.vault import Vault
 from memagent.plan import ExecutionPlan, Executor, Planner, PlanStep, tool_spec
 
@@ -310,6 +314,89 @@ class _Background:
         ready.wait()
 
 
+PER_OWNER_WORKERS = 2
+"""Steps of one vault (one user) that may run in the shared pool at once; the rest
+wait in that vault's own queue, so one user's batches never fill the pool."""
+
+
+class _OwnerQueue:
+    """One vault's slice of the shared pool: at most `limit` of its steps in the
+    pool at a time, the others queued here (holding no thread)."""
+
+    def __init__(self, owner: str, pool: ThreadPoolExecutor, limit: int) -> None:
+        self.owner = owner
+        self.pool = pool
+        self.limit = limit
+        self.running = 0
+        self.waiting: deque[Callable[[], None]] = deque()
+
+    def submit(self, fn: Callable[[], Any]) -> Future[Any]:
+        outer: Future[Any] = Future()
+
+        def finish(inner: Future[Any] | None) -> None:
+            if inner is not None and not outer.done():
+                if inner.cancelled():
+                    outer.cancel()
+                elif (exc := inner.exception()) is not None:
+                    outer.set_exception(exc)
+                else:
+                    outer.set_result(inner.result())
+            with _owners_lock:
+                nxt = self.waiting.popleft() if self.waiting else None
+                if nxt is None:
+                    self.running -= 1
+                    if self.running == 0:
+                        _owners.pop(self.owner, None)
+            if nxt is not None:
+                nxt()
+
+        def start() -> None:
+            if outer.cancelled():  # given up while it waited: free the slot
+                finish(None)
+            else:
+                self.pool.submit(fn).add_done_callback(finish)
+
+        with _owners_lock:
+            go = self.running < self.limit
+            if go:
+                self.running += 1
+            else:
+                self.waiting.append(start)
+        if go:
+            start()
+        return outer
+
+
+_owners: dict[str, _OwnerQueue] = {}
+_owners_lock = threading.Lock()
+
+
+class _FairShare(_PoolExecutor):
+    """What a batch's executor submits to: its vault's queue, each step run under
+    the deadline of the request that sent the batch (the pool threads do not
+    inherit it otherwise)."""
+
+    def __init__(self, owner: str, pool: ThreadPoolExecutor, end: float | None) -> None:
+        self.owner = owner
+        self.pool = pool
+        self.end = end
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        end = self.end
+
+        def call() -> Any:
+            left = None if end is None else end - time.monotonic()
+            with deadline(left):
+                check_deadline("the batch of actions")
+                return fn(*args, **kwargs)
+
+        with _owners_lock:
+            queue = _owners.get(self.owner)
+            if queue is None:
+                queue = _owners[self.owner] = _OwnerQueue(self.owner, self.pool, PER_OWNER_WORKERS)
+        return queue.submit(call)
+
+
 _background_lock = threading.Lock()
 _background: _Background | None = None
 
@@ -322,8 +409,10 @@ def _shared() -> _Background:
         return _background
 
 
-async def _execute(plan: ExecutionPlan) -> list[dict[str, Any]]:
-    executor = Executor(thread_pool=_shared().pool)
+async def _execute(
+    plan: ExecutionPlan, owner: str, end: float | None = None
+) -> list[dict[str, Any]]:
+    executor = Executor(thread_pool=_FairShare(owner, _shared().pool, end))
     result = await executor.execute_plan(plan, raise_on_failure=False)
     entries: list[dict[str, Any]] = []
     for step in plan.steps:
@@ -335,6 +424,11 @@ async def _execute(plan: ExecutionPlan) -> list[dict[str, Any]]:
             raise first
         entries.append(outcome.value)
     return entries
+
+
+def _owner(vault: Vault) -> str:
+    """Whose share of the pool a batch uses: its memory home."""
+    return str(vault.storage.root)
 
 
 def _holds_home_lock(vault: Vault) -> bool:
@@ -368,7 +462,10 @@ def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
     if _inline(plan, vault):
         return _summary(_run_inline(plan))
     loop = _shared().loop
-    return _summary(asyncio.run_coroutine_threadsafe(_execute(plan), loop).result())
+    left = remaining_time()
+    end = None if left is None else time.monotonic() + left
+    batch = _execute(plan, _owner(vault), end)
+    return _summary(asyncio.run_coroutine_threadsafe(batch, loop).result())
 
 
 async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
@@ -379,7 +476,9 @@ async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str,
         if _holds_home_lock(vault):  # the lock is this thread's; stay on it
             return _summary(_run_inline(plan))
         return _summary(await asyncio.to_thread(_run_inline, plan))
-    return _summary(await _execute(plan))
+    left = remaining_time()
+    end = None if left is None else time.monotonic() + left
+    return _summary(await _execute(plan, _owner(vault), end))
 
 
 def run_actions_in_order(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:

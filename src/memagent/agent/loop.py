@@ -51,6 +51,7 @@ from memagent.agent.streaming import ReplyStreamer
 from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
 from memagent.agent.traces import Trace, Traces
 from memagent.core import InvalidInput, MemagentError, MemoryHome
+from memagent.core.deadline import check_deadline
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -329,6 +330,7 @@ class Agent:
         emitted = ""
         steps = 0
         for step_no in range(1, self.max_steps + 1):
+            check_deadline("the agent turn")  # a request's budget stops the loop between steps
             steps = step_no
             if self._plans_at(step_no):
                 self._plan(base, work, step_no, usage, trace)

@@ -4,14 +4,18 @@ Everything above this layer writes files only through `Storage`.
 """
 
 from memagent.core.config import Config, load_config
+from memagent.core.deadline import check_deadline, deadline, remaining_time
 from memagent.core.errors import (
     Conflict,
     CorruptFile,
+    DeadlineExceeded,
     InvalidInput,
     LockTimeout,
     MemagentError,
     NotFound,
+    Overloaded,
     PathRejected,
+    QuotaExceeded,
     ReadOnlyHome,
     Unavailable,
 )
@@ -24,6 +28,7 @@ __all__ = [
     "Config",
     "Conflict",
     "CorruptFile",
+    "DeadlineExceeded",
     "InvalidInput",
     "Layout",
     "LockTimeout",
@@ -31,15 +36,20 @@ __all__ = [
     "MemoryHome",
     "NotFound",
     "OpRecord",
+    "Overloaded",
     "PathRejected",
+    "QuotaExceeded",
     "ReadOnlyHome",
     "Storage",
     "Unavailable",
     "WriteRecord",
+    "check_deadline",
+    "deadline",
     "load_config",
     "now_iso",
     "read_ops",
     "read_ops_since",
+    "remaining_time",
     "resolve_home",
     "sha256_hex",
     "tail_ops",

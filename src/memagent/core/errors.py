@@ -45,6 +45,26 @@ class ReadOnlyHome(MemagentError):
     Reading still works; nothing was written."""
 
 
+class DeadlineExceeded(MemagentError):
+    """The work ran past its time budget (a request deadline) and was stopped at the
+    next check point. What it had written stays consistent (writes are atomic)."""
+
+
+class Overloaded(MemagentError):
+    """Too much work in flight (for this caller, or for the whole server); the same
+    request may succeed after `retry_after` seconds. Nothing was done."""
+
+    def __init__(self, message: str, *, retry_after: float = 1.0, per_user: bool = True) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.per_user = per_user
+
+
+class QuotaExceeded(MemagentError):
+    """A write would take the memory home past one of its quotas (bytes, chunks,
+    notes, ops-log size). Nothing was written."""
+
+
 class LockTimeout(MemagentError):
     """Another process held the memory home's lock for too long."""
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import openai
 
+from memagent.core.deadline import check_deadline, remaining_time
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -116,6 +117,7 @@ class OpenAICompatLLM:
         events = 0
         try:
             for chunk in pieces:
+                check_deadline("the model call")
                 events += 1
                 if not chunk.choices:
                     continue
@@ -198,6 +200,10 @@ class OpenAICompatLLM:
         return ChatResult(text=good, usage=usage, model=second.model)
 
     def _create(self, msgs: list[Message], kwargs: dict[str, Any], *, stream: bool) -> Any:
+        check_deadline("the model call")
+        left = remaining_time()  # a request's deadline bounds the call to the server
+        if left is not None:
+            kwargs = {**kwargs, "timeout": max(0.001, left)}
         try:
             return self._client.chat.completions.create(
                 model=self.model,

@@ -5,10 +5,12 @@ with the conversation, and records every call so tests can assert on prompts.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memagent.core.deadline import check_deadline
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
 
 Responder = Callable[[list[Message], dict[str, Any] | None], str]
@@ -38,9 +40,13 @@ class ScriptedLLM:
         responses: Iterable[str] | None = None,
         *,
         fn: Responder | None = None,
+        delay_s: float = 0.0,
     ) -> None:
+        """`delay_s`: seconds each reply takes, like a slow model; the wait checks
+        the request deadline, so a deadline stops it as it stops a real model."""
         if (responses is None) == (fn is None):
             raise ValueError("give exactly one of `responses` or `fn`")
+        self.delay_s = delay_s
         self._responses = list(responses) if responses is not None else []
         self._fn = fn
         self.calls: list[ScriptedCall] = []
@@ -50,6 +56,10 @@ class ScriptedLLM:
         return len(self._responses)
 
     def _next(self, messages: list[Message], schema: dict[str, Any] | None) -> str:
+        end = time.monotonic() + self.delay_s
+        while (left := end - time.monotonic()) > 0:
+            check_deadline("the model call")
+            time.sleep(min(left, 0.01))
         if self._fn is not None:
             return self._fn(messages, schema)
         if not self._responses:

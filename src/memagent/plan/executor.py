@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memagent.core.deadline import check_deadline
 from memagent.plan._args import resolve_refs
 from memagent.plan._process import call_in_process
 from memagent.plan._rwlock import LockTable
@@ -364,6 +365,7 @@ class Executor:
         timeout = spec.timeout if spec.timeout is not None else self.default_timeout
         policy = self.retry
         while True:
+            check_deadline(f"plan step {step.step_id!r}")  # the request's budget, if any
             rec.attempts += 1
             try:
                 return await self._attempt(spec, args, timeout)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -66,6 +66,8 @@ class ServerRoot:
     llm_spec: str | None = None
     db: Database | None = None
     max_users: int = DEFAULT_MAX_USERS
+    max_tokens: int = 1024
+    """The most tokens a request may ask the model for (`ServerSettings.max_tokens`)."""
     _llm: LLM | None = None
     _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
     _pinned: dict[str, MemoryHome] = field(default_factory=dict)
@@ -187,6 +189,20 @@ class ServerRoot:
             self._llm = load_llm(self.llm_spec, home.config.llm)
             return self._llm
 
+    def identify(self, scope: Mapping[str, Any]) -> str:
+        """Whose share of the server an HTTP request uses (admission control): the
+        user of its bearer key, an admin key by id, else the client address."""
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                scheme, _, token = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer":
+                    key = self.keys.verify(token.strip())
+                    if key is not None:
+                        return f"user:{key.user}" if key.user else f"key:{key.id}"
+                break
+        client = scope.get("client")
+        return f"addr:{client[0] if client else '?'}"
+
     def after_reply(self, user: str, work: Callable[[], None]) -> None:
         """Run `work` once the response is on its way (e.g. an agent's memory writes);
         `close()` waits for it, so nothing acknowledged is lost at shutdown."""
@@ -249,11 +265,12 @@ def get_server(request: Request) -> ServerRoot:
     return server
 
 
-def authenticate(
+async def authenticate(
     server: Annotated[ServerRoot, Depends(get_server)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Caller:
-    """Check the bearer key, then spend one token of its rate limit."""
+    """Check the bearer key, then spend one token of its rate limit. Async (cheap:
+    a hash and a cached key list), so it never waits for a worker thread."""
     challenge = {"WWW-Authenticate": "Bearer"}
     if credentials is None:
         raise ProblemError(
@@ -278,7 +295,7 @@ def authenticate(
     return Caller(key=key, server=server)
 
 
-def require_admin(caller: Annotated[Caller, Depends(authenticate)]) -> Caller:
+async def require_admin(caller: Annotated[Caller, Depends(authenticate)]) -> Caller:
     if not caller.key.admin:
         raise ProblemError(403, "this route needs an admin key", slug="forbidden")
     return caller

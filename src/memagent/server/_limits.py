@@ -2,9 +2,11 @@
 
 `BodyLimitMiddleware` reads the request body up front (refusing it with 413 as
 soon as it passes the limit, whatever `Content-Length` claims) and replays it to
-the app. `TimeoutMiddleware` answers 504 when the app has not started its
-response within the limit; a response that has started (an MCP event stream)
-is not cut. `TokenBucket` is the per-key rate limit the auth dependency applies.
+the app. `TimeoutMiddleware` sets the request's deadline (the work in its
+threads checks it and stops, see `memagent.core.deadline`) and answers 504 when
+the app has not started its response within the limit; a response that has
+started (an MCP event stream) is not cut. `TokenBucket` is the per-key rate limit
+the auth dependency applies.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memagent.core.deadline import deadline
 from memagent.server._problems import problem_response
 
 
@@ -79,7 +82,7 @@ class TimeoutMiddleware:
             await self.app(scope, receive, send)
             return
         started = False
-        with anyio.move_on_after(self.seconds) as cancel_scope:
+        with deadline(self.seconds), anyio.move_on_after(self.seconds) as cancel_scope:
 
             async def send_wrapper(message: Message) -> None:
                 nonlocal started

@@ -24,11 +24,15 @@ from starlette.routing import Match
 from memagent.core import (
     Conflict,
     CorruptFile,
+    DeadlineExceeded,
     InvalidInput,
     LockTimeout,
     MemagentError,
     NotFound,
+    Overloaded,
     PathRejected,
+    QuotaExceeded,
+    ReadOnlyHome,
     Unavailable,
 )
 from memagent.llm import LLMError
@@ -102,6 +106,10 @@ _ERROR_STATUS: list[tuple[type[MemagentError], int, str]] = [
     (NotFound, 404, "not-found"),
     (Conflict, 409, "conflict"),
     (LockTimeout, 503, "busy"),
+    (Overloaded, 503, "busy"),
+    (DeadlineExceeded, 504, "timeout"),
+    (QuotaExceeded, 507, "quota-exceeded"),
+    (ReadOnlyHome, 503, "read-only"),
     (Unavailable, 503, "unavailable"),
     (CorruptFile, 500, "corrupt-file"),
 ]
@@ -203,7 +211,12 @@ def install_problem_handlers(app: FastAPI) -> None:
         status, slug = status_of(exc)
         if status >= 500:
             _log.error("%s %s: %s", request.method, request.url.path, exc)
-        return problem_response(status, str(exc), instance=request.url.path, slug=slug)
+        headers = None
+        if isinstance(exc, Overloaded):
+            headers = {"Retry-After": str(max(1, round(exc.retry_after + 0.5)))}
+        return problem_response(
+            status, str(exc), instance=request.url.path, slug=slug, headers=headers
+        )
 
     async def on_llm(request: Request, exc: Exception) -> Response:
         _log.warning("LLM failed on %s %s: %s", request.method, request.url.path, exc)

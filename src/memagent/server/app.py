@@ -1,8 +1,10 @@
 """The FastAPI application: `create_app(root)` serves every user under `root`.
 
-Middleware order (outermost first): request timeout, body size limit, then the
-routes; authentication and the per-key rate limit are a dependency of every
-`/v1` route. Every error is a problem document (see `_problems`).
+Middleware order (outermost first): admission (requests in flight per user and
+per route class, see `_admission`), request timeout (one deadline per request,
+which long work checks, see `memagent.core.deadline`), body size limit, then the
+routes; authentication and the per-key rate limit are an (async) dependency of
+every `/v1` route. Every error is a problem document (see `_problems`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import resolve_home
 from memagent.llm import LLM
+from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass
 from memagent.server._context import ServerRoot
 from memagent.server._limits import BodyLimitMiddleware, TimeoutMiddleware
 from memagent.server._problems import (
@@ -32,6 +35,8 @@ from memagent.server._problems import (
 )
 
 API_VERSION = "1"
+WORKER_THREADS = 40
+"""anyio's default thread limit, which sync routes and dependencies share."""
 
 
 class ServerSettings(BaseModel):
@@ -56,6 +61,18 @@ class ServerSettings(BaseModel):
     database (many server processes may use it at once); None: each user's home."""
     max_users: int = Field(default=256, ge=1, le=100_000)
     """Users whose stores stay open in this process (least recently used closed first)."""
+    per_user_in_flight: int = Field(default=16, ge=1, le=1000)
+    """Requests one user may have in flight at once (more: 429 with Retry-After)."""
+    model_in_flight: int = Field(default=4, ge=1, le=64)
+    """Requests that call the model (chat, completions, learning) in flight server-wide."""
+    search_in_flight: int = Field(default=8, ge=1, le=64)
+    """Searches, vault action batches and MCP calls in flight server-wide."""
+    write_in_flight: int = Field(default=8, ge=1, le=64)
+    read_in_flight: int = Field(default=12, ge=1, le=64)
+    queue_wait_s: float = Field(default=0.5, ge=0, le=30)
+    """How long a request over its class's cap waits (holding no thread) before a 503."""
+    max_tokens: int = Field(default=1024, ge=1, le=32_768)
+    """The most tokens one reply may ask the model for; larger `max_tokens` are cut to it."""
 
 
 class Health(BaseModel):
@@ -101,6 +118,7 @@ def create_app(
         max_users=settings.max_users,
     )
     server.root.mkdir(parents=True, exist_ok=True)
+    server.max_tokens = settings.max_tokens
     if llm is not None:
         server.use_llm(llm)
 
@@ -128,7 +146,8 @@ def create_app(
     install_problem_handlers(app)
 
     @app.get("/health", response_model=Health, tags=["meta"], summary="Liveness check")
-    def health() -> Health:
+    async def health() -> Health:
+        # async: answered on the event loop, never queued behind work in the threads
         return Health(status="ok", version=__version__)
 
     for router in ROUTERS:
@@ -146,6 +165,9 @@ def create_app(
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout_s)
+    app.add_middleware(
+        AdmissionMiddleware, limits=admission_limits(settings), identify=server.identify
+    )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -154,6 +176,23 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def admission_limits(settings: ServerSettings) -> AdmissionLimits:
+    caps = {
+        RouteClass.MODEL: settings.model_in_flight,
+        RouteClass.SEARCH: settings.search_in_flight,
+        RouteClass.WRITE: settings.write_in_flight,
+        RouteClass.READ: settings.read_in_flight,
+    }
+    if sum(caps.values()) >= WORKER_THREADS:
+        raise ValueError(
+            f"the in-flight caps add up to {sum(caps.values())}; keep them under "
+            f"{WORKER_THREADS} (the worker threads) so /health and /v1/me never queue"
+        )
+    return AdmissionLimits(
+        per_user=settings.per_user_in_flight, caps=caps, queue_wait_s=settings.queue_wait_s
+    )
 
 
 def reject_repeated_query_params(request: Request) -> None:

@@ -60,7 +60,7 @@ class _AuthenticatedMCP:
         )
         instance = scope.get("path")
         try:
-            caller = authenticate(self.server, creds)
+            caller = await authenticate(self.server, creds)
             _ = caller.user
         except ProblemError as exc:
             response = problem_response(

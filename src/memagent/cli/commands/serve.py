@@ -40,9 +40,21 @@ def serve(
         bool, typer.Option("--keyword-only", help="Search without embeddings.")
     ] = False,
     store: StoreOption = None,
+    per_user: Annotated[
+        int,
+        typer.Option("--per-user", min=1, help="Requests one user may have in flight (more: 429)."),
+    ] = 16,
+    max_tokens: Annotated[
+        int,
+        typer.Option(
+            "--max-tokens", min=1, max=32_768, help="Most tokens one reply may ask the model for."
+        ),
+    ] = 1024,
 ) -> None:
-    """Serve every user's memory over HTTP. Users live in <root>/users/<user>/;
-    keys come from `memagent keys create --user U`."""
+    """Serve every user's memory over HTTP. The server root is --root, else
+    <home>/server; each user's memory lives in <root>/users/<user>/, not in the
+    home itself (to serve memories made with the CLI, copy that home's files to
+    <root>/users/<user>/). Keys come from `memagent keys create --user U`."""
     import uvicorn
 
     from memagent.server import ServerSettings, create_app, default_server_root
@@ -57,9 +69,14 @@ def serve(
         llm=model,
         embeddings=False if keyword_only else None,
         store=store,
+        per_user_in_flight=per_user,
+        max_tokens=max_tokens,
     )
     app = create_app(server_root, settings)
     err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
+    err_console.print(
+        f"each user's memory lives in {server_root / 'users'}/<user>/", highlight=False
+    )
     if not any(k.active for k in app.state.server.keys.list()):
         err_console.print(
             f"no API keys yet: run `memagent keys create --user NAME --root {server_root}`",

@@ -12,6 +12,7 @@ import contextlib
 import difflib
 import os
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import regex
 
 from memagent.core import Conflict, InvalidInput, MemoryHome, NotFound, PathRejected
+from memagent.core.deadline import bounded, check_deadline
 from memagent.core.storage import TMP_PREFIX
 from memagent.memory.vault import _links
 from memagent.memory.vault._paths import Located, locate, normalize
@@ -238,18 +240,27 @@ class Vault:
             files = [rel for rel, kind in self._walk(loc.rel) if kind == "file"]
         matches: list[dict[str, Any]] = []
         truncated = False
+        # One budget for the whole search (never per line), shortened by the
+        # request's own deadline when there is one.
+        end = time.monotonic() + bounded(REGEX_TIMEOUT_S)
         for rel in files:
+            check_deadline("the search")
             try:
                 text = self.read(rel)
             except (InvalidInput, NotFound):
                 continue
             for lineno, line in enumerate(text.splitlines(), 1):
+                left = end - time.monotonic()
                 try:
-                    hit = pattern.search(line, timeout=REGEX_TIMEOUT_S)
+                    if left <= 0:
+                        raise TimeoutError
+                    hit = pattern.search(line, timeout=left)
                 except TimeoutError:
                     raise InvalidInput(
-                        f"regex took longer than {REGEX_TIMEOUT_S}s on '{rel}' line {lineno}; "
-                        "simplify it (avoid nested repetition like (a+)+)"
+                        f"the search took longer than {REGEX_TIMEOUT_S:g}s (stopped at '{rel}' "
+                        f"line {lineno}); simplify the regex (avoid nested repetition like (a+)+)"
+                        if regex_mode
+                        else f"the search took longer than {REGEX_TIMEOUT_S:g}s; narrow the path"
                     ) from None
                 if hit:
                     if len(matches) >= cap:

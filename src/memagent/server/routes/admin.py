@@ -54,7 +54,7 @@ class Me(BaseModel):
 
 
 @router.get("/v1/me", response_model=Me, summary="Who this key is")
-def me(caller: CallerDep) -> Me:
+async def me(caller: CallerDep) -> Me:
     return Me(user=caller.key.user, key_id=caller.key.id, admin=caller.key.admin)
 
 

@@ -12,21 +12,22 @@ ending in `data: [DONE]`), and stores the exchange as an episodic memory unless
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import json
 import logging
-import queue
 import secrets
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Annotated, Any, Literal
 
-import anyio.to_thread
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from memagent.core import MemagentError
+from memagent.core import DeadlineExceeded, MemagentError
 from memagent.llm import LLMError, Message
 from memagent.server._context import Caller, CallerDep
 from memagent.server._problems import status_of
@@ -114,23 +115,41 @@ def _problem_of(exc: BaseException, path: str) -> dict[str, Any]:
 
 
 async def _from_thread(work: Callable[[Emit], None], path: str) -> AsyncIterator[tuple[str, Any]]:
-    """Run `work(emit)` in a thread; yield what it emits, then an error if it raised."""
-    items: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+    """Run `work(emit)` in a thread (with this request's context: its deadline); yield
+    what it emits, then an error if it raised. The loop waits on an asyncio queue, so
+    a stream holds no worker thread of the shared pool while the model writes. When
+    the client goes away, the next `emit` stops the work."""
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+    gone = threading.Event()
+
+    def put(item: tuple[str, Any] | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed (server stopping)
+            loop.call_soon_threadsafe(items.put_nowait, item)
+
+    def emit(event: str, data: Any) -> None:
+        if gone.is_set():
+            raise DeadlineExceeded("the client went away")
+        put((event, data))
 
     def run() -> None:
         try:
-            work(lambda event, data: items.put((event, data)))
+            work(emit)
         except BaseException as exc:
-            items.put(("error", _problem_of(exc, path)))
+            put(("error", _problem_of(exc, path)))
         finally:
-            items.put(None)
+            put(None)
 
-    threading.Thread(target=run, name="memagent-stream", daemon=True).start()
-    while True:
-        item = await anyio.to_thread.run_sync(items.get)
-        if item is None:
-            return
-        yield item
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(run,), name="memagent-stream", daemon=True).start()
+    try:
+        while True:
+            item = await items.get()
+            if item is None:
+                return
+            yield item
+    finally:
+        gone.set()
 
 
 def _event_schema(names: list[str]) -> dict[str, Any]:
@@ -307,7 +326,10 @@ def _options(body: CompletionRequest, caller: Caller) -> dict[str, Any]:
     cfg = caller.home.config.llm
     stop = [body.stop] if isinstance(body.stop, str) else body.stop
     return {
-        "max_tokens": body.max_completion_tokens or body.max_tokens or cfg.max_tokens,
+        "max_tokens": min(
+            body.max_completion_tokens or body.max_tokens or cfg.max_tokens,
+            caller.server.max_tokens,
+        ),
         "temperature": cfg.temperature if body.temperature is None else body.temperature,
         "stop": stop,
     }

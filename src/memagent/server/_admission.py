@@ -1,0 +1,207 @@
+"""Admission control: one user cannot take the server's workers from the others.
+
+Every request is sorted into a route class before any work starts:
+
+- `meta` (`/health`, `/v1/me`, the OpenAPI document and docs): never counted,
+  never queued. These routes are async, so they do not need a worker thread.
+- `model` (chat, completions, profile learning: anything that calls the LLM),
+  `search` (memory search, vault actions, MCP calls), `write` (other POST, PUT,
+  PATCH, DELETE) and `read` (other GETs).
+
+Two limits apply, both counted in requests *in flight* (not per second):
+
+- per user (the user of the bearer key; the client address when there is no
+  valid key): at most `per_user` at once over all classes, and in one class at
+  most half its cap — or more while that still leaves a slot free and nobody
+  waits, so a lone user (one app, many clients) can use an idle server, but
+  never holds a whole class. One more answers 429 with `Retry-After` at once:
+  it is the caller's own limit.
+- per class, for the whole server: at most `caps[class]` at once. A request over
+  the cap waits, without holding a thread, up to `queue_wait_s` for a slot, then
+  answers 503 with `Retry-After`.
+
+The caps add up to fewer than the worker threads the app runs sync routes on, so
+admitted work never waits for a thread, and a user within their limits is
+served however hard another user pushes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memagent.server._problems import problem_response
+
+
+class RouteClass(StrEnum):
+    META = "meta"
+    MODEL = "model"
+    SEARCH = "search"
+    WRITE = "write"
+    READ = "read"
+
+
+_META_PATHS = frozenset({"/health", "/v1/me", "/openapi.json", "/docs", "/redoc"})
+_MODEL_PREFIXES = ("/v1/chat", "/v1/profile/learn")
+_SEARCH_PATHS = ("/v1/memories/search", "/v1/vault/actions", "/mcp")
+
+
+def classify(method: str, path: str) -> RouteClass:
+    """The class of a request, from its method and path alone."""
+    if path in _META_PATHS or path.startswith("/docs/"):
+        return RouteClass.META
+    if path.startswith(_MODEL_PREFIXES):
+        return RouteClass.MODEL
+    if path.startswith(_SEARCH_PATHS):
+        return RouteClass.SEARCH
+    if method in ("POST", "PUT", "PATCH", "DELETE"):
+        return RouteClass.WRITE
+    return RouteClass.READ
+
+
+@dataclass
+class AdmissionLimits:
+    per_user: int = 16
+    caps: dict[RouteClass, int] = field(
+        default_factory=lambda: {
+            RouteClass.MODEL: 4,
+            RouteClass.SEARCH: 8,
+            RouteClass.WRITE: 8,
+            RouteClass.READ: 12,
+        }
+    )
+    queue_wait_s: float = 0.5
+
+
+class _Gate:
+    """A counter with a cap that async waiters queue on in arrival order."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.used = 0
+        self.waiters: list[asyncio.Future[None]] = []
+
+    async def enter(self, wait_s: float) -> bool:
+        if self.used < self.cap and not self.waiters:
+            self.used += 1
+            return True
+        if wait_s <= 0:
+            return False
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(fut)
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), wait_s)
+            return True  # leave() handed its slot over
+        except TimeoutError:
+            if fut.done():  # the slot arrived as the wait ended: keep it
+                return True
+            fut.cancel()
+            return False
+        finally:
+            if fut in self.waiters:
+                self.waiters.remove(fut)
+
+    def spare(self) -> bool:
+        """Whether one more request leaves a slot free and nobody is waiting."""
+        return not self.waiters and self.used + 1 < self.cap
+
+    def leave(self) -> None:
+        while self.waiters:
+            fut = self.waiters.pop(0)
+            if not fut.done():
+                fut.set_result(None)  # the slot passes on; `used` stays
+                return
+        self.used -= 1
+
+
+class AdmissionMiddleware:
+    """Counts requests in flight per user and per route class; see the module doc."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limits: AdmissionLimits,
+        identify: Callable[[Scope], str],
+    ) -> None:
+        self.app = app
+        self.limits = limits
+        self.identify = identify
+        self.gates = {cls: _Gate(cap) for cls, cap in limits.caps.items()}
+        self.in_flight: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cls = classify(scope["method"], scope["path"])
+        if cls is RouteClass.META or (cls is RouteClass.SEARCH and scope["method"] == "GET"):
+            # An MCP event stream (GET /mcp) waits on the loop and holds no worker.
+            await self.app(scope, receive, send)
+            return
+        who = self.identify(scope)
+        held = self.in_flight.get(who, 0)
+        in_class = self.in_flight.get(f"{who}\0{cls.value}", 0)
+        gate = self.gates[cls]
+        share = max(1, gate.cap // 2)
+        if held >= self.limits.per_user or (in_class >= share and not gate.spare()):
+            limit, what = (
+                (self.limits.per_user, "requests")
+                if held >= self.limits.per_user
+                else (share, f"{cls.value} requests")
+            )
+            await self._refuse(
+                scope,
+                receive,
+                send,
+                429,
+                f"too many {what} in flight for this user; at most {limit} at once",
+                "too-many-in-flight",
+            )
+            return
+        self._count(who, +1)
+        self._count(f"{who}\0{cls.value}", +1)
+        try:
+            if not await gate.enter(self.limits.queue_wait_s):
+                await self._refuse(
+                    scope,
+                    receive,
+                    send,
+                    503,
+                    f"the server is busy with {cls.value} requests (at most {gate.cap} at "
+                    "once); retry shortly",
+                    "busy",
+                )
+                return
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                gate.leave()
+        finally:
+            self._count(who, -1)
+            self._count(f"{who}\0{cls.value}", -1)
+
+    def _count(self, name: str, step: int) -> None:
+        n = self.in_flight.get(name, 0) + step
+        if n:
+            self.in_flight[name] = n
+        else:
+            del self.in_flight[name]
+
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, status: int, detail: str, slug: str
+    ) -> None:
+        retry = max(1, math.ceil(self.limits.queue_wait_s * 2))
+        response = problem_response(
+            status,
+            detail,
+            instance=scope.get("path"),
+            slug=slug,
+            headers={"Retry-After": str(retry)},
+        )
+        await response(scope, receive, send)

@@ -1,0 +1,194 @@
+"""Fair sharing in `memagent serve`: the issue's reproductions, asserting that the
+victim is still served while one attacker saturates its own limits, that limits
+answer 429/503 with Retry-After, that a deadline really stops work, and that
+`max_tokens` is capped."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memagent.llm import ChatResult, ScriptedLLM
+from memagent.llm.base import MessageLike
+from memagent.server import KeyStore, ServerSettings, create_app
+from memagent.server._admission import RouteClass, classify
+from memagent.server.testing import LiveServer, assert_problem
+
+USERS = ("alice", "mallory", "bob", "carol")
+
+
+@dataclass
+class Setup:
+    root: Path
+    url: str
+    keys: dict[str, str]
+
+    def client(self, user: str) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {self.keys[user]}"}, timeout=60
+        )
+
+
+class RecordingLLM(ScriptedLLM):
+    """A slow scripted model that records how each call ended and its max_tokens."""
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__(fn=lambda messages, schema: "A slow answer.", delay_s=delay_s)
+        self.ended: list[str] = []
+        self.max_tokens: list[int] = []
+        self._guard = threading.Lock()
+
+    def chat(self, messages: Sequence[MessageLike], **kw: Any) -> ChatResult:
+        with self._guard:
+            self.max_tokens.append(int(kw.get("max_tokens", 0)))
+        try:
+            result = super().chat(messages, **kw)
+        except BaseException as exc:
+            with self._guard:
+                self.ended.append(type(exc).__name__)
+            raise
+        with self._guard:
+            self.ended.append("ok")
+        return result
+
+
+def _serve(tmp_path: Path, llm: Any, **settings: Any) -> Iterator[Setup]:
+    root = tmp_path / "server"
+    store = KeyStore(root)
+    keys = {u: store.create(user=u)[0] for u in USERS}
+    app = create_app(root, ServerSettings(mcp=False, embeddings=False, **settings), llm=llm)
+    with LiveServer(app) as live:
+        yield Setup(root, live.url, keys)
+
+
+def _completion(client: httpx.Client, **extra: Any) -> httpx.Response:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], **extra}
+    body.setdefault("memory", {"recall_k": 0, "remember": False})
+    return client.post("/v1/chat/completions", json=body)
+
+
+@pytest.fixture
+def slow(tmp_path: Path) -> Iterator[tuple[Setup, RecordingLLM]]:
+    llm = RecordingLLM(delay_s=1.5)
+    for s in _serve(tmp_path, llm):
+        yield s, llm
+
+
+def test_route_classes() -> None:
+    assert classify("GET", "/health") is RouteClass.META
+    assert classify("GET", "/v1/me") is RouteClass.META
+    assert classify("POST", "/v1/chat/completions") is RouteClass.MODEL
+    assert classify("POST", "/v1/profile/learn") is RouteClass.MODEL
+    assert classify("GET", "/v1/memories/search") is RouteClass.SEARCH
+    assert classify("POST", "/v1/vault/actions") is RouteClass.SEARCH
+    assert classify("PUT", "/v1/vault/notes/a.md") is RouteClass.WRITE
+    assert classify("GET", "/v1/memories") is RouteClass.READ
+
+
+@pytest.mark.slow
+def test_attacker_flood_of_slow_chats_leaves_victim_served(
+    slow: tuple[Setup, RecordingLLM],
+) -> None:
+    s, _ = slow
+    attacker, victim = s.client("mallory"), s.client("alice")
+    with ThreadPoolExecutor(45) as pool:
+        flood = [pool.submit(_completion, attacker) for _ in range(45)]
+        time.sleep(0.3)  # let the flood arrive first
+        health = victim.get("/health")
+        me = victim.get("/v1/me")
+        wrote = victim.post("/v1/memories", json={"text": "victim still writes"})
+        listed = victim.get("/v1/memories")
+        chat = _completion(victim)
+        answers = [f.result() for f in flood]
+    assert health.status_code == 200 and me.json()["user"] == "alice"
+    assert wrote.status_code in (200, 201), wrote.text
+    assert listed.status_code == 200
+    assert chat.status_code == 200, chat.text
+    codes = [a.status_code for a in answers]
+    assert codes.count(200) >= 2 and codes.count(429) >= 40, codes
+    refused = next(a for a in answers if a.status_code == 429)
+    assert_problem(refused, 429)
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert "in flight" in refused.json()["detail"]
+
+
+@pytest.mark.slow
+def test_class_cap_answers_503_with_retry_after(tmp_path: Path) -> None:
+    for s in _serve(tmp_path, RecordingLLM(delay_s=1.5), model_in_flight=2, queue_wait_s=0.1):
+        clients = {u: s.client(u) for u in ("alice", "bob", "carol")}
+        with ThreadPoolExecutor(2) as pool:
+            busy = [pool.submit(_completion, clients[u]) for u in ("alice", "bob")]
+            time.sleep(0.4)
+            third = _completion(clients["carol"])
+            assert [f.result().status_code for f in busy] == [200, 200]
+        assert_problem(third, 503)
+        assert int(third.headers["Retry-After"]) >= 1
+        assert clients["carol"].get("/v1/me").status_code == 200
+
+
+@pytest.mark.slow
+def test_catastrophic_regex_stays_within_one_budget_and_victim_is_served(
+    tmp_path: Path,
+) -> None:
+    for s in _serve(tmp_path, ScriptedLLM(["unused"])):
+        attacker, victim = s.client("mallory"), s.client("alice")
+        evil = ("a" * 28 + "!\n") * 100
+        assert attacker.put("/v1/vault/notes/evil.md", json={"content": evil}).status_code == 200
+        search = {"actions": [{"action": "search_files", "query": "(a|aa)+$", "regex": True}]}
+        batch = {
+            "actions": [
+                {"action": "read_file", "path": "user.md"},
+                {"action": "list_files", "path": ""},
+            ]
+        }
+        with ThreadPoolExecutor(4) as pool:
+            attacks = [
+                pool.submit(attacker.post, "/v1/vault/actions", json=search) for _ in range(4)
+            ]
+            time.sleep(0.2)
+            mine = victim.post("/v1/vault/actions", json=batch)
+            results = [f.result() for f in attacks]
+        assert mine.status_code == 200 and mine.json()["ok"], mine.text
+        for r in results:
+            assert r.status_code == 200, r.text
+            entry = r.json()["results"][0]
+            assert not entry["ok"] and "took longer" in entry["error"]
+
+
+def test_deadline_stops_the_model_call(tmp_path: Path) -> None:
+    llm = RecordingLLM(delay_s=30)
+    for s in _serve(tmp_path, llm, request_timeout_s=0.5):
+        r = _completion(s.client("alice"))
+        assert_problem(r, 504)
+        for _ in range(200):  # the model's thread stops at its next check
+            if llm.ended:
+                break
+            time.sleep(0.05)
+        assert llm.ended == ["DeadlineExceeded"]
+        assert s.client("alice").get("/health").status_code == 200
+
+
+def test_max_tokens_is_capped_by_config(tmp_path: Path) -> None:
+    llm = RecordingLLM(delay_s=0)
+    for s in _serve(tmp_path, llm, max_tokens=64):
+        r = _completion(s.client("alice"), max_tokens=32_768)
+        assert r.status_code == 200, r.text
+        r = _completion(s.client("alice"), max_tokens=10)
+        assert r.status_code == 200, r.text
+    assert llm.max_tokens == [64, 10]
+
+
+def test_caps_must_leave_threads_for_health(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="keep them under"):
+        create_app(
+            tmp_path / "server",
+            ServerSettings(mcp=False, model_in_flight=20, search_in_flight=20),
+        )
