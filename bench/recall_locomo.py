@@ -8,14 +8,22 @@ turns, averaged per question, per category and overall, for all systems in the
 same run. A "plain RRF" row (the hybrid with every conversation-aware feature
 off) shows what the tuned features add.
 
-    python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …]
+    python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
 
 `--workdir` keeps the built homes, so a second run skips the import.
+
+`--cv` adds cross-validation inside the dev split: every way of choosing 3 of the
+5 conversations (10 splits) picks the best of a small grid of ranking knobs
+(`CV_GRID`) on those 3 and scores it on the other 2. Reported: the held-out
+recall@5 of the picked knobs and of the defaults, mean ± standard deviation over
+the splits, beside the in-sample figure — the gap is what tuning fits to the
+conversations rather than to conversational memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shutil
@@ -29,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.evaldata import eval_dir
 from memagent.core import MemoryHome
 from memagent.embeddings import load_embedder
 from memagent.index import SearchParams
@@ -36,7 +45,7 @@ from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "locomo"
+DATA = eval_dir("locomo")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10)
 _WORD = re.compile(r"\w+")
@@ -104,11 +113,52 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
     return {k: len(gold & set(ranked[:k])) / len(gold) for k in KS}
 
 
+def cv_grid() -> dict[str, SearchParams]:
+    """The knobs cross-validation may pick from (the defaults among them)."""
+    grid: dict[str, SearchParams] = {}
+    for nb, sp, sw in itertools.product((0.0, 0.15, 0.3), (0.0, 0.5), (0.25, 0.5)):
+        name = f"nb={nb} sp={sp} sw={sw}"
+        grid[name] = DEFAULT_PARAMS.model_copy(
+            update={"neighbour_weight": nb, "speaker_boost": sp, "score_weight": sw}
+        )
+    return grid
+
+
+def cross_validate(
+    per_conv: dict[str, dict[str, list[float]]], default: str, train_size: int = 3
+) -> dict[str, Any]:
+    """`per_conv[config][conversation]` = recall@5 of each question. For every
+    choice of `train_size` conversations: the config best on them (ties go to the
+    default), its score there and on the rest, and the default's on the rest."""
+    convs = sorted(next(iter(per_conv.values())))
+    splits = []
+    for train in itertools.combinations(convs, train_size):
+        test = [c for c in convs if c not in train]
+
+        def mean_on(config: str, names: Any) -> float:
+            vals = [v for c in names for v in per_conv[config][c]]
+            return float(np.mean(vals)) if vals else 0.0
+
+        best = max(per_conv, key=lambda c: (mean_on(c, train), c == default))
+        splits.append(
+            {
+                "train": list(train),
+                "test": test,
+                "picked": best,
+                "train_score": mean_on(best, train),
+                "test_score": mean_on(best, test),
+                "default_test": mean_on(default, test),
+            }
+        )
+    return {"splits": splits}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--conversations", nargs="*", default=None)
+    ap.add_argument("--cv", action="store_true", help="cross-validate the knobs (slower)")
     args = ap.parse_args(argv)
 
     from rank_bm25 import BM25Okapi
@@ -118,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
         return 2
     files = sorted(args.data.glob("conv-*.json"))
+    if not files:
+        print(f"no conv-*.json under {args.data}", file=sys.stderr)
+        return 2
     if args.conversations:
         files = [f for f in files if f.stem in args.conversations]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-"))
@@ -133,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
         "memagent hybrid": DEFAULT_PARAMS,
     }
     scores: dict[str, dict[int, list[dict[int, float]]]] = {s: defaultdict(list) for s in systems}
+    grid = cv_grid() if args.cv else {}
+    per_conv: dict[str, dict[str, list[float]]] = {
+        c: defaultdict(list) for c in [*grid, "memagent hybrid"]
+    }
     t_import = t_query = 0.0
     n_queries = 0
     for f in files:
@@ -169,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
                 n_queries += 1
                 ranked = [str((h.row.source or {}).get("id")) for h in hits]
                 scores[name][cat].append(recall_at(ranked, gold))
+                if name == "memagent hybrid":
+                    per_conv[name][f.stem].append(scores[name][cat][-1][5])
+            for name, params in grid.items():
+                hits = store.recall(question, k=5, params=params)
+                ranked = [str((h.row.source or {}).get("id")) for h in hits]
+                per_conv[name][f.stem].append(recall_at(ranked, gold)[5])
         store.close()
 
     header = f"{'system':<18} {'category':<12} {'n':>4} " + " ".join(
@@ -204,9 +267,40 @@ def main(argv: list[str] | None = None) -> int:
         f"import {t_import:.1f}s (files + embeddings + auto-links); "
         f"recall {1000 * t_query / max(n_queries, 1):.1f} ms/query over {n_queries} queries"
     )
+    if args.cv and len(files) >= 3:
+        print_cv(per_conv)
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
+    grid = {c: v for c, v in per_conv.items() if c != "memagent hybrid"}
+    cv = cross_validate(grid, default=_default_name(grid))
+    fixed = cross_validate({"memagent hybrid": per_conv["memagent hybrid"]}, "memagent hybrid")
+    print(f"\ncross-validation: tune on 3 conversations, test on 2 ({len(cv['splits'])} splits)")
+    print(f"{'train':<26} {'picked':<22} {'train R@5':>9} {'test R@5':>9} {'defaults':>9}")
+    for s, d in zip(cv["splits"], fixed["splits"], strict=True):
+        print(
+            f"{','.join(s['train']):<26} {s['picked']:<22} {s['train_score']:>9.3f} "
+            f"{s['test_score']:>9.3f} {d['test_score']:>9.3f}"
+        )
+
+    def ms(vals: list[float]) -> str:
+        return f"{np.mean(vals):.3f} ± {np.std(vals):.3f}"
+
+    tuned_train = [s["train_score"] for s in cv["splits"]]
+    tuned_test = [s["test_score"] for s in cv["splits"]]
+    default_test = [d["test_score"] for d in fixed["splits"]]
+    print(f"tuned on 3, in-sample recall@5: {ms(tuned_train)}")
+    print(f"tuned on 3, held-out recall@5:  {ms(tuned_test)}")
+    print(f"defaults, held-out recall@5:    {ms(default_test)} (min {min(default_test):.3f})")
+
+
+def _default_name(grid: dict[str, Any]) -> str:
+    d = DEFAULT_PARAMS
+    name = f"nb={d.neighbour_weight} sp={d.speaker_boost} sw={d.score_weight}"
+    return name if name in grid else next(iter(grid))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,15 @@ Pipeline for one query:
    next to the one that matches; a document gains a share of its best
    neighbour's score (neighbours = adjacent documents of the same conversation).
 5. Speaker: a document said by a person the query names gains a boost.
-6. Optional recency and access boosts (config; off by default and for benchmarks).
-7. Not a fact: a document whose source marks it as a question or command put
+6. Time: a document said within a time the query names ("in May 2023", "last
+   summer", "two weeks ago"; see `temporal`) gains a boost.
+7. Optional recency and access boosts (config; off by default and for benchmarks).
+8. Not a fact: a document whose source marks it as a question or command put
    to the assistant, or as the assistant's own reply (`non_fact`), keeps only
    `non_fact_weight` of its score: it stays findable (the conversation record)
    but never outranks what the user actually said.
+9. Diversity: the top k are picked greedily, each conversation's later picks
+   decayed and near-duplicates of earlier picks held back (see `diversity`).
 
 Every hit carries its score and `why` (ranks and raw scores from each list,
 the boosts applied, and the mode: hybrid or keyword-only with the reason).
@@ -28,6 +32,7 @@ import math
 import re
 import sqlite3
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,8 +41,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput
+from memagent.index.diversity import diversify
 from memagent.index.filters import SQLITE, FilterSQL
 from memagent.index.store import Index, Row
+from memagent.index.temporal import time_ranges
 
 MAX_QUERY_CHARS = 4000
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -64,6 +71,13 @@ class SearchParams(BaseModel):
     recency_half_life_days: float = Field(default=30.0, gt=0)
     access_weight: float = Field(default=0.0, ge=0)
     non_fact_weight: float = Field(default=0.05, ge=0, le=1)
+    temporal_boost: float = Field(default=0.0, ge=0)
+    session_decay: float = Field(default=1.0, ge=0, le=1)
+    mmr_weight: float = Field(default=0.0, ge=0)
+
+    @property
+    def diversifies(self) -> bool:
+        return self.session_decay < 1.0 or self.mmr_weight > 0
 
 
 class Filters(BaseModel):
@@ -267,7 +281,8 @@ def search(
     got.fetch(pool)
     rows = {r: got.rows[r] for r in pool if r in got.rows}
     near_of = {r: got.near[r] for r in pool if r in got.near}
-    return finish(fused, rows, near_of, query, k=k, params=p, mode=mode, now=now)
+    vectors = index.vectors.get(pool) if hybrid and p.mmr_weight > 0 else None
+    return finish(fused, rows, near_of, query, k=k, params=p, mode=mode, now=now, vectors=vectors)
 
 
 class _Fetched:
@@ -347,15 +362,18 @@ def finish(
     params: SearchParams,
     mode: str,
     now: float | None = None,
+    vectors: Mapping[int, np.ndarray] | None = None,
 ) -> list[Hit]:
-    """Apply the neighbour, speaker, recency and access boosts to the fused
-    scores of `rows` (the pool) and return the top `k`. Pure, like `fuse`."""
+    """Apply the neighbour, speaker, time, recency and access boosts to the
+    fused scores of `rows` (the pool) and return the top `k`, diversified when
+    the params ask (MMR needs `vectors` of the pool). Pure, like `fuse`."""
     p = params
     base = fused.score
     why = fused.why
     final: dict[int, float] = {}
     query_words = set(_TERM.findall(query.lower()))
     now = time.time() if now is None else now
+    ranges = time_ranges(query, now) if p.temporal_boost > 0 else []
     for rowid in fused.pool(len(base)):
         row = rows.get(rowid)
         if row is None:
@@ -370,6 +388,9 @@ def finish(
         if p.speaker_boost > 0 and row.speaker and row.speaker.lower() in query_words:
             s *= 1.0 + p.speaker_boost
             boosts["speaker"] = p.speaker_boost
+        if ranges and row.created > 0 and any(r.contains(row.created) for r in ranges):
+            s *= 1.0 + p.temporal_boost
+            boosts["time"] = p.temporal_boost
         if p.recency_weight > 0 and row.created > 0:
             age_days = max(now - row.created, 0.0) / 86400.0
             factor = p.recency_weight * math.pow(0.5, age_days / p.recency_half_life_days)
@@ -387,5 +408,23 @@ def finish(
         if boosts:
             w["boosts"] = boosts
         w["mode"] = mode
-    ranked = sorted(final, key=lambda r: -final[r])[:k]
-    return [Hit(rows[r], final[r], why[r]) for r in ranked]
+    if not p.diversifies:
+        ranked = sorted(final, key=lambda r: -final[r])[:k]
+        return [Hit(rows[r], final[r], why[r]) for r in ranked]
+    top = sorted(final, key=lambda r: -final[r])[: max(3 * k, 30)]
+    picks = diversify(
+        top,
+        final,
+        {r: rows[r].conversation_id for r in top},
+        k,
+        decay=p.session_decay,
+        mmr_weight=p.mmr_weight,
+        vectors=vectors,
+    )
+    for pick in picks:
+        if pick.same_conversation or pick.max_similarity:
+            why[pick.key]["diversity"] = {
+                "same_conversation": pick.same_conversation,
+                "max_cosine": round(pick.max_similarity, 4),
+            }
+    return [Hit(rows[pk.key], final[pk.key], why[pk.key]) for pk in picks]

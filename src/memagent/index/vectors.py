@@ -71,6 +71,8 @@ class VectorSearch(Protocol):
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
     ) -> list[tuple[int, float]]: ...
 
+    def get(self, rowids: list[int]) -> dict[int, Vector]: ...
+
     def __len__(self) -> int: ...
 
 
@@ -297,6 +299,21 @@ class ExactVectors:
         sims = matrix @ np.asarray(query, dtype=np.float32)
         order = np.argsort(-sims)[:k]
         return [(rows[i][0], float(sims[i])) for i in order]
+
+    def get(self, rowids: list[int]) -> dict[int, Vector]:
+        """The stored vectors of `rowids` (those that have one)."""
+        if not rowids:
+            return {}
+        if self._cache_current() or len(rowids) > 5000:
+            self._ensure_loaded()
+            return {r: self._buf[p] for r in rowids if (p := self._pos.get(r)) is not None}
+        out: dict[int, Vector] = {}
+        for start in range(0, len(rowids), 500):
+            part = rowids[start : start + 500]
+            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            for r, blob in self._conn.execute(sql, part):
+                out[int(r)] = np.frombuffer(blob, dtype=np.float32)
+        return out
 
     def __len__(self) -> int:
         self._ensure_loaded()

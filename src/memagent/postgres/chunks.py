@@ -338,7 +338,12 @@ class PgChunkStore(ChunkStore):
 
     # -- search ----------------------------------------------------------------------------
     def _search(
-        self, query: str, k: int, filters: Filters | None, params: SearchParams
+        self,
+        query: str,
+        k: int,
+        filters: Filters | None,
+        params: SearchParams,
+        now: float | None = None,
     ) -> list[Hit]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty")
@@ -377,7 +382,7 @@ class PgChunkStore(ChunkStore):
                 ).fetchall()
             }
             near = self._neighbours(conn, pool) if p.neighbour_weight > 0 else {}
-            return finish(fused, rows, near, query, k=k, params=p, mode=mode)
+            return finish(fused, rows, near, query, k=k, params=p, mode=mode, now=now)
 
         return self.db.run(self.user, go)
 

@@ -220,7 +220,12 @@ class ChunkStore:
         return self.index.links(chunk_id)
 
     def _search(
-        self, query: str, k: int, filters: Filters | None, params: SearchParams
+        self,
+        query: str,
+        k: int,
+        filters: Filters | None,
+        params: SearchParams,
+        now: float | None = None,
     ) -> list[Hit]:
         return search(
             self.index,
@@ -229,7 +234,7 @@ class ChunkStore:
             filters=filters,
             params=params,
             keyword_only_reason=self.keyword_only_reason,
-            now=time.time(),
+            now=time.time() if now is None else now,
         )
 
     def _list(self, filters: Filters, limit: int) -> list[Row]:
@@ -536,12 +541,15 @@ class ChunkStore:
         k: int = 10,
         filters: Filters | None = None,
         params: SearchParams | None = None,
+        now: float | None = None,
     ) -> list[Hit]:
-        """Hybrid search over all memory: chunks, vault notes and profile facts."""
+        """Hybrid search over all memory: chunks, vault notes and profile facts.
+        `now` (epoch seconds, default the clock) is when the question is asked:
+        relative times in it ("last week") and recency count from there."""
         max_k = self.config.limits.max_search_results
         if k > max_k:
             raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
-        return self._search(query, k, filters, params or self.search_params())
+        return self._search(query, k, filters, params or self.search_params(), now)
 
     def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
         """Chunks matching `filters`, newest first (from the index)."""

@@ -1,0 +1,273 @@
+"""Retrieval on LongMemEval_S: memagent recall vs BM25 (rank-bm25) vs dense (MiniLM).
+
+Each question has its own haystack (~50 chat sessions, ~500 turns): one memory
+home per question, built through the real chunk store the way `memagent import`
+stores a chat (one chunk per turn, its content as said, the role in `source`,
+one conversation id per session, turns timestamped with their session's date one
+second apart). The question is asked as a recall at the question's date.
+
+Reported per question type and overall, for every system in the same run:
+- session level: the sessions of the top-k turns; recall_any@k (some evidence
+  session is among them) and recall_all@k (every evidence session is);
+- turn level ("round" in the paper): recall@k, the share of `has_answer` turns in
+  the top k, and NDCG@10 with those turns as the relevant ones.
+
+    python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N]
+
+Homes are kept in `--workdir` (default bench/results/lme-homes) and embeddings
+in bench/results/, so a second run only queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.embcache import RESULTS, CachedEmbedder
+from bench.evaldata import eval_dir
+from memagent.core import MemoryHome
+from memagent.embeddings import load_embedder
+from memagent.index import SearchParams
+from memagent.memory.chunks import ChunkDraft, ChunkStore
+from memagent.memory.chunks.store import DEFAULT_PARAMS
+from memagent.setup import init_home
+
+DATA = eval_dir("longmemeval") / "longmemeval_s_dev50.json"
+TYPES = (
+    "single-session-user",
+    "single-session-assistant",
+    "single-session-preference",
+    "multi-session",
+    "knowledge-update",
+    "temporal-reasoning",
+)
+METRICS = ("any@5", "all@5", "any@10", "all@10", "turn@5", "turn@10", "ndcg@10")
+_WORD = re.compile(r"\w+")
+
+
+def stratified(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The questions in round-robin order over their types, so the first N cover
+    every type (`--limit`)."""
+    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in questions:
+        by_type[q["question_type"]].append(q)
+    out: list[dict[str, Any]] = []
+    while any(by_type.values()):
+        for t in sorted(by_type):
+            if by_type[t]:
+                out.append(by_type[t].pop(0))
+    return out
+
+
+def lme_time(raw: str) -> datetime:
+    """'2023/05/20 (Sat) 02:21' → aware datetime (UTC)."""
+    day, _, clock = raw.partition(")")
+    return datetime.strptime(day.split("(")[0].strip() + clock, "%Y/%m/%d %H:%M").replace(
+        tzinfo=UTC
+    )
+
+
+@dataclass
+class Turn:
+    tid: str  # "<session index>:<turn index>"
+    session: str
+    role: str
+    content: str
+    created_at: str
+    evidence: bool
+
+
+def turns_of(q: dict[str, Any]) -> list[Turn]:
+    out: list[Turn] = []
+    for s, (sid, date, sess) in enumerate(
+        zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"], strict=True)
+    ):
+        when = lme_time(date)
+        for i, t in enumerate(sess):
+            if not isinstance(t.get("content"), str) or not t["content"].strip():
+                continue
+            out.append(
+                Turn(
+                    tid=f"{s}:{i}",
+                    session=str(sid),
+                    role=str(t.get("role", "user")),
+                    content=t["content"],
+                    created_at=(when + timedelta(seconds=i)).isoformat(),
+                    evidence=bool(t.get("has_answer")),
+                )
+            )
+    return out
+
+
+def build_home(root: Path, qid: str, turns: list[Turn], embedder: CachedEmbedder) -> ChunkStore:
+    home = MemoryHome.open(root / qid)
+    fresh = not (home.layout.chunks.is_dir() and any(home.layout.chunks.iterdir()))
+    if fresh:
+        init_home(home)
+    store = ChunkStore(home, embeddings=True)
+    store.embedder = embedder  # the same model, vectors read from the cache
+    if fresh:
+        drafts = [
+            ChunkDraft(
+                content=t.content,
+                created_at=t.created_at,
+                conversation_id=f"{qid}:{t.session}",
+                source={"kind": "longmemeval", "id": t.tid, "role": t.role},
+            )
+            for t in turns
+        ]
+        store.create_many(drafts)
+    return store
+
+
+def score(ranked: list[str], turns: dict[str, Turn], gold_sessions: set[str]) -> dict[str, float]:
+    """The metrics of one ranked list of turn ids (best first)."""
+    gold_turns = {t for t, turn in turns.items() if turn.evidence}
+    out: dict[str, float] = {}
+    for k in (5, 10):
+        sessions = {turns[t].session for t in ranked[:k]}
+        out[f"any@{k}"] = float(bool(sessions & gold_sessions))
+        out[f"all@{k}"] = float(gold_sessions <= sessions)
+        if gold_turns:
+            out[f"turn@{k}"] = len(gold_turns & set(ranked[:k])) / len(gold_turns)
+    if gold_turns:
+        dcg = sum(1 / math.log2(i + 2) for i, t in enumerate(ranked[:10]) if t in gold_turns)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold_turns), 10)))
+        out["ndcg@10"] = dcg / ideal
+    return out
+
+
+def systems_to_run() -> dict[str, SearchParams | None]:
+    plain = DEFAULT_PARAMS.model_copy(
+        update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0}
+    )
+    return {
+        "BM25 (rank-bm25)": None,
+        "dense (MiniLM)": None,
+        "plain RRF": plain,
+        "memagent": DEFAULT_PARAMS,
+    }
+
+
+def run(
+    questions: list[dict[str, Any]],
+    workdir: Path,
+    systems: dict[str, SearchParams | None],
+    embedder: CachedEmbedder,
+    *,
+    quiet: bool = False,
+) -> tuple[dict[str, dict[str, list[dict[str, float]]]], float, int]:
+    """Per system, per question type, the metrics of each question."""
+    from rank_bm25 import BM25Okapi
+
+    results: dict[str, dict[str, list[dict[str, float]]]] = {s: defaultdict(list) for s in systems}
+    t_query, n_queries = 0.0, 0
+    for n, q in enumerate(questions, 1):
+        turns = turns_of(q)
+        by_id = {t.tid: t for t in turns}
+        gold = {str(s) for s in q["answer_session_ids"]}
+        qtype = q["question_type"]
+        store = build_home(workdir, q["question_id"], turns, embedder)
+        ids = [t.tid for t in turns]
+        if "BM25 (rank-bm25)" in systems:
+            bm25 = BM25Okapi([_WORD.findall(t.content.lower()) or ["_"] for t in turns])
+            bm = bm25.get_scores(_WORD.findall(q["question"].lower()))
+            ranked = [ids[i] for i in np.argsort(-bm, kind="stable")[:10]]
+            results["BM25 (rank-bm25)"][qtype].append(score(ranked, by_id, gold))
+        if "dense (MiniLM)" in systems:
+            vecs = embedder.embed([t.content for t in turns])
+            sims = vecs @ embedder.embed([q["question"]])[0]
+            ranked = [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]
+            results["dense (MiniLM)"][qtype].append(score(ranked, by_id, gold))
+        now = lme_time(q["question_date"]).timestamp()
+        for name, params in systems.items():
+            if params is None:
+                continue
+            t1 = time.perf_counter()
+            hits = store.recall(q["question"], k=10, params=params, now=now)
+            t_query += time.perf_counter() - t1
+            n_queries += 1
+            ranked = [str((h.row.source or {}).get("id")) for h in hits]
+            results[name][qtype].append(score(ranked, by_id, gold))
+        store.close()
+        embedder.save()
+        if not quiet:
+            print(f"\r{n}/{len(questions)} questions", end="", file=sys.stderr, flush=True)
+    if not quiet:
+        print(file=sys.stderr)
+    return results, t_query, n_queries
+
+
+def mean(rows: list[dict[str, float]], metric: str) -> float:
+    vals = [r[metric] for r in rows if metric in r]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+def report(results: dict[str, dict[str, list[dict[str, float]]]]) -> dict[str, dict[str, float]]:
+    header = f"{'system':<18} {'question type':<26} {'n':>3} " + " ".join(
+        f"{m:>7}" for m in METRICS
+    )
+    print(header)
+    print("-" * len(header))
+    overall: dict[str, dict[str, float]] = {}
+    for name, by_type in results.items():
+        for qtype in TYPES:
+            rows = by_type.get(qtype, [])
+            if rows:
+                print(
+                    f"{name:<18} {qtype:<26} {len(rows):>3} "
+                    + " ".join(f"{mean(rows, m):>7.3f}" for m in METRICS)
+                )
+        allr = [r for rows in by_type.values() for r in rows]
+        overall[name] = {m: mean(allr, m) for m in METRICS}
+        print(
+            f"{name:<18} {'overall':<26} {len(allr):>3} "
+            + " ".join(f"{overall[name][m]:>7.3f}" for m in METRICS)
+        )
+        print("-" * len(header))
+    return overall
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--workdir", type=Path, default=RESULTS / "lme-homes")
+    ap.add_argument("--limit", type=int, default=None, help="only N questions (every type in turn)")
+    args = ap.parse_args(argv)
+
+    base = load_embedder()
+    if base is None:
+        print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
+        return 2
+    questions = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.limit:
+        questions = stratified(questions)[: args.limit]
+    embedder = CachedEmbedder(base, RESULTS, "lme-dev50-")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    results, t_query, n_queries = run(questions, args.workdir, systems_to_run(), embedder)
+    print(f"LongMemEval_S retrieval, {len(questions)} questions (one home each), top 10 turns")
+    overall = report(results)
+    ours, bm = overall["memagent"], overall["BM25 (rank-bm25)"]
+    for m in ("all@5", "any@5", "turn@10"):
+        print(f"memagent vs BM25 {m}: {ours[m]:.3f} vs {bm[m]:.3f} ({ours[m] - bm[m]:+.3f})")
+    print(
+        f"total {time.perf_counter() - t0:.1f}s; recall {1000 * t_query / max(n_queries, 1):.1f} "
+        f"ms/query over {n_queries} queries"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
