@@ -6,7 +6,9 @@ with its session date, one conversation id per session), then every question of
 categories 1–4 is asked as a recall. Reported: recall@1/5/10 of the evidence
 turns, averaged per question, per category and overall, for all systems in the
 same run. A "plain RRF" row (the hybrid with every conversation-aware feature
-off) shows what the tuned features add.
+off) shows what the tuned features add; "no time/MMR" is the hybrid without the
+time boost and MMR. Questions are asked the day after the last session (relative
+times in them count from there).
 
     python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
 
@@ -116,10 +118,15 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
-    for nb, sp, sw in itertools.product((0.0, 0.15, 0.3), (0.0, 0.5), (0.25, 0.5)):
-        name = f"nb={nb} sp={sp} sw={sw}"
+    for nb, sp, tb, mmr in itertools.product((0.15, 0.3), (0.0, 0.5), (0.0, 1.0), (0.0, 0.3)):
+        name = f"nb={nb} sp={sp} t={tb} mmr={mmr}"
         grid[name] = DEFAULT_PARAMS.model_copy(
-            update={"neighbour_weight": nb, "speaker_boost": sp, "score_weight": sw}
+            update={
+                "neighbour_weight": nb,
+                "speaker_boost": sp,
+                "temporal_boost": tb,
+                "mmr_weight": mmr,
+            }
         )
     return grid
 
@@ -177,12 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     plain = DEFAULT_PARAMS.model_copy(
         update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0,
-                "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0}
+                "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0,
+                "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
     )  # fmt: skip
+    before = DEFAULT_PARAMS.model_copy(
+        update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+    )
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
         "dense (MiniLM)": None,
         "plain RRF": plain,
+        "no time/MMR": before,
         "memagent hybrid": DEFAULT_PARAMS,
     }
     scores: dict[str, dict[int, list[dict[int, float]]]] = {s: defaultdict(list) for s in systems}
@@ -199,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         store = build_home(workdir, f.stem, turns)
         t_import += time.perf_counter() - t0
+        # Questions are asked the day after the last session.
+        now = datetime.fromisoformat(turns[-1]["created_at"]).timestamp() + 86400
         bm25 = BM25Okapi([_WORD.findall(t["text"].lower()) for t in turns])
         vecs = embedder.embed([t["text"] for t in turns])
         for q in conv["qa"]:
@@ -221,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 if params is None:
                     continue
                 t1 = time.perf_counter()
-                hits = store.recall(question, k=10, params=params)
+                hits = store.recall(question, k=10, params=params, now=now)
                 t_query += time.perf_counter() - t1
                 n_queries += 1
                 ranked = [str((h.row.source or {}).get("id")) for h in hits]
@@ -229,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "memagent hybrid":
                     per_conv[name][f.stem].append(scores[name][cat][-1][5])
             for name, params in grid.items():
-                hits = store.recall(question, k=5, params=params)
+                hits = store.recall(question, k=5, params=params, now=now)
                 ranked = [str((h.row.source or {}).get("id")) for h in hits]
                 per_conv[name][f.stem].append(recall_at(ranked, gold)[5])
         store.close()
@@ -259,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * len(header))
     base = overall["BM25 (rank-bm25)"][5]
     hyb = overall["memagent hybrid"][5]
+    prev = overall["no time/MMR"][5]
+    gain = (hyb - prev) * 100
+    print(f"hybrid vs no time/MMR recall@5: {hyb:.3f} vs {prev:.3f} ({gain:+.1f} points)")
     print(
         f"hybrid vs BM25 recall@5: {hyb:.3f} vs {base:.3f} "
         f"(+{(hyb - base) * 100:.1f} points, ratio {hyb / base:.2f}x)"
@@ -279,10 +296,10 @@ def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
     cv = cross_validate(grid, default=_default_name(grid))
     fixed = cross_validate({"memagent hybrid": per_conv["memagent hybrid"]}, "memagent hybrid")
     print(f"\ncross-validation: tune on 3 conversations, test on 2 ({len(cv['splits'])} splits)")
-    print(f"{'train':<26} {'picked':<22} {'train R@5':>9} {'test R@5':>9} {'defaults':>9}")
+    print(f"{'train':<26} {'picked':<30} {'train R@5':>9} {'test R@5':>9} {'defaults':>9}")
     for s, d in zip(cv["splits"], fixed["splits"], strict=True):
         print(
-            f"{','.join(s['train']):<26} {s['picked']:<22} {s['train_score']:>9.3f} "
+            f"{','.join(s['train']):<26} {s['picked']:<30} {s['train_score']:>9.3f} "
             f"{s['test_score']:>9.3f} {d['test_score']:>9.3f}"
         )
 
@@ -299,7 +316,7 @@ def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
 
 def _default_name(grid: dict[str, Any]) -> str:
     d = DEFAULT_PARAMS
-    name = f"nb={d.neighbour_weight} sp={d.speaker_boost} sw={d.score_weight}"
+    name = f"nb={d.neighbour_weight} sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight}"
     return name if name in grid else next(iter(grid))
 
 

@@ -9,8 +9,11 @@ second apart). The question is asked as a recall at the question's date.
 Reported per question type and overall, for every system in the same run:
 - session level: the sessions of the top-k turns; recall_any@k (some evidence
   session is among them) and recall_all@k (every evidence session is);
+- the paper's session metric (`s.all@k`, LongMemEval's evaluate_retrieval_turn2session):
+  walk down the ranked turns until k distinct sessions are seen, then recall_all;
 - turn level ("round" in the paper): recall@k, the share of `has_answer` turns in
-  the top k, and NDCG@10 with those turns as the relevant ones.
+  the top k; `t.all@10`, all of them in the top 10 (the paper's turn recall_all);
+  NDCG@10 with those turns as the relevant ones.
 
     python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N]
 
@@ -52,7 +55,18 @@ TYPES = (
     "knowledge-update",
     "temporal-reasoning",
 )
-METRICS = ("any@5", "all@5", "any@10", "all@10", "turn@5", "turn@10", "ndcg@10")
+METRICS = (
+    "any@5",
+    "all@5",
+    "all@10",
+    "s.all@5",
+    "s.all@10",
+    "turn@5",
+    "turn@10",
+    "t.all@10",
+    "ndcg@10",
+)
+DEPTH = 50  # turns ranked per question (the paper-style session metrics look past 10)
 _WORD = re.compile(r"\w+")
 
 
@@ -135,12 +149,17 @@ def score(ranked: list[str], turns: dict[str, Turn], gold_sessions: set[str]) ->
     """The metrics of one ranked list of turn ids (best first)."""
     gold_turns = {t for t, turn in turns.items() if turn.evidence}
     out: dict[str, float] = {}
+    session_of = {t: turns[t].session if t in turns else None for t in ranked}
     for k in (5, 10):
-        sessions = {turns[t].session for t in ranked[:k]}
+        sessions = {session_of[t] for t in ranked[:k]}
         out[f"any@{k}"] = float(bool(sessions & gold_sessions))
         out[f"all@{k}"] = float(gold_sessions <= sessions)
+        distinct = list(dict.fromkeys(s for t in ranked if (s := session_of[t])))[:k]
+        out[f"s.all@{k}"] = float(gold_sessions <= set(distinct))
         if gold_turns:
             out[f"turn@{k}"] = len(gold_turns & set(ranked[:k])) / len(gold_turns)
+    if gold_turns:
+        out["t.all@10"] = float(gold_turns <= set(ranked[:10]))
     if gold_turns:
         dcg = sum(1 / math.log2(i + 2) for i, t in enumerate(ranked[:10]) if t in gold_turns)
         ideal = sum(1 / math.log2(i + 2) for i in range(min(len(gold_turns), 10)))
@@ -183,19 +202,19 @@ def run(
         if "BM25 (rank-bm25)" in systems:
             bm25 = BM25Okapi([_WORD.findall(t.content.lower()) or ["_"] for t in turns])
             bm = bm25.get_scores(_WORD.findall(q["question"].lower()))
-            ranked = [ids[i] for i in np.argsort(-bm, kind="stable")[:10]]
+            ranked = [ids[i] for i in np.argsort(-bm, kind="stable")[:DEPTH]]
             results["BM25 (rank-bm25)"][qtype].append(score(ranked, by_id, gold))
         if "dense (MiniLM)" in systems:
             vecs = embedder.embed([t.content for t in turns])
             sims = vecs @ embedder.embed([q["question"]])[0]
-            ranked = [ids[i] for i in np.argsort(-sims, kind="stable")[:10]]
+            ranked = [ids[i] for i in np.argsort(-sims, kind="stable")[:DEPTH]]
             results["dense (MiniLM)"][qtype].append(score(ranked, by_id, gold))
         now = lme_time(q["question_date"]).timestamp()
         for name, params in systems.items():
             if params is None:
                 continue
             t1 = time.perf_counter()
-            hits = store.recall(q["question"], k=10, params=params, now=now)
+            hits = store.recall(q["question"], k=DEPTH, params=params, now=now)
             t_query += time.perf_counter() - t1
             n_queries += 1
             ranked = [str((h.row.source or {}).get("id")) for h in hits]
@@ -257,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     results, t_query, n_queries = run(questions, args.workdir, systems_to_run(), embedder)
-    print(f"LongMemEval_S retrieval, {len(questions)} questions (one home each), top 10 turns")
+    print(f"LongMemEval_S retrieval, {len(questions)} questions (one home each)")
     overall = report(results)
     ours, bm = overall["memagent"], overall["BM25 (rank-bm25)"]
     for m in ("all@5", "any@5", "turn@10"):

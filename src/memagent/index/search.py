@@ -71,9 +71,11 @@ class SearchParams(BaseModel):
     recency_half_life_days: float = Field(default=30.0, gt=0)
     access_weight: float = Field(default=0.0, ge=0)
     non_fact_weight: float = Field(default=0.05, ge=0, le=1)
-    temporal_boost: float = Field(default=0.0, ge=0)
+    # A time the query names doubles what was said then (a soft filter).
+    temporal_boost: float = Field(default=1.0, ge=0)
+    # Off: on LoCoMo the turns next to a match carry the answer, and decay drops them.
     session_decay: float = Field(default=1.0, ge=0, le=1)
-    mmr_weight: float = Field(default=0.0, ge=0)
+    mmr_weight: float = Field(default=0.3, ge=0)
 
     @property
     def diversifies(self) -> bool:
@@ -411,7 +413,7 @@ def finish(
     if not p.diversifies:
         ranked = sorted(final, key=lambda r: -final[r])[:k]
         return [Hit(rows[r], final[r], why[r]) for r in ranked]
-    top = sorted(final, key=lambda r: -final[r])[: max(3 * k, 30)]
+    top = sorted(final, key=lambda r: -final[r])
     picks = diversify(
         top,
         final,
