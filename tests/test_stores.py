@@ -12,7 +12,7 @@ from memagent.api import Memory
 from memagent.core import InvalidInput, MemoryHome, NotFound
 from memagent.memory.chunks import ChunkStore
 from memagent.memory.profile import ProfileStore
-from memagent.postgres import DatabaseUnavailable, PgChunkStore, PgKeyStore, PgProfileStore
+from memagent.postgres import DatabaseUnavailable, PgChunkStore, PgKeyStore, PgProfileStore, PgVault
 from memagent.stores import Stores, open_stores
 
 
@@ -42,6 +42,9 @@ def test_postgres_url_alone_opens_database_stores(pg_url: str) -> None:
         assert isinstance(stores.chunks, PgChunkStore)
         assert isinstance(stores.profile, PgProfileStore)
         assert isinstance(stores.keys, PgKeyStore)
+        assert isinstance(stores.vault, PgVault) and stores.vault.read("user.md").startswith(
+            "# User"
+        )
         stores.chunks.remember("The invoice is due on Friday.")
         assert stores.profile.names()  # the starter resources, in the database
     with Memory.open(pg_url, user=user, embeddings=False) as mem:

@@ -293,7 +293,7 @@ class Memory:
     def write_note(self, path: str, content: str) -> dict[str, Any]:
         """Create the note, or replace its whole content. Returns what changed."""
         vault = self.vault
-        with self.home.storage.lock():
+        with vault._lock():
             if not vault.exists(path):
                 result = vault.create(path, content)
                 return {**result, "created": True}

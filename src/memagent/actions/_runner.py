@@ -432,7 +432,7 @@ def _owner(vault: Vault) -> str:
 
 
 def _holds_home_lock(vault: Vault) -> bool:
-    return vault.storage.holds_lock()
+    return vault.holds_lock()
 
 
 def _inline(plan: ExecutionPlan, vault: Vault) -> bool:

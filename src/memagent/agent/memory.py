@@ -20,6 +20,7 @@ the default memory tools, and all-or-nothing batches.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -92,10 +93,14 @@ def looks_like_request(text: str) -> bool:
 
 
 class JournaledVault(Vault):
-    """A vault whose writes can be undone as one batch (see `rollback`)."""
+    """A vault whose writes can be undone as one batch (see `rollback`).
 
-    def __init__(self, home: MemoryHome, *, actor: str = "agent") -> None:
-        super().__init__(home, actor=actor)
+    Written over the vault's storage hooks, so it also journals a vault in the
+    database (`journaled_vault` picks the backend of a user's stores)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("actor", "agent")
+        super().__init__(*args, **kwargs)
         self.journal: dict[str, bytes | None] = {}
         self.made_dirs: list[str] = []
 
@@ -110,7 +115,10 @@ class JournaledVault(Vault):
             return  # the write itself will fail with the same error
         if not loc.rel or loc.rel in self.journal:
             return
-        self.journal[loc.rel] = loc.path.read_bytes() if loc.kind == "file" else None
+        try:
+            self.journal[loc.rel] = self._read_bytes(loc) if loc.kind == "file" else None
+        except MemagentError:
+            return  # unreadable (too big): the write itself fails the same way
 
     def create(self, path: str, content: str) -> dict[str, Any]:
         self._save(path)
@@ -137,23 +145,39 @@ class JournaledVault(Vault):
     def rollback(self) -> list[str]:
         """Put every file written since `begin` back as it was; returns their paths."""
         restored: list[str] = []
-        storage = self.storage
-        with storage.lock():
+        with self._lock():
             for rel, before in reversed(list(self.journal.items())):
-                target = self.dir / rel
-                now = target.read_bytes() if target.is_file() else None
+                loc = self.locate(rel)
+                now = self._read_bytes(loc) if loc.kind == "file" else None
                 if now == before:
                     continue
                 if before is None:
-                    storage.delete(target, actor=self.actor, op="rollback")
+                    self._remove(loc, "rollback", None)
                 else:
-                    storage.write_bytes(target, before, actor=self.actor, op="rollback")
+                    self._write(loc, before, "rollback", None)
                 restored.append(rel)
             for rel in reversed(self.made_dirs):
-                with contextlib.suppress(OSError):
-                    storage.rmdir(self.dir / rel, actor=self.actor, op="rollback")
+                with contextlib.suppress(OSError, MemagentError):
+                    self._remove_dir(self.locate(rel), "rollback")
         self.begin()
         return restored
+
+
+def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
+    """A journaled vault on the backend of `stores` (files, or the database)."""
+    if stores.db is None:
+        return JournaledVault(stores._need_home("notes"), actor=actor)
+    return _pg_journaled()(stores.db, stores.user, config=stores.config, actor=actor)
+
+
+@functools.cache
+def _pg_journaled() -> type[JournaledVault]:
+    from memagent.postgres import PgVault
+
+    class PgJournaledVault(JournaledVault, PgVault):
+        """A journaled vault in the database."""
+
+    return PgJournaledVault
 
 
 @dataclass
@@ -180,9 +204,9 @@ class AgentMemory:
         by default the home's own are opened."""
         self.home = home.require()
         self.actor = actor
-        self.vault = JournaledVault(home, actor=actor)
         self._owns_stores = stores is None
         self.stores = stores if stores is not None else Stores(home, embeddings=embeddings)
+        self.vault = journaled_vault(self.stores, actor)
         self._chunks_error: str | None = None
         self._lock = self.stores.lock
         self.undo_log: list[tuple[str, str]] = []

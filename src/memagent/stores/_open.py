@@ -130,7 +130,13 @@ class Stores:
         """Markdown notes (`Vault`), written with actor "api"."""
         with self.lock:
             if self._vault is None:
-                self._vault = self.open_vault("api")
+                vault = self.open_vault("api")
+                if self.db is not None:
+                    from memagent.postgres import PgVault
+
+                    assert isinstance(vault, PgVault)
+                    vault.ensure_starters()
+                self._vault = vault
             return self._vault
 
     @property
@@ -150,6 +156,10 @@ class Stores:
 
     def open_vault(self, actor: str) -> Vault:
         """A vault whose writes are logged as `actor` (a new object each call)."""
+        if self.db is not None:
+            from memagent.postgres import PgVault
+
+            return PgVault(self.db, self.user, config=self.config, actor=actor)
         from memagent.memory.vault import Vault
 
         return Vault(self._need_home("notes"), actor=actor)

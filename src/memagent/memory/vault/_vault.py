@@ -14,6 +14,7 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -123,8 +124,33 @@ class Vault:
             raise InvalidInput(f"{what} is {len(data)} bytes; the limit is {self.max_bytes}")
         return data
 
+    # -- storage hooks (files here; `memagent.postgres.PgVault` overrides them) ----
+    def _lock(self) -> AbstractContextManager[Any]:
+        """Held around a read-modify-write of the vault."""
+        return self.storage.lock()
+
+    def holds_lock(self) -> bool:
+        """Whether this thread holds the vault's lock (so its work must stay here)."""
+        return self.storage.holds_lock()
+
     def _write(self, loc: Located, data: bytes, op: str, meta: dict[str, Any] | None) -> None:
         self.storage.write_bytes(loc.path, data, actor=self.actor, op=op, meta=meta)
+
+    def _remove(self, loc: Located, op: str, meta: dict[str, Any] | None) -> None:
+        try:
+            self.storage.delete(loc.path, actor=self.actor, op=op, meta=meta)
+        except FileNotFoundError:
+            raise NotFound(f"'{loc.rel}' does not exist") from None
+
+    def _make_dir(self, loc: Located) -> None:
+        self.storage.mkdir(loc.path, actor=self.actor, op="mkdir")
+
+    def _remove_dir(self, loc: Located, op: str) -> None:
+        """Remove an empty folder (`OSError` when it is not empty)."""
+        self.storage.rmdir(loc.path, actor=self.actor, op=op)
+
+    def _size(self, loc: Located) -> int:
+        return os.stat(loc.path).st_size
 
     # -- reading -----------------------------------------------------------------
     def read(self, path: str) -> str:
@@ -139,8 +165,7 @@ class Vault:
         return self.locate(path).kind == "dir"
 
     def size(self, path: str) -> int:
-        loc = self._file(path)
-        return os.stat(loc.path).st_size
+        return self._size(self._file(path))
 
     def list_dir(self, path: str = "", *, recursive: bool = False) -> dict[str, Any]:
         """Entries under a folder, vault-relative, folders ending in '/'."""
@@ -339,7 +364,7 @@ class Vault:
     def create(self, path: str, content: str) -> dict[str, Any]:
         """Create a new file (and its folders). `Conflict` if it exists."""
         data = self._check_content(content)
-        with self.storage.lock():
+        with self._lock():
             loc = self.locate(path)
             if not loc.rel:
                 raise InvalidInput("path is the vault root; name a file, e.g. 'notes/idea.md'")
@@ -357,7 +382,7 @@ class Vault:
             raise InvalidInput("old_content must be a non-empty string copied from the file")
         self._check_content(old_content, "old_content")
         self._check_content(new_content, "new_content")
-        with self.storage.lock():
+        with self._lock():
             loc = self._file(path)
             text = _text_of(self._read_bytes(loc), loc.rel)
             count = text.count(old_content)
@@ -376,7 +401,7 @@ class Vault:
     def append(self, path: str, content: str) -> dict[str, Any]:
         """Append to a file (created if missing), starting on a new line."""
         self._check_content(content)
-        with self.storage.lock():
+        with self._lock():
             loc = self.locate(path)
             if not loc.rel:
                 raise InvalidInput("path is the vault root; name a file")
@@ -390,24 +415,21 @@ class Vault:
         return {"path": loc.rel, "bytes": len(data), "created": loc.kind is None}
 
     def delete(self, path: str) -> dict[str, Any]:
-        with self.storage.lock():
+        with self._lock():
             loc = self._file(path)
             text_meta: dict[str, Any] | None = None
             with contextlib.suppress(InvalidInput):
                 text_meta = {"content": _text_of(self._read_bytes(loc), loc.rel)}
-            try:
-                self.storage.delete(loc.path, actor=self.actor, op="delete", meta=text_meta)
-            except FileNotFoundError:
-                raise NotFound(f"'{loc.rel}' does not exist") from None
+            self._remove(loc, "delete", text_meta)
         return {"path": loc.rel, "deleted": True}
 
     def mkdir(self, path: str) -> dict[str, Any]:
         """Create a folder (and parents). Existing folders are fine."""
-        with self.storage.lock():
+        with self._lock():
             loc = self.locate(path)
             if loc.kind == "dir":
                 return {"path": loc.rel + "/", "created": False}
             if loc.kind == "file":
                 raise Conflict(f"'{loc.rel}' is a file; cannot make a folder there")
-            self.storage.mkdir(loc.path, actor=self.actor, op="mkdir")
+            self._make_dir(loc)
         return {"path": loc.rel + "/", "created": True}
