@@ -11,6 +11,8 @@ through `Storage`; deleting it loses nothing (`memagent reindex`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import shutil
 import sqlite3
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from memagent.core import CorruptFile
+from memagent.core.deadline import deadline, remaining_time
 from memagent.embeddings import Embedder
 from memagent.index.documents import Doc
 from memagent.index.vectors import ExactVectors, Vector, VectorSearch
@@ -144,6 +147,58 @@ def _embed_pool() -> ThreadPoolExecutor:
         return _POOL[0]
 
 
+PROGRESS_EVERY = 10_000
+"""SQLite virtual-machine steps between two deadline checks."""
+OPEN_BUDGET_S = 30.0
+"""Opening (schema check, version, flags) must finish in this time."""
+
+
+def _past_deadline() -> int:
+    """SQLite progress handler: non-zero interrupts the running statement."""
+    left = remaining_time()
+    return 1 if left is not None and left <= 0 else 0
+
+
+@functools.cache
+def _expected_schema() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """What `_SCHEMA` creates: name -> (type, column names), from an empty database."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        return _schema_of(conn)
+    finally:
+        conn.close()
+
+
+def _schema_of(conn: sqlite3.Connection) -> dict[str, tuple[str, tuple[str, ...]]]:
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for name, kind in conn.execute("SELECT name, type FROM sqlite_master").fetchall():
+        cols: tuple[str, ...] = ()
+        if kind == "table":
+            cols = tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")'))
+        out[name] = (kind, cols)
+    return out
+
+
+def check_schema(conn: sqlite3.Connection, shown: str) -> None:
+    """`CorruptFile` unless every object the index uses is what it should be: tables
+    are tables with the expected columns, and no view or trigger is anywhere (a
+    view named like a table could recurse forever; a trigger could run anything).
+    Missing tables are fine: opening creates them."""
+    actual = _schema_of(conn)
+    for name, (kind, _) in actual.items():
+        if kind in ("view", "trigger"):
+            raise CorruptFile(shown, f"unexpected {kind} {name!r} in the index")
+    for name, (kind, cols) in _expected_schema().items():
+        found = actual.get(name)
+        if found is None:
+            continue
+        if found[0] != kind:
+            raise CorruptFile(shown, f"{name!r} is a {found[0]}, expected a {kind}")
+        if kind == "table" and found[1] != cols:
+            raise CorruptFile(shown, f"table {name!r} has columns {list(found[1])}")
+
+
 def read_only_index_copy(path: Path) -> Path:
     """A private, writable copy of `path` (and its WAL) in a new temporary folder,
     for a memory home this process cannot write. The caller removes the folder."""
@@ -175,14 +230,25 @@ class Index:
         self.embedder = embedder
         try:
             self.conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.executescript(_SCHEMA)
-            self._check_version()
+            # Every statement stops at the caller's deadline (a request's budget, or
+            # the opening budget below) instead of running forever.
+            self.conn.set_progress_handler(_past_deadline, PROGRESS_EVERY)
+            with deadline(OPEN_BUDGET_S):
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                check_schema(self.conn, str(path))
+                self.conn.executescript(_SCHEMA)
+                self._check_version()
         except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(Exception):
+                self.conn.close()
             raise CorruptFile(
                 str(path), f"index is unreadable ({exc}); run `memagent reindex`"
             ) from exc
+        except CorruptFile:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            raise
         dim = embedder.dim if embedder is not None else 384
         self.vectors: VectorSearch = ExactVectors(self.conn, dim)
         self._query_vectors: OrderedDict[str, Vector] = OrderedDict()

@@ -10,6 +10,7 @@ bad field.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from http import HTTPStatus
 from typing import Any
 
@@ -225,6 +226,11 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
+            # the index's progress handler stopped a statement at the request deadline
+            return problem_response(
+                504, "the request ran out of time", instance=request.url.path, slug="timeout"
+            )
         _log.exception("unhandled error on %s %s", request.method, request.url.path)
         return problem_response(
             500, "internal error (logged on the server)", instance=request.url.path
