@@ -20,9 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
 from memagent.core.storage import now_iso
+from memagent.stores.state import FileState, State
 
 ID_RE = re.compile(r"^c-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 ACTOR = "agent"
+_FOLDER = "conversations"
 
 
 class ConversationMessage(BaseModel):
@@ -59,9 +61,13 @@ def check_id(conversation_id: str) -> str:
 
 
 class Conversations:
-    def __init__(self, home: MemoryHome) -> None:
+    """`state` (default: the home's `state/` files; the database's state on
+    PostgreSQL) holds them as `conversations/<id>.json`."""
+
+    def __init__(self, home: MemoryHome, state: State | None = None) -> None:
         self.home = home
         self.dir = home.layout.state / "conversations"
+        self.state: State = state if state is not None else FileState(home)
 
     def path_of(self, conversation_id: str) -> Path:
         return self.dir / f"{check_id(conversation_id)}.json"
@@ -71,16 +77,15 @@ class Conversations:
         return Conversation(id=new_id(), created=ts, updated=ts)
 
     def ids(self) -> list[str]:
-        if not self.dir.is_dir():
-            return []
-        return sorted(p.stem for p in self.dir.glob("c-*.json") if ID_RE.match(p.stem))
+        stems = (n.rsplit("/", 1)[-1].removesuffix(".json") for n in self.state.names(_FOLDER))
+        return sorted(stem for stem in stems if ID_RE.match(stem))
 
     def load(self, conversation_id: str) -> Conversation:
-        path = self.path_of(conversation_id)
-        shown = f"state/conversations/{path.name}"
+        name = f"{_FOLDER}/{check_id(conversation_id)}.json"
+        shown = f"state/{name}"
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+            raw = self.state.read(name)
+        except NotFound:
             raise NotFound(f"no conversation {conversation_id}") from None
         try:
             return Conversation.model_validate(json.loads(raw))
@@ -124,8 +129,8 @@ class Conversations:
             data = self._encode(conv)
         if len(data) > limit:
             raise InvalidInput(f"conversation {conv.id} is larger than {limit} bytes")
-        self.home.storage.write_bytes(
-            self.path_of(conv.id), data, actor=ACTOR, op="conversation.save"
+        self.state.write(
+            f"{_FOLDER}/{check_id(conv.id)}.json", data, actor=ACTOR, op="conversation.save"
         )
 
     @staticmethod

@@ -179,8 +179,8 @@ class Agent:
             self.registry.add(plugin, replace=True)
         for extra in tools:
             self.registry.add(extra, replace=True)
-        self.conversations = Conversations(home)
-        self.traces = Traces(home)
+        self.conversations = Conversations(home, self.memory.stores.state)
+        self.traces = Traces(home, self.memory.stores.state)
         self.conversation: Conversation = (
             self.conversations.load(conversation) if conversation else self.conversations.new()
         )
@@ -714,7 +714,8 @@ class Agent:
         def job() -> None:
             notes = trace.background
             if persist:
-                self.conversations.save(snapshot)
+                if not shared:
+                    self.conversations.save(snapshot)
                 if session is not None:
                     from memagent.sandbox import save_session
 
@@ -742,6 +743,11 @@ class Agent:
         # the next turn sees this exchange at once; the file is written in the background
         Conversations.add_exchange(conv, message, reply)
         snapshot = conv.model_copy(deep=True)
+        # In a shared database another server may take the next turn: the
+        # conversation is saved before the reply (one row), the rest after it.
+        shared = persist and memory.stores.db is not None
+        if shared:
+            self.conversations.save(snapshot)
         self._writer.submit(f"turn {turn_no}", job)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memagent.core import CorruptFile, MemoryHome, NotFound
+from memagent.stores.state import FileState, State
 
 ACTOR = "agent"
 _MAX_FIELD = 8000
@@ -50,37 +51,44 @@ class Trace:
 
 
 class Traces:
-    def __init__(self, home: MemoryHome) -> None:
+    """`state` (default: the home's `state/` files; the database's state on
+    PostgreSQL) holds one document per turn, `traces/<time>-<conversation>.json`."""
+
+    def __init__(self, home: MemoryHome, state: State | None = None) -> None:
         self.home = home
         self.dir = home.layout.state / "traces"
+        self.state: State = state if state is not None else FileState(home)
 
-    def save(self, trace: Trace) -> Path:
+    def save(self, trace: Trace) -> str:
+        """Store the trace; returns its name under `state/`."""
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        path = self.dir / f"{stamp}-{trace.conversation}-{trace.turn:04d}.json"
+        name = f"traces/{stamp}-{trace.conversation}-{trace.turn:04d}.json"
         doc = trace.to_json()
         data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
         limit = self.home.config.limits.max_file_bytes
         if len(data) > limit:
             doc["steps"] = [{"note": f"{len(trace.steps)} steps cut: trace over {limit} bytes"}]
             data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
-        self.home.storage.write_bytes(path, data, actor=ACTOR, op="trace")
-        return path
+        self.state.write(name, data, actor=ACTOR, op="trace")
+        return name
+
+    def names(self) -> list[str]:
+        return self.state.names("traces")
 
     def paths(self) -> list[Path]:
-        if not self.dir.is_dir():
-            return []
-        return sorted(self.dir.glob("*.json"))
+        """The trace files (of the home's own state)."""
+        return [self.home.layout.state / n for n in self.names()]
 
     def last(self) -> dict[str, Any]:
-        paths = self.paths()
-        if not paths:
+        names = self.names()
+        if not names:
             raise NotFound("no traces yet: run `memagent chat` or `memagent ask` first")
-        path = paths[-1]
+        shown = f"state/{names[-1]}"
         try:
-            doc = json.loads(path.read_bytes())
+            doc = json.loads(self.state.read(names[-1]))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CorruptFile(f"state/traces/{path.name}", f"not valid JSON: {exc}") from exc
+            raise CorruptFile(shown, f"not valid JSON: {exc}") from exc
         if not isinstance(doc, dict):
-            raise CorruptFile(f"state/traces/{path.name}", "a trace is a JSON object")
-        doc["file"] = f"state/traces/{path.name}"
+            raise CorruptFile(shown, "a trace is a JSON object")
+        doc["file"] = shown
         return doc

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
+    from memagent.stores.state import State
 
 Backend = Literal["local", "postgres"]
 DEFAULT_USER = "default"
@@ -153,6 +154,18 @@ class Stores:
 
                     self._keys = KeyStore(self._need_home("API keys").root / "server")
             return self._keys
+
+    @property
+    def state(self) -> State:
+        """Agent state documents (conversations, traces): `state/` files of the
+        home, or rows of the database."""
+        if self.db is not None:
+            from memagent.postgres import PgState
+
+            return PgState(self.db, self.user)
+        from memagent.stores.state import FileState
+
+        return FileState(self._need_home("agent state"))
 
     def open_vault(self, actor: str) -> Vault:
         """A vault whose writes are logged as `actor` (a new object each call)."""

@@ -1,0 +1,54 @@
+"""Agent state documents (conversations, traces) in the database: the `State`
+of `memagent.stores.state`, one row per user and name. A write is one
+statement, committed before it returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memagent.core import NotFound
+from memagent.postgres.db import Database
+from memagent.postgres.ops import PgOpsLog, digest
+
+
+class PgState:
+    def __init__(self, db: Database, user: str) -> None:
+        self.db = db
+        self.user = user
+        self.ops = PgOpsLog(db, user)
+
+    def read(self, name: str) -> bytes:
+        row = self.db.run(
+            self.user,
+            lambda c: c.execute(
+                "SELECT data FROM state WHERE user_id = %s AND name = %s", (self.user, name)
+            ).fetchone(),
+        )
+        if row is None:
+            raise NotFound(f"no state/{name}")
+        return bytes(row[0])
+
+    def write(self, name: str, data: bytes, *, actor: str, op: str) -> None:
+        def go(c: Any) -> None:
+            c.execute(
+                "INSERT INTO state(user_id, name, data) VALUES (%s, %s, %s) "
+                "ON CONFLICT (user_id, name) DO UPDATE SET data = EXCLUDED.data, updated = now()",
+                (self.user, name, data),
+            )
+            self.ops.append(
+                actor=actor, op=op, path=f"state/{name}", before=None, after=digest(data)
+            )
+
+        self.db.run(self.user, go)
+
+    def names(self, folder: str) -> list[str]:
+        prefix = f"{folder}/"
+        rows = self.db.run(
+            self.user,
+            lambda c: c.execute(
+                "SELECT name FROM state WHERE user_id = %s AND starts_with(name, %s) "
+                "AND strpos(substr(name, %s), '/') = 0 ORDER BY name",
+                (self.user, prefix, len(prefix) + 1),
+            ).fetchall(),
+        )
+        return [r[0] for r in rows]

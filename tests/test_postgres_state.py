@@ -1,0 +1,105 @@
+"""Agent state in the database: conversations and traces are rows, so a chat
+started by an agent on one server (one local home) continues on another with
+its history and its notes; the same `State` works on files."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memagent.agent import Agent, Conversations, Traces
+from memagent.core import InvalidInput, MemoryHome, NotFound
+from memagent.llm import ScriptedLLM
+from memagent.postgres import Database, PgState
+from memagent.setup import init_home
+from memagent.stores import open_stores
+from memagent.stores.state import FileState
+
+
+@pytest.fixture(scope="module")
+def db(pg_url: str) -> Iterator[Database]:
+    database = Database.open(pg_url, max_size=4)
+    yield database
+    database.close()
+
+
+def _step(**parts: Any) -> str:
+    return json.dumps(parts)
+
+
+@pytest.fixture(params=["files", "database"])
+def state(request: pytest.FixtureRequest, home: MemoryHome) -> Any:
+    if request.param == "files":
+        return FileState(home)
+    return PgState(request.getfixturevalue("db"), f"st-{uuid.uuid4().hex[:10]}")
+
+
+def test_state_documents(state: Any) -> None:
+    assert state.names("conversations") == []
+    with pytest.raises(NotFound):
+        state.read("conversations/none.json")
+    state.write("conversations/b.json", b"{}", actor="t", op="x")
+    state.write("conversations/a.json", b'{"a": 1}', actor="t", op="x")
+    state.write("traces/t.json", b"[]", actor="t", op="x")
+    state.write("conversations/a.json", b'{"a": 2}', actor="t", op="x")
+    assert state.names("conversations") == ["conversations/a.json", "conversations/b.json"]
+    assert state.read("conversations/a.json") == b'{"a": 2}'
+
+
+def test_conversations_and_traces_on_a_state(state: Any, home: MemoryHome) -> None:
+    convs = Conversations(home, state)
+    conv = convs.new()
+    convs.append(conv, "hello", "hi")
+    assert convs.ids() == [conv.id]
+    assert convs.load(conv.id).messages[0].content == "hello"
+    for bad in ("../../etc/passwd", "c-1", "c-20250101-120000-abc123'; --"):
+        with pytest.raises(InvalidInput):
+            convs.load(bad)
+    with pytest.raises(NotFound):
+        convs.load("c-20250101-120000-abc123")
+    traces = Traces(home, state)
+    with pytest.raises(NotFound):
+        traces.last()
+
+
+def test_a_chat_started_on_one_server_continues_on_another(pg_url: str, tmp_path: Path) -> None:
+    user = f"st-{uuid.uuid4().hex[:10]}"
+    homes = [MemoryHome.open(tmp_path / name) for name in ("a", "b")]
+    for h in homes:
+        init_home(h)
+    note = _step(
+        actions=[{"action": "create_file", "path": "people/ana.md", "content": "Ana: Lisbon"}]
+    )
+    with open_stores(homes[0], store=pg_url, user=user, embeddings=False) as stores:
+        with Agent(
+            homes[0], ScriptedLLM([note, _step(reply="Noted.")]), stores=stores,
+            learn_profile=False, embeddings=False,
+        ) as a:  # fmt: skip
+            first = a.turn("My sister Ana lives in Lisbon.")
+            conversation = a.conversation_id
+        assert first.ok
+    llm = ScriptedLLM([_step(reply="Ana lives in Lisbon.")])
+    with open_stores(homes[1], store=pg_url, user=user, embeddings=False) as stores:
+        with Agent(
+            homes[1], llm, stores=stores, conversation=conversation,
+            learn_profile=False, embeddings=False,
+        ) as b:  # fmt: skip
+            assert [m.content for m in b.conversation.messages][:1] == [
+                "My sister Ana lives in Lisbon."
+            ]
+            second = b.turn("Where does Ana live?")
+        assert second.ok
+        assert stores.vault.read("people/ana.md") == "Ana: Lisbon"
+        assert len(Conversations(homes[1], stores.state).load(conversation).messages) == 4
+        assert Traces(homes[1], stores.state).last()["conversation"] == conversation
+    seen = " ".join(m.content for m in llm.calls[0].messages)
+    assert "My sister Ana lives in Lisbon." in seen  # the history came from the database
+    # neither local home holds the note or the conversation
+    for h in homes:
+        assert not (h.layout.vault / "people").exists()
+        assert not list((h.layout.state).rglob("c-*.json"))
