@@ -160,3 +160,65 @@ def test_lock_timeout_is_a_clear_error(tmp_path: Path) -> None:
     finally:
         done.set()
         t.join()
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two names atomically (renameat2 RENAME_EXCHANGE): both always exist."""
+    import ctypes
+    import os
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def test_symlink_swapped_in_during_writes_is_refused(home: MemoryHome, tmp_path: Path) -> None:
+    """A racing thread keeps swapping `vault/entities` with a symlink to a folder
+    outside the home; no write ever lands outside, every write lands in the real
+    folder or is refused."""
+    import os
+    import threading
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    vault = home.layout.vault
+    real, link = vault / "entities", vault / "entities-link"
+    real.mkdir(exist_ok=True)
+    os.symlink(outside, link)
+    try:
+        _exchange(real, link)
+        _exchange(real, link)
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no renameat2 here: {exc}")
+    stop = threading.Event()
+    swaps = 0
+
+    def swapper() -> None:
+        nonlocal swaps
+        while not stop.is_set():
+            _exchange(real, link)
+            swaps += 1
+
+    t = threading.Thread(target=swapper)
+    t.start()
+    written, refused = [], 0
+    try:
+        for i in range(600):
+            try:
+                home.storage.write_text(
+                    f"vault/entities/n{i}.md", f"note {i}", actor="t", op="create"
+                )
+                written.append(i)
+            except PathRejected:
+                refused += 1
+    finally:
+        stop.set()
+        t.join()
+    if swaps % 2:
+        _exchange(real, link)
+    assert list(outside.iterdir()) == []
+    assert real.is_dir() and not real.is_symlink()
+    assert sorted(int(p.stem[1:]) for p in real.glob("n*.md")) == written
+    assert refused + len(written) == 600

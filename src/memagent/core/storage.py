@@ -103,14 +103,6 @@ def _home_lock(lock_file: Path) -> _HomeLock:
         return lock
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @dataclass(frozen=True)
 class WriteRecord:
     """What one write did; the same fields as its ops-log line."""
@@ -257,8 +249,9 @@ class Storage:
             before = self._hash_of(target)
             if before is None:
                 raise FileNotFoundError(str(target))
-            target.unlink()
-            _fsync_dir(target.parent)
+            with self._dir(target.parent) as dfd:
+                os.unlink(target.name, dir_fd=dfd)
+                os.fsync(dfd)
             return self._log(actor, op, target, before, None, meta)
 
     def mkdir(
@@ -285,9 +278,9 @@ class Storage:
     ) -> WriteRecord:
         """Remove an empty folder durably and log it."""
         target = self.resolve(path)
-        with self.lock(), self._writing(target):
-            target.rmdir()
-            _fsync_dir(target.parent)
+        with self.lock(), self._writing(target), self._dir(target.parent) as dfd:
+            os.rmdir(target.name, dir_fd=dfd)
+            os.fsync(dfd)
             return self._log(actor, op, target, None, None, meta)
 
     def log_event(
@@ -310,36 +303,81 @@ class Storage:
 
     # -- internals ---------------------------------------------------------------
     def _hash_of(self, target: Path) -> str | None:
+        """The content hash of `target`, read through the same symlink-refusing
+        folder descriptors as writes (a link swapped in is never followed)."""
         try:
-            return sha256_hex(target.read_bytes())
+            with self._dir(target.parent, create=False) as dfd:
+                fd = os.open(target.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dfd)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathRejected(
+                    f"{self.relative(target)}: is a symlink; not replacing it"
+                ) from exc
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            return sha256_hex(fh.read())
+
+    @contextlib.contextmanager
+    def _dir(self, directory: Path, *, create: bool = True) -> Iterator[int]:
+        """A descriptor of `directory` (inside the home), opened one component at a
+        time from the home's root: the first component (`vault`, `profile`, …) may
+        be a symlink the owner made (e.g. to an Obsidian vault); below it every
+        component is opened with O_NOFOLLOW | O_DIRECTORY, so a symlink swapped in
+        between a path check and the write is refused, never followed. Missing
+        folders are created (and their parents fsynced) when `create`."""
+        rel = directory.relative_to(self.root)
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for depth, part in enumerate(rel.parts):
+                flags = os.O_RDONLY | os.O_DIRECTORY | (os.O_NOFOLLOW if depth else 0)
+                try:
+                    child = os.open(part, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                        os.fsync(fd)
+                    child = os.open(part, flags, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        where = "/".join(rel.parts[: depth + 1])
+                        raise PathRejected(
+                            f"{where}: a symlink or a file is in the way; refusing to write "
+                            "through it"
+                        ) from exc
+                    raise
+                os.close(fd)
+                fd = child
+            yield fd
+        finally:
+            os.close(fd)
 
     def _make_parents(self, directory: Path) -> None:
-        missing: list[Path] = []
-        d = directory
-        while not d.exists():
-            missing.append(d)
-            d = d.parent
-        for d in reversed(missing):
-            d.mkdir()
-            _fsync_dir(d.parent)
+        with self._dir(directory):
+            pass
 
     def _atomic_replace(self, target: Path, data: bytes) -> None:
-        self._make_parents(target.parent)
-        tmp = target.parent / f"{TMP_PREFIX}{target.name}.{os.getpid()}.{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            raise
-        _fsync_dir(target.parent)
+        tmp = f"{TMP_PREFIX}{target.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        with self._dir(target.parent) as dfd:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dfd
+            )
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                # Both names relative to the same folder descriptor: the file lands
+                # in the folder that was checked, whatever happens to its path.
+                os.replace(tmp, target.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=dfd)
+                raise
+            os.fsync(dfd)
 
     def _log(
         self,
