@@ -581,3 +581,26 @@ def test_cli_ui_refuses_non_loopback_and_missing_home(tmp_path: Path, home: Memo
     assert res.exit_code != 0 and "loopback" in res.output and "Traceback" not in res.output
     res = runner.invoke(app, ["ui", "--home", str(tmp_path / "nope")])
     assert res.exit_code != 0 and "Traceback" not in res.output
+
+
+def test_undo_a_note_edit_from_activity(s: Setup) -> None:
+    alice = memory_of(s, "alice")
+    alice.write_note("entities/bob.md", "# Bob\n\nLikes chess.\n")
+    alice.write_note("entities/bob.md", "# Bob\n\nLikes go.\n")
+    client, csrf = sign_in(s, "alice")
+    html = client.get("/ui/activity").text
+    ts = re.search(
+        r'name="note" value="vault/entities/bob.md"><input type="hidden" name="ts" value="([^"]+)"',
+        html,
+    )
+    assert ts
+    data = {"csrf": csrf, "note": "vault/entities/bob.md", "ts": ts.group(1)}
+    alice.write_note("entities/bob.md", "# Bob\n\nLikes poker.\n")  # changed since
+    assert client.post("/ui/activity/undo", data=data).status_code == 409
+    assert alice.read_note("entities/bob.md") == "# Bob\n\nLikes poker.\n"
+    alice.write_note("entities/bob.md", "# Bob\n\nLikes go.\n")
+    assert client.post("/ui/activity/undo", data=data).status_code == 303
+    assert alice.read_note("entities/bob.md") == "# Bob\n\nLikes chess.\n"
+    forged = {**data, "note": "vault/../config.toml"}
+    assert client.post("/ui/activity/undo", data=forged).status_code == 404
+    assert client.post("/ui/activity/undo", data={**data, "ts": "x" * 100}).status_code == 400

@@ -108,6 +108,7 @@ def environment() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,  # templates ship with the package; no stat per page
     )
     env.filters["markdown"] = render_markdown
     env.filters["when"] = short_time

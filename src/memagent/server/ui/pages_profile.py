@@ -12,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.api import Memory
-from memagent.core import Conflict, InvalidInput, OpRecord
+from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
 from memagent.memory.profile.history import UNDOABLE_OPS
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
@@ -20,6 +20,7 @@ from memagent.server.ui._session import ViewerDep, checked_form
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
 ACTIVITY_PAGE = 50
+NOTE_UNDO_PAGES = 40
 _BLOCK = 64 * 1024
 
 
@@ -161,7 +162,44 @@ def _entry(rec: OpRecord) -> dict[str, Any]:
             entry["undo"] = {"batch": meta["batch"]}
     if "old_content" in meta or "new_content" in meta:
         entry["text"] = (str(meta.get("old_content", "")), str(meta.get("new_content", "")))
+        if rec.op == "update" and rec.path.startswith("vault/") and meta.get("new_content"):
+            entry["undo"] = {"note": rec.path, "ts": rec.ts}
     return entry
+
+
+def _find_note_update(memory: Memory, path: str, ts: str) -> OpRecord:
+    """The note update logged at `ts` (looked up in the log, never taken from the form)."""
+    end: int | None = None
+    for _ in range(NOTE_UNDO_PAGES):
+        records, end = _tail(memory.home.layout.ops_log, end, ACTIVITY_PAGE)
+        for rec in records:
+            if rec.ts == ts and rec.path == path and rec.op == "update":
+                return rec
+        if not end:
+            break
+    raise NotFound(f"no recent note update of {path} at {ts}")
+
+
+def undo_note_update(memory: Memory, path: str, ts: str) -> str:
+    """Put back the text a note update replaced, if the note still has the new text
+    exactly once (else `Conflict`: it changed since, and nothing is overwritten)."""
+    rec = _find_note_update(memory, path, ts)
+    meta = rec.meta or {}
+    old, new = str(meta.get("old_content", "")), str(meta.get("new_content", ""))
+    rel = path.removeprefix("vault/")
+    vault = memory.vault
+    with memory.home.storage.lock():
+        count = vault.read(rel).count(new)
+        if count != 1:
+            raise Conflict(
+                f"cannot undo: {rel} changed since that edit "
+                f"(the new text is there {count} times, not once)"
+            )
+        if old:
+            vault.update(rel, new, old)
+        else:
+            memory.write_note(rel, vault.read(rel).replace(new, "", 1))
+    return rel
 
 
 @router.get("/activity")
@@ -187,6 +225,10 @@ def activity(
 async def activity_undo(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     memory = who.caller.memory
+    note = one(form, "note", limit=1100)
+    if note:
+        rel = undo_note_update(memory, note, one(form, "ts", limit=64))
+        return go("/ui/activity", f"Undid the edit of {rel}.")
     batch = one(form, "batch", limit=100)
     if batch:
         from memagent.memory.profile import undo
