@@ -14,11 +14,11 @@ import pytest
 
 from memagent.agent import Agent, Conversations, Traces
 from memagent.core import InvalidInput, MemoryHome, NotFound
+from memagent.core.state import FileState
 from memagent.llm import ScriptedLLM
 from memagent.postgres import Database, PgState
 from memagent.setup import init_home
 from memagent.stores import open_stores
-from memagent.stores.state import FileState
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
+from memagent.core.state import FileState, State
 from memagent.core.storage import now_iso
-from memagent.stores.state import FileState, State
 
 ID_RE = re.compile(r"^c-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 ACTOR = "agent"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memagent.core import CorruptFile, MemoryHome, NotFound
-from memagent.stores.state import FileState, State
+from memagent.core.state import FileState, State
 
 ACTOR = "agent"
 _MAX_FIELD = 8000

@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -213,6 +214,21 @@ class KeyStore:
                     self._write(_KeyFile(keys=keys), op="revoke", meta={"id": key_id})
                     return revoked
         raise NotFound(f"no API key with id {key_id!r}")
+
+    def import_keys(self, keys: Sequence[ApiKey]) -> int:
+        """Add stored keys (hashes) as they are, e.g. from the database; keys whose
+        id is already taken are left alone. Returns how many were added."""
+        with self.storage.lock():
+            data = self._load()
+            taken = {k.id for k in data.keys}
+            new = [k for k in keys if k.id not in taken]
+            if new:
+                self._write(
+                    _KeyFile(keys=[*data.keys, *new]),
+                    op="import",
+                    meta={"ids": [k.id for k in new]},
+                )
+        return len(new)
 
     def close(self) -> None:
         """Nothing held open (the file is read when it changes)."""

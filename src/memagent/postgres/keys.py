@@ -121,19 +121,29 @@ class PgKeyStore:
     def import_keys(self, keys: Sequence[ApiKey]) -> int:
         """Add stored keys (hashes) as they are, e.g. from an exported home; keys
         whose id is already taken are left alone. Returns how many were added."""
+        return self.db.run_shared(lambda c: insert_keys(c, keys))
 
-        def go(c: Any) -> int:
-            added = 0
-            for k in keys:
-                row = c.execute(
-                    "INSERT INTO api_keys(id, user_id, admin, label, hash, created, revoked) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id",
-                    (k.id, k.user, k.admin, k.label, k.hash, k.created, k.revoked),
-                ).fetchone()
-                added += row is not None
-            return added
-
-        return int(self.db.run_shared(go))
+    def of_user(self, user: str) -> Sequence[ApiKey]:
+        """Every key of `user` (revoked ones too)."""
+        rows = self.db.run_shared(
+            lambda c: c.execute(
+                f"SELECT {_COLS} FROM api_keys WHERE user_id = %s ORDER BY created, id", (user,)
+            ).fetchall()
+        )
+        return [_key(r) for r in rows]
 
     def close(self) -> None:
         """The database is shared (closed by its owner)."""
+
+
+def insert_keys(conn: Any, keys: Sequence[ApiKey]) -> int:
+    """Insert stored keys on `conn` (ids already taken are skipped); how many went in."""
+    added = 0
+    for k in keys:
+        row = conn.execute(
+            "INSERT INTO api_keys(id, user_id, admin, label, hash, created, revoked) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id",
+            (k.id, k.user, k.admin, k.label, k.hash, k.created, k.revoked),
+        ).fetchone()
+        added += row is not None
+    return added

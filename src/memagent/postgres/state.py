@@ -1,5 +1,5 @@
 """Agent state documents (conversations, traces) in the database: the `State`
-of `memagent.stores.state`, one row per user and name. A write is one
+of `memagent.core.state`, one row per user and name. A write is one
 statement, committed before it returns."""
 
 from __future__ import annotations

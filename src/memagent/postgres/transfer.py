@@ -1,8 +1,9 @@
 """Files in and out of the database: a user's memory as a memory home.
 
 `export_home` writes the local file layout (chunk files, profile resource
-files, the ops log) into a new folder, so a user can always take their memory
-with them and open it with every local command. `import_home` loads such a home
+files, notes, conversations and traces, the user's API keys as hashes in
+`server/keys.json`, the ops log) into a new folder, so a user can always take
+their memory with them and open it with every local command. `import_home` loads such a home
 into the database for one user in a single transaction: everything or nothing.
 """
 
@@ -15,14 +16,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from memagent.core import Config, Conflict, CorruptFile, InvalidInput, MemoryHome, OpRecord
+from memagent.core.state import FileState
 from memagent.memory.chunks.model import Chunk
+from memagent.memory.keys import KeyStore
 from memagent.memory.profile.store import ProfileStore
+from memagent.memory.vault import Vault
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database
+from memagent.postgres.keys import PgKeyStore, insert_keys
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore
+from memagent.postgres.state import PgState
+from memagent.postgres.vault import PgVault
 
 ACTOR = "export"
+ACTOR_IMPORT = "import"
+STATE_FOLDERS = ("conversations", "traces")
 
 
 def _ops_text(records: list[OpRecord]) -> str:
@@ -50,6 +59,12 @@ def export_home(
     history = PgOpsLog(db, user).read()
     all_chunks = list(chunks.all_chunks())
     texts = profile.texts()
+    vault = PgVault(db, user, config=config)
+    notes = vault.all_notes()
+    folders = [rel for rel, kind in vault._walk("") if kind == "dir"]
+    state = PgState(db, user)
+    documents = {n: state.read(n) for f in STATE_FOLDERS for n in state.names(f)}
+    keys = PgKeyStore(db).of_user(user)
     home = MemoryHome.open(out)
     storage = home.storage
     with storage.lock():
@@ -64,7 +79,21 @@ def export_home(
             )
         for name, text in texts.items():
             storage.write_text(home.layout.profile / name, text, actor=ACTOR, op="export")
-    return {"chunks": len(all_chunks), "profile": len(texts), "ops": len(history)}
+        for rel in folders:
+            storage.mkdir(home.layout.vault / rel, actor=ACTOR, op="export")
+        for rel, data in notes:
+            storage.write_bytes(home.layout.vault / rel, data, actor=ACTOR, op="export")
+        for name, data in documents.items():
+            storage.write_bytes(home.layout.state / name, data, actor=ACTOR, op="export")
+    KeyStore(home.root / "server").import_keys(keys)
+    return {
+        "chunks": len(all_chunks),
+        "profile": len(texts),
+        "notes": len(notes),
+        "state": len(documents),
+        "keys": len(keys),
+        "ops": len(history),
+    }
 
 
 def _read_chunks(home: MemoryHome) -> list[Chunk]:
@@ -102,6 +131,15 @@ def import_home(
     from memagent.core import read_ops
 
     history = list(read_ops(home.layout.ops_log))
+    local_vault = Vault(home)
+    walked = list(local_vault._walk(""))
+    notes = [
+        (rel, local_vault._read_bytes(local_vault.locate(rel))) for rel, k in walked if k == "file"
+    ]
+    folders = [rel for rel, kind in walked if kind == "dir"]
+    local_state = FileState(home)
+    documents = {n: local_state.read(n) for f in STATE_FOLDERS for n in local_state.names(f)}
+    keys = [k for k in KeyStore(home.root / "server").list() if k.user == user]
     store = PgChunkStore(db, user, config=config or home.config, embeddings=embeddings)
     profile = PgProfileStore(db, user, config=config or home.config)
     ops = PgOpsLog(db, user)
@@ -131,4 +169,20 @@ def import_home(
             store._store(chunk, op="import", vec=vec)
         for name, resource in resources.items():
             profile._save(conn, resource, texts[name], insert=True)
-    return {"chunks": len(chunks), "profile": len(resources), "ops": len(history)}
+        vault = PgVault(db, user, config=config or home.config, actor=ACTOR_IMPORT)
+        for rel in folders:
+            vault._make_dir(vault.locate(rel))
+        for rel, data in notes:
+            vault._write(vault.locate(rel), data, "import", None)
+        state = PgState(db, user)
+        for name, data in documents.items():
+            state.write(name, data, actor=ACTOR_IMPORT, op="import")
+        added = insert_keys(conn, keys)
+    return {
+        "chunks": len(chunks),
+        "profile": len(resources),
+        "notes": len(notes),
+        "state": len(documents),
+        "keys": added,
+        "ops": len(history),
+    }

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Literal
 from memagent.core import Config, InvalidInput, MemoryHome
 
 if TYPE_CHECKING:
+    from memagent.core.state import State
     from memagent.memory.chunks import ChunkStore
     from memagent.memory.keys import Keys
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
-    from memagent.stores.state import State
 
 Backend = Literal["local", "postgres"]
 DEFAULT_USER = "default"
@@ -163,7 +163,7 @@ class Stores:
             from memagent.postgres import PgState
 
             return PgState(self.db, self.user)
-        from memagent.stores.state import FileState
+        from memagent.core.state import FileState
 
         return FileState(self._need_home("agent state"))
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memagent.core import MemoryHome, NotFound
+from memagent.core.errors import NotFound
+from memagent.core.home import MemoryHome
 
 
 class State(Protocol):
