@@ -160,7 +160,9 @@ def test_catastrophic_regex_stays_within_one_budget_and_victim_is_served(
         for r in results:
             assert r.status_code == 200, r.text
             entry = r.json()["results"][0]
-            assert not entry["ok"] and "took longer" in entry["error"]
+            # one regex search at a time per memory: the others wait, then give up
+            assert not entry["ok"], entry
+            assert "took longer" in entry["error"] or "still running" in entry["error"]
 
 
 def test_deadline_stops_the_model_call(tmp_path: Path) -> None:

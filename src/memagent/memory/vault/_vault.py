@@ -12,6 +12,7 @@ import contextlib
 import difflib
 import os
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -27,6 +28,35 @@ from memagent.memory.vault import _links
 from memagent.memory.vault._paths import Located, locate, normalize
 
 REGEX_TIMEOUT_S = 1.0
+"""The budget of one whole search (all files, all lines)."""
+_REGEX_RUNNING: dict[Path, threading.Lock] = {}
+_REGEX_GUARD = threading.Lock()
+
+
+def _too_slow(rel: str, lineno: int, regex_mode: bool) -> str:
+    where = f"the search took longer than {REGEX_TIMEOUT_S:g}s (stopped at '{rel}' line {lineno})"
+    if regex_mode:
+        return f"{where}; simplify the regex (avoid nested repetition like (a+)+)"
+    return f"{where}; narrow the path"
+
+
+@contextlib.contextmanager
+def _one_regex_search(root: Path, *, active: bool) -> Iterator[None]:
+    """One regex search at a time per memory home: a regex can burn a whole core
+    for its budget, so one user's searches never take more than one."""
+    if not active:
+        yield
+        return
+    with _REGEX_GUARD:
+        lock = _REGEX_RUNNING.setdefault(root, threading.Lock())
+    if not lock.acquire(timeout=bounded(REGEX_TIMEOUT_S)):
+        raise InvalidInput("another regex search of this memory is still running; retry after it")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 MAX_QUERY_CHARS = 1000
 MAX_LINK_CHARS = 2000
 _SNIPPET_CHARS = 300
@@ -263,37 +293,33 @@ class Vault:
             files = [loc.rel]
         else:
             files = [rel for rel, kind in self._walk(loc.rel) if kind == "file"]
-        matches: list[dict[str, Any]] = []
-        truncated = False
-        # One budget for the whole search (never per line), shortened by the
-        # request's own deadline when there is one.
-        end = time.monotonic() + bounded(REGEX_TIMEOUT_S)
-        for rel in files:
-            check_deadline("the search")
-            try:
-                text = self.read(rel)
-            except (InvalidInput, NotFound):
-                continue
-            for lineno, line in enumerate(text.splitlines(), 1):
-                left = end - time.monotonic()
+        with _one_regex_search(self.storage.root, active=regex_mode):
+            matches: list[dict[str, Any]] = []
+            truncated = False
+            # One budget for the whole search (never per line), shortened by the
+            # request's own deadline when there is one.
+            end = time.monotonic() + bounded(REGEX_TIMEOUT_S)
+            for rel in files:
+                check_deadline("the search")
                 try:
-                    if left <= 0:
-                        raise TimeoutError
-                    hit = pattern.search(line, timeout=left)
-                except TimeoutError:
-                    raise InvalidInput(
-                        f"the search took longer than {REGEX_TIMEOUT_S:g}s (stopped at '{rel}' "
-                        f"line {lineno}); simplify the regex (avoid nested repetition like (a+)+)"
-                        if regex_mode
-                        else f"the search took longer than {REGEX_TIMEOUT_S:g}s; narrow the path"
-                    ) from None
-                if hit:
-                    if len(matches) >= cap:
-                        truncated = True
-                        break
-                    matches.append({"path": rel, "line": lineno, "text": line[:_SNIPPET_CHARS]})
-            if truncated:
-                break
+                    text = self.read(rel)
+                except (InvalidInput, NotFound):
+                    continue
+                for lineno, line in enumerate(text.splitlines(), 1):
+                    left = end - time.monotonic()
+                    try:
+                        if left <= 0:
+                            raise TimeoutError
+                        hit = pattern.search(line, timeout=left, concurrent=True)  # frees the GIL
+                    except TimeoutError:
+                        raise InvalidInput(_too_slow(rel, lineno, regex_mode)) from None
+                    if hit:
+                        if len(matches) >= cap:
+                            truncated = True
+                            break
+                        matches.append({"path": rel, "line": lineno, "text": line[:_SNIPPET_CHARS]})
+                if truncated:
+                    break
         return {"matches": matches, "truncated": truncated}
 
     def go_to_link(self, link: str) -> dict[str, Any]:
