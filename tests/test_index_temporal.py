@@ -47,6 +47,7 @@ def days(query: str, now: float = NOW) -> list[tuple[date, date]]:
         ("last month", date(2023, 4, 1), date(2023, 5, 1)),
         ("Last Year", date(2022, 1, 1), date(2023, 1, 1)),
         ("last weekend", date(2023, 5, 27), date(2023, 5, 29)),
+        ("events this weekend", date(2023, 6, 3), date(2023, 6, 5)),  # still ahead
         ("last Friday", date(2023, 5, 26), date(2023, 5, 27)),
         ("on Tuesday", date(2023, 5, 23), date(2023, 5, 24)),
         ("in December", date(2022, 12, 1), date(2023, 1, 1)),

@@ -52,48 +52,58 @@ def diversify(
     pool = sorted((c for c in candidates if c in score), key=lambda c: -score[c])
     if not pool or k < 1:
         return []
-    top = max(score[c] for c in pool)
-    scale = 1.0 / top if top > 0 else 1.0
-    use_mmr = mmr_weight > 0 and vectors is not None
+    n = len(pool)
+    rel = np.array([score[c] for c in pool], dtype=np.float64)
+    top = float(rel.max())
+    if top > 0:
+        rel /= top
+    # Conversations as small integers; -1 for none (never decayed).
+    conv_ids: dict[str, int] = {}
+    conv = np.array(
+        [
+            -1
+            if (name := conversation.get(c)) is None
+            else conv_ids.setdefault(name, len(conv_ids))
+            for c in pool
+        ],
+        dtype=np.int64,
+    )
+    # The last slot stands for "no conversation" and is never counted.
+    counts = np.zeros(len(conv_ids) + 1, dtype=np.int64)
+    slot = np.where(conv >= 0, conv, len(conv_ids))
     mat: Vector | None = None
-    has_vec = np.zeros(len(pool), dtype=bool)
-    if use_mmr and vectors is not None:
-        dim = next((len(v) for v in vectors.values()), 0)
-        mat = np.zeros((len(pool), dim), dtype=np.float32)
-        for i, c in enumerate(pool):
-            vec = vectors.get(c)
-            if vec is not None and len(vec) == dim:
-                mat[i] = vec
-                has_vec[i] = True
-    max_sim = np.zeros(len(pool), dtype=np.float32)
-    counts: dict[str, int] = {}
-    left = list(range(len(pool)))
+    has_vec = np.zeros(n, dtype=bool)
+    if mmr_weight > 0 and vectors is not None and vectors:
+        dim = len(next(iter(vectors.values())))
+        got = [vectors.get(c) for c in pool]
+        has_vec = np.array([v is not None and len(v) == dim for v in got], dtype=bool)
+        zero = np.zeros(dim, dtype=np.float32)
+        mat = np.stack(
+            [v if ok and v is not None else zero for v, ok in zip(got, has_vec, strict=True)]
+        )
+    max_sim = np.zeros(n, dtype=np.float64)
+    penalty = np.zeros(n, dtype=np.float64)
+    taken = np.zeros(n, dtype=bool)
     picks: list[Pick] = []
-    while left and len(picks) < k:
-        best_i, best_v = -1, -math.inf
-        for i in left:
-            c = pool[i]
-            conv = conversation.get(c)
-            m = counts.get(conv, 0) if conv is not None else 0
-            v = score[c] * scale * (decay**m if m else 1.0)
-            if use_mmr and has_vec[i]:
-                v -= mmr_weight * float(max_sim[i])
-            if v > best_v:
-                best_i, best_v = i, v
-        c = pool[best_i]
-        conv = conversation.get(c)
+    for _ in range(min(k, n)):
+        seen = counts[slot]
+        value = rel * np.power(decay, seen) if decay < 1.0 else rel - penalty
+        if decay < 1.0:
+            value -= penalty
+        value[taken] = -math.inf
+        i = int(np.argmax(value))
         picks.append(
             Pick(
-                key=c,
-                value=float(best_v),
-                same_conversation=counts.get(conv, 0) if conv is not None else 0,
-                max_similarity=float(max_sim[best_i]),
+                key=pool[i],
+                value=float(value[i]),
+                same_conversation=int(seen[i]),
+                max_similarity=float(max_sim[i]),
             )
         )
-        if conv is not None:
-            counts[conv] = counts.get(conv, 0) + 1
-        left.remove(best_i)
-        if use_mmr and mat is not None and has_vec[best_i]:
-            sims = mat @ mat[best_i]
-            np.maximum(max_sim, np.where(has_vec, sims, 0.0).astype(np.float32), out=max_sim)
+        taken[i] = True
+        if conv[i] >= 0:
+            counts[slot[i]] += 1
+        if mat is not None and has_vec[i]:
+            np.maximum(max_sim, mat @ mat[i], out=max_sim)
+            penalty = mmr_weight * max_sim
     return picks

@@ -18,7 +18,8 @@ Pipeline for one query:
 8. Not a fact: a document whose source marks it as a question or command put
    to the assistant, or as the assistant's own reply (`non_fact`), keeps only
    `non_fact_weight` of its score: it stays findable (the conversation record)
-   but never outranks what the user actually said.
+   but never outranks what the user actually said — unless the query asks
+   about the assistant's own words ("remind me what you suggested"; see `roles`).
 9. Diversity: the top k are picked greedily, each conversation's later picks
    decayed and near-duplicates of earlier picks held back (see `diversity`).
 
@@ -43,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memagent.core import InvalidInput
 from memagent.index.diversity import diversify
 from memagent.index.filters import SQLITE, FilterSQL
+from memagent.index.roles import asks_about_assistant, said_by_assistant
 from memagent.index.store import Index, Row
 from memagent.index.temporal import time_ranges
 
@@ -351,7 +353,10 @@ def non_fact(source: dict[str, Any] | None) -> bool:
     from each message's role."""
     if not isinstance(source, dict):
         return False
-    return source.get("role") in NON_FACT_ROLES or source.get("type") in NON_FACT_TYPES
+    role, kind = source.get("role"), source.get("type")  # a hand-edited file may hold anything
+    return (isinstance(role, str) and role in NON_FACT_ROLES) or (
+        isinstance(kind, str) and kind in NON_FACT_TYPES
+    )
 
 
 def finish(
@@ -376,6 +381,8 @@ def finish(
     query_words = set(_TERM.findall(query.lower()))
     now = time.time() if now is None else now
     ranges = time_ranges(query, now) if p.temporal_boost > 0 else []
+    # A question about what the assistant said lifts the penalty on its replies.
+    about_assistant = p.non_fact_weight < 1 and asks_about_assistant(query)
     for rowid in fused.pool(len(base)):
         row = rows.get(rowid)
         if row is None:
@@ -403,8 +410,11 @@ def finish(
             s *= 1.0 + factor
             boosts["access"] = round(factor, 6)
         if p.non_fact_weight < 1 and non_fact(row.source):
-            s *= p.non_fact_weight
-            boosts["non_fact"] = p.non_fact_weight
+            if about_assistant and said_by_assistant(row.source):
+                boosts["about_assistant"] = 1.0
+            else:
+                s *= p.non_fact_weight
+                boosts["non_fact"] = p.non_fact_weight
         final[rowid] = s
         w = why.setdefault(rowid, {})
         if boosts:
@@ -413,7 +423,8 @@ def finish(
     if not p.diversifies:
         ranked = sorted(final, key=lambda r: -final[r])[:k]
         return [Hit(rows[r], final[r], why[r]) for r in ranked]
-    top = sorted(final, key=lambda r: -final[r])
+    # Diversity reorders the head of the list: the best 5k (at least 50) by score.
+    top = sorted(final, key=lambda r: -final[r])[: max(5 * k, 50)]
     picks = diversify(
         top,
         final,

@@ -274,8 +274,10 @@ def _match_range(kind: str, m: re.Match[str], now: datetime) -> tuple[float, flo
                 start = monday if this else monday - timedelta(days=7)
                 return _span(start, start + timedelta(days=7))
             if unit == "weekend":
-                saturday = today - timedelta(days=(today.weekday() - 5) % 7)
-                if not this and saturday + timedelta(days=1) >= today:
+                # "this weekend": the one of this Monday-to-Sunday week (often still
+                # ahead); "last weekend": the latest one already over.
+                saturday = today - timedelta(days=today.weekday()) + timedelta(days=5)
+                if not this:
                     saturday -= timedelta(days=7)
                 return _span(saturday, saturday + timedelta(days=2))
             if unit == "month":

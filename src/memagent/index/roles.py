@@ -1,0 +1,59 @@
+"""Who a question is about: the assistant's own words, or what people said.
+
+Recall keeps the assistant's replies (and questions put to it) findable but
+down-weighted (`SearchParams.non_fact_weight`), so they never crowd out what
+the user stated. A question *about the assistant's words* — "remind me of the
+restaurant you recommended", "in our previous chat you suggested…", "what were
+the three objectives we outlined?" — is the exception: there the assistant's
+reply is the evidence, and the penalty is lifted for it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+ASSISTANT_ROLES = frozenset({"assistant"})
+ASSISTANT_TYPES = frozenset({"reply"})
+
+_PAST = (
+    r"gave|given|told|said|suggested|recommended|mentioned|provided|listed|shared|wrote"
+    r"|written|explained|described|showed|shown|offered|proposed|came up with|created|made"
+    r"|drafted|outlined|covered|discussed|talked about|went over|gone over|planned|answered"
+)
+_BASE = (
+    r"give|tell|say|suggest|recommend|mention|provide|list|share|write|explain|describe"
+    r"|show|offer|propose|come up with|create|make|draft|outline|cover|discuss|talk about"
+    r"|go over|plan|answer"
+)
+# "we" is often the user and their family ("we made pasta"): only talk verbs.
+_WE_PAST = (
+    r"discussed|talked about|went over|gone over|covered|outlined|came up with|drafted"
+    r"|brainstormed"
+)
+_ABOUT_ASSISTANT = re.compile(
+    r"\b(?:"
+    r"you\s+(?:(?:had|have|just|previously|earlier|once)\s+)?(?:" + _PAST + r")"
+    r"|we\s+(?:(?:had|have|just|previously|earlier)\s+)?(?:" + _WE_PAST + r")"
+    r"|did\s+(?:you|we)\s+(?:" + _BASE + r")"
+    r"|your\s+(?:previous\s+|earlier\s+|last\s+)?(?:suggestions?|recommendations?|answers?"
+    r"|responses?|advice|list|reply|replies|explanation|example)"
+    r"|(?:our|the)\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion|talk|session)"
+    r")\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_assistant(query: str) -> bool:
+    """True when the query asks about something the assistant said."""
+    return _ABOUT_ASSISTANT.search(query) is not None
+
+
+def said_by_assistant(source: dict[str, Any] | None) -> bool:
+    """True for the assistant's own words (`source.role`, or a stored reply)."""
+    if not isinstance(source, dict):
+        return False
+    role, kind = source.get("role"), source.get("type")
+    return (isinstance(role, str) and role in ASSISTANT_ROLES) or (
+        isinstance(kind, str) and kind in ASSISTANT_TYPES
+    )
