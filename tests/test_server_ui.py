@@ -604,3 +604,40 @@ def test_undo_a_note_edit_from_activity(s: Setup) -> None:
     forged = {**data, "note": "vault/../config.toml"}
     assert client.post("/ui/activity/undo", data=forged).status_code == 404
     assert client.post("/ui/activity/undo", data={**data, "ts": "x" * 100}).status_code == 400
+
+
+def test_page_on_the_postgresql_backend(pg_url: str, tmp_path: Path) -> None:
+    """Under `serve --store postgresql://…` the page edits the database: an edit made
+    through one server is seen, undone and audited through another."""
+    import uuid
+
+    from memagent.postgres import Database, PgKeyStore
+
+    alice, bob = f"alice-{uuid.uuid4().hex[:6]}", f"bob-{uuid.uuid4().hex[:6]}"
+    with Database.open(pg_url, max_size=1) as db:
+        keys = {u: PgKeyStore(db).create(user=u)[0] for u in (alice, bob)}
+    settings = ServerSettings(mcp=False, embeddings=False, store=pg_url)
+    one = create_app(tmp_path / "one", settings)
+    two = create_app(tmp_path / "two", settings)
+    with TestClient(one), TestClient(two):
+        a1, csrf1 = sign_in(Setup(tmp_path, keys, one), alice)
+        a2, csrf2 = sign_in(Setup(tmp_path, keys, two), alice)
+        b2, _ = sign_in(Setup(tmp_path, keys, two), bob)
+        mid = one.state.server.memory_for(alice).remember("The spare key is under the pot.")[0].id
+        r = a1.post(
+            f"/ui/memories/{mid}/edit", data={"csrf": csrf1, "text": "Under the mat.", "tags": ""}
+        )
+        assert r.status_code == 303
+        assert mid in a2.get("/ui/search", params={"q": "mat"}).text
+        assert "Under the mat." in a2.get("/ui/activity").text
+        assert b2.get(f"/ui/memories/{mid}").status_code == 404
+        assert a2.post(f"/ui/memories/{mid}/undo", data={"csrf": csrf2}).status_code == 303
+        assert "The spare key is under the pot." in a1.get(f"/ui/memories/{mid}").text
+        saved = a2.post(
+            "/ui/notes/save",
+            data={"csrf": csrf2, "path": "entities/pot.md", "content": "# Pot\n", "base": "new"},
+        )
+        assert saved.status_code == 303
+        assert "# Pot" in a1.get("/ui/notes/edit", params={"path": "entities/pot.md"}).text
+        assert a1.get("/ui/profile").status_code == 200
+        assert a1.get("/ui/status").status_code == 200

@@ -151,7 +151,7 @@ async def save(request: Request, who: ViewerDep) -> Response:
     base = one(form, "base", limit=100)
     vault = memory.vault
     loc = vault.locate(path)
-    with memory.home.storage.lock():
+    with vault._lock():  # the vault's write lock (the home's, or the database's)
         exists = loc.kind == "file" or vault.exists(loc.rel)
         current = vault.read(loc.rel) if exists else None
         now = _hash(current) if current is not None else "new"

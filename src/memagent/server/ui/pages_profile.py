@@ -171,7 +171,7 @@ def _find_note_update(memory: Memory, path: str, ts: str) -> OpRecord:
     """The note update logged at `ts` (looked up in the log, never taken from the form)."""
     end: int | None = None
     for _ in range(NOTE_UNDO_PAGES):
-        records, end = _tail(memory.home.layout.ops_log, end, ACTIVITY_PAGE)
+        records, end = _records(memory, end)
         for rec in records:
             if rec.ts == ts and rec.path == path and rec.op == "update":
                 return rec
@@ -188,7 +188,7 @@ def undo_note_update(memory: Memory, path: str, ts: str) -> str:
     old, new = str(meta.get("old_content", "")), str(meta.get("new_content", ""))
     rel = path.removeprefix("vault/")
     vault = memory.vault
-    with memory.home.storage.lock():
+    with vault._lock():
         count = vault.read(rel).count(new)
         if count != 1:
             raise Conflict(
