@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import math
 import operator
 import random
@@ -17,7 +18,7 @@ import re
 import string
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, ItemsView, Iterator, KeysView, ValuesView
 from types import FunctionType, ModuleType
 from typing import Any
 
@@ -25,6 +26,7 @@ from memagent.sandbox._builtins import make_builtins, risky_method
 from memagent.sandbox._objects import (
     BoundMethod,
     Checked,
+    HostCall,
     Internal,
     Metered,
     ModuleProxy,
@@ -202,11 +204,13 @@ _RISKY_NAMES = frozenset(
 )
 
 _NESTABLE = (list, tuple, dict)
+_LISTLIKE = (list, tuple, set, frozenset, KeysView, ValuesView, ItemsView)
 _NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
 _BUILTIN_CALLABLE = type(len)
 _BIG = 65536
 _SIMPLE = frozenset({int, float, str, bool, bytes, type(None), list, tuple, dict, set, frozenset})
 # Built-in types whose public methods need no checks beyond `_RISKY_NAMES`.
+_UNWRAPPED = frozenset({float, bool, type(None), range, complex})
 _FAST_TYPES = frozenset({list, dict, str, set, tuple, int, float, bytes, frozenset, bool})
 _CONCRETE = (list, tuple, str, bytes, bytearray, dict, set, frozenset)
 _SIZED_STR = (str, bytes, bytearray)
@@ -214,6 +218,24 @@ _SIZED_COLL = (list, tuple, dict, set, frozenset)
 _FMT_SPEC = re.compile(r"^(?:.?[<>=^])?[+\- ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[a-zA-Z%]?$", re.S)
 _PCT_SPEC = re.compile(r"%(\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%])")
 _FIELD_ATTR = re.compile(r"\.([^.\[]*)")
+
+
+def _plain_iterator(t: type) -> bool:
+    """An iterator type with no public methods of its own (enumerate, map, zip,
+    itertools objects, generators): a `Metered` can stand in for it. Iterators
+    with an API (regex scanners) are kept as they are."""
+    known = _PLAIN_ITERATORS.get(t)
+    if known is None:
+        known = hasattr(t, "__next__") and all(
+            n.startswith("_") or n in _GENERATOR_API for n in dir(t)
+        )
+        _PLAIN_ITERATORS[t] = known
+    return known
+
+
+_PLAIN_ITERATORS: dict[type, bool] = {}
+
+_GENERATOR_API = frozenset({"send", "throw", "close"})
 
 
 def is_dunder(name: str) -> bool:
@@ -256,6 +278,7 @@ class Interpreter:
         self.output_truncated = False
         self.ops = 0
         self.allocated = 0
+        self.iter_nesting = 0
         self.deadline = 0.0
         self.depth = 0
         self.line = 0
@@ -340,6 +363,7 @@ class Interpreter:
         self.output_truncated = False
         self.handling = []
         self.allocated = 0
+        self.iter_nesting = 0
         self._source = source
 
     def tick(self) -> None:
@@ -356,27 +380,31 @@ class Interpreter:
         return left
 
     def check_size(self, value: Any) -> Any:
+        """Check a value the run just made against the size limits, charge it to
+        the run's memory budget (whatever its size), and wrap a host iterator so
+        whatever pulls from it is metered."""
         t = type(value)
         if t is int:
             bits = value.bit_length()
             if bits > self.limits.max_int_bits:
                 raise LimitExceeded(f"int of more than {self.limits.max_int_bits} bits")
-            if bits >= _BIG:
-                self.account(bits // 8)
+            self.account(28 + bits // 8)
         elif t is str or t is bytes or t is bytearray:
             n = len(value)
             if n > self.limits.max_str_len:
                 raise LimitExceeded(f"string of more than {self.limits.max_str_len} characters")
-            if n >= _BIG:
-                self.account(n)
+            self.account(49 + n)
         elif isinstance(value, _SIZED_COLL):
             n = len(value)
             if n > self.limits.max_collection_len:
                 raise LimitExceeded(
                     f"collection of more than {self.limits.max_collection_len} items"
                 )
-            if n >= _BIG // 8:
-                self.account(n * 8)
+            self.account(56 + n * 8)
+        elif t in _UNWRAPPED or isinstance(value, Internal):
+            pass
+        elif _plain_iterator(t):
+            return Metered(self, value)
         return value
 
     def account(self, size: int) -> None:
@@ -401,6 +429,41 @@ class Interpreter:
     def text_budget(self, obj: Any) -> None:
         """Refuse to render `obj` as text when its repr would exceed the string limit
         (shared references make `str([big] * n)` enormous from a small object)."""
+        self.text_size(obj)
+
+    def account_deep(self, obj: Any) -> None:
+        """Charge everything reachable from a freshly built `obj` (`json.loads`) to
+        the run's memory budget: nested objects cost as much as top-level ones."""
+        size = 0
+        stack = [obj]
+        nodes = 0
+        while stack:
+            item = stack.pop()
+            t = type(item)
+            nodes += 1
+            if t is str or t is bytes:
+                size += 49 + len(item)
+            elif t is dict:
+                size += 64 + 100 * len(item)
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif t is list or t is tuple:
+                size += 56 + 8 * len(item)
+                stack.extend(item)
+            elif t is int:
+                size += 28 + item.bit_length() // 8
+            else:
+                size += 24
+            if not nodes & 1023:
+                self.tick()
+                self.account(size)
+                size = 0
+        self.account(size)
+
+    def text_size(self, obj: Any, item_extra: int = 0, escape: bool = False) -> int:
+        """About how many characters the text of `obj` has (its repr, or with
+        `item_extra` more per element and `escape` for JSON's \\uXXXX escapes);
+        past the string limit, the run ends before anything is rendered."""
         limit = self.limits.max_str_len
         total = 0
         stack = [obj]
@@ -409,29 +472,45 @@ class Interpreter:
             item = stack.pop()
             t = type(item)
             if t is str:
-                total += len(item) + 2
+                n = len(item)
+                if escape and not (item.isascii() and item.isprintable()):
+                    n *= 6
+                total += n + 2 + item_extra
             elif t is bytes or t is bytearray:
                 total += 4 * len(item) + 3
             elif t is int:
                 bits = item.bit_length()
-                total += bits // 3 + 2
+                total += bits // 3 + 2 + item_extra
                 if bits > 14_000:
                     str(item)  # past the int-to-str digit limit: CPython's ValueError, here
             elif isinstance(item, dict):
-                total += 2 + 4 * len(item)
+                total += 2 + (4 + 2 * item_extra) * len(item)
                 stack.extend(item.keys())
                 stack.extend(item.values())
                 seen_containers += 1
-            elif isinstance(item, (list, tuple, set, frozenset)) or type(item).__name__ == "deque":
-                total += 2 + 2 * len(item)
+            elif isinstance(item, _LISTLIKE) or type(item).__name__ == "deque":
+                total += 2 + (2 + item_extra) * len(item)
                 stack.extend(item)
                 seen_containers += 1
-            else:
+            elif isinstance(item, functools.partial):
                 total += 40
+                stack.append(item.func)
+                stack.extend(item.args)
+                stack.extend(item.keywords.values())
+                seen_containers += 1
+            elif isinstance(item, slice):
+                stack.extend((item.start, item.stop, item.step))
+            elif isinstance(item, BaseException):
+                total += 40
+                stack.extend(item.args)
+                seen_containers += 1
+            else:
+                total += 40 + item_extra
             if total > limit:
                 raise LimitExceeded(f"text of more than {limit} characters")
             if seen_containers & 1023 == 1023:
                 self.tick()
+        return total
 
     # ------------------------------------------------------------------ entry
 
@@ -967,8 +1046,11 @@ class Interpreter:
         t = type(func)
         if t is _BUILTIN_CALLABLE or t is FunctionType:
             # host builtins / bound methods of values, and the interpreter's own builtins
-            if args and id(func) not in self.nowrap:
-                args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
+            if id(func) not in self.nowrap:
+                if args:
+                    args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
+                if kwargs:
+                    kwargs = self._wrap_kwargs(kwargs)
             return self.check_size(func(*args, **kwargs))
         if t is SandboxFunction:
             return self.call_function(func, None, args, kwargs)
@@ -981,18 +1063,45 @@ class Interpreter:
             if m is None:
                 raise TypeError(f"'{func._cls._name}' object is not callable")
             return self.call(m, args, kwargs)
+        if t is HostCall:
+            return func(*args, **kwargs)
         if t is type:
             if func is type or issubclass(func, type):
                 raise SecurityError("creating types is not allowed")
             special = self.type_calls.get(func)
             if special is not None:
+                args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
+                if kwargs:
+                    kwargs = self._wrap_kwargs(kwargs)
                 return self.check_size(special(*args, **kwargs))
         elif isinstance(func, type) and issubclass(func, type):
             raise SecurityError("creating types is not allowed")
         if not callable(func):
             raise TypeError(f"'{type(func).__name__}' object is not callable")
-        args = [a if type(a) in _SIMPLE else self._wrap_arg(a) for a in args]
+        # types and module functions: containers may carry iterables they consume
+        args = [self._wrap_nested(a) if type(a) in _NESTABLE else self._wrap_arg(a) for a in args]
+        if kwargs:
+            kwargs = {
+                k: self._wrap_nested(v) if type(v) in _NESTABLE else self._wrap_arg(v)
+                for k, v in kwargs.items()
+            }
         return self.check_size(func(*args, **kwargs))
+
+    def _wrap_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v if type(v) in _SIMPLE else self._wrap_arg(v) for k, v in kwargs.items()}
+
+    def _wrap_nested(self, a: Any) -> Any:
+        """A list/tuple/dict argument whose items include an iterable or a callable
+        host code could run unmetered: a copy with those items wrapped."""
+        values = a.values() if type(a) is dict else a
+        if len(values) > 4096:
+            self.tick()
+        if set(map(type, values)) <= _SIMPLE:
+            return a
+        wrap = self._wrap_arg
+        if type(a) is dict:
+            return {k: wrap(v) for k, v in a.items()}
+        return type(a)(wrap(v) for v in a)
 
     def _wrap_arg(self, a: Any) -> Any:
         t = type(a)
@@ -1000,10 +1109,18 @@ class Interpreter:
             return a
         if t is range:
             return Metered(self, a) if len(a) > 10_000 else a
-        if t is not Metered and hasattr(t, "__next__") and not isinstance(a, Internal):
+        if t is Metered or t is HostCall or t is SandboxFunction or t is BoundMethod:
+            return a
+        if isinstance(a, Internal):
+            if isinstance(a, SandboxInstance) and self.dunder(a, "__iter__") is not None:
+                return Metered(self, self.iterate(a))
+            if t is SandboxClass or t is ModuleProxy or t is SandboxInstance:
+                return a
+            return HostCall(self, a) if callable(a) else a
+        if hasattr(t, "__next__"):
             return Metered(self, a)
-        if isinstance(a, SandboxInstance) and self.dunder(a, "__iter__") is not None:
-            return Metered(self, self.iterate(a))
+        if callable(a) and not (isinstance(a, type) and issubclass(a, BaseException)):
+            return HostCall(self, a)
         return a
 
     def func_info(self, node: ast.FunctionDef | ast.Lambda) -> FuncInfo:
@@ -1650,7 +1767,9 @@ class Interpreter:
         return out
 
     def _e_list(self, node: ast.List, scope: Scope) -> Any:
-        return self._elements(node.elts, scope)
+        out = self._elements(node.elts, scope)
+        self.account(56 + 8 * len(out))
+        return out
 
     def _e_tuple(self, node: ast.Tuple, scope: Scope) -> Any:
         return tuple(self._elements(node.elts, scope))
@@ -1699,6 +1818,7 @@ class Interpreter:
                 raise LimitExceeded(f"collection of more than {limit} items")
 
         self._comp(node.generators, self._comp_scope(scope), emit)
+        self.account(64 + 8 * len(out))
         return out
 
     def _e_setcomp(self, node: ast.SetComp, scope: Scope) -> Any:
@@ -1711,6 +1831,7 @@ class Interpreter:
                 raise LimitExceeded(f"collection of more than {limit} items")
 
         self._comp(node.generators, self._comp_scope(scope), emit)
+        self.account(64 + 8 * len(out))
         return out
 
     def _e_dictcomp(self, node: ast.DictComp, scope: Scope) -> Any:
@@ -1724,6 +1845,7 @@ class Interpreter:
                 raise LimitExceeded(f"collection of more than {limit} items")
 
         self._comp(node.generators, self._comp_scope(scope), emit)
+        self.account(64 + 8 * len(out))
         return out
 
     def _e_genexp(self, node: ast.GeneratorExp, scope: Scope) -> Any:

@@ -178,13 +178,24 @@ def _json(it: Interpreter) -> dict[str, Any]:
             raise LimitExceeded("json indent is limited to 64 in the sandbox")
         if kwargs.get("cls") is not None:
             raise LimitExceeded("json.dumps(cls=…) is not supported in the sandbox")
-        it.text_budget(obj)
+        # every element carries a separator, a newline and its indent: estimate first
+        extra = 0
+        seps = kwargs.get("separators")
+        if isinstance(seps, (tuple, list)):
+            extra += sum(len(x) for x in seps if isinstance(x, str))
+        if isinstance(indent, str):
+            extra += 1 + len(indent) * 32
+        elif isinstance(indent, int) and indent > 0:
+            extra += 1 + indent * 32  # deeper nesting is refused by json itself
+        it.text_size(obj, extra, escape=kwargs.get("ensure_ascii", True) is not False)
         return json.dumps(obj, **kwargs)
 
     def loads(s: Any, **kwargs: Any) -> Any:
         if kwargs.get("cls") is not None:
             raise LimitExceeded("json.loads(cls=…) is not supported in the sandbox")
-        return json.loads(s, **kwargs)
+        out = json.loads(s, **kwargs)
+        it.account_deep(out)
+        return out
 
     return {
         "dumps": _fn("json.dumps", dumps),
@@ -482,7 +493,28 @@ def _string(it: Interpreter) -> dict[str, Any]:
         )
     }
     out["capwords"] = _fn("string.capwords", string.capwords)
-    out["Template"] = string.Template
+
+    class Template(string.Template):
+        """`string.Template` whose substitutions are sized before they run."""
+
+        def _estimate(self, args: tuple[Any, ...], kws: dict[str, Any]) -> None:
+            values = list(kws.values())
+            for mapping in args:
+                if isinstance(mapping, dict):
+                    values.extend(mapping.values())
+            longest = max((it.text_size(v) for v in values), default=0)
+            text = self.template if isinstance(self.template, str) else ""
+            it.need_len(len(text) + text.count(self.delimiter) * longest)
+
+        def substitute(self, *args: Any, **kws: Any) -> str:
+            self._estimate(args, kws)
+            return super().substitute(*args, **kws)
+
+        def safe_substitute(self, *args: Any, **kws: Any) -> str:
+            self._estimate(args, kws)
+            return super().safe_substitute(*args, **kws)
+
+    out["Template"] = Template
     return out
 
 

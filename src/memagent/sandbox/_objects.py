@@ -14,6 +14,8 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from memagent.sandbox.limits import LimitExceeded
+
 if TYPE_CHECKING:
     from memagent.sandbox._interp import Interpreter, Scope
 
@@ -186,9 +188,17 @@ class Checked(Internal):
         return f"<function {self._name}>"
 
 
+MAX_ITER_NESTING = 100
+"""How many metered iterators may be pulling from one another at once. Host
+iterators built on host iterators (`enumerate(enumerate(…))`, a `reduce` that
+nests a million of them) would otherwise recurse in C until the host crashes."""
+
+
 class Metered(Internal):
     """Wraps an iterator so every item pulled (even by a C loop such as `sum`
-    or `sorted`) costs one operation and re-checks the wall-time limit."""
+    or `sorted`) costs one operation and re-checks the wall-time limit. Every
+    iterator a host call returns is wrapped, so nested ones are nested Metered:
+    pulling through more than `MAX_ITER_NESTING` of them ends the run."""
 
     __slots__ = ("_interp", "_it")
 
@@ -200,11 +210,41 @@ class Metered(Internal):
         return self
 
     def __next__(self) -> Any:
-        self._interp.tick()
-        return next(self._it)
+        interp = self._interp
+        interp.tick()
+        interp.iter_nesting += 1
+        try:
+            if interp.iter_nesting > MAX_ITER_NESTING:
+                raise LimitExceeded(f"iterators nested more than {MAX_ITER_NESTING} deep")
+            return next(self._it)
+        finally:
+            interp.iter_nesting -= 1
 
     def __repr__(self) -> str:
         return "<iterator>"
+
+
+class HostCall(Internal):
+    """A host callable (a builtin, a type, a module function, a tool) handed to
+    host code as an argument (`reduce(enumerate, …)`, `sorted(key=str)`,
+    `defaultdict(list)`): when host code calls it, the call goes through the
+    interpreter, so its arguments are metered and its result checked."""
+
+    __slots__ = ("_fn", "_interp")
+
+    def __init__(self, interp: Interpreter, fn: Callable[..., Any]) -> None:
+        self._interp = interp
+        self._fn = fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._interp.tick()
+        return self._interp.call(self._fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        fn = self._fn
+        if isinstance(fn, type):
+            return f"<class '{fn.__name__}'>"
+        return f"<function {getattr(fn, '__name__', type(fn).__name__)}>"
 
 
 class ModuleProxy(Internal):
