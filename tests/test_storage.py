@@ -222,3 +222,66 @@ def test_symlink_swapped_in_during_writes_is_refused(home: MemoryHome, tmp_path:
     assert real.is_dir() and not real.is_symlink()
     assert sorted(int(p.stem[1:]) for p in real.glob("n*.md")) == written
     assert refused + len(written) == 600
+
+
+def test_ops_log_rotates_into_segments_every_reader_still_reads(home: MemoryHome) -> None:
+    from memagent.core import read_ops_since
+    from memagent.core.oplog import ops_end, segments
+
+    st = home.storage
+    st.log_segment_bytes = 1500
+    before = len(list(read_ops(home.layout.ops_log)))
+    mark = ops_end(home.layout.ops_log)
+    for i in range(40):
+        st.write_text(f"vault/r{i}.md", f"note {i}", actor="t", op="create")
+    log = home.layout.ops_log
+    assert len(segments(log)) >= 3
+    assert all(p.stat().st_size <= 1500 for _, p in segments(log)[1:])
+    ops = list(read_ops(log))
+    assert len(ops) == before + 40
+    assert [r.path for r in ops[-40:]] == [f"vault/r{i}.md" for i in range(40)]
+    since, end = read_ops_since(log, mark)
+    assert [r.path for r in since] == [f"vault/r{i}.md" for i in range(40)]
+    assert end == ops_end(log)
+    assert read_ops_since(log, end) == ([], end)
+    assert [r.path for r in home.ops(limit=2)] == ["vault/r38.md", "vault/r39.md"]
+
+
+def test_index_catches_up_across_a_rotation(home: MemoryHome) -> None:
+    from memagent.memory.chunks.store import ChunkStore
+
+    reader = ChunkStore(home, embeddings=False)
+    assert reader.recall("ptarmigan") == []
+    writer = ChunkStore(MemoryHome.open(home.root), embeddings=False)
+    writer.home.storage.log_segment_bytes = 800
+    for i in range(6):
+        writer.remember(f"Filler memory number {i} about nothing much.")
+    writer.remember("A ptarmigan turns white in winter.")
+    hits = reader.recall("ptarmigan")
+    assert hits and "ptarmigan" in hits[0].row.content
+    writer.close()
+    reader.close()
+
+
+def test_large_contents_are_stored_once_by_hash(home: MemoryHome) -> None:
+    from memagent.core.oplog import blob_dir
+    from memagent.memory.chunks.store import ChunkStore
+
+    store = ChunkStore(home, embeddings=False)
+    big_a = "alpha " * 2000
+    big_b = "bravo " * 2000
+    chunk = store.create(big_a)
+    log = home.layout.ops_log
+    size0 = log.stat().st_size
+    for _ in range(3):  # the same two contents, again and again
+        store.update(chunk.id, content=big_b)
+        store.update(chunk.id, content=big_a)
+    grown = log.stat().st_size - size0
+    assert grown < 6 * 2000, grown  # hashes in the log, not 12 KB contents
+    assert len(list(blob_dir(log).iterdir())) == 2
+    edits = store.history(chunk.id)
+    assert edits[-1].before["content"] == big_b  # read back whole
+    assert edits[-1].after["content"] == big_a
+    store.undo(chunk.id)
+    assert store.get(chunk.id).content == big_b
+    store.close()

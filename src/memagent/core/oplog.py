@@ -1,13 +1,30 @@
-"""Reading the append-only ops log (`log/ops.jsonl`) that `Storage` writes."""
+"""Reading the append-only ops log that `Storage` writes.
+
+The log is one stream split into segments: `log/ops.jsonl` is the live one;
+when it passes `Storage.log_segment_bytes` it is renamed to
+`log/ops-<START>.jsonl`, where START (20 digits) is the stream offset of its
+first byte, and a new live file begins. Offsets (`read_ops_since`, `ops_end`)
+are offsets in the whole stream, so they survive a rotation; every reader here
+(`memagent log`, history, undo, the index catching up) reads all segments.
+
+A string in a record's `meta` larger than `Storage.blob_min_bytes` (a note's old
+and new content, a deleted chunk's text) is stored once, by its sha256, in
+`log/blobs/`, and the record holds `{"$blob": "sha256:…"}`; readers here put the
+text back, so callers see the record as it was written.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+SEGMENT_RE = re.compile(r"^ops-(\d{20})\.jsonl$")
+BLOB_KEY = "$blob"
 
 
 class OpRecord(BaseModel):
@@ -24,48 +41,131 @@ class OpRecord(BaseModel):
     meta: dict[str, Any] | None = None
 
 
-def read_ops(log_path: Path) -> Iterator[OpRecord]:
-    """Every record, oldest first. A torn last line (a crash mid-append) is skipped."""
+def segment_name(start: int) -> str:
+    return f"ops-{start:020d}.jsonl"
+
+
+def segments(log_path: Path) -> list[tuple[int, Path]]:
+    """Rotated segments beside `log_path` as (stream offset, path), oldest first."""
     try:
-        fh = log_path.open("r", encoding="utf-8")
+        names = [p.name for p in log_path.parent.iterdir()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = [(int(m.group(1)), log_path.parent / n) for n in names if (m := SEGMENT_RE.match(n))]
+    return sorted(found)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
     except FileNotFoundError:
-        return
-    with fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield OpRecord.model_validate(json.loads(line))
-            except (ValueError, TypeError):
-                continue
+        return 0
+
+
+def live_start(log_path: Path) -> int:
+    """The stream offset where the live file (`ops.jsonl`) begins."""
+    segs = segments(log_path)
+    if not segs:
+        return 0
+    start, last = segs[-1]
+    return start + _size(last)
+
+
+def ops_end(log_path: Path) -> int:
+    """The stream offset just after the last byte written (pass to `read_ops_since`)."""
+    return live_start(log_path) + _size(log_path)
+
+
+def blob_dir(log_path: Path) -> Path:
+    return log_path.parent / "blobs"
+
+
+def blob_path(log_path: Path, digest: str) -> Path:
+    return blob_dir(log_path) / digest.removeprefix("sha256:")
+
+
+def _restore(value: Any, log_path: Path) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and isinstance(value.get(BLOB_KEY), str):
+            digest = value[BLOB_KEY]
+            if re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+                try:
+                    return blob_path(log_path, digest).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    return value  # the blob is gone: the reference says what it was
+            return value
+        return {k: _restore(v, log_path) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, log_path) for v in value]
+    return value
+
+
+def _parse(line: str | bytes, log_path: Path) -> OpRecord | None:
+    try:
+        data = json.loads(line)
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("meta"), dict)
+            and BLOB_KEY in (line if isinstance(line, str) else line.decode("utf-8", "replace"))
+        ):
+            data["meta"] = _restore(data["meta"], log_path)
+        return OpRecord.model_validate(data)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _files(log_path: Path) -> list[Path]:
+    return [p for _, p in segments(log_path)] + [log_path]
+
+
+def read_ops(log_path: Path) -> Iterator[OpRecord]:
+    """Every record of every segment, oldest first. A torn last line (a crash
+    mid-append) is skipped."""
+    for path in _files(log_path):
+        try:
+            fh = path.open("r", encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        with fh:
+            for line in fh:
+                line = line.strip()
+                if not line:
+                    continue
+                rec = _parse(line, log_path)
+                if rec is not None:
+                    yield rec
 
 
 def read_ops_since(log_path: Path, offset: int) -> tuple[list[OpRecord], int]:
-    """Records appended after byte `offset`, and the offset to pass next time.
+    """Records appended after stream offset `offset`, and the offset to pass next time.
 
-    Cheap when nothing changed (one `stat`); a partly written last line is left
-    for the next call. An offset beyond the file (the log was replaced) starts over.
+    Cheap when nothing changed (a stat or two); a partly written last line is left
+    for the next call. Records in segments rotated since `offset` are included.
     """
-    try:
-        size = log_path.stat().st_size
-    except FileNotFoundError:
-        return [], 0
-    if size == offset:
+    start = live_start(log_path)
+    end = start + _size(log_path)
+    if end == offset:
         return [], offset
-    if size < offset:
+    if offset > end:  # the log was replaced: start over
         offset = 0
-    with log_path.open("rb") as fh:
-        fh.seek(offset)
-        data = fh.read(size - offset)
-    end = data.rfind(b"\n") + 1
     records: list[OpRecord] = []
-    for line in data[:end].splitlines():
-        try:
-            records.append(OpRecord.model_validate(json.loads(line)))
-        except (ValueError, TypeError):
+    pieces = [*segments(log_path), (start, log_path)]
+    for i, (seg_start, path) in enumerate(pieces):
+        seg_end = pieces[i + 1][0] if i + 1 < len(pieces) else end
+        if seg_end <= offset:
             continue
-    return records, offset + end
+        with path.open("rb") as fh:
+            fh.seek(max(0, offset - seg_start))
+            data = fh.read(seg_end - max(offset, seg_start))
+        cut = data.rfind(b"\n") + 1
+        if i + 1 < len(pieces):
+            cut = len(data)  # a rotated segment is complete
+        for line in data[:cut].splitlines():
+            rec = _parse(line, log_path) if line.strip() else None
+            if rec is not None:
+                records.append(rec)
+        offset = max(offset, seg_start) + cut
+    return records, offset
 
 
 def tail_ops(

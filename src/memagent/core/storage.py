@@ -34,9 +34,14 @@ from filelock import FileLock
 from filelock import Timeout as _FileLockTimeout
 
 from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome
+from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name
 from memagent.core.paths import Layout
 
 TMP_PREFIX = ".tmp-"
+LOG_SEGMENT_BYTES = 64 * 1024 * 1024
+"""The live ops log is rotated into a segment when it would pass this size."""
+BLOB_MIN_BYTES = 4096
+"""Strings in an ops-log record's meta this large are stored once, by hash."""
 
 
 class _HomeLock:
@@ -141,6 +146,8 @@ class Storage:
         self.root = root
         self.layout = Layout(root)
         self.lock_timeout = lock_timeout
+        self.log_segment_bytes = LOG_SEGMENT_BYTES
+        self.blob_min_bytes = BLOB_MIN_BYTES
         self._lock = _home_lock(self.layout.lock_file)
 
     # -- locking ---------------------------------------------------------------
@@ -389,14 +396,59 @@ class Storage:
         meta: dict[str, Any] | None,
     ) -> WriteRecord:
         record = WriteRecord(now_iso(), actor, op, self.relative(target), before, after, meta)
-        line = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+        out = record.to_json()
+        if meta:
+            out["meta"] = self._blobs_out(meta)
+        line = (json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         log_path = self.layout.ops_log
-        if not log_path.parent.exists():
-            self._make_parents(log_path.parent)
-        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._dir(log_path.parent) as dfd:
+            self._rotate_if_full(dfd, log_path, len(line))
+            fd = os.open(
+                log_path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644,
+                dir_fd=dfd,
+            )  # fmt: skip
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return record
+
+    def _rotate_if_full(self, dfd: int, log_path: Path, adding: int) -> None:
+        """Start a new live segment when this line would take the live one past
+        `log_segment_bytes` (see `memagent.core.oplog`)."""
+        try:
+            size = os.stat(log_path.name, dir_fd=dfd, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            return
+        if size == 0 or size + adding <= self.log_segment_bytes:
+            return
+        start = live_start(log_path)
+        os.rename(log_path.name, segment_name(start), src_dir_fd=dfd, dst_dir_fd=dfd)
+        os.fsync(dfd)
+
+    def _blobs_out(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """`meta` with every string over `blob_min_bytes` stored once in log/blobs/
+        (named by its sha256) and replaced by a reference to it."""
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str) and len(value) >= self.blob_min_bytes:
+                data = value.encode("utf-8")
+                if len(data) >= self.blob_min_bytes:
+                    return {BLOB_KEY: self._store_blob(data)}
+                return value
+            if isinstance(value, dict):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            return value
+
+        out: dict[str, Any] = walk(meta)
+        return out
+
+    def _store_blob(self, data: bytes) -> str:
+        digest = sha256_hex(data)
+        path = blob_path(self.layout.ops_log, digest)
+        if not path.exists():  # stored once: the same content is never written twice
+            self._atomic_replace(path, data)
+        return digest

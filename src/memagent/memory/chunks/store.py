@@ -33,6 +33,7 @@ from memagent.core import (
     read_ops,
     read_ops_since,
 )
+from memagent.core.oplog import ops_end
 from memagent.embeddings import (
     Embedder,
     count_tokens,
@@ -84,13 +85,6 @@ def _iso(dt: datetime) -> str:
 
 def new_edit_id() -> str:
     return f"edit-{secrets.token_hex(8)}"
-
-
-def _size_of(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
 
 
 class ChunkStore:
@@ -162,7 +156,7 @@ class ChunkStore:
         """Re-index whatever files changed since the index last saw them."""
         idx = self._index if self._index is not None else self.index
         with self.home.storage.lock():
-            self._log_offset = _size_of(self.home.layout.ops_log)
+            self._log_offset = ops_end(self.home.layout.ops_log)
             return sync(idx, self.home.root, progress=progress)
 
     def rebuild(self, progress: Progress | None = None) -> SyncReport:
@@ -175,7 +169,7 @@ class ChunkStore:
             self._index = self._open_index()
         with self.home.storage.lock():
             self._index.clear()
-            self._log_offset = _size_of(self.home.layout.ops_log)
+            self._log_offset = ops_end(self.home.layout.ops_log)
             return sync(self._index, self.home.root, progress=progress)
 
     def close(self) -> None:
