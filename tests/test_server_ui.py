@@ -641,3 +641,40 @@ def test_page_on_the_postgresql_backend(pg_url: str, tmp_path: Path) -> None:
         assert "# Pot" in a1.get("/ui/notes/edit", params={"path": "entities/pot.md"}).text
         assert a1.get("/ui/profile").status_code == 200
         assert a1.get("/ui/status").status_code == 200
+        # One sign-in works on every server of the service (a signed cookie).
+        roaming = TestClient(two, follow_redirects=False)
+        roaming.cookies.set("memagent_ui", a1.cookies["memagent_ui"], path="/ui")
+        assert "signed in as " + alice in roaming.get("/ui/search").text
+        assert roaming.post(f"/ui/memories/{mid}/undo", data={"csrf": csrf1}).status_code in (
+            303,
+            404,
+        )
+        assert a2.post("/ui/logout", data={"csrf": csrf2}).status_code == 303
+        one.state.ui.signed.ttl = 0  # let server one see the rotated secret at once
+        one.state.ui.signed._cache.clear()
+        assert a1.get("/ui/search").status_code == 303  # signed out everywhere
+
+
+def test_forged_and_tampered_cookies_are_refused(s: Setup) -> None:
+    import base64
+
+    client, _ = sign_in(s, "alice")
+    good = client.cookies["memagent_ui"]
+    payload, mac = good.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    for changed in ({"u": "bob"}, {"e": claims["e"] + 10**6}, {"u": "mallory"}, {"e": 1}):
+        forged = base64.urlsafe_b64encode(json.dumps({**claims, **changed}).encode()).decode()
+        bad = TestClient(s.app, follow_redirects=False)
+        bad.cookies.set("memagent_ui", forged.rstrip("=") + "." + mac, path="/ui")
+        assert bad.get("/ui/search").status_code == 303, changed
+    for junk in ("", "x", "a.b", "." * 5, "x" * 5000, good + "x", payload + ".", "." + mac):
+        bad = TestClient(s.app, follow_redirects=False)
+        bad.cookies.set("memagent_ui", junk, path="/ui")
+        assert bad.get("/ui/search").status_code == 303, junk
+    assert not (s.root / "users" / "mallory").exists()
+    assert not (s.root / "users" / "bob").exists()  # nothing read or made for bob
+    # Signing out in one browser signs the user out in every browser.
+    other, csrf = sign_in(s, "alice")
+    assert client.get("/ui/search").status_code == 200
+    assert other.post("/ui/logout", data={"csrf": csrf}).status_code == 303
+    assert client.get("/ui/search").status_code == 303

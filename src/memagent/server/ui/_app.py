@@ -23,6 +23,7 @@ from memagent.server.ui._session import (
     form_data,
     ui_state,
 )
+from memagent.server.ui._signed import SignedSessions
 
 PRE_COOKIE = "memagent_ui_pre"
 LOCAL_USER = "local"
@@ -96,8 +97,9 @@ async def login(request: Request) -> Response:
         return _login_failed(request, 401, "That key is not valid (or was revoked).")
     if key.user is None:
         return _login_failed(request, 403, "An admin key has no memory to show; use a user's key.")
+    assert state.signed is not None
     response = go("/ui/search")
-    _set_session(response, state, state.start(key.user, key.id))
+    _set_session(response, state, state.signed.issue(key.user, key.id, SESSION_SECONDS))
     return response
 
 
@@ -113,7 +115,11 @@ def _login_failed(request: Request, status: int, message: str) -> Response:
 @router.post("/logout")
 async def logout(request: Request, who: ViewerDep) -> Response:
     await checked_form(request, who)
-    ui_state(request).end(request.cookies.get(COOKIE))
+    state = ui_state(request)
+    if state.signed is not None:
+        state.signed.end_all(who.user)
+    else:
+        state.end(request.cookies.get(COOKIE))
     response = go("/ui/login")
     response.delete_cookie(COOKIE, path="/ui")
     return response
@@ -122,6 +128,8 @@ async def logout(request: Request, who: ViewerDep) -> Response:
 def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = False) -> UiState:
     """Serve the page at `/ui` on `app` (an app from `create_app`)."""
     state = UiState(local_user=local_user, secure_cookies=secure)
+    if local_user is None:
+        state.signed = SignedSessions(app.state.server)
     app.state.ui = state
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
     for r in (

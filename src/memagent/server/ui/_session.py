@@ -5,9 +5,10 @@ API key; under `memagent ui`, the URL printed at start carries a one-time token
 (good once, for a few minutes) and no key is needed. Either way the browser then
 holds only a random session id in a cookie (HttpOnly, SameSite=Strict, path
 `/ui`), and every state-changing request must carry that session's CSRF token
-(a hidden form field, or the `X-CSRF-Token` header htmx sends). Sessions live in
-this process's memory: a restart signs everyone out. A session made with an API
-key ends as soon as the key is revoked.
+(a hidden form field, or the `X-CSRF-Token` header htmx sends). Under `serve`
+the cookie is signed (`_signed`): every server sharing the database accepts it
+and none keeps sessions; a session ends when its key is revoked or the user
+signs out. Under `memagent ui` sessions live in the process (one per browser).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from urllib.parse import parse_qs
 
 from fastapi import Depends, Request
 
-from memagent.core import MemagentError, now_iso
+from memagent.core import now_iso
 from memagent.server._context import Caller, ServerRoot
 from memagent.server._keys import ApiKey
+from memagent.server.ui._signed import SignedSessions
 
 COOKIE = "memagent_ui"
 SESSION_SECONDS = 12 * 3600
@@ -57,6 +59,7 @@ class UiState:
 
     local_user: str | None = None
     secure_cookies: bool = False
+    signed: SignedSessions | None = None
     _sessions: dict[str, Session] = field(default_factory=dict)
     _login_tokens: dict[str, float] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -134,24 +137,23 @@ def _local_key(user: str) -> ApiKey:
 
 def viewer(request: Request) -> Viewer:
     state = ui_state(request)
-    session = state.get(request.cookies.get(COOKIE))
-    if session is None:
-        raise UiAuthError
     server: ServerRoot = request.app.state.server
-    key: ApiKey | None
-    if state.local_user is not None:
-        key = _local_key(session.user)
-    else:
-        try:
-            key = server.keys.get(session.key_id)
-        except MemagentError:  # a missing or unreadable key record ends the session
-            key = None
-        if key is None or not key.active or key.user != session.user:
-            state.end(request.cookies.get(COOKIE))
+    cookie = request.cookies.get(COOKIE)
+    if state.signed is not None:
+        checked = state.signed.check(cookie)
+        if checked is None:
+            raise UiAuthError
+        key, csrf, expires = checked
+        if key.user is None:
             raise UiAuthError
         if server.bucket.take(key.id) > 0:
             raise UiForbidden("too many requests; wait a moment")
-    return Viewer(session=session, caller=Caller(key=key, server=server))
+        session = Session(key.user, key.id, csrf, expires)
+        return Viewer(session=session, caller=Caller(key=key, server=server))
+    local = state.get(cookie)
+    if local is None or state.local_user is None:
+        raise UiAuthError
+    return Viewer(session=local, caller=Caller(key=_local_key(local.user), server=server))
 
 
 async def form_data(request: Request) -> dict[str, list[str]]:
