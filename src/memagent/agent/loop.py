@@ -19,6 +19,7 @@ One user turn:
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -111,18 +112,25 @@ def check_message(message: object) -> str:
 class Agent:
     """A memory assistant over one memory home and one model.
 
+    `Agent("~/mem", model="embedded").run("What is my cat called?")` just works:
+    `home` is a folder (created and initialised if missing; None: `$MEMAGENT_HOME`,
+    else `~/.memagent`) or a `MemoryHome`, and the model is an `LLM` or a spec
+    (`llm` or `model=`; default: the home's `llm.model`).
+
     Defaults come from the home's config (`[agent]`). `mode` is `json` or
     `python`; `retrieval=False` turns memory-in-context off (the benchmark's
     baseline); `structured=False` asks for tagged text instead of a JSON step.
-    `conversation` resumes a saved conversation by id. Use as a context manager
-    or call `close()` to flush the background writes.
+    `conversation` resumes a saved conversation by id. `record=False` answers
+    without writing anything (no exchange, conversation, trace or learning).
+    Use as a context manager or call `close()` to flush the background writes.
     """
 
     def __init__(
         self,
-        home: MemoryHome,
-        llm: LLM,
+        home: MemoryHome | str | os.PathLike[str] | None = None,
+        llm: LLM | str | None = None,
         *,
+        model: str | None = None,
         mode: str | None = None,
         persona: str | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
@@ -137,10 +145,22 @@ class Agent:
         persist: bool = True,
         max_tokens: int | None = None,
         stores: Stores | None = None,
+        record: bool = True,
     ) -> None:
-        self.home = home.require()
+        home = _open_home(home)
+        self.home = home
         cfg = home.config.agent
+        if llm is not None and model is not None:
+            raise InvalidInput("give the model once: llm or model, not both")
+        spec = model if model is not None else llm
+        if spec is None or isinstance(spec, str):
+            from memagent.llm import load_llm
+
+            llm = load_llm(spec or home.config.llm.model, home.config.llm)
+        else:
+            llm = spec
         self.llm = llm
+        self.record = record
         self.mode = mode or cfg.mode
         if self.mode not in MODES:
             raise InvalidInput(f"unknown mode {self.mode!r}: use json or python")
@@ -159,9 +179,7 @@ class Agent:
         self.max_tokens = max_tokens or home.config.llm.max_tokens
         self.temperature = home.config.llm.temperature
         if prompt_set is None:
-            prompt_set = (
-                "small" if llm.name.startswith("embedded") and self.mode == "json" else self.mode
-            )
+            prompt_set = default_prompt_set(llm.name, self.mode)
         self.prompts: PromptSet = load_prompt_set(prompt_set)
         self.personas = Personas(home)
         self.persona_name = persona
@@ -282,6 +300,16 @@ class Agent:
         return out
 
     # -- one turn -------------------------------------------------------------------------
+    def run(self, message: str) -> str:
+        """The reply to `message` (one `turn`); `LLMError` when the model failed to
+        give one, rather than the agent's apology as if it were an answer."""
+        result = self.turn(message)
+        if not result.ok:
+            from memagent.llm import LLMError
+
+            raise LLMError(result.error or result.reply)
+        return result.reply
+
     def turn(self, message: str, *, on_text: TextCallback | None = None) -> TurnResult:
         """Answer one user message (see the module docstring). A chat command
         (`/help`, …) is answered here: no model call, nothing stored."""
@@ -702,6 +730,8 @@ class Agent:
 
     # -- after the reply ------------------------------------------------------------------
     def _after_turn(self, message: str, reply: str, ok: bool, trace: Trace) -> None:
+        if not self.record:
+            return
         conv = self.conversation
         persist = self.persist
         session = self._session if self.mode == "python" else None
@@ -749,6 +779,20 @@ class Agent:
         if shared:
             self.conversations.save(snapshot)
         self._writer.submit(f"turn {turn_no}", job)
+
+
+def _open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+    if isinstance(home, MemoryHome):
+        return home.require()
+    if home is not None and not isinstance(home, str | os.PathLike):
+        raise InvalidInput(f"home must be a folder path or a MemoryHome, not {type(home).__name__}")
+    mh = MemoryHome.open(home)
+    if not mh.exists:
+        from memagent.setup import init_home
+
+        mh.check_folder()
+        init_home(mh)
+    return mh.require()
 
 
 def default_prompt_set(model_name: str, mode: str) -> str:

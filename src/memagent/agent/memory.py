@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memagent.agent.tools import Tool
@@ -434,12 +435,14 @@ def relevant(hit: dict[str, Any]) -> bool:
 
 
 def _when(hit: dict[str, Any]) -> str:
-    """`[YYYY-MM-DD HH:MM] ` from the hit's timestamp (time only when it is not midnight)."""
+    """`[8 May 2023] ` from the hit's timestamp: the words a person (and LoCoMo's
+    gold answers) use for a date, so an answer can quote it."""
     stamp = str(hit.get("created_at") or "")
-    if len(stamp) < 10:
+    try:
+        day = datetime.fromisoformat(stamp[:10])
+    except ValueError:
         return ""
-    day, clock = stamp[:10], stamp[11:16]
-    return f"[{day} {clock}] " if clock and clock != "00:00" else f"[{day}] "
+    return f"[{day.day} {day:%B %Y}] "
 
 
 def _context_line(hit: dict[str, Any]) -> str:

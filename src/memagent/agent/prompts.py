@@ -4,10 +4,11 @@ conversations. Prompts are data: edit the YAML, not the code.
 
 Sets: `instruct` (the embedded instruct model: reply only, memory handled by the
 loop, no few-shot examples), `small` (the tiny embedded base model: the same job
-shown by few-shot turns with placeholders),
-`json` and `python` (the two modes for capable models) and `deep` (recursive
-retrieval). Examples are written as JSON steps; for a model asked for tagged
-text instead (`structured=False`) they are rendered as tags.
+shown by few-shot turns with placeholders), `qa` (short-phrase answers from
+memory: `ask --short` and `ask --batch`), `json` and `python` (the two modes
+for capable models) and `deep` (recursive retrieval). Examples are written as
+JSON steps; for a model asked for tagged text instead (`structured=False`) they
+are rendered as tags.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from jinja2 import Environment, StrictUndefined
 from memagent.core import InvalidInput
 from memagent.llm import Message
 
-PROMPT_SETS = ("instruct", "small", "json", "python", "deep")
+PROMPT_SETS = ("instruct", "qa", "small", "json", "python", "deep")
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 

@@ -4,6 +4,7 @@ stdin) and `memagent ask QUESTION` (prints only the answer)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -61,6 +62,8 @@ def _agent(
     planning_interval: int | None,
     conversation: str | None = None,
     learn: bool | None = None,
+    *,
+    short: bool = False,
 ) -> Agent:
     from memagent.agent import Agent
     from memagent.llm import load_llm
@@ -69,6 +72,7 @@ def _agent(
     return Agent(
         home,
         llm,
+        prompt_set="qa" if short else None,
         mode=mode,
         persona=persona,
         max_steps=max_steps,
@@ -229,7 +233,9 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
 
 
 def ask(
-    question: Annotated[str, typer.Argument(help="The question.")],
+    question: Annotated[
+        str | None, typer.Argument(help="The question (or --batch FILE).", show_default=False)
+    ] = None,
     home: HomeOption = None,
     model: ModelOption = None,
     mode: ModeOption = None,
@@ -243,11 +249,32 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole result as JSON.")
     ] = False,
+    short: Annotated[
+        bool, typer.Option("--short", help="Answer with a short phrase (the qa prompt set).")
+    ] = False,
+    batch: Annotated[
+        Path | None,
+        typer.Option(
+            "--batch",
+            help='JSON lines of {"id", "question"}: one answer line each, one loaded model; '
+            "nothing is stored.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Ask one question; prints only the answer on stdout."""
     from memagent.agent.loop import check_message
+    from memagent.core import InvalidInput
 
     mh = open_home(home)
+    if (question is None) == (batch is None):
+        raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
+    if batch is not None:
+        if deep:
+            raise InvalidInput("--batch and --deep do not go together")
+        _ask_batch(mh, batch, model, mode, persona, max_steps, short=short, as_json=as_json)
+        return
+    assert question is not None
     question = check_message(question)
     if deep:
         from memagent.agent import AgentMemory, deep_ask
@@ -271,7 +298,7 @@ def ask(
             raise typer.Exit(1)
         _print_answer(result.to_json(), result.answer, as_json=as_json)
         return
-    agent = _agent(mh, model, mode, persona, max_steps, None, None, learn)
+    agent = _agent(mh, model, mode, persona, max_steps, None, None, learn, short=short)
     try:
         turn = agent.turn(question)
         if not turn.ok:  # the model or server failed: say so on stderr, exit non-zero
@@ -283,6 +310,31 @@ def ask(
         _print_answer(turn.to_json(), turn.reply, as_json=as_json)
     finally:
         _finish(agent, quiet=True)
+
+
+def _ask_batch(
+    mh: MemoryHome,
+    path: Path,
+    model: str | None,
+    mode: str | None,
+    persona: str | None,
+    max_steps: int | None,
+    *,
+    short: bool,
+    as_json: bool,
+) -> None:
+    from memagent.cli.commands.ask_batch import answer_batch, read_batch
+
+    questions = read_batch(path)  # all checked before the model loads
+    agent = _agent(mh, model, mode, persona, max_steps, None, None, False, short=short)
+    agent.record = False
+    try:
+        failed = answer_batch(agent, questions, as_json=as_json)
+    finally:
+        agent.close()
+    if failed:
+        err_console.print(f"[bold red]error:[/] {failed} of {len(questions)} questions failed")
+        raise typer.Exit(1)
 
 
 def _print_answer(out: dict[str, Any], answer: str, *, as_json: bool) -> None:
