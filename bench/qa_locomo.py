@@ -310,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
     ap.add_argument("--recall-k", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
     ap.add_argument("--json-out", type=Path, default=None)
     args = ap.parse_args(argv)
 
@@ -317,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     from memagent.core.config import LLMConfig
     from memagent.llm import load_llm
 
-    llm = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx))
+    llm = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx, threads=args.threads))
     t0 = time.perf_counter()
     load_s = llm.load() if hasattr(llm, "load") else 0.0
     print(f"model {llm.name}: loaded in {load_s:.1f}s", file=sys.stderr)
@@ -352,9 +353,11 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(weights.values())
     w = {c: n / total for c, n in weights.items()}
     rows = [summary(a, w) for a in arms.values() if a.outcomes]
-    print(f"\nLoCoMo QA, {', '.join(args.conversations)}; model {llm.name}; "
-          f"{sum(len(a.outcomes) for a in arms.values())} answers in "
-          f"{time.perf_counter() - t0:.0f}s; sample sizes per category: {rows[0]['n']}")  # fmt: skip
+    answers = sum(len(a.outcomes) for a in arms.values())
+    print(
+        f"\nLoCoMo QA, {', '.join(args.conversations)}; model {llm.name}; {answers} answers "
+        f"in {time.perf_counter() - t0:.0f}s; sample sizes per category: {rows[0]['n']}"
+    )
     print_table(rows)
     by = {r["arm"]: r for r in rows}
     if "memagent" in by and "full" in by:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -542,3 +543,55 @@ def test_next_turn_sees_the_last_exchange_before_the_file_is_written(home: Memor
     assert turns == [1, 2]
     saved = Conversations(home).latest()
     assert saved is not None and len(saved.messages) == 4
+
+
+def test_agent_opens_a_home_by_path_and_a_model_by_spec(tmp_path: Path) -> None:
+    replies = tmp_path / "r.json"
+    replies.write_text(json.dumps([step(reply="Noted."), step(reply="Pixel.")]))
+    where = tmp_path / "new" / "mem"
+    with Agent(str(where), model=f"scripted:{replies}", learn_profile=False) as a:
+        assert a.run("My cat is named Pixel.") == "Noted."
+        assert a.run("What is my cat called?") == "Pixel."
+    assert (where / "vault" / "user.md").is_file()  # created and initialised
+    with Agent(where, ScriptedLLM([step(reply="ok")]), learn_profile=False) as again:
+        assert again.home.root == where  # a second open reuses it
+        assert again.run("hi") == "ok"
+
+
+def test_agent_run_raises_when_the_model_fails(home: MemoryHome) -> None:
+    from memagent.llm import LLMError
+
+    with Agent(home, ScriptedLLM([]), learn_profile=False) as a, pytest.raises(LLMError):
+        a.run("What is my cat called?")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"home": 42}, "home must be a folder path"),
+        ({"model": "nonsense"}, "unknown model spec"),
+        ({"llm": "scripted:x.json", "model": "embedded"}, "give the model once"),
+    ],
+)
+def test_agent_bad_home_or_model(
+    kwargs: dict[str, Any], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    kwargs.setdefault("home", tmp_path / "h")
+    with pytest.raises(InvalidInput, match=message):
+        Agent(**kwargs)
+
+
+def test_agent_refuses_a_file_as_home(tmp_path: Path) -> None:
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(InvalidInput, match="not a folder"):
+        Agent(f, ScriptedLLM([]))
+    assert f.read_text() == "x"
+
+
+def test_record_false_answers_without_writing(home: MemoryHome) -> None:
+    before = home.layout.ops_log.read_bytes()
+    with Agent(home, ScriptedLLM([step(reply="Hi.")]), record=False) as a:
+        assert a.run("I like tea.") == "Hi."
+    assert home.layout.ops_log.read_bytes() == before

@@ -303,3 +303,97 @@ def test_chunks_edit_and_undo_hostile_ids(h: str) -> None:
     ):
         res = _run(*args, "--home", h)
         assert res.exit_code != 0 and "Traceback" not in res.output, args
+
+
+def _messages(n: int, *, ids: bool) -> str:
+    return "".join(
+        json.dumps(
+            {"content": f"Fact number {i} about the garden.", "timestamp": "2024-05-01T10:00:00Z"}
+            | ({"id": f"m{i}"} if ids else {"conversation_id": "c9"})
+        )
+        + "\n"
+        for i in range(n)
+    )
+
+
+def _chunk_files(h: str) -> list[Path]:
+    return list((Path(h) / "chunks").rglob("chunk-*.json"))
+
+
+@pytest.mark.parametrize("ids", [True, False])
+def test_import_is_idempotent(home: MemoryHome, tmp_path: Path, ids: bool) -> None:
+    h = str(home.root)
+    f = tmp_path / "m.jsonl"
+    f.write_text(_messages(5, ids=ids) + _messages(5, ids=ids), encoding="utf-8")  # dupes too
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 0, res.output
+    assert "as 5 chunks (5 already imported, skipped)" in res.stdout
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 0 and "as 0 chunks (10 already imported" in res.stdout
+    f.write_text(_messages(7, ids=ids), encoding="utf-8")  # two new ones
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert "as 2 chunks (5 already imported" in res.stdout
+    assert len(_chunk_files(h)) == 7
+    merged = tmp_path / "merged.jsonl"
+    merged.write_text(_messages(3, ids=ids), encoding="utf-8")
+    for _ in range(2):
+        assert _run("import", str(merged), "--home", h, "--keyword-only", "--merge").exit_code == 0
+    assert len(_chunk_files(h)) == 8  # one merged chunk, once
+
+
+def test_interrupted_import_says_how_far_and_a_rerun_completes(
+    home: MemoryHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memagent.memory.chunks import ChunkStore
+
+    h = str(home.root)
+    f = tmp_path / "m.jsonl"
+    f.write_text(_messages(600, ids=False), encoding="utf-8")
+    real = ChunkStore.create_many
+    calls = {"n": 0}
+
+    def interrupted(self: ChunkStore, drafts: Any, **kw: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second batch: 10 written, then Ctrl-C
+            real(self, list(drafts)[:10], **kw)
+            raise KeyboardInterrupt
+        return real(self, drafts, **kw)
+
+    monkeypatch.setattr(ChunkStore, "create_many", interrupted)
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 130
+    assert "imported 266 of 600" in res.stderr  # 256 + 10, counted from the store
+    monkeypatch.setattr(ChunkStore, "create_many", real)
+    res = _run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 0 and "as 334 chunks (266 already imported" in res.stdout
+    contents = [json.loads(p.read_text())["content"] for p in _chunk_files(h)]
+    assert len(contents) == 600 == len(set(contents))
+
+
+@pytest.mark.slow
+def test_import_killed_mid_way_then_rerun_has_no_duplicates(
+    home: MemoryHome, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    h = str(home.root)
+    f = tmp_path / "m.jsonl"
+    f.write_text(_messages(3000, ids=True), encoding="utf-8")
+    cmd = [sys.executable, "-m", "memagent", "import", str(f), "--home", h, "--keyword-only"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_chunk_files(h)) < 50 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    first = len(_chunk_files(h))
+    assert first >= 50
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    contents = [json.loads(p.read_text())["content"] for p in _chunk_files(h)]
+    assert len(contents) == 3000 == len(set(contents))

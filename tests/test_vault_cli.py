@@ -101,14 +101,25 @@ def test_show_and_ls_errors(home: MemoryHome) -> None:
     assert res.exit_code == 1 and "does not exist" in res.stderr
 
 
-def test_demo_runs_without_a_tty_and_is_rerunnable(home: MemoryHome) -> None:
-    code, out = invoke(home, "demo")
-    assert code == 0, out
-    for text in ("Step 1", "<actions>", "6 succeeded, 1 failed", "ops log", "jane_doe.md"):
-        assert text in out
-    note = (home.layout.vault / "user.md").read_text()
-    assert "[[Jane Doe]]" in note
-    assert any(r.actor == "demo" for r in read_ops(home.layout.ops_log))
-    code, out = invoke(home, "demo")
-    assert code == 0 and "scratch home" in out
-    assert (home.layout.vault / "user.md").read_text() == note
+def test_demo_runs_without_a_tty_and_never_touches_a_home(
+    home: MemoryHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMAGENT_HOME", str(home.root))
+    before = sorted(p.relative_to(home.root) for p in home.root.rglob("*"))
+    log = home.layout.ops_log.read_bytes()
+    for _ in range(2):  # rerunnable
+        res = runner.invoke(app, ["demo"])
+        assert res.exit_code == 0, res.output
+        for text in ("Step 1", "<actions>", "6 succeeded, 1 failed", "ops log", "jane_doe.md"):
+            assert text in res.stdout
+        assert "scratch home" in res.stdout
+    assert sorted(p.relative_to(home.root) for p in home.root.rglob("*")) == before
+    assert home.layout.ops_log.read_bytes() == log
+    res = runner.invoke(app, ["demo", "--home", str(home.root)])  # an existing home: refused
+    assert res.exit_code == 1 and "never writes into an existing home" in res.stderr
+    assert home.layout.ops_log.read_bytes() == log
+    kept = tmp_path / "demo-home"
+    res = runner.invoke(app, ["demo", "--home", str(kept)])  # a new folder: kept there
+    assert res.exit_code == 0, res.output
+    assert "[[Jane Doe]]" in (kept / "vault" / "user.md").read_text()
+    assert any(r.actor == "demo" for r in read_ops(MemoryHome.open(kept).layout.ops_log))

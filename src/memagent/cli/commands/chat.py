@@ -323,7 +323,7 @@ def _ask_batch(
     short: bool,
     as_json: bool,
 ) -> None:
-    from memagent.cli.commands.ask_batch import answer_batch, read_batch
+    from memagent.cli._ask_batch import answer_batch, read_batch
 
     questions = read_batch(path)  # all checked before the model loads
     agent = _agent(mh, model, mode, persona, max_steps, None, None, False, short=short)

@@ -1,4 +1,8 @@
-"""`memagent demo`: a short, non-interactive guided tour of the vault and actions."""
+"""`memagent demo`: a short, non-interactive guided tour of the vault and actions.
+
+It never writes into an existing memory home (yours): the tour runs in a scratch
+home that is removed afterwards, or, with `--home DIR`, in DIR only when DIR does
+not exist yet or is an empty folder (so you can look around after the tour)."""
 
 from __future__ import annotations
 
@@ -68,8 +72,9 @@ def _tour(home_dir: Path | None, scratch: bool) -> None:
     vault = Vault(mh, actor="demo")
     if scratch:
         console.print(
-            f"[dim]This home already holds the demo's note, so the tour runs in a scratch "
-            f"home ({mh.root}) that is removed afterwards.[/]"
+            f"[dim]The tour runs in a scratch home ({mh.root}) that is removed afterwards; "
+            f"your memory home is not touched.[/]",
+            highlight=False,
         )
 
     _step(
@@ -147,10 +152,20 @@ def _tour(home_dir: Path | None, scratch: bool) -> None:
 
 
 def demo(home: HomeOption = None) -> None:
-    """A guided tour: an LLM-style <actions> batch edits the vault, step by step."""
-    from memagent.core import MemoryHome
+    """A guided tour: an LLM-style <actions> batch edits the vault, step by step.
 
-    mh = MemoryHome.open(home)
+    Runs in a scratch home; --home DIR keeps it in DIR, which must not exist yet
+    or be empty (an existing memory home is never written to)."""
+    from memagent.core import InvalidInput
+
+    target: Path | None = None
+    if home is not None:
+        target = home.expanduser().absolute()
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise InvalidInput(
+                f"{target} is not empty: the demo never writes into an existing home; "
+                "give a new folder, or no --home for a scratch one"
+            )
     console.print(
         Panel(
             "memagent keeps an LLM's memory in files you can read. This tour shows the "
@@ -159,11 +174,11 @@ def demo(home: HomeOption = None) -> None:
             expand=False,
         )
     )
-    if (mh.layout.vault / DEMO_NOTE).exists():
+    if target is None:
         with tempfile.TemporaryDirectory(prefix="memagent-demo-") as tmp:
             _tour(Path(tmp) / "home", scratch=True)
     else:
-        _tour(mh.root, scratch=False)
+        _tour(target, scratch=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -115,29 +115,65 @@ def import_(
     ] = False,
     keyword_only: KeywordOnly = False,
 ) -> None:
-    """Import messages as chunks (one per message unless --merge)."""
+    """Import messages as chunks (one per message unless --merge).
+
+    Idempotent: a message imported before (same `id`, or without one the same
+    content, timestamp and conversation) is skipped, so a rerun, or a run after
+    an interrupted one, completes without duplicates."""
     from rich.progress import Progress
 
-    from memagent.memory.chunks.importer import (
-        drafts_from_messages,
-        load_messages,
-        read_messages_stream,
-    )
+    from memagent.memory.chunks.importer import drafts_from_messages, load_messages
     from memagent.memory.chunks.model import check_tags
 
-    from_stdin = str(file) == "-"
-    messages = read_messages_stream(sys.stdin.buffer) if from_stdin else load_messages(file)
+    messages = load_messages(file)
     drafts = drafts_from_messages(
-        messages, origin="stdin" if from_stdin else file.name, tags=check_tags(tag or []),
-        merge=merge,
-    )  # fmt: skip
+        messages, origin=file.name, tags=check_tags(tag or []), merge=merge
+    )
     store = _store(home, keyword_only, store_url, store_user)
-    with Progress(console=err_console, transient=True) as bar:
-        task = bar.add_task("importing", total=len(drafts))
-        chunks = store.create_many(
-            drafts, progress=lambda done, _t: bar.update(task, completed=done)
+    known = _import_keys(store)
+    todo, seen = [], set(known)
+    for d in drafts:
+        key = str((d.source or {}).get("import_key"))
+        if key not in seen:
+            seen.add(key)
+            todo.append(d)
+    skipped = len(drafts) - len(todo)
+    done = 0
+    try:
+        with Progress(console=err_console, transient=True) as bar:
+            task = bar.add_task("importing", total=len(todo))
+            for start in range(0, len(todo), _IMPORT_BATCH):
+                part = todo[start : start + _IMPORT_BATCH]
+                offset = done
+
+                def step(n: int, _total: int, offset: int = offset) -> None:
+                    bar.update(task, completed=offset + n)
+
+                store.create_many(part, progress=step)
+                done += len(part)
+    except KeyboardInterrupt:
+        mine = {str((d.source or {}).get("import_key")) for d in drafts}
+        now = len(mine & _import_keys(store))  # what is really stored, even mid-batch
+        err_console.print(
+            f"interrupted: imported {now} of {len(drafts)} chunks; run the same import "
+            "again to add the rest (nothing is imported twice)",
+            highlight=False,
         )
-    console.print(f"imported {len(messages)} messages as {len(chunks)} chunks", highlight=False)
+        raise typer.Exit(130) from None
+    note = f" ({skipped} already imported, skipped)" if skipped else ""
+    console.print(f"imported {len(messages)} messages as {done} chunks{note}", highlight=False)
+
+
+_IMPORT_BATCH = 256
+
+
+def _import_keys(store: Any) -> set[str]:
+    """`import_key`s of every chunk in the store (deleted ones too: once imported,
+    a message deleted later is not brought back by importing the file again)."""
+    from memagent.index import Filters
+
+    rows = store.list(Filters(include_deleted=True), limit=10_000_000)
+    return {str(k) for r in rows if (k := (r.get("source") or {}).get("import_key"))}
 
 
 def _filters(

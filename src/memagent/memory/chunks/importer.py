@@ -4,10 +4,16 @@ OpenAI-style messages array, validated completely before anything is written.
 A message: `{"id", "role", "content", "timestamp" (ISO 8601), "conversation_id"}`,
 only `content` required; `speaker` and `tags` are also understood. Content may
 be a string or OpenAI content parts (`[{"type": "text", "text": …}]`).
+
+Every draft carries `source.import_key`: `id:<id>` for a message with an id,
+else `sha256:` of its content, timestamp and conversation (a merged chunk: of
+its messages' keys). An import skips keys already in the store, so importing a
+file again, or again after an interrupted run, adds nothing twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -115,8 +121,18 @@ def load_messages(path: Path) -> list[Message]:
     return parse_messages(text, path.name)
 
 
+def import_key(msg: Message) -> str:
+    """What identifies a message across imports (see the module docstring)."""
+    if msg.id is not None:
+        return f"id:{msg.id}"
+    raw = "\x00".join(
+        [msg.content, msg.timestamp or "", str(msg.conversation_id or ""), msg.speaker or ""]
+    )
+    return "sha256:" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _source(msg: Message, origin: str) -> dict[str, Any]:
-    src: dict[str, Any] = {"kind": "import", "file": origin}
+    src: dict[str, Any] = {"kind": "import", "file": origin, "import_key": import_key(msg)}
     if msg.id is not None:
         src["id"] = msg.id
     if msg.role is not None:
@@ -157,14 +173,21 @@ def drafts_from_messages(
             for m in group
         )
         ids = [m.id for m in group if m.id is not None]
-        for piece in split_text(text):
+        keys = "\x00".join(import_key(m) for m in group)
+        group_key = "merge:" + hashlib.sha256(keys.encode("utf-8", "surrogatepass")).hexdigest()
+        for n, piece in enumerate(split_text(text)):
             drafts.append(
                 ChunkDraft(
                     content=piece.text,
                     tags=list(dict.fromkeys([*tags, *(t for m in group for t in m.tags)])),
                     created_at=group[0].timestamp,
                     conversation_id=conv(group[0]),
-                    source={"kind": "import", "file": origin, "ids": ids},
+                    source={
+                        "kind": "import",
+                        "file": origin,
+                        "ids": ids,
+                        "import_key": f"{group_key}:{n}",
+                    },
                 )
             )
         group.clear()
