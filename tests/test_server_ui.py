@@ -678,3 +678,40 @@ def test_forged_and_tampered_cookies_are_refused(s: Setup) -> None:
     assert client.get("/ui/search").status_code == 200
     assert other.post("/ui/logout", data={"csrf": csrf}).status_code == 303
     assert client.get("/ui/search").status_code == 303
+
+
+def test_activity_reads_across_segments_and_restores_blobs(tmp_path: Path) -> None:
+    from memagent.core.oplog import BLOB_KEY, blob_path, segment_name
+
+    log = tmp_path / "log" / "ops.jsonl"
+    log.parent.mkdir()
+    digest = "sha256:" + hashlib.sha256(b"big text").hexdigest()
+    blob = blob_path(log, digest)
+    blob.parent.mkdir()
+    blob.write_text("big text", encoding="utf-8")
+    lines = [
+        json.dumps({"ts": f"t{i}", "actor": "a", "op": "o", "path": f"p{i}"}).encode() + b"\n"
+        for i in range(120)
+    ]
+    lines[5] = (
+        json.dumps(
+            {"ts": "t5", "actor": "vault", "op": "update", "path": "p5",
+             "meta": {"old_content": {BLOB_KEY: digest}, "new_content": "x"}}
+        ).encode()
+        + b"\n"
+    )  # fmt: skip
+    first, second = b"".join(lines[:70]), b"".join(lines[70:])
+    (log.parent / segment_name(0)).write_bytes(first)
+    log.write_bytes(second)
+    seen = []
+    end = None
+    for _ in range(5):
+        records, end = _tail(log, end, 50)
+        seen += records
+        if not end:
+            break
+    assert [r.path for r in seen] == [f"p{i}" for i in reversed(range(120))]
+    assert next(r for r in seen if r.path == "p5").meta == {
+        "old_content": "big text",
+        "new_content": "x",
+    }

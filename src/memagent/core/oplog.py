@@ -182,3 +182,53 @@ def tail_ops(
         if len(selected) > limit:
             selected.pop(0)
     return selected
+
+
+_BACK_BLOCK = 64 * 1024
+
+
+def _lines_before(path: Path, seg_start: int, seg_stop: int, want: int) -> list[tuple[int, bytes]]:
+    """Whole lines of one segment ending by stream offset `seg_stop`, oldest first, with
+    their stream offsets; reads backwards until more than `want` lines are found."""
+    pos = seg_stop
+    data = b""
+    with path.open("rb") as fh:
+        while pos > seg_start and data.count(b"\n") <= want:
+            step = min(_BACK_BLOCK, pos - seg_start)
+            pos -= step
+            fh.seek(pos - seg_start)
+            data = fh.read(step) + data
+    items: list[tuple[int, bytes]] = []
+    start = pos
+    for piece in data.split(b"\n")[:-1]:  # what follows the last newline is torn or cut
+        items.append((start, piece))
+        start += len(piece) + 1
+    if pos > seg_start and items:
+        items.pop(0)  # began mid-line
+    return [(offset, line) for offset, line in items if line.strip()]
+
+
+def read_ops_before(
+    log_path: Path, end: int | None = None, *, limit: int = 50
+) -> tuple[list[OpRecord], int]:
+    """The `limit` records that end at stream offset `end` (default: the end of the
+    log), newest first, and the stream offset where the oldest of them starts: pass
+    it as `end` for the page before (0: nothing is older). Reads backwards, across
+    segments, a block at a time; blobs are put back as `read_ops` does."""
+    pieces = [*segments(log_path), (live_start(log_path), log_path)]
+    stream_end = pieces[-1][0] + _size(log_path)
+    stop = stream_end if end is None else max(0, min(end, stream_end))
+    found: list[tuple[int, bytes]] = []
+    for seg_start, path in reversed(pieces):
+        if len(found) > limit:
+            break
+        if seg_start >= stop:
+            continue
+        seg_stop = min(stop, seg_start + _size(path))
+        try:
+            found = _lines_before(path, seg_start, seg_stop, limit - len(found)) + found
+        except FileNotFoundError:
+            continue
+    taken = found[-limit:] if limit > 0 else []
+    records = [r for _, line in reversed(taken) if (r := _parse(line, log_path)) is not None]
+    return records, (taken[0][0] if taken and taken[0][0] > 0 else 0)

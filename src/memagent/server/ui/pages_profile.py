@@ -4,7 +4,6 @@ undo for chunk edits and profile batches)."""
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +12,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from memagent.api import Memory
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
+from memagent.core.oplog import read_ops_before
 from memagent.memory.profile.history import UNDOABLE_OPS
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
@@ -21,7 +21,6 @@ router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
 ACTIVITY_PAGE = 50
 NOTE_UNDO_PAGES = 40
-_BLOCK = 64 * 1024
 
 
 @router.get("/profile")
@@ -97,37 +96,8 @@ def profile_history(
 
 # -- activity ------------------------------------------------------------------------
 def _tail(log: Path, end: int | None, limit: int) -> tuple[list[OpRecord], int]:
-    """The `limit` records that end at byte `end` (default: the end of the log),
-    newest first, and the offset where the first of them starts (the next page's
-    `end`; 0 when there is nothing older). Reads backwards, one block at a time."""
-    try:
-        size = log.stat().st_size
-    except FileNotFoundError:
-        return [], 0
-    stop = size if end is None else min(end, size)
-    pos = stop
-    data = b""
-    with log.open("rb") as fh:
-        while pos > 0 and data.count(b"\n") <= limit:
-            step = min(_BLOCK, pos)
-            pos -= step
-            fh.seek(pos)
-            data = fh.read(step) + data
-    items: list[tuple[int, bytes]] = []
-    start = pos
-    for segment in data.split(b"\n")[:-1]:  # the last piece is empty or a torn line
-        items.append((start, segment))
-        start += len(segment) + 1
-    if pos > 0 and items:
-        items.pop(0)  # began mid-line
-    taken = items[-limit:]
-    records: list[OpRecord] = []
-    for _, line in reversed(taken):
-        try:
-            records.append(OpRecord.model_validate(json.loads(line)))
-        except (ValueError, TypeError):
-            continue
-    return records, (taken[0][0] if taken and taken[0][0] > 0 else 0)
+    """Newest first, `limit` records ending at stream offset `end` (all segments)."""
+    return read_ops_before(log, end, limit=limit)
 
 
 def _records(memory: Memory, end: int | None) -> tuple[list[OpRecord], int]:
