@@ -190,3 +190,36 @@ def test_hybrid_search_uses_vectors_on_both_backends(
         related = mem.remember("Rex the dog also chases tennis balls on the beach.")[0]
         # The auto-linker's similarity question, answered by either backend.
         assert ("related_to", rex.id) in {(link.type, link.target) for link in related.links}
+
+
+def test_recall_searches_notes_and_profile_facts_on_both_backends(memory: Memory) -> None:
+    memory.remember("The deploy pipeline runs on Kubernetes.")
+    memory.write_note("entities/jane.md", "# Jane\n\nJane's favourite colour is teal. #colleague\n")
+    memory.profile_apply([_append("pomegranates")])
+    [note] = memory.recall("favourite colour teal", k=1)
+    assert (note.kind, note.id, note.path) == (
+        "note",
+        "note:vault/entities/jane.md",
+        "vault/entities/jane.md",
+    )
+    assert "colleague" in note.tags
+    fact = memory.recall("pomegranates", k=1)[0]
+    assert fact.kind == "fact" and "pomegranates" in fact.content.lower()
+    assert [h.kind for h in memory.recall("teal", kinds=["chunk"])] == []
+    assert {h.kind for h in memory.recall("teal kubernetes", kinds=["note"])} == {"note"}
+    assert [h.id for h in memory.recall("teal", tags=["colleague"])] == [note.id]
+    memory.delete_note("entities/jane.md")
+    assert all(h.kind != "note" for h in memory.recall("favourite colour teal"))
+    memory.profile_apply(
+        [
+            parse_operation(
+                {
+                    "operation": "remove",
+                    "file": FOOD,
+                    "path": "food.likes",
+                    "value": {"item": "pomegranates"},
+                }
+            )
+        ]
+    )
+    assert memory.recall("pomegranates") == []

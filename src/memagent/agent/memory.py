@@ -168,7 +168,9 @@ def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     """A journaled vault on the backend of `stores` (files, or the database)."""
     if stores.db is None:
         return JournaledVault(stores._need_home("notes"), actor=actor)
-    return _pg_journaled()(stores.db, stores.user, config=stores.config, actor=actor)
+    return _pg_journaled()(
+        stores.db, stores.user, config=stores.config, actor=actor, embedder=stores.chunks.embedder
+    )
 
 
 @functools.cache

@@ -32,6 +32,7 @@ from memagent.index.search import (
 )
 from memagent.memory.chunks.model import Chunk, check_id
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
+from memagent.postgres import docs as pgdocs
 from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
 
@@ -359,14 +360,21 @@ class PgChunkStore(ChunkStore):
         where, wparams = filter_sql(f)
 
         def go(conn: Any) -> list[Hit]:
+            # chunks, then notes and profile facts (search_docs), as one candidate list each
             kw = self._keyword(conn, terms, where, wparams, n)
+            used = terms
             if not kw and not terms:
-                words = list(dict.fromkeys(_TERM.findall(query.lower())))
-                kw = self._keyword(conn, words, where, wparams, n)
+                used = list(dict.fromkeys(_TERM.findall(query.lower())))
+                kw = self._keyword(conn, used, where, wparams, n)
+            kw = pgdocs.merge(kw, pgdocs.keyword(conn, self.user, used, f, n), n)
             dense: list[tuple[int, float]] = []
             if qvec is not None:
                 mode = "hybrid"
-                dense = self._dense(conn, qvec, where, wparams, n)
+                dense = pgdocs.merge(
+                    self._dense(conn, qvec, where, wparams, n),
+                    pgdocs.dense(conn, self.user, vector_text(qvec), f, n),
+                    n,
+                )
             else:
                 reason = self.keyword_only_reason
                 mode = "keyword-only" + (f" ({reason})" if reason else "")
@@ -381,6 +389,7 @@ class PgChunkStore(ChunkStore):
                     (self.user, pool),
                 ).fetchall()
             }
+            rows.update(pgdocs.rows(conn, self.user, pool))
             near = self._neighbours(conn, pool) if p.neighbour_weight > 0 else {}
             return finish(fused, rows, near, query, k=k, params=p, mode=mode, now=now)
 

@@ -15,14 +15,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, Conflict, CorruptFile, NotFound, OpRecord, WriteRecord
 from memagent.memory.profile.keys import match_key
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.store import ACTOR, ProfileStore, _today, parse_resource
 from memagent.postgres.db import Database
+from memagent.postgres.docs import index_facts
 from memagent.postgres.ops import PgOpsLog, digest
+
+if TYPE_CHECKING:
+    from memagent.embeddings import Embedder
 
 
 class PgProfileStore(ProfileStore):
@@ -35,8 +39,11 @@ class PgProfileStore(ProfileStore):
         *,
         config: Config | None = None,
         today: Callable[[], date] = _today,
+        embedder: Embedder | None = None,
     ) -> None:
+        """`embedder`: for the facts' search rows (None: keyword search only)."""
         self.db = db
+        self.embedder = embedder
         self.user = user
         self.config = config or Config()
         self.ops = PgOpsLog(db, user)
@@ -119,6 +126,7 @@ class PgProfileStore(ProfileStore):
             conn.execute(
                 "DELETE FROM profile_items WHERE user_id = %s AND name = %s", (self.user, name)
             )
+        index_facts(conn, self.user, name, text, self.embedder)
         keys = self._item_keys(resource)
         if keys:
             with conn.cursor() as cur:

@@ -141,7 +141,7 @@ def import_home(
     documents = {n: local_state.read(n) for f in STATE_FOLDERS for n in local_state.names(f)}
     keys = [k for k in KeyStore(home.root / "server").list() if k.user == user]
     store = PgChunkStore(db, user, config=config or home.config, embeddings=embeddings)
-    profile = PgProfileStore(db, user, config=config or home.config)
+    profile = PgProfileStore(db, user, config=config or home.config, embedder=store.embedder)
     ops = PgOpsLog(db, user)
     vectors: Any = None
     if store.embedder is not None and chunks:
@@ -169,7 +169,9 @@ def import_home(
             store._store(chunk, op="import", vec=vec)
         for name, resource in resources.items():
             profile._save(conn, resource, texts[name], insert=True)
-        vault = PgVault(db, user, config=config or home.config, actor=ACTOR_IMPORT)
+        vault = PgVault(
+            db, user, config=config or home.config, actor=ACTOR_IMPORT, embedder=store.embedder
+        )
         for rel in folders:
             vault._make_dir(vault.locate(rel))
         for rel, data in notes:

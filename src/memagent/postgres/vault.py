@@ -14,12 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, InvalidInput, NotFound, PathRejected
 from memagent.memory.vault import Located, Vault, normalize
 from memagent.postgres.db import Database
+from memagent.postgres.docs import index_note
 from memagent.postgres.ops import PgOpsLog, digest
+
+if TYPE_CHECKING:
+    from memagent.embeddings import Embedder
 
 PREFIX = "vault/"
 
@@ -33,10 +37,18 @@ class PgVault(Vault):
     """One user's notes in a shared PostgreSQL database."""
 
     def __init__(
-        self, db: Database, user: str, *, config: Config | None = None, actor: str = "vault"
+        self,
+        db: Database,
+        user: str,
+        *,
+        config: Config | None = None,
+        actor: str = "vault",
+        embedder: Embedder | None = None,
     ) -> None:
+        """`embedder`: for the notes' search rows (None: keyword search only)."""
         cfg = config or Config()
         self.db = db
+        self.embedder = embedder
         self.user = user
         self.actor = actor
         self.ops = PgOpsLog(db, user)
@@ -119,6 +131,7 @@ class PgVault(Vault):
                 "version = notes.version + 1, updated = now()",
                 (self.user, loc.rel, data),
             )
+            index_note(conn, self.user, loc.rel, data, self.embedder)
             self.ops.append(
                 actor=self.actor,
                 op=op,
@@ -136,6 +149,7 @@ class PgVault(Vault):
             ).fetchone()
             if old is None:
                 raise NotFound(f"'{loc.rel}' does not exist")
+            index_note(conn, self.user, loc.rel, None, None)
             self.ops.append(
                 actor=self.actor,
                 op=op,

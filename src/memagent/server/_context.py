@@ -9,6 +9,7 @@ can name another user's home, which is how one user's objects stay invisible
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -21,7 +22,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
-from memagent.core import MemoryHome
+from memagent.core import MemagentError, MemoryHome
 from memagent.llm import LLM
 from memagent.server._keys import ApiKey, Keys, validate_user
 from memagent.server._limits import TokenBucket
@@ -48,6 +49,7 @@ class _UserStores:
 
 
 DEFAULT_MAX_USERS = 256
+MAX_IDENTS = 4096
 
 
 @dataclass
@@ -70,6 +72,7 @@ class ServerRoot:
     """The most tokens a request may ask the model for (`ServerSettings.max_tokens`)."""
     _llm: LLM | None = None
     _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
+    _idents: OrderedDict[str, str] = field(default_factory=OrderedDict)
     _pinned: dict[str, MemoryHome] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _pending: dict[str, list[Future[None]]] = field(default_factory=dict)
@@ -196,12 +199,36 @@ class ServerRoot:
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
                 if scheme.lower() == "bearer":
-                    key = self.keys.verify(token.strip())
-                    if key is not None:
-                        return f"user:{key.user}" if key.user else f"key:{key.id}"
+                    who = self._who(token.strip())
+                    if who is not None:
+                        return who
                 break
         client = scope.get("client")
         return f"addr:{client[0] if client else '?'}"
+
+    def _who(self, token: str) -> str | None:
+        """The admission identity of a key, remembered per process: it only shares
+        out capacity (the route checks the key, revocation included, on every
+        request), so it needs no database round trip on the event loop after the
+        first. A key that cannot be checked now (database down) counts as its
+        address; its request then gets the 503 from the route."""
+        digest = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+        with self._guard:
+            who = self._idents.get(digest)
+        if who is not None:
+            return who
+        try:
+            key = self.keys.verify(token)
+        except MemagentError:
+            return None
+        if key is None:
+            return None
+        who = f"user:{key.user}" if key.user else f"key:{key.id}"
+        with self._guard:
+            self._idents[digest] = who
+            while len(self._idents) > MAX_IDENTS:
+                self._idents.popitem(last=False)
+        return who
 
     def after_reply(self, user: str, work: Callable[[], None]) -> None:
         """Run `work` once the response is on its way (e.g. an agent's memory writes);

@@ -117,7 +117,9 @@ class Stores:
                 if self.db is not None:
                     from memagent.postgres import PgProfileStore
 
-                    store = PgProfileStore(self.db, self.user, config=self.config)
+                    store = PgProfileStore(
+                        self.db, self.user, config=self.config, embedder=self.chunks.embedder
+                    )
                     store.ensure_starters()
                     self._profile = store
                 else:
@@ -172,7 +174,9 @@ class Stores:
         if self.db is not None:
             from memagent.postgres import PgVault
 
-            return PgVault(self.db, self.user, config=self.config, actor=actor)
+            return PgVault(
+                self.db, self.user, config=self.config, actor=actor, embedder=self.chunks.embedder
+            )
         from memagent.memory.vault import Vault
 
         return Vault(self._need_home("notes"), actor=actor)
