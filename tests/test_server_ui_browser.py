@@ -36,6 +36,7 @@ pytestmark = [
         not CHROMIUM.exists(), reason="needs Debian's chromium (.ci/run installs it)"
     ),
     pytest.mark.timeout(240),
+    pytest.mark.slow,
 ]
 
 LABELS_JS = """() => [...document.querySelectorAll('input, select, textarea')]
@@ -249,3 +250,26 @@ def test_accessibility_basics(page: Any, site: Site) -> None:
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_reading_and_chat_work_with_javascript_off(browser: Any, site: Site) -> None:
+    context = browser.new_context(base_url=site.url, java_script_enabled=False)
+    pg = context.new_page()
+    pg.set_default_timeout(15_000)
+    pg.goto("/ui/login")
+    shot(pg, "login")
+    pg.get_by_label("API key").fill(site.keys["alice"])
+    pg.get_by_role("button", name="Sign in").click()
+    pg.wait_for_url("**/ui/search")
+    pg.get_by_label("Search memory").fill("parked")
+    pg.get_by_role("button", name="Search").click()
+    pg.wait_for_url("**/ui/search?q=parked*")
+    assert site.ids["car"] in pg.locator("#results").inner_html()
+    pg.goto("/ui/notes/view?path=user.md")
+    assert "Jane Doe" in pg.locator("#note-body").inner_text()
+    pg.goto("/ui/chat")
+    pg.get_by_label("Message").fill("What do I drink?")
+    pg.get_by_role("button", name="Send").click()
+    pg.locator(".reply", has_text="green tea").wait_for()
+    assert pg.locator("#chat-sources li").count() >= 1
+    context.close()
