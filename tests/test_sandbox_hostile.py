@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 
 import pytest
 from typer.testing import CliRunner
 
 from memagent.cli import app
-from memagent.sandbox import Limits, Session
+from memagent.core import CorruptFile, MemoryHome
+from memagent.sandbox import Limits, Session, load_session, run_persisted, session_path
+from memagent.sandbox._interp import MAX_DEFINITIONS
 
 
 def error_of(code: str, **limits: float) -> str:
@@ -118,3 +122,94 @@ def test_amplifying_host_results_are_estimated_before_they_run(code: str) -> Non
 def test_every_allocation_counts_toward_the_memory_budget(code: str) -> None:
     err = error_of(code, max_total_alloc=200_000_000, max_operations=10**8, timeout_s=20)
     assert "memory budget" in err, err
+
+
+# --------------------------------------------------------------- session replay
+
+SLOW_DEF = "def f{i}(x=sum(range(150_000))):\n    return x"
+
+
+def _write_state(home: MemoryHome, name: str, definitions: list[str]) -> None:
+    path = session_path(home, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "version": 1,
+        "variables": {},
+        "definitions": [{"names": f"d{i}", "source": s} for i, s in enumerate(definitions)],
+    }
+    path.write_text(json.dumps(doc))
+
+
+def test_replay_shares_the_budget_of_the_run_that_loads_it(home: MemoryHome) -> None:
+    # each definition alone fits the budget; eight of them do not, replayed together
+    _write_state(home, "s", [SLOW_DEF.format(i=i) for i in range(8)])
+    session = Session(limits=Limits(max_operations=500_000))
+    doc = run_persisted(home, "s", session, "1 + 1")
+    assert doc["error"].startswith("LimitExceeded: operation limit of 500000")
+    assert doc["error"].endswith("(replaying the session's definitions)")
+    assert doc["result"] is None
+    # and the failed replay saved nothing over the state
+    assert len(json.loads(session_path(home, "s").read_text())["definitions"]) == 8
+
+
+def test_replay_within_budget_restores_and_runs(home: MemoryHome) -> None:
+    _write_state(home, "s", [SLOW_DEF.format(i=i) for i in range(2)])
+    doc = run_persisted(home, "s", Session(limits=Limits(max_operations=2_000_000)), "f1() + 1")
+    assert doc["error"] is None and doc["result"] == sum(range(150_000)) + 1
+
+
+def test_replay_does_not_hold_the_home_lock(
+    home: MemoryHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_state(home, "s", [SLOW_DEF.format(i=0)])
+    running = False
+    locked_while_running: list[bool] = []
+    real_run = Session.run
+    real_lock = type(home.storage).lock
+
+    def run(self: Session, code: str, **kw: object) -> object:
+        nonlocal running
+        running = True
+        try:
+            return real_run(self, code, **kw)  # type: ignore[arg-type]
+        finally:
+            running = False
+
+    @contextlib.contextmanager
+    def lock(self: object) -> Iterator[None]:
+        locked_while_running.append(running)
+        with real_lock(self):  # type: ignore[arg-type]
+            yield
+
+    monkeypatch.setattr(Session, "run", run)
+    monkeypatch.setattr(type(home.storage), "lock", lock)
+    doc = run_persisted(home, "s", Session(), "f0()")
+    assert doc["error"] is None
+    assert locked_while_running and not any(locked_while_running)
+
+
+def test_definitions_per_session_are_capped(home: MemoryHome) -> None:
+    code = "\n".join(f"def g{i}():\n    return {i}" for i in range(MAX_DEFINITIONS + 5))
+    err = error_of(code)
+    assert err.startswith(f"LimitExceeded: a session keeps at most {MAX_DEFINITIONS}")
+    _write_state(home, "s", [f"def g{i}():\n    return {i}" for i in range(MAX_DEFINITIONS + 1)])
+    with pytest.raises(CorruptFile, match="definitions"):
+        load_session(home, "s", Session())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = 1",
+        "def f(): pass\nimport json",
+        "print('hi')",
+        "def f(:",
+        "while True: pass",
+    ],
+)
+def test_state_definitions_are_untrusted_input(home: MemoryHome, source: str) -> None:
+    _write_state(home, "s", [source])
+    before = session_path(home, "s").read_bytes()
+    with pytest.raises(CorruptFile):
+        run_persisted(home, "s", Session(), "1")
+    assert session_path(home, "s").read_bytes() == before

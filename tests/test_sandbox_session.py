@@ -106,9 +106,14 @@ def test_hostile_definitions_in_state_are_sandboxed(home: MemoryHome, tmp_path: 
         ],
     }
     path.write_text(json.dumps(doc))
-    notes = load_session(home, "s", Session())
-    assert len(notes) == 2 and all("SecurityError" in n for n in notes)
+    # a "definition" that is not one def/class/import is refused before anything runs
+    with pytest.raises(CorruptFile, match="one def, class or import"):
+        load_session(home, "s", Session())
     assert canary.read_text() == "safe"
+    doc["definitions"] = doc["definitions"][:1]
+    path.write_text(json.dumps(doc))
+    notes = load_session(home, "s", Session())
+    assert len(notes) == 1 and "SecurityError" in notes[0]
 
 
 def test_oversized_state_is_refused_and_nothing_written(home: MemoryHome) -> None:

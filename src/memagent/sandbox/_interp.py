@@ -46,6 +46,7 @@ from memagent.sandbox.limits import (
 )
 
 _MISSING = object()
+MAX_DEFINITIONS = 256
 
 
 class _Break(BaseException):
@@ -366,6 +367,10 @@ class Interpreter:
         self.iter_nesting = 0
         self._source = source
 
+    def set_source(self, source: str) -> None:
+        """The text the next parsed tree came from (definitions are recorded from it)."""
+        self._source = source
+
     def tick(self) -> None:
         self.ops += 1
         if self.ops > self.limits.max_operations:
@@ -542,7 +547,10 @@ class Interpreter:
             assert isinstance(stmt, (ast.Import, ast.ImportFrom))
             names = [(a.asname or a.name).split(".")[0] for a in stmt.names]
         key = ",".join(names)
-        self.definitions = [(k, s) for k, s in self.definitions if k != key]
+        kept = [(k, s) for k, s in self.definitions if k != key]
+        if len(kept) >= MAX_DEFINITIONS:
+            raise LimitExceeded(f"a session keeps at most {MAX_DEFINITIONS} top-level definitions")
+        self.definitions = kept
         self.definitions.append((key, src))
 
     def exec_block(self, body: list[ast.stmt], scope: Scope) -> None:

@@ -16,6 +16,7 @@ a hand-edited state file can do no more than the code a user could type.
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import math
@@ -23,6 +24,7 @@ import re
 from typing import Any
 
 from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, sha256_hex
+from memagent.sandbox._interp import MAX_DEFINITIONS
 from memagent.sandbox._objects import ModuleProxy, SandboxClass, SandboxFunction
 from memagent.sandbox.session import Session
 
@@ -162,18 +164,22 @@ def save_session(
     return skipped
 
 
-def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
-    """Restore a saved state into `session` (a fresh one). Missing file: nothing
-    to restore. Returns notes about definitions that failed to replay."""
+REPLAY_FAILED = "(replaying the session's definitions)"
+
+
+def read_state(home: MemoryHome, name: str) -> tuple[str | None, dict[str, Any], list[str]]:
+    """The saved state of session `name`, checked as untrusted input and nothing
+    run: (digest of the file or None, variables, definition sources). Needs no
+    lock: files are replaced atomically, and the digest is of the bytes read."""
     path = session_path(home, name)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return []
+        return None, {}, []
     rel = home.storage.relative(path)
     try:
         doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CorruptFile(rel, f"not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
         raise CorruptFile(rel, f"not a sandbox session state (version {STATE_VERSION})")
@@ -181,6 +187,8 @@ def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
     definitions = doc.get("definitions")
     if not isinstance(variables, dict) or not isinstance(definitions, list):
         raise CorruptFile(rel, "'variables' must be an object and 'definitions' a list")
+    if len(definitions) > MAX_DEFINITIONS:
+        raise CorruptFile(rel, f"more than {MAX_DEFINITIONS} definitions")
     restored: dict[str, Any] = {}
     for var, data in variables.items():
         if not isinstance(var, str) or not var.isidentifier() or var.startswith("__"):
@@ -189,14 +197,38 @@ def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
             restored[var] = decode_value(data)
         except (ValueError, TypeError, RecursionError) as exc:
             raise CorruptFile(rel, f"variable {var!r}: {exc}") from exc
-    notes: list[str] = []
-    session.restore_variables(restored)
+    sources: list[str] = []
     for entry in definitions:
         if not isinstance(entry, dict) or not isinstance(entry.get("source"), str):
             raise CorruptFile(rel, "each definition needs a 'source' string")
-        result = session.run(entry["source"])
-        if result.error:
-            notes.append(f"could not restore {entry.get('names')!r}: {result.error}")
+        if not _is_one_definition(entry["source"]):
+            raise CorruptFile(rel, "a definition must be one def, class or import statement")
+        sources.append(entry["source"])
+    return sha256_hex(raw), restored, sources
+
+
+def _is_one_definition(source: str) -> bool:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return len(tree.body) == 1 and isinstance(
+        tree.body[0], (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    )
+
+
+def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
+    """Restore a saved state into `session` (a fresh one). Missing file: nothing
+    to restore. The definitions replay in one run under one budget, with no lock
+    held. Returns notes about definitions that failed to replay."""
+    _, variables, sources = read_state(home, name)
+    session.restore_variables(variables)
+    if not sources:
+        return []
+    result = session.run("", replay=sources)
+    notes = [n for n in result.notes if n.startswith("could not restore")]
+    if result.error:
+        notes.append(f"could not restore the definitions: {result.error}")
     return notes
 
 
@@ -205,19 +237,21 @@ def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> d
 
     Returns the run's result object plus `session`, `notes` (definitions that did
     not replay) and `not_persisted` (names that could not be saved) when non-empty.
-    The run itself is not under the home lock — it may take seconds, and tools take
-    the lock per write; if another run saved the same session meanwhile, the save
-    raises `Conflict` instead of overwriting it.
+    The saved definitions replay within the run's own budget, and neither the
+    replay nor the run holds the home lock (tools take it per write); if another
+    run saved the same session meanwhile, the save raises `Conflict` instead of
+    overwriting it. A run whose replay failed saves nothing.
     """
-    with home.storage.lock():
-        digest = state_digest(home, name)
-        notes = load_session(home, name, session)
-    result = session.run(code)
-    skipped = save_session(home, name, session, expected=digest)
+    digest, variables, sources = read_state(home, name)
+    session.restore_variables(variables)
+    result = session.run(code, replay=sources)
     doc = result.to_json()
     doc["session"] = name
+    notes = [n for n in result.notes if n.startswith("could not restore")]
+    if result.error is None or not result.error.endswith(REPLAY_FAILED):
+        skipped = save_session(home, name, session, expected=digest)
+        if skipped:
+            doc["not_persisted"] = skipped
     if notes:
         doc["notes"] = notes
-    if skipped:
-        doc["not_persisted"] = skipped
     return doc

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,25 +128,58 @@ class Session:
                 raise InvalidInput(exc.message) from exc
             self._interp.globals[name] = value
 
-    def run(self, code: str) -> RunResult:
+    def run(self, code: str, *, replay: Sequence[str] = ()) -> RunResult:
         """Run `code` in this session. Errors in the code are reported in the
-        result; only malformed input (not text, too large) raises `InvalidInput`."""
+        result; only malformed input (not text, too large) raises `InvalidInput`.
+
+        `replay` (definitions from a saved session) runs first, under the same
+        single budget as `code`: a state file cannot buy itself more time,
+        operations or memory than the run that loads it. A definition that fails
+        to replay is a note; one that exhausts the budget ends the run."""
         if not isinstance(code, str):
             raise InvalidInput("sandbox code must be text")
-        if len(code.encode("utf-8", "surrogatepass")) > self.limits.max_source_bytes:
+        sources = [*replay, code]
+        if any(not isinstance(src, str) for src in sources):
+            raise InvalidInput("sandbox code must be text")
+        size = sum(len(src.encode("utf-8", "surrogatepass")) for src in sources)
+        if size > self.limits.max_source_bytes:
             raise InvalidInput(f"sandbox code is larger than {self.limits.max_source_bytes} bytes")
         interp = self._interp
         interp.start_run(code)
+        notes: list[str] = []
+        old_limit = host_recursion_guard(self.limits)
+        try:
+            for src in replay:
+                interp.set_source(src)
+                _, error, _ = self._execute(src)
+                if error is not None and error.startswith(("LimitExceeded", "SecurityError")):
+                    return RunResult("", None, f"{error} (replaying the session's definitions)")
+                if error is not None:
+                    notes.append(f"could not restore a definition: {error}")
+            if replay:
+                interp.output, interp.output_len, interp.output_truncated = [], 0, False
+                interp.set_source(code)
+            result, error, final = self._execute(code)
+        finally:
+            sys.setrecursionlimit(old_limit)
+        output = "".join(interp.output)
+        if interp.output_truncated:
+            note = f"[output truncated at {self.limits.max_output_chars} characters]"
+            output += "\n" + note
+            notes.append(note)
+        return RunResult(output, result, error, final, interp.ops, notes)
+
+    def _execute(self, code: str) -> tuple[Any, str | None, bool]:
+        interp = self._interp
         result: Any = None
         error: str | None = None
         final = False
         try:
             tree = ast.parse(code, mode="exec")
         except SyntaxError as exc:
-            return RunResult("", None, f"SyntaxError: {exc.msg} (line {exc.lineno})")
+            return None, f"SyntaxError: {exc.msg} (line {exc.lineno})", False
         except (ValueError, RecursionError, MemoryError) as exc:
-            return RunResult("", None, f"SyntaxError: {type(exc).__name__}: {exc} (line 1)")
-        old_limit = host_recursion_guard(self.limits)
+            return None, f"SyntaxError: {type(exc).__name__}: {exc} (line 1)", False
         try:
             try:
                 result = interp.exec_module(tree)
@@ -170,17 +204,7 @@ class Session:
             error = _fmt(
                 "SyntaxError", f"'{_control_name(exc)}' outside function or loop", interp.line
             )
-        finally:
-            import sys
-
-            sys.setrecursionlimit(old_limit)
-        output = "".join(interp.output)
-        notes: list[str] = []
-        if interp.output_truncated:
-            note = f"[output truncated at {self.limits.max_output_chars} characters]"
-            output += "\n" + note
-            notes.append(note)
-        return RunResult(output, result, error, final, interp.ops, notes)
+        return result, error, final
 
 
 def _control_name(exc: BaseException) -> str:
