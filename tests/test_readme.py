@@ -49,10 +49,7 @@ def _runs_a_model(code: str) -> bool:
 
 @pytest.mark.parametrize(
     ("line", "code"),
-    [
-        pytest.param(n, c, marks=[pytest.mark.slow] if _runs_a_model(c) else [])
-        for n, c in BLOCKS
-    ],
+    [pytest.param(n, c, marks=[pytest.mark.slow] if _runs_a_model(c) else []) for n, c in BLOCKS],
     ids=[f"README.md:{n}" for n, _ in BLOCKS],
 )
 def test_readme_example_runs_twice(line: int, code: str, tmp_path: Path) -> None:
