@@ -228,3 +228,22 @@ def test_patch_history_undo_and_other_user_404(s: Setup) -> None:
     assert undone.status_code == 200 and undone.json()["op"] == "undo"
     assert s.alice.get(f"/v1/memories/{mid}").json()["content"] == "Jane likes jasmine tea."
     assert_problem(s.alice.post(f"/v1/memories/{mid}/undo"), 404)
+
+
+def test_quota_is_a_507_problem_and_nothing_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "server"
+    key, _ = KeyStore(root).create(user="alice")
+    settings = ServerSettings(mcp=False, embeddings=False, quota_chunks=1, quota_bytes=200_000)
+    with LiveServer(create_app(root, settings)) as live:
+        client = httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {key}"})
+        assert client.post("/v1/memories", json={"text": "first"}).status_code in (200, 201)
+        over = client.post("/v1/memories", json={"text": "second"})
+        body = assert_problem(over, 507)
+        assert body["type"] == "urn:memagent:problem:quota-exceeded"
+        assert "quotas.max_chunks" in body["detail"]
+        chunks = root / "users" / "alice" / "chunks"
+        assert len(list(chunks.rglob("*.json"))) == 1
+        big = client.put("/v1/vault/notes/big.md", json={"content": "x" * 250_000})
+        assert big.status_code in (413, 507), big.text
+        assert not (root / "users" / "alice" / "vault" / "big.md").exists()
+        client.close()

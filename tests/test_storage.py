@@ -285,3 +285,52 @@ def test_large_contents_are_stored_once_by_hash(home: MemoryHome) -> None:
     store.undo(chunk.id)
     assert store.get(chunk.id).content == big_b
     store.close()
+
+
+def test_quotas_refuse_writes_past_them_and_write_nothing(home: MemoryHome) -> None:
+    from memagent.core import QuotaExceeded
+    from memagent.core.config import QuotasConfig
+    from memagent.memory.chunks.store import ChunkStore
+
+    st = home.storage
+    used = st.usage().bytes
+    st.quota_source = lambda: QuotasConfig(max_bytes=used + 5000, max_notes=1000)
+    st.write_text("vault/fits.md", "x" * 3000, actor="t", op="create")
+    before = sorted(p.name for p in home.layout.vault.iterdir())
+    with pytest.raises(QuotaExceeded, match="quota"):
+        st.write_text("vault/too-big.md", "y" * 3000, actor="t", op="create")
+    assert sorted(p.name for p in home.layout.vault.iterdir()) == before
+    st.delete("vault/fits.md", actor="t", op="delete")  # deleting always works
+    st.write_text("vault/now-fits.md", "y" * 3000, actor="t", op="create")
+
+    notes = st.usage().notes
+    st.quota_source = lambda: QuotasConfig(max_notes=notes)
+    with pytest.raises(QuotaExceeded, match="notes"):
+        st.write_text("vault/one-more.md", "z", actor="t", op="create")
+    st.write_text("vault/now-fits.md", "replacing a note is fine", actor="t", op="update")
+
+    st.quota_source = lambda: QuotasConfig(max_chunks=1)
+    store = ChunkStore(home, embeddings=False)
+    store.remember("The first chunk fits.")
+    with pytest.raises(QuotaExceeded, match="chunks"):
+        store.remember("The second does not.")
+    assert len(list(home.layout.chunks.rglob("*.json"))) == 1
+    store.close()
+
+    st.quota_source = lambda: QuotasConfig(max_log_bytes=1)
+    with pytest.raises(QuotaExceeded, match="ops log"):
+        st.write_text("vault/logged.md", "z", actor="t", op="create")
+
+
+def test_quota_from_config_toml_is_one_cli_line(home: MemoryHome) -> None:
+    from typer.testing import CliRunner
+
+    from memagent.cli import app
+
+    home.layout.config.write_text("[quotas]\nmax_chunks = 1\n", encoding="utf-8")
+    h = str(home.root)
+    runner = CliRunner()
+    assert runner.invoke(app, ["remember", "one", "--home", h, "--keyword-only"]).exit_code == 0
+    res = runner.invoke(app, ["remember", "two", "--home", h, "--keyword-only"])
+    assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1 and "quotas.max_chunks" in res.stderr

@@ -76,10 +76,24 @@ class AgentConfig(_Section):
     """Run the profile pipeline on each user message (in the background)."""
 
 
+class QuotasConfig(_Section):
+    """How much one memory home may hold (0: no limit). A write past one is refused
+    (`QuotaExceeded`, HTTP 507) and nothing is written; deleting always works."""
+
+    max_bytes: int = Field(default=0, ge=0)
+    """Bytes of memory files (notes, profile, chunks, personas, state; not the
+    derived index, not the ops log)."""
+    max_chunks: int = Field(default=0, ge=0)
+    max_notes: int = Field(default=0, ge=0)
+    max_log_bytes: int = Field(default=0, ge=0)
+    """Bytes of the ops log: all segments and stored contents (`log/`)."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     limits: LimitsConfig = LimitsConfig()
+    quotas: QuotasConfig = QuotasConfig()
     llm: LLMConfig = LLMConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     search: SearchConfig = SearchConfig()

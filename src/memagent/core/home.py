@@ -6,8 +6,8 @@ import os
 from functools import cached_property
 from pathlib import Path
 
-from memagent.core.config import Config, load_config
-from memagent.core.errors import InvalidInput, NotFound
+from memagent.core.config import Config, QuotasConfig, load_config
+from memagent.core.errors import CorruptFile, InvalidInput, NotFound
 from memagent.core.oplog import OpRecord, tail_ops
 from memagent.core.paths import Layout, resolve_home
 from memagent.core.storage import Storage
@@ -39,6 +39,13 @@ class MemoryHome:
         self.root = root
         self.layout = Layout(root)
         self.storage = Storage(root)
+        self.storage.quota_source = self._quotas
+
+    def _quotas(self) -> QuotasConfig | None:
+        try:
+            return self.config.quotas
+        except CorruptFile:
+            return None  # a broken config.toml is reported where it is read
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None) -> MemoryHome:

@@ -24,7 +24,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,9 +33,12 @@ from typing import Any
 from filelock import FileLock
 from filelock import Timeout as _FileLockTimeout
 
+from memagent.core.config import QuotasConfig
 from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome
 from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name
 from memagent.core.paths import Layout
+from memagent.core.quota import Usage
+from memagent.core.quota import tracker as quota_tracker
 
 TMP_PREFIX = ".tmp-"
 LOG_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -148,7 +151,10 @@ class Storage:
         self.lock_timeout = lock_timeout
         self.log_segment_bytes = LOG_SEGMENT_BYTES
         self.blob_min_bytes = BLOB_MIN_BYTES
+        self.quota_source: Callable[[], QuotasConfig | None] | None = None
+        """Where this home's quotas come from (its config, or a server's settings)."""
         self._lock = _home_lock(self.layout.lock_file)
+        self._tracker = quota_tracker(root)
 
     # -- locking ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -215,7 +221,9 @@ class Storage:
         target = self.resolve(path)
         with self.lock(), self._writing(target):
             before = self._hash_of(target)
+            old_size = self._check_quota(target, len(data))
             self._atomic_replace(target, data)
+            self._tracker.wrote(self.relative(target), old_size, len(data))
             return self._log(actor, op, target, before, sha256_hex(data), meta)
 
     def write_text(
@@ -257,8 +265,10 @@ class Storage:
             if before is None:
                 raise FileNotFoundError(str(target))
             with self._dir(target.parent) as dfd:
+                old_size = os.stat(target.name, dir_fd=dfd, follow_symlinks=False).st_size
                 os.unlink(target.name, dir_fd=dfd)
                 os.fsync(dfd)
+            self._tracker.wrote(self.relative(target), old_size, None)
             return self._log(actor, op, target, before, None, meta)
 
     def mkdir(
@@ -309,6 +319,24 @@ class Storage:
         return removed
 
     # -- internals ---------------------------------------------------------------
+    def _check_quota(self, target: Path, new_size: int) -> int | None:
+        """Refuse (`QuotaExceeded`) a write that would pass a quota; returns the
+        target's current size (None: it does not exist)."""
+        try:
+            old_size: int | None = os.lstat(target).st_size
+        except FileNotFoundError:
+            old_size = None
+        quotas = self.quota_source() if self.quota_source is not None else None
+        if quotas is not None and any(
+            (quotas.max_bytes, quotas.max_chunks, quotas.max_notes, quotas.max_log_bytes)
+        ):
+            self._tracker.check(quotas, self.relative(target), old_size, new_size)
+        return old_size
+
+    def usage(self) -> Usage:
+        """What the home holds now (bytes, chunks, notes, ops-log bytes)."""
+        return self._tracker.usage()
+
     def _hash_of(self, target: Path) -> str | None:
         """The content hash of `target`, read through the same symlink-refusing
         folder descriptors as writes (a link swapped in is never followed)."""
@@ -412,6 +440,7 @@ class Storage:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+        self._tracker.wrote("log/ops.jsonl", 0, len(line))
         return record
 
     def _rotate_if_full(self, dfd: int, log_path: Path, adding: int) -> None:
@@ -451,4 +480,5 @@ class Storage:
         path = blob_path(self.layout.ops_log, digest)
         if not path.exists():  # stored once: the same content is never written twice
             self._atomic_replace(path, data)
+            self._tracker.wrote(self.relative(path), None, len(data))
         return digest

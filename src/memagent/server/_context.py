@@ -23,6 +23,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
 from memagent.core import MemagentError, MemoryHome
+from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
 from memagent.server._keys import ApiKey, Keys, validate_user
 from memagent.server._limits import TokenBucket
@@ -69,6 +70,8 @@ class ServerRoot:
     db: Database | None = None
     max_users: int = DEFAULT_MAX_USERS
     max_tokens: int = 1024
+    quotas: QuotasConfig | None = None
+    """Every user's quotas (`ServerSettings.quota_*`); None: each home's config."""
     """The most tokens a request may ask the model for (`ServerSettings.max_tokens`)."""
     _llm: LLM | None = None
     _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
@@ -129,6 +132,9 @@ class ServerRoot:
             if home is None:
                 home = MemoryHome.open(self.root / "users" / user)
                 init_home(home)
+            if self.quotas is not None:
+                quotas = self.quotas
+                home.storage.quota_source = lambda: quotas
             entry = _UserStores(
                 home, open_stores(home, user=user, embeddings=self.embeddings, db=self.db)
             )

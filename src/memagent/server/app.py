@@ -22,6 +22,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import resolve_home
+from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
 from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass
 from memagent.server._context import ServerRoot
@@ -71,6 +72,12 @@ class ServerSettings(BaseModel):
     read_in_flight: int = Field(default=12, ge=1, le=64)
     queue_wait_s: float = Field(default=0.5, ge=0, le=30)
     """How long a request over its class's cap waits (holding no thread) before a 503."""
+    quota_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
+    """Each user's memory files, in bytes (0: no limit; over it: 507)."""
+    quota_chunks: int = Field(default=500_000, ge=0)
+    quota_notes: int = Field(default=50_000, ge=0)
+    quota_log_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    """Each user's ops log (segments and stored contents), in bytes."""
     max_tokens: int = Field(default=1024, ge=1, le=32_768)
     """The most tokens one reply may ask the model for; larger `max_tokens` are cut to it."""
 
@@ -89,7 +96,7 @@ def default_server_root(
     return resolve_home(home) / "server"
 
 
-_COMMON_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504)
+_COMMON_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504, 507)
 
 
 def create_app(
@@ -119,6 +126,12 @@ def create_app(
     )
     server.root.mkdir(parents=True, exist_ok=True)
     server.max_tokens = settings.max_tokens
+    server.quotas = QuotasConfig(
+        max_bytes=settings.quota_bytes,
+        max_chunks=settings.quota_chunks,
+        max_notes=settings.quota_notes,
+        max_log_bytes=settings.quota_log_bytes,
+    )
     if llm is not None:
         server.use_llm(llm)
 
