@@ -103,3 +103,28 @@ def test_a_chat_started_on_one_server_continues_on_another(pg_url: str, tmp_path
     for h in homes:
         assert not (h.layout.vault / "people").exists()
         assert not list((h.layout.state).rglob("c-*.json"))
+
+
+def test_persona_choices_live_in_the_database(db: Database, tmp_path: Path) -> None:
+    from memagent.agent.personas import Personas
+
+    user = f"st-{uuid.uuid4().hex[:10]}"
+    homes = [MemoryHome.open(tmp_path / name) for name in ("a", "b")]
+    for h in homes:
+        init_home(h)
+    on_a, on_b = (Personas(h, PgState(db, user)) for h in homes)
+    assert on_b.active_name() == homes[1].config.agent.persona
+    on_a.use("RESEARCH_ANALYST")
+    on_a.set_slider("humor", 90)
+    assert on_b.active_name() == "RESEARCH_ANALYST"
+    assert on_b.active().sliders["humor"] == 90
+    # the homes' own files and config are untouched
+    assert "RESEARCH_ANALYST" not in (homes[0].layout.config).read_text()
+    assert Personas(homes[0]).load("RESEARCH_ANALYST").sliders.get("humor") != 90
+    with pytest.raises(NotFound):
+        on_a.use("NOBODY")
+    with pytest.raises(InvalidInput):
+        on_a.use("../etc")
+    with pytest.raises(InvalidInput):
+        on_a.set_slider("humor", 101)
+    assert on_b.active().sliders["humor"] == 90

@@ -181,11 +181,12 @@ class Agent:
         if prompt_set is None:
             prompt_set = default_prompt_set(llm.name, self.mode)
         self.prompts: PromptSet = load_prompt_set(prompt_set)
-        self.personas = Personas(home)
+        self.memory = AgentMemory(home, embeddings=embeddings, stores=stores)
+        shared = self.memory.stores.db is not None  # choices live in the database then
+        self.personas = Personas(home, self.memory.stores.state if shared else None)
         self.persona_name = persona
         if persona is not None:
             self.personas.load(persona)  # fail early on an unknown persona
-        self.memory = AgentMemory(home, embeddings=embeddings, stores=stores)
         self.registry = ToolRegistry()
         for t in self.memory.tools():
             self.registry.add(t)

@@ -11,6 +11,7 @@ reported with its path, never silently ignored.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -21,6 +22,7 @@ import yaml
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
 from memagent.core.config import Config, load_config
+from memagent.core.state import State
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?(.*)\Z", re.DOTALL)
 _ANCHOR = re.compile(r"^\s*-\s*(0|50|100)\s*:\s*(.+?)\s*$", re.MULTILINE)
@@ -29,6 +31,7 @@ ANCHORS = (0, 50, 100)
 MAX_PERSONA_BYTES = 64 * 1024
 STARTER_PERSONAS = ("BASE", "RESEARCH_ANALYST", "CREATIVE_DIRECTOR", "TECHNICAL_COPILOT")
 ACTOR = "persona"
+CHOICES = "personas/choices.json"
 
 
 @dataclass
@@ -149,10 +152,30 @@ def parse_slider(text: str, shown: str) -> Slider:
 class Personas:
     """The personas and sliders of one memory home."""
 
-    def __init__(self, home: MemoryHome) -> None:
+    def __init__(self, home: MemoryHome, state: State | None = None) -> None:
+        """`state`: where the user's choices live when they are not the home's
+        files (the shared database): the active persona and slider values are
+        then one document there, over the home's persona files."""
         self.home = home
         self.dir = home.layout.personalities
         self.sliders_dir = home.layout.sliders
+        self.state = state
+
+    def _choices(self) -> dict[str, Any]:
+        if self.state is None:
+            return {}
+        try:
+            doc = json.loads(self.state.read(CHOICES))
+        except NotFound:
+            return {}
+        except ValueError as exc:
+            raise CorruptFile(f"state/{CHOICES}", f"not valid JSON: {exc}") from exc
+        return doc if isinstance(doc, dict) else {}
+
+    def _save_choices(self, doc: dict[str, Any], op: str) -> None:
+        assert self.state is not None
+        data = json.dumps(doc, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        self.state.write(CHOICES, data, actor=ACTOR, op=op)
 
     def names(self) -> list[str]:
         if not self.dir.is_dir():
@@ -168,7 +191,13 @@ class Personas:
         if not path.is_file():
             known = ", ".join(self.names()) or "none (run `memagent init`)"
             raise NotFound(f"no persona {name!r} (known: {known})")
-        return parse_persona(_read(path, shown), shown, path)
+        persona = parse_persona(_read(path, shown), shown, path)
+        chosen = self._choices().get("sliders", {}).get(name)
+        if isinstance(chosen, dict):
+            persona.sliders.update(
+                {k: v for k, v in chosen.items() if isinstance(v, int) and 0 <= v <= 100}
+            )
+        return persona
 
     def sliders(self) -> dict[str, Slider]:
         out: dict[str, Slider] = {}
@@ -182,6 +211,9 @@ class Personas:
         return out
 
     def active_name(self) -> str:
+        chosen = self._choices().get("active")
+        if isinstance(chosen, str) and NAME_RE.match(chosen):
+            return chosen
         return self.home.config.agent.persona
 
     def active(self) -> Persona:
@@ -190,6 +222,9 @@ class Personas:
     def use(self, name: str) -> Persona:
         """Make `name` the active persona (config `agent.persona`)."""
         persona = self.load(name)
+        if self.state is not None:
+            self._save_choices({**self._choices(), "active": name}, "persona.use")
+            return persona
         self._set_config_persona(name)
         return persona
 
@@ -201,6 +236,16 @@ class Personas:
         known = self.sliders()
         if key not in known:
             raise NotFound(f"no slider {slider!r} (known: {', '.join(known) or 'none'})")
+        if self.state is not None:
+            name = persona or self.active_name()
+            target = self.load(name)
+            target.sliders[key] = value
+            doc = self._choices()
+            raw = doc.get("sliders")
+            sliders: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            sliders[name] = {**(sliders.get(name) or {}), key: value}
+            self._save_choices({**doc, "sliders": sliders}, "persona.set")
+            return target
         with self.home.storage.lock():
             target = self.load(persona or self.active_name())
             target.sliders[key] = value
