@@ -525,19 +525,28 @@ def test_chat_streams_and_shows_memories_used(s: Setup) -> None:
 
 def test_local_page_one_time_token(home: MemoryHome, tmp_path: Path) -> None:
     app, state = local_app(home, embeddings=False, root=tmp_path / "ui-root")
-    with TestClient(app, follow_redirects=False) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8766", follow_redirects=False) as client:
         assert client.get("/ui/search").status_code == 303
         token = state.login_token()
         assert client.get("/ui/login", params={"token": "guess"}).status_code == 401
         first = client.get("/ui/login", params={"token": token})
         assert first.status_code == 303 and first.headers["location"] == "/ui/search"
         assert client.get("/ui/search").status_code == 200
-        other = TestClient(app, follow_redirects=False)
+        other = TestClient(app, base_url="http://127.0.0.1:8766", follow_redirects=False)
         assert other.get("/ui/login", params={"token": token}).status_code == 401  # used once
         assert other.get("/ui/search").status_code == 303
         assert other.post("/ui/login", data={"key": "x"}).status_code == 303
         Memory(home, embeddings=False).remember("Local memory of mine.")
         assert "Local memory of mine." in client.get("/ui/memories").text
+        rebound = client.get("/ui/memories", headers={"Host": "evil.example:8766"})
+        assert rebound.status_code == 403
+        fresh = state.login_token()
+        elsewhere = other.get(
+            "/ui/login", params={"token": fresh}, headers={"Host": "evil.example"}
+        )
+        assert elsewhere.status_code == 403 and "memagent_ui" not in elsewhere.headers.get(
+            "set-cookie", ""
+        )
     assert not any((tmp_path / "ui-root").glob("users/*"))
 
 

@@ -19,6 +19,7 @@ from memagent.server.ui._session import (
     SESSION_SECONDS,
     UiState,
     ViewerDep,
+    check_local_host,
     checked_form,
     form_data,
     ui_state,
@@ -54,6 +55,7 @@ def start() -> Response:
 def login_page(request: Request, token: str = "") -> Response:
     state = ui_state(request)
     if state.local_user is not None:
+        check_local_host(request, state)
         if token and state.use_login_token(token):
             signed_in = go("/ui/search")
             _set_session(signed_in, state, state.start(state.local_user, "local"))

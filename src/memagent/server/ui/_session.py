@@ -150,10 +150,25 @@ def viewer(request: Request) -> Viewer:
             raise UiForbidden("too many requests; wait a moment")
         session = Session(key.user, key.id, csrf, expires)
         return Viewer(session=session, caller=Caller(key=key, server=server))
+    check_local_host(request, state)
     local = state.get(cookie)
     if local is None or state.local_user is None:
         raise UiAuthError
     return Viewer(session=local, caller=Caller(key=_local_key(local.user), server=server))
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+def check_local_host(request: Request, state: UiState) -> None:
+    """`memagent ui` answers only requests addressed to loopback (a DNS-rebinding
+    page that points its own name at 127.0.0.1 gets nothing)."""
+    if state.local_user is None:
+        return
+    host = request.headers.get("host", "")
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if name.lower() not in LOOPBACK_HOSTS:
+        raise UiForbidden(f"this page answers only at 127.0.0.1 or localhost, not {host[:80]!r}")
 
 
 async def form_data(request: Request) -> dict[str, list[str]]:
