@@ -118,14 +118,14 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
-    for nb, sp, tb, mmr in itertools.product((0.15, 0.3), (0.0, 0.5), (0.0, 1.0), (0.0, 0.3)):
-        name = f"nb={nb} sp={sp} t={tb} mmr={mmr}"
+    for sp, tb, mmr, dec in itertools.product((0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5)):
+        name = f"sp={sp} t={tb} mmr={mmr} dec={dec}"
         grid[name] = DEFAULT_PARAMS.model_copy(
             update={
-                "neighbour_weight": nb,
                 "speaker_boost": sp,
                 "temporal_boost": tb,
                 "mmr_weight": mmr,
+                "session_decay": dec,
             }
         )
     return grid
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     before = DEFAULT_PARAMS.model_copy(
         update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
-    )
+    )  # the ranking before this round: no time boost, no diversity
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
         "dense (MiniLM)": None,
@@ -316,7 +316,7 @@ def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
 
 def _default_name(grid: dict[str, Any]) -> str:
     d = DEFAULT_PARAMS
-    name = f"nb={d.neighbour_weight} sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight}"
+    name = f"sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight} dec={d.session_decay}"
     return name if name in grid else next(iter(grid))
 
 

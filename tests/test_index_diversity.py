@@ -31,6 +31,17 @@ def test_conversation_decay_brings_in_another_conversation() -> None:
     assert [p.same_conversation for p in picks] == [0, 0, 1]
 
 
+def test_free_picks_per_conversation_come_before_the_decay() -> None:
+    score = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.6}
+    conv = {1: "a", 2: "a", 3: "a", 4: "b"}
+    # One repeat free: the third from "a" is halved (0.4) and "b" (0.6) goes first.
+    picks = diversify([1, 2, 3, 4], score, conv, 4, decay=0.5, free=1)
+    assert [p.key for p in picks] == [1, 2, 4, 3]
+    # Two repeats free: "a" keeps three undecayed hits.
+    picks = diversify([1, 2, 3, 4], score, conv, 4, decay=0.5, free=2)
+    assert [p.key for p in picks] == [1, 2, 3, 4]
+
+
 def test_documents_without_a_conversation_are_never_decayed() -> None:
     score = {1: 1.0, 2: 0.9, 3: 0.5}
     conv: dict[int, str | None] = {1: None, 2: None, 3: "b"}
@@ -75,9 +86,11 @@ def test_search_spreads_the_top_over_conversations(tmp_path: Path) -> None:
                     conversation_id="b"))  # fmt: skip
     idx.upsert(docs)
     q = "coffee mug price"
-    plain = search(idx, q, k=3, params=SearchParams(neighbour_weight=0.0))
+    plain = search(idx, q, k=3, params=SearchParams(neighbour_weight=0.0, session_decay=1.0))
     assert {h.row.conversation_id for h in plain} == {"a"}
-    spread = search(idx, q, k=3, params=SearchParams(neighbour_weight=0.0, session_decay=0.5))
+    spread = search(
+        idx, q, k=3, params=SearchParams(neighbour_weight=0.0, session_decay=0.5, session_free=0)
+    )
     assert {h.row.conversation_id for h in spread} == {"a", "b"}
     later = [h for h in spread if "diversity" in h.why]
     assert later and all(h.why["diversity"]["same_conversation"] >= 1 for h in later)

@@ -6,8 +6,10 @@ one conversation: a matching turn, its reply, the next turn. `diversify` picks
 the top k greedily instead:
 
 - per-conversation decay: a candidate's relevance is multiplied by
-  `decay ** m`, where m is how many already-picked hits share its conversation
-  (1.0 turns it off; documents without a conversation are never decayed);
+  `decay ** max(m - free, 0)`, where m is how many already-picked hits share its
+  conversation (1.0 turns it off; documents without a conversation are never
+  decayed); the first `free` repeats of a conversation go undecayed (a turn,
+  its reply and one more);
 - maximal marginal relevance (Carbonell & Goldstein, 1998): minus
   `mmr_weight` × its highest cosine similarity to an already-picked hit, so a
   near-duplicate of a picked hit waits (0 turns it off; needs the vectors).
@@ -45,6 +47,7 @@ def diversify(
     k: int,
     *,
     decay: float = 1.0,
+    free: int = 0,
     mmr_weight: float = 0.0,
     vectors: Mapping[int, Vector] | None = None,
 ) -> list[Pick]:
@@ -87,7 +90,7 @@ def diversify(
     picks: list[Pick] = []
     for _ in range(min(k, n)):
         seen = counts[slot]
-        value = rel * np.power(decay, seen) if decay < 1.0 else rel - penalty
+        value = rel * np.power(decay, np.maximum(seen - free, 0)) if decay < 1.0 else rel - penalty
         if decay < 1.0:
             value -= penalty
         value[taken] = -math.inf

@@ -75,8 +75,10 @@ class SearchParams(BaseModel):
     non_fact_weight: float = Field(default=0.05, ge=0, le=1)
     # A time the query names doubles what was said then (a soft filter).
     temporal_boost: float = Field(default=1.0, ge=0)
-    # Off: on LoCoMo the turns next to a match carry the answer, and decay drops them.
-    session_decay: float = Field(default=1.0, ge=0, le=1)
+    # After three picks from one conversation (a turn, its reply and one more),
+    # each further pick from it counts half: the top k cover more conversations.
+    session_decay: float = Field(default=0.5, ge=0, le=1)
+    session_free: int = Field(default=2, ge=0, le=1000)
     mmr_weight: float = Field(default=0.3, ge=0)
 
     @property
@@ -431,6 +433,7 @@ def finish(
         {r: rows[r].conversation_id for r in top},
         k,
         decay=p.session_decay,
+        free=p.session_free,
         mmr_weight=p.mmr_weight,
         vectors=vectors,
     )
