@@ -169,12 +169,23 @@ def score(ranked: list[str], turns: dict[str, Turn], gold_sessions: set[str]) ->
 
 def systems_to_run() -> dict[str, SearchParams | None]:
     plain = DEFAULT_PARAMS.model_copy(
-        update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0}
+        update={
+            "neighbour_weight": 0.0,
+            "speaker_boost": 0.0,
+            "score_weight": 0.0,
+            "temporal_boost": 0.0,
+            "mmr_weight": 0.0,
+            "session_decay": 1.0,
+        }
     )
     return {
         "BM25 (rank-bm25)": None,
         "dense (MiniLM)": None,
         "plain RRF": plain,
+        "no time/diversity": DEFAULT_PARAMS.model_copy(
+            update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+        ),
+        "no session decay": DEFAULT_PARAMS.model_copy(update={"session_decay": 1.0}),
         "memagent": DEFAULT_PARAMS,
     }
 
