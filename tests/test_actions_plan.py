@@ -201,7 +201,7 @@ class IntervalVault(Vault):
     def __init__(self, home: MemoryHome) -> None:
         super().__init__(home)
         self.intervals: list[tuple[str, str, float, float]] = []
-        self._lock = threading.Lock()
+        self._intervals_lock = threading.Lock()
 
     def _timed(self, kind: str, path: str, fn: Any, *args: Any) -> Any:
         t0 = time.perf_counter()
@@ -209,7 +209,7 @@ class IntervalVault(Vault):
         try:
             return fn(path, *args)
         finally:
-            with self._lock:
+            with self._intervals_lock:
                 self.intervals.append((kind, path, t0, time.perf_counter()))
 
     def read(self, path: str) -> str:
