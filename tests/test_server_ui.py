@@ -649,7 +649,13 @@ def test_page_on_the_postgresql_backend(pg_url: str, tmp_path: Path) -> None:
         assert saved.status_code == 303
         assert "# Pot" in a1.get("/ui/notes/edit", params={"path": "entities/pot.md"}).text
         assert a1.get("/ui/profile").status_code == 200
-        assert a1.get("/ui/status").status_code == 200
+        assert (
+            a2.post(
+                "/ui/status/slider", data={"csrf": csrf2, "slider": "humor", "value": "95"}
+            ).status_code
+            == 303
+        )
+        assert "Humor (95)" in a1.get("/ui/status").text  # the choice is in the database
         # One sign-in works on every server of the service (a signed cookie).
         roaming = TestClient(two, follow_redirects=False)
         roaming.cookies.set("memagent_ui", a1.cookies["memagent_ui"], path="/ui")

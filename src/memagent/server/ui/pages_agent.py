@@ -24,17 +24,24 @@ from memagent.server.routes.chat import (
     _turn,
 )
 from memagent.server.ui._base import SECURITY_HEADERS, UiRoute, go, one, page
-from memagent.server.ui._session import UiForbidden, ViewerDep, checked_form
+from memagent.server.ui._session import UiForbidden, Viewer, ViewerDep, checked_form
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
 MAX_CHAT_BODY = 64 * 1024
 
 
+def _personas(who: Viewer) -> Personas:
+    """The user's personas; on a shared database the choices live there (as the
+    agent reads them), else in the home's files."""
+    stores = who.caller.server.stores_for(who.user)
+    return Personas(who.caller.home, stores.state if stores.db is not None else None)
+
+
 @router.get("/status")
 def status(request: Request, who: ViewerDep) -> Response:
     home = who.caller.home
-    personas = Personas(home)
+    personas = _personas(who)
     active = personas.active()
     return page(
         request,
@@ -58,7 +65,7 @@ async def set_slider(request: Request, who: ViewerDep) -> Response:
         value = int(raw)
     except ValueError as exc:
         raise InvalidInput(f"slider value {raw!r} is not a whole number 0-100") from exc
-    Personas(who.caller.home).set_slider(slider, value)
+    _personas(who).set_slider(slider, value)
     return go("/ui/status", f"{slider} set to {value}.")
 
 
@@ -66,7 +73,7 @@ async def set_slider(request: Request, who: ViewerDep) -> Response:
 async def use_persona(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     name = one(form, "persona", limit=64)
-    Personas(who.caller.home).use(name)
+    _personas(who).use(name)
     return go("/ui/status", f"Now using the persona {name}.")
 
 
