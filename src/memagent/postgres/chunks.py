@@ -391,9 +391,30 @@ class PgChunkStore(ChunkStore):
             }
             rows.update(pgdocs.rows(conn, self.user, pool))
             near = self._neighbours(conn, pool) if p.neighbour_weight > 0 else {}
-            return finish(fused, rows, near, query, k=k, params=p, mode=mode, now=now)
+            vectors = (
+                self._pool_vectors(conn, pool) if qvec is not None and p.mmr_weight > 0 else None
+            )
+            return finish(
+                fused, rows, near, query, k=k, params=p, mode=mode, now=now, vectors=vectors
+            )
 
         return self.db.run(self.user, go)
+
+    def _pool_vectors(self, conn: Any, pool: list[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """The vectors of the pool's rows (chunks, and notes/facts by negative key),
+        which MMR compares, as the local index hands them to `finish`."""
+        found = conn.execute(
+            "SELECT seq, embedding::text FROM chunks WHERE user_id = %s AND seq = ANY(%s) "
+            "AND embedding IS NOT NULL UNION ALL SELECT -seq, embedding::text FROM search_docs "
+            "WHERE user_id = %s AND -seq = ANY(%s) AND embedding IS NOT NULL",
+            (self.user, pool, self.user, pool),
+        ).fetchall()
+        out: dict[int, npt.NDArray[np.float32]] = {}
+        for key, text in found:
+            vec = parse_vector(text)
+            if vec is not None:
+                out[int(key)] = vec
+        return out
 
     def dense_candidates(
         self, vector: npt.NDArray[np.float32], n: int, filters: Filters | None = None
