@@ -114,7 +114,9 @@ def test_imported_speaker_lines_say_who_and_when(home: MemoryHome) -> None:
         ctx = memory.context("When did Caroline go to the support group?", budget_tokens=500, k=5)
     finally:
         memory.close()
-    assert ctx.text == ("- [8 May 2023] Caroline said: I went to the support group yesterday.")
+    assert ctx.text == (
+        "- [8 May 2023] Caroline said: I went to the support group yesterday [7 May 2023]."
+    )
 
 
 def test_weak_dense_only_hits_are_not_relevant() -> None:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from memagent.agent.dates import annotate
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
@@ -436,30 +437,39 @@ def relevant(hit: dict[str, Any]) -> bool:
     return isinstance(cosine, int | float) and cosine >= MIN_COSINE
 
 
-def _when(hit: dict[str, Any]) -> str:
-    """`[8 May 2023] ` from the hit's timestamp: the words a person (and LoCoMo's
-    gold answers) use for a date, so an answer can quote it."""
+def _said_on(hit: dict[str, Any]) -> date | None:
     stamp = str(hit.get("created_at") or "")
     try:
-        day = datetime.fromisoformat(stamp[:10])
+        return datetime.fromisoformat(stamp[:10]).date()
     except ValueError:
-        return ""
-    return f"[{day.day} {day:%B %Y}] "
+        return None
+
+
+def _when(day: date | None) -> str:
+    """`[8 May 2023] `: the words a person (and LoCoMo's gold answers) use for a
+    date, so an answer can quote it."""
+    return f"[{day.day} {day:%B %Y}] " if day else ""
 
 
 def _context_line(hit: dict[str, Any]) -> str:
-    content = " ".join(str(hit["content"]).split())
-    when = _when(hit)
+    day = _said_on(hit)
+
+    def text(raw: object, limit: int) -> str:
+        flat = " ".join(str(raw).split())[:limit]
+        return annotate(flat, day) if day else flat
+
+    content = text(hit["content"], 400)
+    when = _when(day)
     src = hit.get("source") or {}
     if hit.get("user"):
-        return f"- {when}You said: {' '.join(str(hit['user']).split())[:400]}"
+        return f"- {when}You said: {text(hit['user'], 400)}"
     if hit["kind"] == "note":
-        return f"- Note ({hit.get('path') or hit['id']}): {content[:400]}"
+        return f"- Note ({hit.get('path') or hit['id']}): {content}"
     if hit["kind"] == "fact":
         return f"- Profile: {content[:300]}"
     speaker = src.get("speaker")
     if isinstance(speaker, str) and speaker and not content.startswith(f"{speaker}:"):
-        return f"- {when}{speaker} said: {content[:400]}"
+        return f"- {when}{speaker} said: {content}"
     if src.get("role") == "user":
-        return f"- {when}You said: {content[:400]}"
-    return f"- {when}{content[:400]}"
+        return f"- {when}You said: {content}"
+    return f"- {when}{content}"

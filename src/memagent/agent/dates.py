@@ -1,0 +1,83 @@
+"""Relative dates in a memory line, resolved against the day it was said.
+
+"I went to the group yesterday", said on 8 May 2023, reaches the model as
+"I went to the group yesterday [7 May 2023]": a small model copies a date well
+but subtracts days badly, and "when" questions are answered with the date.
+Only unambiguous phrases are resolved; everything else is left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_PHRASE = re.compile(
+    r"\b(?P<p>yesterday|today|tonight|tomorrow|last night|this morning"
+    r"|last (?:week|weekend|month|year)|next (?:week|month|year)"
+    r"|(?:last|this past) (?:" + "|".join(_WEEKDAYS) + r")"
+    r"|(?P<n>\d+|a|an|one|two|three|four|five|six) (?P<unit>day|week|month|year)s? ago)\b",
+    re.IGNORECASE,
+)
+
+
+def _fmt(d: date) -> str:
+    return f"{d.day} {d:%B %Y}"
+
+
+def _month_shift(d: date, months: int) -> date:
+    m = d.month - 1 + months
+    return date(d.year + m // 12, m % 12 + 1, 1)
+
+
+def resolve(phrase: str, said: date) -> str | None:
+    """What `phrase` means when said on `said` (None when it is not resolvable)."""
+    p = " ".join(phrase.lower().split())
+    if p in ("yesterday", "last night"):
+        return _fmt(said - timedelta(days=1))
+    if p in ("today", "tonight", "this morning"):
+        return _fmt(said)
+    if p == "tomorrow":
+        return _fmt(said + timedelta(days=1))
+    if p == "last week":
+        return f"the week before {_fmt(said)}"
+    if p == "last weekend":
+        return f"the weekend before {_fmt(said)}"
+    if p == "next week":
+        return f"the week after {_fmt(said)}"
+    if p in ("last month", "next month"):
+        d = _month_shift(said, -1 if p.startswith("last") else 1)
+        return f"{d:%B %Y}"
+    if p == "last year":
+        return str(said.year - 1)
+    if p == "next year":
+        return str(said.year + 1)
+    words = p.split()
+    if words[-1] in _WEEKDAYS and words[0] in ("last", "this"):
+        back = (said.weekday() - _WEEKDAYS.index(words[-1])) % 7 or 7
+        return _fmt(said - timedelta(days=back))
+    if words[-1] == "ago":
+        n = int(words[0]) if words[0].isdigit() else _NUMBERS.get(words[0], 0)
+        unit = words[1].rstrip("s")
+        if n <= 0 or n > 1000:
+            return None
+        if unit == "day":
+            return _fmt(said - timedelta(days=n))
+        if unit == "week":
+            return f"the week of {_fmt(said - timedelta(weeks=n))}"
+        if unit == "month":
+            return f"{_month_shift(said, -n):%B %Y}"
+        if unit == "year":
+            return str(said.year - n)
+    return None
+
+
+def annotate(text: str, said: date) -> str:
+    """`text` with each resolvable relative date followed by `[its date]`."""
+
+    def sub(m: re.Match[str]) -> str:
+        meaning = resolve(m.group(0), said)
+        return f"{m.group(0)} [{meaning}]" if meaning else m.group(0)
+
+    return _PHRASE.sub(sub, text)
