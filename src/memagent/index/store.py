@@ -19,7 +19,7 @@ import sqlite3
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,7 +225,14 @@ class Index:
     search is skipped (the search result says so).
     """
 
-    def __init__(self, path: Path, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        embedder: Embedder | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """`progress(done, total)` follows the embedding of documents a keyword-only
+        writer left without vectors (the first open with embeddings after one)."""
         self.path = path
         self.embedder = embedder
         try:
@@ -254,9 +261,11 @@ class Index:
         self._query_vectors: OrderedDict[str, Vector] = OrderedDict()
         self._query_lock = threading.Lock()
         if embedder is not None:
-            self._backfill_vectors()
+            self._backfill_vectors(progress=progress)
 
-    def _backfill_vectors(self, batch: int = 256) -> None:
+    def _backfill_vectors(
+        self, batch: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> None:
         """Embed documents a keyword-only writer left without vectors (flagged in meta)."""
         flag = self.conn.execute("SELECT value FROM meta WHERE key='missing_vectors'").fetchone()
         if flag is None:
@@ -270,6 +279,8 @@ class Index:
             vecs = self.embedder.embed([r[1] for r in part])
             with self.conn:
                 self.vectors.upsert([r[0] for r in part], vecs)
+            if progress is not None:
+                progress(start + len(part), len(rows))
         with self.conn:
             self.conn.execute("DELETE FROM meta WHERE key='missing_vectors'")
 

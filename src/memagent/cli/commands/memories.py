@@ -82,17 +82,21 @@ def remember(
         text = read_stdin_text()
     if type_ is not None and type_ not in ("decision", "pattern", "preference", "fact", "note"):
         raise InvalidInput(f"--type {type_!r}: use decision, pattern, preference, fact or note")
+    from memagent.cli._progress import progress
+
     store = _store(home, keyword_only, store_url, store_user)
-    chunks = store.remember(
-        text,
-        tags=tag or [],
-        type=type_,
-        conversation_id=conversation,
-        user_id=user,
-        agent_id=agent,
-        session_id=session,
-        source={"kind": "cli"},
-    )
+    with progress("remembering", "chunks") as update:
+        chunks = store.remember(
+            text,
+            progress=update,
+            tags=tag or [],
+            type=type_,
+            conversation_id=conversation,
+            user_id=user,
+            agent_id=agent,
+            session_id=session,
+            source={"kind": "cli"},
+        )
     if as_json:
         print_json([c.model_dump(mode="json") for c in chunks])
         return
@@ -120,15 +124,20 @@ def import_(
     Idempotent: a message imported before (same `id`, or without one the same
     content, timestamp and conversation) is skipped, so a rerun, or a run after
     an interrupted one, completes without duplicates."""
-    from rich.progress import Progress
-
-    from memagent.memory.chunks.importer import drafts_from_messages, load_messages
+    from memagent.cli._progress import progress
+    from memagent.memory.chunks.importer import (
+        drafts_from_messages,
+        load_messages,
+        read_messages_stream,
+    )
     from memagent.memory.chunks.model import check_tags
 
-    messages = load_messages(file)
+    from_stdin = str(file) == "-"  # like `remember -`
+    messages = read_messages_stream(sys.stdin.buffer) if from_stdin else load_messages(file)
     drafts = drafts_from_messages(
-        messages, origin=file.name, tags=check_tags(tag or []), merge=merge
-    )
+        messages, origin="stdin" if from_stdin else file.name, tags=check_tags(tag or []),
+        merge=merge,
+    )  # fmt: skip
     store = _store(home, keyword_only, store_url, store_user)
     known = _import_keys(store)
     todo, seen = [], set(known)
@@ -140,14 +149,13 @@ def import_(
     skipped = len(drafts) - len(todo)
     done = 0
     try:
-        with Progress(console=err_console, transient=True) as bar:
-            task = bar.add_task("importing", total=len(todo))
+        with progress("importing", "chunks") as update:
             for start in range(0, len(todo), _IMPORT_BATCH):
                 part = todo[start : start + _IMPORT_BATCH]
                 offset = done
 
                 def step(n: int, _total: int, offset: int = offset) -> None:
-                    bar.update(task, completed=offset + n)
+                    update(offset + n, len(todo))
 
                 store.create_many(part, progress=step)
                 done += len(part)
@@ -254,6 +262,7 @@ def recall(
     from rich.markup import escape
     from rich.table import Column, Table
 
+    from memagent.cli._progress import progress
     from memagent.core import InvalidInput
 
     if (query is None) == (batch is None):
@@ -261,13 +270,17 @@ def recall(
     filters = _filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
     store = _store(home, keyword_only, store_url, store_user)
-    if batch is not None:
-        for qid, q in queries:
-            hits = store.recall(q, k=k, filters=filters)
-            print_json({"id": qid, "hits": [h.to_json() for h in hits]})
-        return
-    assert query is not None
-    hits = store.recall(query, k=k, filters=filters)
+    # The first search opens the index: changed files are re-read and documents a
+    # keyword-only run left without vectors are embedded, with progress on stderr.
+    with progress("updating the index", "documents") as update:
+        store.progress = update
+        if batch is not None:
+            for qid, q in queries:
+                hits = store.recall(q, k=k, filters=filters)
+                print_json({"id": qid, "hits": [h.to_json() for h in hits]})
+            return
+        assert query is not None
+        hits = store.recall(query, k=k, filters=filters)
     if as_json:
         print_json({"hits": [h.to_json() for h in hits]})  # the shape of HTTP /v1/search
         return

@@ -16,14 +16,12 @@ def reindex(
     ] = False,
 ) -> None:
     """Rebuild index.sqlite from chunk files, vault notes and profile facts."""
-    from rich.progress import Progress
-
+    from memagent.cli._progress import progress
     from memagent.memory.chunks import ChunkStore
 
     store = ChunkStore(open_home(home), embeddings=False if keyword_only else None)
-    with Progress(console=err_console, transient=True) as bar:
-        task = bar.add_task("indexing", total=None)
-        report = store.rebuild(lambda done, total: bar.update(task, completed=done, total=total))
+    with progress("indexing", "files") as update:
+        report = store.rebuild(update)
     idx = store.index
     console.print(
         f"indexed {len(report.indexed)} files ({idx.count('chunk')} chunks, "

@@ -95,6 +95,9 @@ class ChunkStore:
     """
 
     _scratch: Path | None = None  # the temporary folder of a read-only home's index copy
+    progress: Progress | None = None
+    """Told (done, total) while opening the index re-reads files or embeds documents
+    (set by the CLI to show progress on stderr)."""
 
     def __init__(self, home: MemoryHome, *, embeddings: bool | None = None) -> None:
         self.home = home.require()
@@ -123,7 +126,7 @@ class ChunkStore:
         long-lived store (a server) sees notes, facts and chunks written elsewhere."""
         if self._index is None:
             self._index = self._open_index()
-            self.sync()
+            self.sync(self.progress)
         else:
             self._catch_up(self._index)
         return self._index
@@ -145,12 +148,12 @@ class ChunkStore:
             path = read_only_index_copy(path)
             self._scratch = path.parent
         try:
-            return Index(path, self.embedder)
+            return Index(path, self.embedder, self.progress)
         except CorruptFile:
             with self.home.storage.lock():
                 for suffix in ("", "-wal", "-shm"):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
-                return Index(path, self.embedder)
+                return Index(path, self.embedder, self.progress)
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Re-index whatever files changed since the index last saw them."""
@@ -261,8 +264,9 @@ class ChunkStore:
             raise InvalidInput(f"invalid chunk: {exc.errors()[0]['msg']}") from exc
         return self.create_many([draft])[0]
 
-    def remember(self, text: str, **fields: Any) -> list[Chunk]:
-        """Chunk `text` (paragraphs, ~100–800 tokens) and store each piece."""
+    def remember(self, text: str, progress: Progress | None = None, **fields: Any) -> list[Chunk]:
+        """Chunk `text` (paragraphs, ~100–800 tokens) and store each piece
+        (`progress(done, total)` after each batch of pieces)."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidInput("nothing to remember: the text is empty")
         limit = self.config.limits.max_file_bytes
@@ -277,7 +281,7 @@ class ChunkStore:
             ]
         except ValidationError as exc:
             raise InvalidInput(f"invalid chunk: {exc.errors()[0]['msg']}") from exc
-        return self.create_many(drafts)
+        return self.create_many(drafts, progress=progress)
 
     def create_many(
         self,
