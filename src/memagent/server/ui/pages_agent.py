@@ -12,9 +12,9 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
-from memagent.agent.hud import hud_status
 from memagent.agent.personas import Personas
-from memagent.core import InvalidInput
+from memagent.core import InvalidInput, MemagentError
+from memagent.core.oplog import read_ops_before
 from memagent.server.routes.chat import (
     SSE_MEDIA_TYPE,
     ChatRequest,
@@ -38,9 +38,53 @@ def _personas(who: Viewer) -> Personas:
     return Personas(who.caller.home, stores.state if stores.db is not None else None)
 
 
+def _hud(who: Viewer) -> dict[str, Any]:
+    """The HUD's content (`agent.hud`), read without walking the store: counts come
+    from the index (or the database), the last writes from the end of the ops log."""
+    memory = who.caller.memory
+    home = who.caller.home
+    try:
+        model = who.caller.server.llm_spec or home.config.llm.model
+    except MemagentError as exc:
+        model = f"config error: {exc}"
+    counts: dict[str, Any] = {}
+    index: dict[str, Any] = {}
+    # Counts include soft-deleted memories (they are still stored).
+    if memory.db is None:
+        with memory.guard:
+            idx = memory.chunks.index
+            for kind, label in (
+                ("chunk", "memories"),
+                ("note", "notes"),
+                ("fact", "profile facts"),
+            ):
+                counts[label] = idx.count(kind)
+        index = {"status": "ok", "bytes": home.layout.index.stat().st_size}
+        records, _ = read_ops_before(home.layout.ops_log, None, limit=8)
+    else:
+        from memagent.postgres.ops import PgOpsLog
+
+        db, user = memory.db, memory.user
+        counts["memories"] = db.run(
+            user,
+            lambda c: c.execute(
+                "SELECT count(*) FROM chunks WHERE user_id = %s", (user,)
+            ).fetchone()[0],
+        )
+        index = {"status": "in the database (PostgreSQL)"}
+        records = list(reversed(PgOpsLog(memory.db, memory.user).read(limit=8)))
+    return {
+        "model": model,
+        "memory": counts,
+        "index": index,
+        "last_writes": [
+            {"ts": r.ts, "actor": r.actor, "op": r.op, "path": r.path} for r in records
+        ],
+    }
+
+
 @router.get("/status")
 def status(request: Request, who: ViewerDep) -> Response:
-    home = who.caller.home
     personas = _personas(who)
     active = personas.active()
     return page(
@@ -49,7 +93,7 @@ def status(request: Request, who: ViewerDep) -> Response:
         who,
         title="Status",
         active="status",
-        hud=hud_status(home),
+        hud=_hud(who),
         persona=active,
         persona_names=personas.names(),
         sliders=personas.sliders(),
