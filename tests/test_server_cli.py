@@ -71,6 +71,48 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
     assert list((home / "server" / "users" / "alice" / "chunks").rglob("*.json"))
 
 
+def test_serve_as_user_serves_the_cli_home_itself(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "MEMAGENT_HOME": str(home)}
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "memagent", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    cli("init")
+    cli("remember", "Ana plays the oboe on Sundays", "--keyword-only")
+    key = cli("keys", "create", "--user", "me").strip().splitlines()[-1]
+    port = _free_port()
+    cmd = [sys.executable, "-m", "memagent", "serve", "--port", str(port), "--as-user", "me"]
+    proc = subprocess.Popen([*cmd, "--keyword-only"], env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.1)
+        headers = {"Authorization": f"Bearer {key}"}
+        hits = httpx.get(f"{url}/v1/memories/search", params={"q": "oboe"}, headers=headers)
+        assert hits.status_code == 200, hits.text
+        assert "oboe" in hits.json()["hits"][0]["content"]  # made with the CLI, in the home
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    assert not (home / "server" / "users" / "me").exists()
+
+
 def test_openapi_command_writes_the_document(tmp_path: Path) -> None:
     out = tmp_path / "openapi.json"
     result = CliRunner().invoke(cli_app, ["openapi", "--out", str(out)])

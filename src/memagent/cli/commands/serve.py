@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, StoreOption, err_console
+from memagent.cli._common import HomeOption, StoreOption, err_console, open_home
 from memagent.cli.commands.keys import RootOption
 
 
@@ -50,6 +50,14 @@ def serve(
             "--max-tokens", min=1, max=32_768, help="Most tokens one reply may ask the model for."
         ),
     ] = 1024,
+    as_user: Annotated[
+        str | None,
+        typer.Option(
+            "--as-user",
+            help="Serve the memory home itself (--home) as this user's memory: a single-user "
+            "server for the memories made with the CLI (keys: keys create --user NAME).",
+        ),
+    ] = None,
 ) -> None:
     """Serve every user's memory over HTTP. The server root is --root, else
     <home>/server; each user's memory lives in <root>/users/<user>/, not in the
@@ -60,6 +68,7 @@ def serve(
     from memagent.server import ServerSettings, create_app, default_server_root
 
     server_root = default_server_root(root, home)
+    served = open_home(home) if as_user is not None else None
     settings = ServerSettings(
         max_body_bytes=max_body,
         rate_per_second=rate,
@@ -74,6 +83,9 @@ def serve(
     )
     app = create_app(server_root, settings)
     err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
+    if served is not None:
+        app.state.server.pin_home(as_user, served)
+        err_console.print(f"user {as_user}'s memory is the home {served.root}", highlight=False)
     err_console.print(
         f"each user's memory lives in {server_root / 'users'}/<user>/", highlight=False
     )
