@@ -1,0 +1,103 @@
+"""The LongMemEval bench's pieces: metrics, question order, times, the
+embedding cache (bench.recall_longmemeval, bench.embcache)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bench.embcache import CachedEmbedder, fill, text_key
+from bench.recall_longmemeval import Turn, lme_time, score, stratified, turns_of
+
+
+def _turns() -> dict[str, Turn]:
+    out = {}
+    for s, n in (("s1", 3), ("s2", 3), ("s3", 3)):
+        for i in range(n):
+            tid = f"{s}:{i}"
+            out[tid] = Turn(tid, s, "user", f"text {tid}", "2023-05-01T00:00:00+00:00",
+                            evidence=tid in ("s1:1", "s3:2"))  # fmt: skip
+    return out
+
+
+def test_session_and_turn_metrics() -> None:
+    turns = _turns()
+    gold = {"s1", "s3"}
+    ranked = ["s1:0", "s1:1", "s1:2", "s2:0", "s2:1", "s3:2", "s2:2", "s3:0", "s3:1", "s2:2"]
+    got = score(ranked, turns, gold)
+    assert got["any@5"] == 1.0 and got["all@5"] == 0.0  # s3 first appears at rank 6
+    assert got["all@10"] == 1.0
+    assert got["s.all@5"] == 1.0  # the paper's metric: 5 distinct sessions reach s3
+    assert got["turn@5"] == 0.5 and got["turn@10"] == 1.0 and got["t.all@10"] == 1.0
+    ideal = 1 + 1 / np.log2(3)
+    assert got["ndcg@10"] == pytest.approx((1 / np.log2(3) + 1 / np.log2(7)) / ideal)
+
+
+def test_unknown_ids_take_a_slot_but_no_session() -> None:
+    turns = _turns()
+    got = score(["None", "s1:1"], turns, {"s1"})
+    assert got["any@5"] == 1.0 and got["turn@5"] == 0.5
+
+
+def test_no_evidence_turns_means_no_turn_metrics() -> None:
+    turns = {t: Turn(x.tid, x.session, x.role, x.content, x.created_at, False)
+             for t, x in _turns().items()}  # fmt: skip
+    got = score(["s1:0"], turns, {"s1"})
+    assert "turn@10" not in got and "ndcg@10" not in got and got["all@5"] == 1.0
+
+
+def test_stratified_order_covers_every_type_first() -> None:
+    qs = [{"question_type": t, "i": i} for i, t in enumerate("aaabbc")]
+    order = stratified(qs)
+    assert [q["question_type"] for q in order[:3]] == ["a", "b", "c"]
+    assert sorted(q["i"] for q in order) == list(range(6))
+
+
+def test_times_and_turns() -> None:
+    assert lme_time("2023/05/20 (Sat) 02:21").isoformat() == "2023-05-20T02:21:00+00:00"
+    q = {
+        "haystack_session_ids": ["x", "y"],
+        "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/21 (Sun) 10:00"],
+        "haystack_sessions": [
+            [{"role": "user", "content": "hi", "has_answer": True}, {"role": "assistant"}],
+            [{"role": "assistant", "content": "  "}, {"role": "user", "content": "yo"}],
+        ],
+    }
+    got = turns_of(q)
+    assert [(t.tid, t.session, t.evidence) for t in got] == [
+        ("0:0", "x", True),
+        ("1:1", "y", False),
+    ]
+    assert got[1].created_at == "2023-05-21T10:00:01+00:00"
+
+
+class CountingEmbedder:
+    name = "count"
+    dim = 4
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        return np.array([[len(t), 1, 0, 0] for t in texts], dtype=np.float32)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_cache_embeds_each_text_once_across_runs(tmp_path: Path) -> None:
+    base = CountingEmbedder()
+    first = CachedEmbedder(base, tmp_path, "t-")
+    fill(first, ["a", "bb", "a"], batch=1)
+    assert base.seen == ["a", "bb"]
+    again = CachedEmbedder(base, tmp_path, "t-")  # a new run reads the files
+    vecs = again.embed(["bb", "a", "ccc"])
+    assert base.seen == ["a", "bb", "ccc"]
+    assert vecs[:, 0].tolist() == [2, 1, 3]
+    assert again.save() is not None and again.save() is None  # nothing new the second time
+    assert len(CachedEmbedder(base, tmp_path, "t-").vectors) == 3
+    assert CachedEmbedder(base, tmp_path, "other-").vectors == {}
+    assert again.embed([]).shape == (0, 4)
+    assert text_key("a") != text_key("a ")
