@@ -334,3 +334,30 @@ def test_quota_from_config_toml_is_one_cli_line(home: MemoryHome) -> None:
     res = runner.invoke(app, ["remember", "two", "--home", h, "--keyword-only"])
     assert res.exit_code == 1
     assert res.stderr.count("\n") == 1 and "quotas.max_chunks" in res.stderr
+
+
+def test_prune_drops_old_segments_and_their_contents(home: MemoryHome) -> None:
+    from memagent.core import QuotaExceeded
+    from memagent.core.config import QuotasConfig
+    from memagent.core.oplog import blob_dir, segments
+
+    st = home.storage
+    st.log_segment_bytes = 1200
+    for i in range(30):
+        st.write_text(f"vault/p{i}.md", f"note {i}", actor="t", op="create")
+    st.write_text("vault/big.md", "old " * 2000, actor="t", op="create")
+    st.write_text(
+        "vault/big.md", "new " * 2000, actor="t", op="update", meta={"old": "old " * 2000}
+    )
+    log = home.layout.ops_log
+    assert len(segments(log)) > 3 and len(list(blob_dir(log).iterdir())) == 1
+    st.quota_source = lambda: QuotasConfig(max_log_bytes=st.usage().log_bytes)
+    with pytest.raises(QuotaExceeded, match="log --prune"):
+        st.write_text("vault/x.md", "x", actor="t", op="create")
+    st.quota_source = None
+    kept = segments(log)[-1:]
+    segs, _, freed = st.prune_log(1)
+    assert segs > 0 and freed > 0 and segments(log) == kept
+    assert [r.op for r in read_ops(log)][-1] == "log.prune"
+    # the newest segment and the live file still read; a content still referred to stays
+    assert len(list(blob_dir(log).iterdir())) == 1

@@ -101,7 +101,8 @@ class Tracker:
             limit = quotas.max_log_bytes
             if limit and grow > 0 and u.log_bytes + grow > limit:
                 raise QuotaExceeded(
-                    f"the ops log is at its quota of {limit} bytes (quotas.max_log_bytes)"
+                    f"the ops log is at its quota of {limit} bytes (quotas.max_log_bytes); "
+                    "`memagent log --prune N` drops old segments"
                 )
             return
         if quotas.max_bytes and grow > 0 and u.bytes + grow > quotas.max_bytes:
@@ -116,7 +117,7 @@ class Tracker:
         if quotas.max_log_bytes and u.log_bytes >= quotas.max_log_bytes:
             raise QuotaExceeded(
                 f"the ops log is at its quota of {quotas.max_log_bytes} bytes "
-                "(quotas.max_log_bytes); nothing can be written until it is raised"
+                "(quotas.max_log_bytes); `memagent log --prune N` drops old segments"
             )
 
     def wrote(self, rel: str, old_size: int | None, new_size: int | None) -> None:

@@ -21,6 +21,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -35,12 +36,13 @@ from filelock import Timeout as _FileLockTimeout
 
 from memagent.core.config import QuotasConfig
 from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome
-from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name
+from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name, segments
 from memagent.core.paths import Layout
 from memagent.core.quota import Usage
 from memagent.core.quota import tracker as quota_tracker
 
 TMP_PREFIX = ".tmp-"
+_BLOB_REF = re.compile(r'"\$blob":"sha256:([0-9a-f]{64})"')
 LOG_SEGMENT_BYTES = 64 * 1024 * 1024
 """The live ops log is rotated into a segment when it would pass this size."""
 BLOB_MIN_BYTES = 4096
@@ -307,6 +309,37 @@ class Storage:
         target = self.resolve(path)
         with self.lock(), self._writing(target):
             return self._log(actor, op, target, None, None, meta)
+
+    def prune_log(self, keep: int) -> tuple[int, int, int]:
+        """Delete all but the newest `keep` rotated ops-log segments, and the stored
+        contents only they referred to (history and undo of those records go with
+        them). Returns (segments removed, contents removed, bytes freed)."""
+        log_path = self.layout.ops_log
+        freed = removed_segments = removed_blobs = 0
+        with self.lock(), self._writing(log_path):
+            old = segments(log_path)
+            drop = old[: max(0, len(old) - max(0, keep))]
+            for _, path in drop:
+                freed += path.stat().st_size
+                path.unlink()
+                removed_segments += 1
+            if drop:
+                used: set[str] = set()
+                for path in [p for _, p in segments(log_path)] + [log_path]:
+                    with contextlib.suppress(FileNotFoundError):
+                        used.update(_BLOB_REF.findall(path.read_text(encoding="utf-8")))
+                blobs = blob_path(log_path, "x").parent
+                for blob in list(blobs.iterdir()) if blobs.is_dir() else []:
+                    if blob.name not in used:
+                        freed += blob.stat().st_size
+                        blob.unlink()
+                        removed_blobs += 1
+                self._tracker.wrote("log/ops.jsonl", freed, 0)
+                self._log(
+                    "storage", "log.prune", log_path, None, None,
+                    {"segments": removed_segments, "contents": removed_blobs, "bytes": freed},
+                )  # fmt: skip
+        return removed_segments, removed_blobs, freed
 
     def clean_temp_files(self, directory: Path) -> int:
         """Remove temp files a crashed writer left behind in `directory` (recursive)."""

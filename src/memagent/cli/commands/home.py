@@ -29,9 +29,25 @@ def log(
     path: Annotated[str | None, typer.Option("--path", help="Only paths with this prefix.")] = None,
     actor: Annotated[str | None, typer.Option("--actor", help="Only this actor.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines on stdout.")] = False,
+    prune: Annotated[
+        int | None,
+        typer.Option(
+            "--prune",
+            min=0,
+            help="Delete all but the newest N rotated segments (and contents only they "
+            "stored); their history and undo go with them.",
+        ),
+    ] = None,
 ) -> None:
     """Show the ops log: every write to the memory home, newest last."""
     mh = open_home(home)
+    if prune is not None:
+        segs, blobs, freed = mh.storage.prune_log(prune)
+        console.print(
+            f"removed {segs} old log segments and {blobs} stored contents ({freed} bytes)",
+            highlight=False,
+        )
+        return
     records = mh.ops(limit=limit, path_prefix=path, actor=actor)
     if as_json:
         for rec in records:
