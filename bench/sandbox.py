@@ -2,8 +2,10 @@
 
 Measured in one run, each against a baseline taken in the same run:
 
-1. Per-run overhead of a tiny script in a fresh `Session`, vs spawning a
-   Python subprocess that runs it (the seed's old design; target >= 20x cheaper).
+1. Per-run overhead of a tiny script in a fresh `Session` (in-process), through
+   the worker pool (a fresh session on a pre-started worker, and a run in a live
+   `IsolatedSession`), vs spawning a Python subprocess that runs it (target: far
+   cheaper than the subprocess).
 2. Loop-heavy scripts (sum of squares to 100k, string building, counting words
    in a dict) vs smolagents' `LocalPythonExecutor` on the same scripts (target
    >= 2x faster; needs the `bench` extra: `pip install -e .[bench]`), and vs
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.table import Table
 
-from memagent.sandbox import Limits, Session
+from memagent.sandbox import IsolatedSession, Limits, Session, WorkerPool
 
 TINY = "x = 1 + 2\nx * 2"
 LIMITS = Limits(max_operations=50_000_000, timeout_s=120)
@@ -67,10 +69,40 @@ def per_run_overhead(console: Console) -> None:
             assert out.stdout.strip() == b"6"
 
     spawn_s = best_of(subprocess_runs, 3) / m
+    pool = WorkerPool(1)
+    pool.run(TINY)  # the worker has started
+    k = 300
+
+    def pool_runs() -> None:
+        for _ in range(k):
+            assert pool.run(TINY).result == 6
+
+    pool_s = best_of(pool_runs, 3) / k
+    isolated = IsolatedSession(pool=pool)
+
+    def session_runs() -> None:
+        for _ in range(k):
+            assert isolated.run(TINY).result == 6
+
+    session_s = best_of(session_runs, 3) / k
+    isolated.close()
+    pool.close()
     table = Table("per-run overhead (tiny script)", "per run", "ratio")
     table.add_row("subprocess (python -I -c)", f"{spawn_s * 1e3:.2f} ms", "1.0x")
     table.add_row(
-        "memagent Session().run", f"{sandbox_s * 1e6:.1f} µs", f"{spawn_s / sandbox_s:.0f}x cheaper"
+        "memagent Session().run (in-process)",
+        f"{sandbox_s * 1e6:.1f} µs",
+        f"{spawn_s / sandbox_s:.0f}x cheaper",
+    )
+    table.add_row(
+        "worker pool: pool.run (fresh session)",
+        f"{pool_s * 1e6:.1f} µs",
+        f"{spawn_s / pool_s:.0f}x cheaper",
+    )
+    table.add_row(
+        "worker pool: IsolatedSession.run",
+        f"{session_s * 1e6:.1f} µs",
+        f"{spawn_s / session_s:.0f}x cheaper",
     )
     console.print(table)
 

@@ -59,7 +59,7 @@ def deep_ask(
     max_depth: int = 2,
     max_tokens: int = 400,
 ) -> DeepResult:
-    from memagent.sandbox import Limits, Session
+    from memagent.sandbox import IsolatedSession, Limits
 
     if not isinstance(question, str) or not question.strip():
         raise InvalidInput("the question is empty")
@@ -100,7 +100,7 @@ def deep_ask(
         usage.completion_tokens += res.usage.completion_tokens
         return res.text
 
-    session = Session(
+    session = IsolatedSession(
         tools={"search_chunks": search_chunks, "read_chunk": read_chunk, "llm_query": llm_query},
         limits=Limits(timeout_s=20.0, max_operations=2_000_000),
     )

@@ -691,14 +691,14 @@ class Agent:
     # -- Python mode --------------------------------------------------------------------------
     def _sandbox(self) -> Any:
         if self._session is None:
-            from memagent.sandbox import Session, load_session
+            from memagent.sandbox import IsolatedSession, load_session
 
-            self._session = Session(tools=self._sandbox_tools())
+            self._session = IsolatedSession(tools=self._sandbox_tools())
             if self.persist and self.conversation.messages:
                 try:
                     load_session(self.home, self._session_name(), self._session)
                 except MemagentError:
-                    self._session = Session(tools=self._sandbox_tools())
+                    self._session = IsolatedSession(tools=self._sandbox_tools())
         return self._session
 
     def _session_name(self) -> str:

@@ -151,12 +151,12 @@ def calculate(expression: str) -> Any:
 
     Runs in the restricted sandbox with a small budget, so it can only compute.
     """
-    from memagent.sandbox import Limits, Session
+    from memagent.sandbox import Limits, default_pool
 
     if len(expression) > 2000:
         raise InvalidInput("expression is longer than 2000 characters")
-    session = Session(limits=Limits(max_operations=100_000, timeout_s=2.0, max_int_bits=4096))
-    result = session.run(f"import math\n{expression}")
+    limits = Limits(max_operations=100_000, timeout_s=2.0, max_int_bits=4096)
+    result = default_pool().run(f"import math\n{expression}", limits=limits)
     if result.error:
         raise InvalidInput(f"cannot calculate {expression[:80]!r}: {result.error}")
     return result.result

@@ -17,20 +17,27 @@ a hand-edited state file can do no more than the code a user could type.
 from __future__ import annotations
 
 import ast
-import base64
 import json
-import math
 import re
 from typing import Any
 
 from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, sha256_hex
+from memagent.sandbox._codec import STATE_VERSION, decode_value, encode_value
 from memagent.sandbox._interp import MAX_DEFINITIONS
-from memagent.sandbox._objects import ModuleProxy, SandboxClass, SandboxFunction
-from memagent.sandbox.session import Session
+from memagent.sandbox.session import SessionLike as Session
 
-STATE_VERSION = 1
+__all__ = [
+    "decode_value",
+    "encode_value",
+    "load_session",
+    "read_state",
+    "run_persisted",
+    "save_session",
+    "session_path",
+    "state_digest",
+]
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_MAX_DEPTH = 100
 
 
 def session_path(home: MemoryHome, name: str) -> Any:
@@ -39,94 +46,6 @@ def session_path(home: MemoryHome, name: str) -> Any:
             f"invalid session name {name!r}: use 1-64 letters, digits, '_', '-' or '.'"
         )
     return home.layout.state / "sandbox" / f"{name}.json"
-
-
-class _Unencodable(Exception):
-    pass
-
-
-def encode_value(value: Any, depth: int = 0) -> Any:
-    if depth > _MAX_DEPTH:
-        raise _Unencodable
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value if type(value) is int else int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"$float": repr(value)}
-    if type(value) is list:
-        return [encode_value(v, depth + 1) for v in value]
-    if type(value) is tuple:
-        return {"$tuple": [encode_value(v, depth + 1) for v in value]}
-    if type(value) is set:
-        return {"$set": [encode_value(v, depth + 1) for v in value]}
-    if type(value) is frozenset:
-        return {"$frozenset": [encode_value(v, depth + 1) for v in value]}
-    if type(value) is bytes:
-        return {"$bytes": base64.b64encode(value).decode("ascii")}
-    if type(value) is dict:
-        if all(isinstance(k, str) and not k.startswith("$") for k in value):
-            return {k: encode_value(v, depth + 1) for k, v in value.items()}
-        return {
-            "$dict": [
-                [encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()
-            ]
-        }
-    raise _Unencodable
-
-
-def decode_value(data: Any, depth: int = 0) -> Any:
-    if depth > _MAX_DEPTH:
-        raise ValueError("nested too deeply")
-    if data is None or isinstance(data, (bool, int, float, str)):
-        return data
-    if isinstance(data, list):
-        return [decode_value(v, depth + 1) for v in data]
-    if not isinstance(data, dict):
-        raise ValueError(f"unexpected {type(data).__name__}")
-    if len(data) == 1:
-        ((tag, inner),) = data.items()
-        if tag == "$tuple":
-            return tuple(decode_value(v, depth + 1) for v in inner)
-        if tag == "$set":
-            return {decode_value(v, depth + 1) for v in inner}
-        if tag == "$frozenset":
-            return frozenset(decode_value(v, depth + 1) for v in inner)
-        if tag == "$bytes":
-            return base64.b64decode(inner, validate=True)
-        if tag == "$float":
-            if inner not in ("inf", "-inf", "nan"):
-                raise ValueError(f"bad float {inner!r}")
-            return float(inner)
-        if tag == "$dict":
-            return {decode_value(k, depth + 1): decode_value(v, depth + 1) for k, v in inner}
-    if any(k.startswith("$") for k in data):
-        raise ValueError(f"unknown tag in {sorted(data)[:3]}")
-    return {k: decode_value(v, depth + 1) for k, v in data.items()}
-
-
-def snapshot(session: Session) -> tuple[dict[str, Any], list[str]]:
-    """The JSON document of a session's state, and the names it could not keep."""
-    variables: dict[str, Any] = {}
-    skipped: list[str] = []
-    defined = {n for key, _ in session.definitions for n in key.split(",")}
-    for name, value in session.variables.items():
-        if name in defined and isinstance(value, (SandboxFunction, SandboxClass, ModuleProxy)):
-            continue
-        try:
-            variables[name] = encode_value(value)
-        except (_Unencodable, RecursionError):
-            skipped.append(name)
-    doc = {
-        "version": STATE_VERSION,
-        "variables": variables,
-        "definitions": [
-            {"names": k, "source": s}
-            for k, s in session.definitions
-            if any(n not in variables for n in k.split(","))
-        ],
-    }
-    return doc, skipped
 
 
 def state_digest(home: MemoryHome, name: str) -> str | None:
@@ -146,7 +65,7 @@ def save_session(
     the save optimistic: if another run saved the session meanwhile, `Conflict`
     is raised instead of overwriting its work."""
     path = session_path(home, name)
-    doc, skipped = snapshot(session)
+    doc, skipped = session.snapshot()
     data = json.dumps(doc, ensure_ascii=False, allow_nan=False).encode("utf-8")
     limit = home.config.limits.max_file_bytes
     if len(data) > limit:

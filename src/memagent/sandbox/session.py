@@ -14,7 +14,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from memagent.core.errors import InvalidInput
 from memagent.sandbox._interp import Interpreter, host_recursion_guard
@@ -69,6 +69,19 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return text[:100_000]
 
 
+class SessionLike(Protocol):
+    """What persistence and the call sites need of a session, in this process
+    (`Session`) or in a worker process (`memagent.sandbox.pool.IsolatedSession`)."""
+
+    def run(self, code: str, *, replay: Sequence[str] = ()) -> RunResult: ...
+
+    def restore_variables(self, values: dict[str, Any]) -> None: ...
+
+    def snapshot(self) -> tuple[dict[str, Any], list[str]]: ...
+
+    def close(self) -> None: ...
+
+
 class Session:
     """A restricted, stateful Python interpreter.
 
@@ -115,6 +128,16 @@ class Session:
         """Source of the top-level `def`/`class`/`import` statements run so far,
         keyed by the names they bind, oldest first (the latest per name)."""
         return list(self._interp.definitions)
+
+    def snapshot(self) -> tuple[dict[str, Any], list[str]]:
+        """The JSON document of this session's state (what `save_session` writes)
+        and the names of the variables it could not keep."""
+        from memagent.sandbox._codec import snapshot
+
+        return snapshot(self)
+
+    def close(self) -> None:
+        """Nothing to release in-process (the isolated session's counterpart)."""
 
     def restore_variables(self, values: dict[str, Any]) -> None:
         """Set global variables (used when loading a saved session). Names that
@@ -221,4 +244,4 @@ def _fmt(kind: str, message: str, line: int | None) -> str:
     return f"{text} (line {line})" if line else text
 
 
-__all__ = ["RunResult", "Session"]
+__all__ = ["RunResult", "Session", "SessionLike"]

@@ -42,7 +42,7 @@ def run(
     """
     from memagent.cli._code_input import limits_from, read_code
     from memagent.core import InvalidInput, MemagentError
-    from memagent.sandbox import Session, run_persisted
+    from memagent.sandbox import IsolatedSession, run_persisted
 
     try:
         limits = limits_from(timeout, max_ops)
@@ -54,11 +54,14 @@ def run(
                 code = read_code(sys.stdin.buffer, limits.max_source_bytes)
         except OSError as exc:
             raise InvalidInput(f"cannot read the code: {exc}") from exc
-        sess = Session(limits=limits)
-        if session is None:
-            doc = sess.run(code).to_json()
-        else:
-            doc = run_persisted(open_home(home), session, sess, code)
+        sess = IsolatedSession(limits=limits)
+        try:
+            if session is None:
+                doc = sess.run(code).to_json()
+            else:
+                doc = run_persisted(open_home(home), session, sess, code)
+        finally:
+            sess.close()
     except MemagentError as exc:
         print_json({"output": "", "result": None, "error": f"{type(exc).__name__}: {exc}"})
         raise typer.Exit(2) from exc

@@ -105,7 +105,7 @@ def _run_python(
     from memagent.cli._code_input import limits_from, read_code
     from memagent.core import MemagentError
     from memagent.memory.vault import Vault
-    from memagent.sandbox import Session, run_persisted
+    from memagent.sandbox import IsolatedSession, run_persisted
 
     try:
         limits = limits_from(timeout, max_ops)
@@ -113,11 +113,14 @@ def _run_python(
         mh = open_home(home)
         vault = Vault(mh, actor="vault-python")
         vault.real_root  # noqa: B018 -- a missing vault is an input error, not a tool error
-        sess = Session(tools=vault_tools(vault), limits=limits)
-        if session is None:
-            doc = sess.run(code).to_json()
-        else:
-            doc = run_persisted(mh, session, sess, code)
+        sess = IsolatedSession(tools=vault_tools(vault), limits=limits)
+        try:
+            if session is None:
+                doc = sess.run(code).to_json()
+            else:
+                doc = run_persisted(mh, session, sess, code)
+        finally:
+            sess.close()
     except MemagentError as exc:
         _python_fail(f"{type(exc).__name__}: {exc}")
     print_json(doc)

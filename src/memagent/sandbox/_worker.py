@@ -1,0 +1,181 @@
+"""A sandbox worker process: `python -m memagent.sandbox._worker MEMORY_BYTES`.
+
+It runs the interpreter for one session at a time behind OS limits (address
+space, CPU time per run, no new processes, no new files, no core dumps) and
+talks to its host over stdin/stdout, one JSON object per line:
+
+    host → worker  {"op": "open", "limits": {...}, "tools": [names]}
+                   {"op": "run", "code": "...", "replay": [...]}
+                   {"op": "restore", "variables": {...}}   {"op": "snapshot"}
+                   {"op": "add_tools", "tools": [names]}   {"op": "return"|"raise", ...}
+    worker → host  {"op": "ok"}  {"op": "result", ...}  {"op": "state", ...}
+                   {"op": "call", "name": tool, "args": [...], "kwargs": {...}}
+
+A tool call travels back to the host, which runs the real function (under its
+own locks) and answers with `return` or `raise`. Values cross as tagged JSON
+(`_codec`); nothing is pickled. If the code crashes the process, only this
+worker dies: the host reports `SandboxCrashed` and starts another.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import resource
+import sys
+from typing import Any, BinaryIO
+
+from memagent.sandbox._codec import Unencodable, decode_value, encode_value
+from memagent.sandbox.limits import Limits
+from memagent.sandbox.session import RunResult, Session, jsonable
+
+_CPU_GRACE_S = 2
+
+
+def _limit(kind: int, soft: int) -> None:
+    try:
+        _, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(kind, (soft, hard))
+    except (ValueError, OSError):  # not allowed on this platform: the others still hold
+        pass
+
+
+def apply_os_limits(memory_bytes: int) -> None:
+    """Lower this process's limits once everything it needs is imported."""
+    _limit(resource.RLIMIT_AS, memory_bytes)
+    _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_FSIZE, 0)
+    if hasattr(resource, "RLIMIT_NPROC"):
+        _limit(resource.RLIMIT_NPROC, 0)
+    _limit(resource.RLIMIT_NOFILE, 8)
+
+
+def _cpu_budget(timeout_s: float) -> None:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = used.ru_utime + used.ru_stime
+    _limit(resource.RLIMIT_CPU, int(spent + timeout_s) + _CPU_GRACE_S)
+
+
+def encode_result(value: Any) -> Any:
+    try:
+        return {"value": encode_value(value)}
+    except (Unencodable, RecursionError):
+        return {"repr": jsonable(value)}
+
+
+class Worker:
+    def __init__(self, inp: BinaryIO, out: BinaryIO) -> None:
+        self.inp = inp
+        self.out = out
+        self.session: Session | None = None
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.out.write(json.dumps(msg, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        self.out.write(b"\n")
+        self.out.flush()
+
+    def recv(self) -> dict[str, Any] | None:
+        line = self.inp.readline()
+        if not line:
+            return None
+        msg = json.loads(line)
+        assert isinstance(msg, dict)
+        return msg
+
+    def tool(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                payload = {
+                    "op": "call",
+                    "name": name,
+                    "args": [encode_value(a) for a in args],
+                    "kwargs": {k: encode_value(v) for k, v in kwargs.items()},
+                }
+            except (Unencodable, RecursionError):
+                raise TypeError(f"{name}() takes data (str, numbers, lists, dicts)") from None
+            self.send(payload)
+            reply = self.recv()
+            if reply is None:
+                raise SystemExit(0)
+            if reply.get("op") == "return":
+                return decode_value(reply.get("value"))
+            kind = getattr(builtins, str(reply.get("type")), None)
+            message = str(reply.get("message", ""))
+            if isinstance(kind, type) and issubclass(kind, Exception):
+                raise kind(message)
+            raise RuntimeError(f"{reply.get('type')}: {message}")
+
+        call.__name__ = name
+        return call
+
+    def handle(self, msg: dict[str, Any]) -> dict[str, Any]:
+        op = msg.get("op")
+        if op == "open":
+            limits = Limits.model_validate(msg.get("limits") or {})
+            tools = {n: self.tool(n) for n in msg.get("tools", [])}
+            self.session = Session(tools=tools, limits=limits)
+            return {"op": "ok"}
+        session = self.session
+        if session is None:
+            return {"op": "error", "message": "no session is open"}
+        if op == "add_tools":
+            session.add_tools({n: self.tool(n) for n in msg.get("tools", [])})
+            return {"op": "ok"}
+        if op == "restore":
+            values = {k: decode_value(v) for k, v in dict(msg.get("variables", {})).items()}
+            session.restore_variables(values)
+            return {"op": "ok"}
+        if op == "snapshot":
+            doc, skipped = session.snapshot()
+            return {"op": "state", "doc": doc, "skipped": skipped}
+        if op == "run":
+            _cpu_budget(session.limits.timeout_s)
+            r = session.run(str(msg.get("code", "")), replay=list(msg.get("replay", [])))
+            return _result_message(r)
+        return {"op": "error", "message": f"unknown op {op!r}"}
+
+    def serve(self) -> None:
+        self.send({"op": "ready", "pid": os.getpid()})
+        while True:
+            msg = self.recv()
+            if msg is None:
+                return
+            try:
+                reply = self.handle(msg)
+            except Exception as exc:  # a refused input: say so, keep serving
+                reply = {"op": "error", "message": f"{type(exc).__name__}: {exc}"}
+            self.send(reply)
+
+
+def _result_message(r: RunResult) -> dict[str, Any]:
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "op": "result",
+        "output": r.output,
+        "result": encode_result(r.result),
+        "error": r.error,
+        "final": r.final,
+        "operations": r.operations,
+        "notes": r.notes,
+        "peak_rss_bytes": peak_kb * 1024,
+    }
+
+
+def main() -> None:
+    memory_bytes = int(sys.argv[1]) if len(sys.argv) > 1 else 2 << 30
+    # everything the interpreter may import, before the file limit closes in
+    import memagent.sandbox._modules  # noqa: F401
+
+    session = Session()
+    session.run("import " + ", ".join(Session.allowed_modules))
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    apply_os_limits(memory_bytes)
+    Worker(inp, out).serve()
+
+
+if __name__ == "__main__":
+    main()
