@@ -730,3 +730,16 @@ def test_activity_reads_across_segments_and_restores_blobs(tmp_path: Path) -> No
         "old_content": "big text",
         "new_content": "x",
     }
+
+
+def test_an_unexpected_error_is_a_plain_500_page(s: Setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memagent.server.ui import pages_agent
+
+    def broken(who: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(pages_agent, "_hud", broken)
+    client, _ = sign_in(s, "alice")
+    r = client.get("/ui/status")
+    assert r.status_code == 500 and "logged on the server" in r.text
+    assert "secret internals" not in r.text and "Traceback" not in r.text

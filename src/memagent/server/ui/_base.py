@@ -12,6 +12,7 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memagent.core import MemagentError
 from memagent.server._problems import status_of
@@ -105,6 +106,11 @@ class UiRoute(APIRoute):
                 first = exc.errors()[0] if exc.errors() else {}
                 where = ".".join(str(p) for p in first.get("loc", ()))
                 return error_page(request, 400, f"{where}: {first.get('msg', 'invalid input')}")
+            except StarletteHTTPException as exc:
+                return error_page(request, exc.status_code, str(exc.detail or "error"))
+            except Exception:
+                _log.exception("unhandled error on %s", request.url.path)
+                return error_page(request, 500, "Internal error (logged on the server).")
 
         return guarded
 
