@@ -194,3 +194,25 @@ def test_caps_must_leave_threads_for_health(tmp_path: Path) -> None:
             tmp_path / "server",
             ServerSettings(mcp=False, model_in_flight=20, search_in_flight=20),
         )
+
+
+def test_identities_for_admission(tmp_path: Path) -> None:
+    from memagent.server._context import UI_COOKIE, ServerRoot
+    from memagent.server.ui._session import COOKIE
+
+    assert UI_COOKIE == COOKIE
+    root = tmp_path / "server"
+    key, _ = KeyStore(root).create(user="alice")
+    server = ServerRoot.open(root, rate=10, burst=10)
+    client = ("10.0.0.1", 1234)
+
+    def who(*headers: tuple[bytes, bytes]) -> str:
+        return server.identify({"headers": list(headers), "client": client})
+
+    assert who((b"authorization", f"Bearer {key}".encode())) == "user:alice"
+    assert who((b"authorization", b"Bearer nonsense")) == "addr:10.0.0.1"
+    one = who((b"cookie", f"{COOKIE}=abc".encode()))
+    two = who((b"cookie", f"{COOKIE}=def".encode()))
+    assert one.startswith("session:") and one != two  # web sessions get their own share
+    assert who() == "addr:10.0.0.1"
+    server.close()

@@ -53,6 +53,11 @@ DEFAULT_MAX_USERS = 256
 MAX_IDENTS = 4096
 
 
+UI_COOKIE = "memagent_ui"
+"""The web page's session cookie (`memagent.server.ui._session.COOKIE`; the UI
+imports this module, so the name is repeated here, and a test keeps them equal)."""
+
+
 @dataclass
 class ServerRoot:
     """Everything a running server shares: the key store, user stores, limits.
@@ -201,6 +206,7 @@ class ServerRoot:
     def identify(self, scope: Mapping[str, Any]) -> str:
         """Whose share of the server an HTTP request uses (admission control): the
         user of its bearer key, an admin key by id, else the client address."""
+        session = None
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
@@ -208,7 +214,10 @@ class ServerRoot:
                     who = self._who(token.strip())
                     if who is not None:
                         return who
-                break
+            elif name == b"cookie" and UI_COOKIE.encode() + b"=" in value:
+                session = value
+        if session is not None:  # a web-page session: its own share, not its address's
+            return "session:" + hashlib.sha256(session).hexdigest()[:24]
         client = scope.get("client")
         return f"addr:{client[0] if client else '?'}"
 
