@@ -30,6 +30,7 @@ TOOLS = {
     "list_memories",
     "update_memory",
     "forget",
+    "undo_memory",
 }
 APPEND = {
     "operation": "append",
@@ -264,9 +265,21 @@ def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
         assert ok[2].structured_content == {"id": mid, "hard": False, "restorable": True}
         assert ok[3].structured_content["memories"] == []
         assert [h.id for h in alice.recall("oolong", tags=["tea"])] == []
-        alice.restore(mid)
+        undone = anyio.run(run, alice, [("undo_memory", {"id": mid})])[0]
+        assert not undone.is_error and undone.structured_content["now"]["deleted_at"] is None
         assert [h.id for h in alice.recall("oolong")] == [mid]
-        assert [e["op"] for e in alice.history(mid)] == ["update", "soft_delete", "restore"]
+        assert [e["op"] for e in alice.history(mid)] == ["update", "soft_delete", "undo"]
+        refused = anyio.run(
+            run,
+            alice,
+            [
+                ("undo_memory", {"id": mid, "edit": "edit-zz"}),
+                ("undo_memory", {"id": "../x"}),
+                ("undo_memory", {"id": "chunk-20240101-000000000000"}),
+            ],
+        )
+        assert all(r.is_error for r in refused)
+        assert anyio.run(run, bob, [("undo_memory", {"id": mid})])[0].is_error
     finally:
         alice.close()
         bob.close()

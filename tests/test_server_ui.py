@@ -344,6 +344,10 @@ def test_wikilink_and_backlink(s: Setup) -> None:
     view = client.get(follow.headers["location"]).text
     assert 'href="/ui/notes/view?path=user.md"' in view  # backlink
     assert client.get("/ui/notes/link", params={"to": "Nobody"}).status_code == 404
+    found = client.get("/ui/search", params={"q": "sister friend", "kind": "note"}).text
+    link = re.search(r'href="(/ui/notes/view\?path=[^"]+)">Open note', found)
+    assert link, found[-2000:]
+    assert client.get(link.group(1).replace("&amp;", "&")).status_code == 200
 
 
 def test_memory_edit_delete_restore_undo(s: Setup) -> None:

@@ -60,6 +60,13 @@ class Forgot(BaseModel):
     restorable: bool = Field(description="True for a soft delete (undo with restore).")
 
 
+class UndoneEdit(BaseModel):
+    id: str
+    edit: str = Field(description="The undo (itself an edit).")
+    undoes: str
+    now: dict[str, Any] = Field(description="The memory's fields after the undo.")
+
+
 ChunkIdField = Field(pattern=r"^chunk-\d{8}-[0-9a-f]{12}$", description="A memory id.")
 
 
@@ -196,6 +203,25 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             created_at=chunk.metadata.created,
             deleted=chunk.deleted_at is not None,
         )
+
+    @mcp.tool()
+    def undo_memory(
+        id: Annotated[str, ChunkIdField],
+        ctx: Context,
+        edit: Annotated[
+            str | None,
+            Field(
+                pattern=r"^edit-[0-9a-f]{16}$",
+                description="The edit to revert (default: the memory's newest one).",
+            ),
+        ] = None,
+    ) -> UndoneEdit:
+        """Undo an edit of a memory (update_memory, forget); refused if it changed since."""
+        try:
+            done = current(ctx).undo(id, edit=edit)
+        except MemagentError as exc:
+            raise _fail(exc) from exc
+        return UndoneEdit(id=id, edit=done["edit"], undoes=str(done["undoes"]), now=done["after"])
 
     @mcp.tool()
     def forget(
