@@ -37,8 +37,10 @@ from memagent.sandbox._codec import Unencodable, decode_value, encode_value
 from memagent.sandbox.limits import Limits
 from memagent.sandbox.session import RunResult, jsonable
 
-_GRACE_S = 3.0
-"""Wall time a worker gets past the run's own limit before it is killed."""
+_GRACE_S = 5.0
+"""Wall time a worker gets past twice the run's own limit before it is killed (the
+interpreter stops itself at the limit, and the CPU rlimit at limit + 2 s of CPU:
+this catches a worker that hangs without using CPU, even on a loaded machine)."""
 _START_TIMEOUT_S = 60.0
 _MEMORY_BYTES = 2 << 30
 _RECYCLE_RSS_BYTES = 1 << 30
@@ -327,7 +329,7 @@ class IsolatedSession:
                 self._ensure()
                 reply = self._request(
                     {"op": "run", "code": code, "replay": list(replay)},
-                    timeout=self.limits.timeout_s + _GRACE_S,
+                    timeout=2 * self.limits.timeout_s + _GRACE_S,
                 )
             except SandboxCrashed as exc:
                 if self._worker is not None:
