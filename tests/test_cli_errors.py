@@ -159,6 +159,13 @@ def _stdin_cases() -> list[tuple[str, list[str], bytes, str]]:
         ("huge", ["remember", "-"], b"word " * (4 * 1024 * 1024), "larger than"),
         ("huge", ["import", "-"], huge_int, "digits"),
         ("huge", ["sandbox", "run"], b"x = 1\n" * 200_000, "over"),
+        (
+            "huge",
+            ["vault", "run"],
+            b"[" + b'{"action": "list_files"},' * 400_000 + b"{}]",
+            "larger",
+        ),
+        ("huge", ["profile", "apply", "-f", "-"], b"[" + b"{}," * 600_000 + b"{}]", "over"),
         ("malformed", ["import", "-"], deep, "nested too deeply"),
         ("malformed", ["import", "-"], b'{"content": "x"}\n{"content": ', "line 2"),
         ("malformed", ["import", "-"], two_then_bad, "out of range"),
