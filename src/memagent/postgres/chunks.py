@@ -2,7 +2,7 @@
 auto-linking, ranking), with rows instead of files and SQL instead of the
 SQLite index.
 
-Search: keyword candidates from `tsvector` ranked by `ts_rank_cd`, dense
+Search: keyword candidates from `tsvector` ranked by BM25 (`bm25.py`), dense
 candidates from pgvector (HNSW, cosine), fused and boosted by the very
 functions the local index uses (`memagent.index.search.fuse` / `finish`).
 Writes of one user are serialised by an advisory transaction lock (the twin of
@@ -33,6 +33,7 @@ from memagent.index.search import (
 from memagent.memory.chunks.model import Chunk, check_id
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
 from memagent.postgres import docs as pgdocs
+from memagent.postgres.bm25 import bm25
 from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
 
@@ -471,15 +472,7 @@ class PgChunkStore(ChunkStore):
     def _keyword(
         self, conn: Any, terms: list[str], where: str, params: list[Any], n: int
     ) -> list[tuple[int, float]]:
-        if not terms:
-            return []
-        rows = conn.execute(
-            "SELECT c.seq, ts_rank_cd(c.tsv, q) AS s FROM chunks c, "
-            "websearch_to_tsquery('english', %s) q "
-            f"WHERE c.user_id = %s AND c.tsv @@ q AND {where} ORDER BY s DESC, c.seq DESC LIMIT %s",
-            (" or ".join(terms), self.user, *params, n),
-        ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+        return bm25(conn, "chunks", self.user, terms, where, params, n, alias="c")
 
     def _neighbours(self, conn: Any, seqs: list[int]) -> dict[int, list[int]]:
         rows = conn.execute(

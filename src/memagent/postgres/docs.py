@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memagent.index import Filters, Row
 from memagent.index.documents import NOTE, Doc, fact_docs, note_doc
 from memagent.index.filters import PostgresFilterSQL
+from memagent.postgres.bm25 import bm25
 
 if TYPE_CHECKING:
     from memagent.embeddings import Embedder
@@ -147,18 +148,9 @@ def _live(where: str) -> str:
 
 
 def keyword(conn: Any, user: str, terms: list[str], f: Filters, n: int) -> list[tuple[int, float]]:
-    """Keyword candidates among notes and facts: (-seq, ts_rank_cd), best first."""
-    if not terms:
-        return []
+    """Keyword candidates among notes and facts: (-seq, BM25), best first."""
     where, params = f.sql("d", DOCS_SQL)
-    rows = conn.execute(
-        "SELECT d.seq, ts_rank_cd(d.tsv, q) AS s FROM search_docs d, "
-        "websearch_to_tsquery('english', %s) q "
-        f"WHERE d.user_id = %s AND d.tsv @@ q AND {_live(where)} "
-        "ORDER BY s DESC, d.seq DESC LIMIT %s",
-        (" or ".join(terms), user, *params, n),
-    ).fetchall()
-    return [(-int(r[0]), float(r[1])) for r in rows]
+    return bm25(conn, "search_docs", user, terms, _live(where), params, n, alias="d", sign=-1)
 
 
 def dense(conn: Any, user: str, q: str, f: Filters, n: int) -> list[tuple[int, float]]:

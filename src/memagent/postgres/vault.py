@@ -11,7 +11,7 @@ parameters, so a name with quotes, `%`, `_` or any Unicode is just a name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -92,6 +92,9 @@ class PgVault(Vault):
     def _lock(self) -> Iterator[Any]:
         with self.db.locked(self.user, "vault"):
             yield None
+
+    def _regex_scope(self) -> Hashable:
+        return ("postgres", self.db.url, self.user)
 
     def holds_lock(self) -> bool:
         return self.db.in_transaction

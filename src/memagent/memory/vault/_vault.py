@@ -14,7 +14,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from memagent.memory.vault._paths import Located, locate, normalize
 
 REGEX_TIMEOUT_S = 1.0
 """The budget of one whole search (all files, all lines)."""
-_REGEX_RUNNING: dict[Path, threading.Lock] = {}
+_REGEX_RUNNING: dict[Hashable, threading.Lock] = {}
 _REGEX_GUARD = threading.Lock()
 
 
@@ -41,7 +41,7 @@ def _too_slow(rel: str, lineno: int, regex_mode: bool) -> str:
 
 
 @contextlib.contextmanager
-def _one_regex_search(root: Path, *, active: bool) -> Iterator[None]:
+def _one_regex_search(root: Hashable, *, active: bool) -> Iterator[None]:
     """One regex search at a time per memory home: a regex can burn a whole core
     for its budget, so one user's searches never take more than one."""
     if not active:
@@ -158,6 +158,10 @@ class Vault:
     def _lock(self) -> AbstractContextManager[Any]:
         """Held around a read-modify-write of the vault."""
         return self.storage.lock()
+
+    def _regex_scope(self) -> Hashable:
+        """Whose regex searches run one at a time: this memory home's."""
+        return self.storage.root
 
     def holds_lock(self) -> bool:
         """Whether this thread holds the vault's lock (so its work must stay here)."""
@@ -293,7 +297,7 @@ class Vault:
             files = [loc.rel]
         else:
             files = [rel for rel, kind in self._walk(loc.rel) if kind == "file"]
-        with _one_regex_search(self.storage.root, active=regex_mode):
+        with _one_regex_search(self._regex_scope(), active=regex_mode):
             matches: list[dict[str, Any]] = []
             truncated = False
             # One budget for the whole search (never per line), shortened by the
