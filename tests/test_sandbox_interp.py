@@ -329,3 +329,30 @@ def test_add_tools_refuses_bad_names(tools: dict[str, Any]) -> None:
     s.run("x = 1")
     with pytest.raises(InvalidInput):
         s.add_tools(tools)
+
+
+def test_sandbox_package_has_no_import_cycle_and_small_files() -> None:
+    """Every import inside `memagent.sandbox` (type-only and lazy ones too) points
+    one way: helpers depend on the `Compiler` Protocol, never on the interpreter."""
+    import ast as _ast
+    import graphlib
+    from pathlib import Path
+
+    import memagent.sandbox
+
+    pkg = Path(memagent.sandbox.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in pkg.glob("*.py"):
+        deps: set[str] = set()
+        source = path.read_text()
+        assert len(source.splitlines()) <= 650, f"{path.name} has grown past ~600 lines"
+        for node in _ast.walk(_ast.parse(source)):
+            if isinstance(node, _ast.ImportFrom) and node.module == "memagent.sandbox":
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, _ast.ImportFrom) and (node.module or "").startswith(
+                "memagent.sandbox."
+            ):
+                deps.add((node.module or "").rsplit(".", 1)[1])
+        graph[path.stem] = deps - {path.stem}
+    graph["__init__"] = set()  # the package's front door imports everything by design
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError on a cycle

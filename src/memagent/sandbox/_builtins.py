@@ -19,7 +19,7 @@ from memagent.sandbox._objects import (
 from memagent.sandbox.limits import FinalAnswer, LimitExceeded, SecurityError
 
 if TYPE_CHECKING:
-    from memagent.sandbox._interp import Interpreter
+    from memagent.sandbox._api import Compiler
 
 DENIED = frozenset(
     {
@@ -156,7 +156,7 @@ _NOWRAP = (
 )
 
 
-def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[int]]:
+def make_builtins(it: Compiler) -> tuple[dict[str, Any], frozenset[str], set[int]]:
     b: dict[str, Any] = {name: getattr(_py, name) for name in _PLAIN + _EXCEPTIONS}
     lim = it.limits
 
@@ -378,10 +378,10 @@ def make_builtins(it: Interpreter) -> tuple[dict[str, Any], frozenset[str], set[
     return b, DENIED, nowrap
 
 
-def risky_method(it: Interpreter, obj: Any, name: str) -> Any:
+def risky_method(it: Compiler, obj: Any, name: str) -> Any:
     """A checked stand-in for `obj.name` when that method could allocate or loop
     past the limits; None when plain `getattr` is fine."""
-    from memagent.sandbox._interp import safe_format
+    from memagent.sandbox._format import safe_format
 
     if isinstance(obj, (str, type)) and name in ("format", "format_map"):
         if obj is str:
@@ -432,13 +432,13 @@ def _arg0(args: tuple[Any, ...], kwargs: dict[str, Any], name: str, default: Any
     return args[0] if args else kwargs.get(name, default)
 
 
-def _width_arg(it: Interpreter, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _width_arg(it: Compiler, obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     width = args[0] if args else kwargs.get("width", 0)
     if isinstance(width, int):
         it.need_len(max(width, len(obj)))
 
 
-def _join_len(it: Interpreter, sep: Any, items: list[Any] | tuple[Any, ...]) -> None:
+def _join_len(it: Compiler, sep: Any, items: list[Any] | tuple[Any, ...]) -> None:
     total = len(sep) * max(len(items) - 1, 0)
     for x in items:
         if isinstance(x, (str, bytes, bytearray)):
@@ -446,7 +446,7 @@ def _join_len(it: Interpreter, sep: Any, items: list[Any] | tuple[Any, ...]) -> 
     it.need_len(total)
 
 
-def _replace(it: Interpreter, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _replace(it: Compiler, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if len(args) < 2:
         return
     old, new = args[0], args[1]
@@ -458,20 +458,20 @@ def _replace(it: Interpreter, s: Any, args: tuple[Any, ...], kwargs: dict[str, A
     it.need_len(len(s) + count * max(len(new) - len(old), 0))
 
 
-def _expandtabs(it: Interpreter, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _expandtabs(it: Compiler, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     size = args[0] if args else kwargs.get("tabsize", 8)
     if isinstance(size, int):
         tab = b"\t" if isinstance(s, (bytes, bytearray)) else "\t"
         it.need_len(len(s) + s.count(tab) * max(size, 0))
 
 
-def _translate(it: Interpreter, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _translate(it: Compiler, s: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if args and isinstance(args[0], dict) and isinstance(s, str):
         longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
         it.need_len(len(s) * max(longest, 1))
 
 
-def _join_call(it: Interpreter, obj: Any) -> Checked:
+def _join_call(it: Compiler, obj: Any) -> Checked:
     def run(iterable: Any) -> Any:
         items = iterable if isinstance(iterable, (list, tuple)) else it.collect(iterable)
         _join_len(it, obj, items)

@@ -30,7 +30,7 @@ from memagent.sandbox._objects import Checked, ModuleProxy
 from memagent.sandbox.limits import LimitExceeded, SecurityError
 
 if TYPE_CHECKING:
-    from memagent.sandbox._interp import Interpreter
+    from memagent.sandbox._api import Compiler
 
 ALLOWED_MODULES = (
     "json",
@@ -94,7 +94,7 @@ def _pattern_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         raise LimitExceeded(f"regular expressions are limited to {_MAX_PATTERN} characters")
 
 
-def _with_timeout(it: Interpreter, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+def _with_timeout(it: Compiler, fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         kwargs["timeout"] = it.remaining_time()
         try:
@@ -107,7 +107,7 @@ def _with_timeout(it: Interpreter, fn: Callable[..., Any], name: str) -> Callabl
     return run
 
 
-def _sub_check(it: Interpreter, pattern: Any, repl: Any, text: Any, flags: int = 0) -> None:
+def _sub_check(it: Compiler, pattern: Any, repl: Any, text: Any, flags: int = 0) -> None:
     """Refuse a substitution whose output could exceed the string limit: the
     worst case first, then (only when that is too big) the real match count."""
     if not isinstance(repl, (str, bytes)) or not isinstance(text, (str, bytes)):
@@ -124,7 +124,7 @@ def _sub_check(it: Interpreter, pattern: Any, repl: Any, text: Any, flags: int =
     it.need_len(len(text) + count * len(repl))
 
 
-def pattern_method(it: Interpreter, obj: Any, name: str) -> Any:
+def pattern_method(it: Compiler, obj: Any, name: str) -> Any:
     if name in _REGEX_DENIED and isinstance(obj, (regex.Pattern, regex.Match)):
         # format-style templates would reach attributes outside the sandbox's rules
         raise SecurityError(f"{name}() is not available in the sandbox")
@@ -158,7 +158,7 @@ def _diff_cap(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         raise LimitExceeded(f"difflib inputs are limited to {_DIFF_CAP} items in the sandbox")
 
 
-def load_module(it: Interpreter, name: str) -> ModuleProxy | None:
+def load_module(it: Compiler, name: str) -> ModuleProxy | None:
     builder = _BUILDERS.get(name)
     if builder is None:
         return None
@@ -169,7 +169,7 @@ def _fn(name: str, fn: Callable[..., Any], check: _Check | None = None) -> Check
     return Checked(name, fn, check)
 
 
-def _json(it: Interpreter) -> dict[str, Any]:
+def _json(it: Compiler) -> dict[str, Any]:
     def dumps(obj: Any, **kwargs: Any) -> str:
         indent = kwargs.get("indent")
         if (isinstance(indent, int) and indent > 64) or (
@@ -204,7 +204,7 @@ def _json(it: Interpreter) -> dict[str, Any]:
     }
 
 
-def _re(it: Interpreter) -> dict[str, Any]:
+def _re(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in ("match", "search", "fullmatch", "findall", "finditer", "split"):
         out[name] = _fn(
@@ -245,7 +245,7 @@ def _re(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _math(it: Interpreter) -> dict[str, Any]:
+def _math(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in dir(math):
         if name.startswith("_"):
@@ -289,14 +289,14 @@ def _math(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _datetime(it: Interpreter) -> dict[str, Any]:
+def _datetime(it: Compiler) -> dict[str, Any]:
     return {
         n: getattr(datetime, n)
         for n in ("date", "datetime", "time", "timedelta", "timezone", "MINYEAR", "MAXYEAR")
     }
 
 
-def _collections(it: Interpreter) -> dict[str, Any]:
+def _collections(it: Compiler) -> dict[str, Any]:
     def namedtuple(typename: Any, field_names: Any, **kwargs: Any) -> Any:
         kwargs["module"] = "sandbox"
         return collections.namedtuple(typename, field_names, **kwargs)
@@ -311,7 +311,7 @@ def _collections(it: Interpreter) -> dict[str, Any]:
     }
 
 
-def _itertools(it: Interpreter) -> dict[str, Any]:
+def _itertools(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in (
         "count",
@@ -349,7 +349,7 @@ def _itertools(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _functools(it: Interpreter) -> dict[str, Any]:
+def _functools(it: Compiler) -> dict[str, Any]:
     return {
         "reduce": _fn("functools.reduce", functools.reduce),
         "partial": functools.partial,
@@ -370,7 +370,7 @@ def _stats_cap(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             raise LimitExceeded(f"statistics inputs are limited to {_STATS_CAP} items")
 
 
-def _statistics(it: Interpreter) -> dict[str, Any]:
+def _statistics(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {"StatisticsError": statistics.StatisticsError}
     for name in (
         "mean",
@@ -403,7 +403,7 @@ def _statistics(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _random(it: Interpreter) -> dict[str, Any]:
+def _random(it: Compiler) -> dict[str, Any]:
     rng = it.rng
     out: dict[str, Any] = {}
     for name in (
@@ -450,7 +450,7 @@ def _random(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _textwrap(it: Interpreter) -> dict[str, Any]:
+def _textwrap(it: Compiler) -> dict[str, Any]:
     def indent_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         text = _arg(args, kwargs, 0, "text", "")
         prefix = _arg(args, kwargs, 1, "prefix", "")
@@ -477,7 +477,7 @@ def _textwrap(it: Interpreter) -> dict[str, Any]:
     }
 
 
-def _string(it: Interpreter) -> dict[str, Any]:
+def _string(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {
         n: getattr(string, n)
         for n in (
@@ -518,21 +518,21 @@ def _string(it: Interpreter) -> dict[str, Any]:
     return out
 
 
-def _difflib(it: Interpreter) -> dict[str, Any]:
+def _difflib(it: Compiler) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in ("SequenceMatcher", "get_close_matches", "unified_diff", "context_diff", "ndiff"):
         out[name] = _fn(f"difflib.{name}", getattr(difflib, name), _diff_cap)
     return out
 
 
-def _bisect(it: Interpreter) -> dict[str, Any]:
+def _bisect(it: Compiler) -> dict[str, Any]:
     return {
         n: _fn(f"bisect.{n}", getattr(bisect, n))
         for n in ("bisect", "bisect_left", "bisect_right", "insort", "insort_left", "insort_right")
     }
 
 
-def _heapq(it: Interpreter) -> dict[str, Any]:
+def _heapq(it: Compiler) -> dict[str, Any]:
     return {
         n: _fn(f"heapq.{n}", getattr(heapq, n))
         for n in (
@@ -548,7 +548,7 @@ def _heapq(it: Interpreter) -> dict[str, Any]:
     }
 
 
-def _base64(it: Interpreter) -> dict[str, Any]:
+def _base64(it: Compiler) -> dict[str, Any]:
     return {
         n: _fn(f"base64.{n}", getattr(base64, n))
         for n in (
@@ -564,7 +564,7 @@ def _base64(it: Interpreter) -> dict[str, Any]:
     }
 
 
-_BUILDERS: dict[str, Callable[[Interpreter], dict[str, Any]]] = {
+_BUILDERS: dict[str, Callable[[Compiler], dict[str, Any]]] = {
     "json": _json,
     "re": _re,
     "math": _math,

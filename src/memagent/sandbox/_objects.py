@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from memagent.sandbox.limits import LimitExceeded
 
 if TYPE_CHECKING:
-    from memagent.sandbox._interp import Interpreter, Scope
+    from memagent.sandbox._api import Compiler
+    from memagent.sandbox._scope import Scope
 
 
 class Internal:
@@ -43,7 +44,7 @@ class SandboxFunction(Internal):
 
     def __init__(
         self,
-        interp: Interpreter,
+        interp: Compiler,
         node: ast.FunctionDef | ast.Lambda,
         scope: Scope,
         defaults: list[Any],
@@ -92,7 +93,7 @@ class SandboxClass(Internal):
 
     def __init__(
         self,
-        interp: Interpreter,
+        interp: Compiler,
         name: str,
         bases: tuple[SandboxClass, ...],
         attrs: dict[str, Any],
@@ -202,7 +203,7 @@ class Metered(Internal):
 
     __slots__ = ("_interp", "_it")
 
-    def __init__(self, interp: Interpreter, iterable: Any) -> None:
+    def __init__(self, interp: Compiler, iterable: Any) -> None:
         self._interp = interp
         self._it: Iterator[Any] = iter(iterable)
 
@@ -232,7 +233,7 @@ class HostCall(Internal):
 
     __slots__ = ("_fn", "_interp")
 
-    def __init__(self, interp: Interpreter, fn: Callable[..., Any]) -> None:
+    def __init__(self, interp: Compiler, fn: Callable[..., Any]) -> None:
         self._interp = interp
         self._fn = fn
 

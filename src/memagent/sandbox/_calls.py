@@ -1,0 +1,235 @@
+"""Calls: host callables (arguments metered, results checked), the code's own
+functions and classes. Functions of the compiler, bound as `Interpreter` methods."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from types import FunctionType
+from typing import Any
+
+from memagent.sandbox._api import Compiler
+from memagent.sandbox._objects import (
+    BoundMethod,
+    HostCall,
+    Internal,
+    Metered,
+    ModuleProxy,
+    SandboxClass,
+    SandboxFunction,
+    SandboxInstance,
+)
+from memagent.sandbox._policy import (
+    _BUILTIN_CALLABLE,
+    _CONCRETE,
+    _MISSING,
+    _NESTABLE,
+    _SIMPLE,
+    _Return,
+)
+from memagent.sandbox._scope import FuncInfo, Scope, analyse_function
+from memagent.sandbox.limits import LimitExceeded, SecurityError
+
+
+def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> Any:
+    t = type(func)
+    if t is _BUILTIN_CALLABLE or t is FunctionType:
+        # host builtins / bound methods of values, and the interpreter's own builtins
+        if id(func) not in it.nowrap:
+            if args:
+                args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
+            if kwargs:
+                kwargs = it._wrap_kwargs(kwargs)
+        return it.check_size(func(*args, **kwargs))
+    if t is SandboxFunction:
+        return it.call_function(func, None, args, kwargs)
+    if t is BoundMethod:
+        return it.call_function(func._func, func._self, args, kwargs)
+    if t is SandboxClass:
+        return it.instantiate(func, args, kwargs)
+    if t is SandboxInstance:
+        m = it.dunder(func, "__call__")
+        if m is None:
+            raise TypeError(f"'{func._cls._name}' object is not callable")
+        return it.call(m, args, kwargs)
+    if t is HostCall:
+        return func(*args, **kwargs)
+    if t is type:
+        if func is type or issubclass(func, type):
+            raise SecurityError("creating types is not allowed")
+        special = it.type_calls.get(func)
+        if special is not None:
+            args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
+            if kwargs:
+                kwargs = it._wrap_kwargs(kwargs)
+            return it.check_size(special(*args, **kwargs))
+    elif isinstance(func, type) and issubclass(func, type):
+        raise SecurityError("creating types is not allowed")
+    if not callable(func):
+        raise TypeError(f"'{type(func).__name__}' object is not callable")
+    # types and module functions: containers may carry iterables they consume
+    args = [it._wrap_nested(a) if type(a) in _NESTABLE else it._wrap_arg(a) for a in args]
+    if kwargs:
+        kwargs = {
+            k: it._wrap_nested(v) if type(v) in _NESTABLE else it._wrap_arg(v)
+            for k, v in kwargs.items()
+        }
+    return it.check_size(func(*args, **kwargs))
+
+
+def _wrap_kwargs(it: Compiler, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v if type(v) in _SIMPLE else it._wrap_arg(v) for k, v in kwargs.items()}
+
+
+def _wrap_nested(it: Compiler, a: Any) -> Any:
+    """A list/tuple/dict argument whose items include an iterable or a callable
+    host code could run unmetered: a copy with those items wrapped."""
+    values = a.values() if type(a) is dict else a
+    if len(values) > 4096:
+        it.tick()
+    if set(map(type, values)) <= _SIMPLE:
+        return a
+    wrap = it._wrap_arg
+    if type(a) is dict:
+        return {k: wrap(v) for k, v in a.items()}
+    return type(a)(wrap(v) for v in a)
+
+
+def _wrap_arg(it: Compiler, a: Any) -> Any:
+    t = type(a)
+    if t in _CONCRETE or t is int or t is float or t is bool or a is None:
+        return a
+    if t is range:
+        return Metered(it, a) if len(a) > 10_000 else a
+    if t is Metered or t is HostCall or t is SandboxFunction or t is BoundMethod:
+        return a
+    if isinstance(a, Internal):
+        if isinstance(a, SandboxInstance) and it.dunder(a, "__iter__") is not None:
+            return Metered(it, it.iterate(a))
+        if t is SandboxClass or t is ModuleProxy or t is SandboxInstance:
+            return a
+        return HostCall(it, a) if callable(a) else a
+    if hasattr(t, "__next__"):
+        return Metered(it, a)
+    if callable(a) and not (isinstance(a, type) and issubclass(a, BaseException)):
+        return HostCall(it, a)
+    return a
+
+
+def func_info(it: Compiler, node: ast.FunctionDef | ast.Lambda) -> FuncInfo:
+    cached = it._func_info.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    info = analyse_function(node)
+    it._func_info[id(node)] = (node, info)
+    return info
+
+
+def call_function(
+    it: Compiler,
+    func: SandboxFunction,
+    self_obj: Any,
+    args: tuple[Any, ...] | list[Any],
+    kwargs: dict[str, Any],
+) -> Any:
+    if it.depth >= it.limits.max_recursion:
+        raise LimitExceeded(f"recursion depth of {it.limits.max_recursion} reached")
+    it.tick()
+    node = func._node
+    info = it.func_info(node)
+    scope = Scope({}, func._scope, info.local_names, info.globals_, info.nonlocals)
+    if self_obj is not None:
+        args = (self_obj, *args)
+    it._bind_args(func, scope.vars, args, kwargs)
+    first = node.args.posonlyargs + node.args.args
+    scope.self_obj = scope.vars.get(first[0].arg) if first else None
+    scope.owner = func._owner
+    it.depth += 1
+    try:
+        if isinstance(node, ast.Lambda):
+            return it.ev(node.body, scope)
+        if func._is_generator:
+            scope.sink = []
+            with contextlib.suppress(_Return):
+                it.exec_block(node.body, scope)
+            return Metered(it, iter(scope.sink))
+        try:
+            it.exec_block(node.body, scope)
+        except _Return as r:
+            return r.value
+        return None
+    finally:
+        it.depth -= 1
+
+
+def _bind_args(
+    it: Compiler, func: SandboxFunction, out: dict[str, Any], args: Any, kwargs: dict[str, Any]
+) -> None:
+    a = func._node.args
+    name = func._name
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+    if len(args) > len(positional) and a.vararg is None:
+        raise TypeError(
+            f"{name}() takes {len(positional)} positional arguments but {len(args)} were given"
+        )
+    for pname, value in zip(positional, args, strict=False):
+        out[pname] = value
+    if a.vararg is not None:
+        out[a.vararg.arg] = tuple(args[len(positional) :])
+    extra: dict[str, Any] = {}
+    posonly = {p.arg for p in a.posonlyargs}
+    kwonly = [p.arg for p in a.kwonlyargs]
+    for key, value in kwargs.items():
+        if key in out and key in positional[: len(args)]:
+            raise TypeError(f"{name}() got multiple values for argument '{key}'")
+        if (key in positional and key not in posonly) or key in kwonly:
+            out[key] = value
+        elif a.kwarg is not None:
+            extra[key] = value
+        else:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    defaults = func._defaults
+    first_default = len(positional) - len(defaults)
+    for i, pname in enumerate(positional):
+        if pname not in out:
+            if i >= first_default:
+                out[pname] = defaults[i - first_default]
+            else:
+                raise TypeError(f"{name}() missing required positional argument: '{pname}'")
+    for pname, default in zip(kwonly, func._kw_defaults, strict=True):
+        if pname not in out:
+            if default is _MISSING:
+                raise TypeError(f"{name}() missing required keyword-only argument: '{pname}'")
+            out[pname] = default
+    if a.kwarg is not None:
+        out[a.kwarg.arg] = extra
+
+
+def instantiate(it: Compiler, cls: SandboxClass, args: Any, kwargs: dict[str, Any]) -> Any:
+    it.tick()
+    obj: Any
+    obj = cls._exc_type(*args) if cls._exc_type is not None else SandboxInstance(cls)
+    found, init = cls.lookup("__init__")
+    if found and isinstance(init, SandboxFunction):
+        result = it.call_function(init, obj, args, kwargs)
+        if result is not None:
+            raise TypeError("__init__() should return None")
+    elif (args or kwargs) and cls._exc_type is None:
+        raise TypeError(f"{cls._name}() takes no arguments")
+    return obj
+
+
+def make_function(
+    it: Compiler, node: ast.FunctionDef | ast.Lambda, scope: Scope
+) -> SandboxFunction:
+    a = node.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+        if arg is not None:
+            it.check_bind(arg.arg)
+    defaults = [it.ev(d, scope) for d in a.defaults]
+    kw_defaults = [_MISSING if d is None else it.ev(d, scope) for d in a.kw_defaults]
+    info = it.func_info(node)
+    parent = scope.parent if scope.is_class and scope.parent is not None else scope
+    return SandboxFunction(
+        it, node, parent, defaults, kw_defaults, info.local_names, info.is_generator
+    )
