@@ -213,3 +213,24 @@ def test_state_definitions_are_untrusted_input(home: MemoryHome, source: str) ->
     with pytest.raises(CorruptFile):
         run_persisted(home, "s", Session(), "1")
     assert session_path(home, "s").read_bytes() == before
+
+
+def test_the_segfault_reproduction_through_the_cli_is_a_json_error() -> None:
+    code = "import functools\nnext(functools.reduce(enumerate, [0]*1000000, iter([1])))\n"
+    out = CliRunner().invoke(app, ["sandbox", "run", "--timeout", "20"], input=code)
+    assert out.exit_code == 1, out.output
+    body = json.loads(out.stdout)
+    assert body["error"].startswith("LimitExceeded: "), body
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["sum(range(10**12))", "2**20000", "[0] * 10**9", "max(enumerate(range(10**12)))"],
+)
+def test_calculate_refuses_hostile_expressions_clearly(expression: str) -> None:
+    from memagent.agent.tools import calculate
+    from memagent.core import InvalidInput
+
+    with pytest.raises(InvalidInput, match="cannot calculate"):
+        calculate(expression)
+    assert calculate("6 * 7") == 42
