@@ -45,14 +45,46 @@ def segment_name(start: int) -> str:
     return f"ops-{start:020d}.jsonl"
 
 
+_SEGMENTS_SEEN_MAX = 4096  # memory homes remembered (a server has one per user)
+_SEGMENTS_SEEN: dict[Path, tuple[tuple[int, int, int], list[tuple[int, Path]]]] = {}
+
+
+def _listing_key(log_path: Path) -> tuple[int, int, int] | None:
+    """What changes whenever the set of segments can have changed: the folder's
+    identity and mtime, and the live file's inode (a rotation renames it away,
+    so the next live file is a new inode even within one mtime tick)."""
+    try:
+        folder = log_path.parent.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        live = log_path.stat().st_ino
+    except FileNotFoundError:
+        live = 0
+    return (folder.st_ino, folder.st_mtime_ns, live)
+
+
 def segments(log_path: Path) -> list[tuple[int, Path]]:
-    """Rotated segments beside `log_path` as (stream offset, path), oldest first."""
+    """Rotated segments beside `log_path` as (stream offset, path), oldest first.
+
+    Listed again only when the folder or the live file changed, so an idle
+    reader catching up (the index, on every search) costs stats, not a listing."""
+    key = _listing_key(log_path)
+    if key is None:
+        return []
+    seen = _SEGMENTS_SEEN.get(log_path)
+    if seen is not None and seen[0] == key:
+        return list(seen[1])
     try:
         names = [p.name for p in log_path.parent.iterdir()]
     except (FileNotFoundError, NotADirectoryError):
         return []
     found = [(int(m.group(1)), log_path.parent / n) for n in names if (m := SEGMENT_RE.match(n))]
-    return sorted(found)
+    found.sort()
+    if len(_SEGMENTS_SEEN) >= _SEGMENTS_SEEN_MAX:
+        _SEGMENTS_SEEN.clear()
+    _SEGMENTS_SEEN[log_path] = (key, found)
+    return list(found)
 
 
 def _size(path: Path) -> int:
