@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memagent.core import InvalidInput
+from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
-from memagent.sandbox import IsolatedSession, Limits, WorkerPool
+from memagent.sandbox import IsolatedSession, Limits, WorkerPool, run_persisted, session_path
 from memagent.server import KeyStore, ServerSettings, create_app
 from memagent.server.testing import LiveServer
 
@@ -237,3 +237,18 @@ def test_random_compositions_stay_under_the_limits(
     assert len(json.dumps(r.to_json())) <= LIMITS.max_str_len * 6 + 1000
     # memory as the worker itself measured it (its lifetime peak)
     assert s.last_peak_rss < 1_500_000_000, (code, s.last_peak_rss)
+
+
+def test_a_crash_never_overwrites_the_saved_session(pool: WorkerPool, home: MemoryHome) -> None:
+    first = IsolatedSession(pool=pool)
+    assert run_persisted(home, "s", first, "kept = 41")["error"] is None
+    first.close()
+    saved = session_path(home, "s").read_bytes()
+    s = IsolatedSession(pool=pool)
+    s.add_tools({"crash": _kill_me(s, signal.SIGKILL)})
+    doc = run_persisted(home, "s", s, "crash()\nkept + 1")
+    assert doc["error"].startswith("SandboxCrashed: ")
+    assert session_path(home, "s").read_bytes() == saved
+    with pytest.raises(InvalidInput, match="crashed"):
+        s.snapshot()
+    s.close()

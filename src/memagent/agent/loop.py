@@ -224,6 +224,9 @@ class Agent:
 
     def close(self) -> None:
         self.flush()
+        if self._session is not None:  # its sandbox worker goes back to the pool
+            self._session.close()
+            self._session = None
         self._writer.close()
         self._learner.close()
         self.memory.close()

@@ -159,7 +159,8 @@ def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> d
     The saved definitions replay within the run's own budget, and neither the
     replay nor the run holds the home lock (tools take it per write); if another
     run saved the same session meanwhile, the save raises `Conflict` instead of
-    overwriting it. A run whose replay failed saves nothing.
+    overwriting it. A run whose replay failed, or whose worker crashed, saves
+    nothing.
     """
     digest, variables, sources = read_state(home, name)
     session.restore_variables(variables)
@@ -167,7 +168,10 @@ def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> d
     doc = result.to_json()
     doc["session"] = name
     notes = [n for n in result.notes if n.startswith("could not restore")]
-    if result.error is None or not result.error.endswith(REPLAY_FAILED):
+    failed = result.error is not None and (
+        result.error.endswith(REPLAY_FAILED) or result.error.startswith("SandboxCrashed")
+    )
+    if not failed:
         skipped = save_session(home, name, session, expected=digest)
         if skipped:
             doc["not_persisted"] = skipped

@@ -369,6 +369,8 @@ class IsolatedSession:
     def snapshot(self) -> tuple[dict[str, Any], list[str]]:
         with self._lock:
             if self._worker is None or not self._worker.alive:
+                if self._lost_state:
+                    raise InvalidInput("the sandbox worker crashed: its state cannot be saved")
                 return {"version": 1, "variables": {}, "definitions": []}, []
             reply = self._request({"op": "snapshot"})
         return dict(reply["doc"]), list(reply["skipped"])
