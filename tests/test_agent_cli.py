@@ -163,6 +163,8 @@ def test_ask_deep(cli_home: MemoryHome, tmp_path: Path) -> None:
         ["ask", "hi", "--model", "nonsense"],
         ["ask", "hi", "--model", "scripted:/no/such.json"],
         ["ask", "hi", "--mode", "yaml", "--model", "scripted:{script}"],
+        ["ask", "hi", "--prompt-set", "nope", "--model", "scripted:{script}"],
+        ["chat", "--prompt-set", "../x", "--model", "scripted:{script}"],
         ["ask", "x" * 20_001, "--model", "scripted:{script}"],
         ["chat", "--conversation", "../../etc", "--model", "scripted:{script}"],
         ["chat", "--resume", "--model", "scripted:{script}"],
@@ -221,3 +223,19 @@ def test_piped_chat_skips_a_bad_line_and_exits_1(cli_home: MemoryHome, tmp_path:
     assert code == 1
     assert out.split("\n")[:3] == ["One.", "", "Two."]
     assert "line 2: the message is 20001 characters" in err
+
+
+def test_prompt_set_option_picks_the_set(cli_home: MemoryHome, tmp_path: Path) -> None:
+    model = script(tmp_path, ['{"reply": "Done."}'])
+    code, out, err = invoke(
+        "ask", "Note that I like tea.", "--home", str(cli_home.root), "--model", model,
+        "--prompt-set", "json", "--no-learn", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["reply"] == "Done."
+    model = script(tmp_path, ['{"reply": "Tea."}'], "s2.json")
+    code, out, err = invoke(
+        "ask", "What do I like?", "--home", str(cli_home.root), "--model", model,
+        "--prompt-set", "instruct", "--no-learn",
+    )  # fmt: skip
+    assert code == 0 and out == "Tea.\n", err

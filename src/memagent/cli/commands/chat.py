@@ -50,6 +50,15 @@ LearnOption = Annotated[
         show_default=False,
     ),
 ]
+PromptSetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt-set",
+        help="instruct | qa | small | json | python (default: chosen by model and mode; "
+        "json gives the embedded model note-editing actions, with llm.n_ctx >= 8192).",
+        show_default=False,
+    ),
+]
 EXIT_WORDS = {"/exit", "/quit", "exit", "quit"}
 
 
@@ -64,6 +73,7 @@ def _agent(
     learn: bool | None = None,
     *,
     short: bool = False,
+    prompt_set: str | None = None,
 ) -> Agent:
     from memagent.agent import Agent
     from memagent.llm import load_llm
@@ -72,7 +82,7 @@ def _agent(
     return Agent(
         home,
         llm,
-        prompt_set="qa" if short else None,
+        prompt_set="qa" if short else prompt_set,
         mode=mode,
         persona=persona,
         max_steps=max_steps,
@@ -110,6 +120,7 @@ def chat(
     max_steps: MaxStepsOption = None,
     planning_interval: PlanningOption = None,
     learn: LearnOption = None,
+    prompt_set: PromptSetOption = None,
 ) -> None:
     """Chat with your memory assistant (reads one message a line when stdin is piped)."""
     from memagent.agent import Conversations
@@ -124,7 +135,10 @@ def chat(
         conv_id = latest.id
     interactive = sys.stdin.isatty()
     failed = 0
-    agent = _agent(mh, model, mode, persona, max_steps, planning_interval, conv_id, learn)
+    agent = _agent(
+        mh, model, mode, persona, max_steps, planning_interval, conv_id, learn,
+        prompt_set=prompt_set,
+    )  # fmt: skip
     try:
         if interactive:
             _interactive(agent, resumed=conv_id is not None)
@@ -246,6 +260,7 @@ def ask(
     ] = False,
     max_steps: MaxStepsOption = None,
     learn: LearnOption = None,
+    prompt_set: PromptSetOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole result as JSON.")
     ] = False,
@@ -298,7 +313,9 @@ def ask(
             raise typer.Exit(1)
         _print_answer(result.to_json(), result.answer, as_json=as_json)
         return
-    agent = _agent(mh, model, mode, persona, max_steps, None, None, learn, short=short)
+    agent = _agent(
+        mh, model, mode, persona, max_steps, None, None, learn, short=short, prompt_set=prompt_set
+    )
     try:
         turn = agent.turn(question)
         if not turn.ok:  # the model or server failed: say so on stderr, exit non-zero
