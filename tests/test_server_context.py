@@ -29,7 +29,7 @@ def test_store_cache_is_bounded_and_closes_on_eviction(tmp_path: Path) -> None:
         again = server.memory_for("user-0")
         assert again is not first and again.get(chunk.id).content == "user 0 keeps this"
         before = _open_fds()
-        for i in range(5, 20):
+        for i in range(5, 12):
             server.memory_for(f"user-{i}").recall("anything")
         assert server.cached_users == 3
         assert _open_fds() <= before + 8
