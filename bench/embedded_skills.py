@@ -6,8 +6,8 @@ Skills (each a few tasks, pass = the effect checked in the files, not the words)
 - JSON actions: the full `json` prompt set edits notes on request;
 - Python mode: the `python` prompt set does the same by writing sandboxed code;
 - ask --deep: recursive retrieval (search in code, then FINAL) finds the answer;
-- chat latency: 5 facts told, then questions answered from 5 recalled memories in one
-  warm process: p50/p95 per turn, the baseline being the same agent with retrieval off.
+- chat latency: 5 facts about one person stored, then questions that recall all 5, in
+  one warm process: p50/p95 per turn; the baseline is the same agent with retrieval off.
 
     python -m bench.embedded_skills [--model embedded] [--threads 2] [--skills …]
 """
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.qa_locomo import set_agent_config
 from memagent.agent import Agent, AgentMemory, deep_ask
 from memagent.core import MemoryHome
 from memagent.core.config import LLMConfig
@@ -43,6 +44,24 @@ QUESTIONS = [
     ("Where does my sister live?", "lisbon"),
     ("What do I drink in the morning?", "tea"),
     ("When did we move to Oslo?", "2021"),
+]
+
+
+# For latency: five facts one question recalls together (all about the sister).
+SISTER_FACTS = [
+    "My sister Ana lives in Lisbon.",
+    "My sister Ana works as a teacher.",
+    "My sister Ana has two dogs.",
+    "My sister Ana plays the piano.",
+    "My sister Ana visited me in May.",
+]
+SISTER_QUESTIONS = [
+    ("Where does my sister live?", "lisbon"),
+    ("What does my sister do for work?", "teacher"),
+    ("How many dogs does my sister have?", "two"),
+    ("What instrument does my sister play?", "piano"),
+    ("When did my sister visit me?", "may"),
+    ("Which city is my sister Ana in?", "lisbon"),
 ]
 
 
@@ -120,14 +139,17 @@ def skill_deep(llm: LLM, root: Path, n: int) -> list[tuple[bool, float]]:
 
 def chat_latency(llm: LLM, root: Path, n: int, *, retrieval: bool) -> dict[str, Any]:
     mh = fresh_home(root, f"chat-{retrieval}")
+    # every relevant memory in context (not only those within half the best score)
+    set_agent_config(mh.layout.config, {"recall_min_ratio": 0.0})
+    mh = MemoryHome.open(mh.root)
     memory = AgentMemory(mh)
-    for f in FACTS:  # stored directly: the turns measured are the questions
+    for f in SISTER_FACTS:  # stored directly: the turns measured are the questions
         memory.remember(f)
     memory.close()
     secs, right, mems, toks = [], 0, [], []
     with Agent(mh, llm, learn_profile=False, retrieval=retrieval) as a:
         a.turn("Hello!")  # warm: the fixed prompt prefix is in the cache now
-        for q, word in QUESTIONS[:n]:
+        for q, word in SISTER_QUESTIONS[:n]:
             r = a.turn(q)
             secs.append(r.seconds)
             right += word in r.reply.lower()
@@ -136,7 +158,7 @@ def chat_latency(llm: LLM, root: Path, n: int, *, retrieval: bool) -> dict[str, 
             print(f"    {q!r} -> {r.reply!r} ({r.seconds:.1f}s)", file=sys.stderr, flush=True)
     secs.sort()
     return {
-        "right": f"{right}/{min(n, len(QUESTIONS))}",
+        "right": f"{right}/{min(n, len(SISTER_QUESTIONS))}",
         "p50_s": round(statistics.median(secs), 2),
         "p95_s": round(secs[min(len(secs) - 1, round(0.95 * (len(secs) - 1)))], 2),
         "memories_per_turn": round(statistics.fmean(mems), 1),
@@ -164,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         if skill == "latency":
             on = chat_latency(llm, root, 2 * n, retrieval=True)
             off = chat_latency(llm, root, 2 * n, retrieval=False)
-            rows.append(("chat turn, 5 facts recalled", on["right"], str(on)))
+            rows.append(("chat turn, 5 memories recalled", on["right"], str(on)))
             rows.append(("chat turn, retrieval off (baseline)", off["right"], str(off)))
             continue
         runs = {

@@ -350,7 +350,12 @@ class Agent:
         work = [
             Message(
                 role="user",
-                content=self.prompts.render("user_turn", memory=ctx.text, message=message),
+                content=self.prompts.render(
+                    "user_turn",
+                    memory=ctx.text,
+                    message=message,
+                    asking=self._recalls_for(message),
+                ),
             )
         ]
         usage = Usage()
