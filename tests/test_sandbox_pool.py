@@ -252,3 +252,33 @@ def test_a_crash_never_overwrites_the_saved_session(pool: WorkerPool, home: Memo
     with pytest.raises(InvalidInput, match="crashed"):
         s.snapshot()
     s.close()
+
+
+_BIG_HOST = """
+import sys
+from memagent.sandbox import IsolatedSession, WorkerPool
+ballast = bytearray(800 * 1024 * 1024)
+for i in range(0, len(ballast), 4096):
+    ballast[i] = 1
+pool = WorkerPool(1)
+s = IsolatedSession(pool=pool)
+r = s.run("x = 1 + 1")
+s.close()
+pool.close()
+print(s.last_peak_rss)
+"""
+
+
+def test_a_worker_reports_its_own_peak_memory_not_its_big_hosts() -> None:
+    """Linux carries a parent's peak RSS into its children (ru_maxrss): a worker
+    started by a large server must still measure only itself, or it would be
+    recycled after every run and the memory checks would mean nothing."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _BIG_HOST], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    peak = int(done.stdout.strip().splitlines()[-1])
+    assert 0 < peak < 400 * 1024 * 1024, peak

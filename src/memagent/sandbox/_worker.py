@@ -150,8 +150,37 @@ class Worker:
             self.send(reply)
 
 
+class PeakRss:
+    """This process's own peak resident memory, in bytes.
+
+    `ru_maxrss` is no good here: Linux carries the parent's high-water mark into
+    a child across fork and exec, so a worker started by a 4 GB server would
+    report 4 GB before running anything (and be recycled after every run).
+    `VmHWM` in /proc/self/status belongs to the address space exec made. The file
+    is opened once, before the open-files limit, and re-read in place."""
+
+    def __init__(self) -> None:
+        try:
+            self._fh: BinaryIO | None = open("/proc/self/status", "rb", buffering=0)  # noqa: SIM115
+        except OSError:
+            self._fh = None
+
+    def bytes(self) -> int:
+        if self._fh is not None:
+            try:
+                self._fh.seek(0)
+                for line in self._fh.read().splitlines():
+                    if line.startswith(b"VmHWM:"):
+                        return int(line.split()[1]) * 1024
+            except (OSError, ValueError, IndexError):
+                pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+_PEAK: PeakRss | None = None  # set by main(), in the worker process only
+
+
 def _result_message(r: RunResult) -> dict[str, Any]:
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {
         "op": "result",
         "output": r.output,
@@ -160,7 +189,7 @@ def _result_message(r: RunResult) -> dict[str, Any]:
         "final": r.final,
         "operations": r.operations,
         "notes": r.notes,
-        "peak_rss_bytes": peak_kb * 1024,
+        "peak_rss_bytes": (_PEAK or PeakRss()).bytes(),
     }
 
 
@@ -173,6 +202,8 @@ def main() -> None:
     session.run("import " + ", ".join(Session.allowed_modules))
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    global _PEAK
+    _PEAK = PeakRss()
     apply_os_limits(memory_bytes)
     Worker(inp, out).serve()
 
