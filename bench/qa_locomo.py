@@ -299,32 +299,11 @@ def set_agent_config(path: Path, values: dict[str, float | int]) -> None:
     path.write_text(head + "[agent]\n" + section + nxt + tail, encoding="utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--conversations", nargs="*", default=["conv-26"])
-    ap.add_argument("--per-category", type=int, default=8, help="0: every question")
-    ap.add_argument("--seed", type=int, default=12)
-    ap.add_argument("--arms", nargs="*", default=["memagent", "full", "no-memory"])
-    ap.add_argument("--model", default="embedded")
-    ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
-    ap.add_argument("--recall-k", type=int, default=10)
-    ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
-    ap.add_argument("--json-out", type=Path, default=None)
-    args = ap.parse_args(argv)
-
+def run_conversations(
+    args: argparse.Namespace, llm: Any, arms: dict[str, Arm], weights: Counter[int], workdir: Path
+) -> None:
     from memagent.core import MemoryHome
-    from memagent.core.config import LLMConfig
-    from memagent.llm import load_llm
 
-    llm = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx, threads=args.threads))
-    t0 = time.perf_counter()
-    load_s = llm.load() if hasattr(llm, "load") else 0.0
-    print(f"model {llm.name}: loaded in {load_s:.1f}s", file=sys.stderr)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-qa-"))
-    arms = {name: Arm(name) for name in args.arms}
-    weights: Counter[int] = Counter()
     for path in sorted(args.data.glob("conv-*.json")):
         if path.stem not in args.conversations:
             continue
@@ -341,12 +320,45 @@ def main(argv: list[str] | None = None) -> int:
             {"recall_k": args.recall_k, "recall_min_ratio": 0.0, "context_tokens": 1600},
         )
         home = MemoryHome.open(workdir / path.stem)
-        if "full" in arms:  # first: its long prefix stays in the cache for every question
-            run_full_context_arm(arms["full"], conv, llm, questions)
+        # each arm runs all its questions in a row, so its fixed prompt prefix stays in
+        # the cache; the full-context arm (long, slow) comes last
         if "memagent" in arms:
             run_agent_arm(arms["memagent"], home, llm, questions, retrieval=True)
         if "no-memory" in arms:
             run_agent_arm(arms["no-memory"], home, llm, questions, retrieval=False)
+        if "full" in arms:
+            run_full_context_arm(arms["full"], conv, llm, questions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--conversations", nargs="*", default=["conv-26"])
+    ap.add_argument("--per-category", type=int, default=8, help="0: every question")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--arms", nargs="*", default=["memagent", "full", "no-memory"])
+    ap.add_argument("--model", default="embedded")
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
+    ap.add_argument("--recall-k", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
+    ap.add_argument("--json-out", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    from memagent.core.config import LLMConfig
+    from memagent.llm import load_llm
+
+    llm = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx, threads=args.threads))
+    t0 = time.perf_counter()
+    load_s = llm.load() if hasattr(llm, "load") else 0.0
+    print(f"model {llm.name}: loaded in {load_s:.1f}s", file=sys.stderr)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-qa-"))
+    arms = {name: Arm(name) for name in args.arms}
+    weights: Counter[int] = Counter()
+    try:
+        run_conversations(args, llm, arms, weights, workdir)
+    except KeyboardInterrupt:  # Ctrl-C: report the answers so far
+        print("interrupted: reporting the answers so far", file=sys.stderr)
     if not any(a.outcomes for a in arms.values()):
         print(f"no questions answered: no {args.conversations} under {args.data}", file=sys.stderr)
         return 2
