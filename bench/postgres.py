@@ -28,7 +28,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -37,7 +36,9 @@ from pathlib import Path
 
 import httpx
 
-from bench.serve import WORDS, _free_port, _pct, _text
+from bench.serve import WORDS, _pct, _text
+from bench.serving import ServerDidNotStart, start_serve, verify_acknowledged
+from bench.serving import stop as stop_server
 from memagent.postgres import Database, PgKeyStore
 
 OPS = ("remember", "recall", "chat")
@@ -55,35 +56,16 @@ class ProcStats:
 def _start(
     root: Path, env: dict[str, str], store: str, script: Path, keyword_only: bool
 ) -> tuple[subprocess.Popen[str], str]:
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "memagent", "serve", "--root", str(root), "--port", str(port),
-        "--rate", "1000000", "--burst", "1000000", "--no-mcp", "--store", store,
-        "--model", f"scripted:{script}", "--per-user", "64",
+    args = [
+        "--root", str(root), "--rate", "1000000", "--burst", "1000000", "--no-mcp",
+        "--store", store, "--model", f"scripted:{script}", "--per-user", "64",
     ]  # fmt: skip
     if keyword_only:
-        cmd.append("--keyword-only")
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise SystemExit(f"server did not start: {proc.stderr.read() if proc.stderr else ''}")
-        time.sleep(0.1)
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
+        args.append("--keyword-only")
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        return start_serve(args, env=env, timeout=90)
+    except ServerDidNotStart as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _client(
@@ -142,20 +124,6 @@ def _client(
             c.close()
 
 
-def _verify(url: str, key: str, acked: list[tuple[str, str, str]]) -> list[str]:
-    lost: list[str] = []
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
-        for mid, token, text in acked:
-            got = c.get(f"/v1/memories/{mid}")
-            if got.status_code != 200 or got.json()["content"] != text:
-                lost.append(f"{mid}: GET answered {got.status_code}")
-                continue
-            hits = c.get("/v1/memories/search", params={"q": token, "k": 5})
-            if hits.status_code != 200 or mid not in [h["id"] for h in hits.json()["hits"]]:
-                lost.append(f"{mid}: not recalled by its token {token}")
-    return lost
-
-
 def _run(
     n: int, tmp: Path, store: str, env: dict[str, str], script: Path, args: argparse.Namespace
 ) -> tuple[list[ProcStats], float, list[str], int]:
@@ -183,11 +151,11 @@ def _run(
         wall = time.perf_counter() - t0
         lost: list[str] = []
         for i, s in enumerate(stats):  # read back through another process
-            lost += _verify(urls[(i + 1) % n], key, s.acked)
+            lost += verify_acknowledged(urls[(i + 1) % n], key, s.acked)
         acked = sum(len(s.acked) for s in stats)
     finally:
         for proc, _ in procs:
-            _stop(proc)
+            stop_server(proc)
     return stats, wall, lost, acked
 
 

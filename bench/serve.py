@@ -21,10 +21,7 @@ import argparse
 import os
 import random
 import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,6 +30,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.serving import ServerDidNotStart, start_serve, verify_acknowledged
+from bench.serving import stop as stop_server
 from memagent.api import Memory
 from memagent.server import KeyStore
 
@@ -57,12 +56,6 @@ def _text(rng: random.Random) -> tuple[str, str]:
     token = "tok" + secrets.token_hex(6)
     words = " ".join(rng.choice(WORDS) for _ in range(12))
     return token, f"Note {token}: {words}."
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _client(url: str, key: str, deadline: float, seed: int, recall_share: float, st: Stats) -> None:
@@ -117,21 +110,6 @@ def _baseline(home: Path, duration: float, recall_share: float, keyword_only: bo
     return done / duration
 
 
-def _verify(url: str, key: str, acked: list[tuple[str, str, str]]) -> list[str]:
-    lost: list[str] = []
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=30.0) as client:
-        for mid, token, text in acked:
-            got = client.get(f"/v1/memories/{mid}")
-            if got.status_code != 200 or got.json()["content"] != text:
-                lost.append(f"{mid}: GET answered {got.status_code}")
-                continue
-            hits = client.get("/v1/memories/search", params={"q": token, "k": 5})
-            if hits.status_code != 200 or mid not in [h["id"] for h in hits.json()["hits"]]:
-                lost.append(f"{mid}: not recalled by its token {token}")
-    return lost
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
@@ -143,28 +121,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memagent-bench-serve-") as tmp:
         root = Path(tmp) / "server"
         key, _ = KeyStore(root).create(user="bench")
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
         cmd = [
-            sys.executable, "-m", "memagent", "serve", "--root", str(root),
-            "--port", str(port), "--rate", "1000000", "--burst", "1000000", "--no-mcp",
+            "--root", str(root), "--rate", "1000000", "--burst", "1000000", "--no-mcp",
         ]  # fmt: skip
         if args.keyword_only:
             cmd.append("--keyword-only")
         env = {**os.environ, "MEMAGENT_HOME": str(Path(tmp) / "ambient")}
-        proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    print("server did not start:", proc.stderr.read() if proc.stderr else "")
-                    return 1
-                time.sleep(0.1)
+            proc, url = start_serve(cmd, env=env)
+        except ServerDidNotStart as exc:
+            print(exc)
+            return 1
+        try:
             # Warm the user's index (and the embedder) before the clock starts.
             httpx.get(
                 f"{url}/v1/memories/search",
@@ -186,13 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             for t in threads:
                 t.join()
             wall = time.perf_counter() - t0
-            lost = _verify(url, key, st.acked)
+            lost = verify_acknowledged(url, key, st.acked)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
 
         baseline_s = max(2.0, args.duration / 3)
         base = _baseline(

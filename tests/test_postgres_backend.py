@@ -8,9 +8,7 @@ import json
 import multiprocessing as mp
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from bench.serving import start_serve
 from typer.testing import CliRunner
 
 from memagent.api import Memory
@@ -249,30 +248,11 @@ def test_import_refuses_a_corrupt_home_and_writes_nothing(db: Database, tmp_path
         export_home(db, user, home.root)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_server(root: Path, url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memagent", "serve", "--root", str(root), "--port", str(port),
-         "--store", url, "--keyword-only", "--no-mcp"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+def _start_server(root: Path, url: str) -> tuple[subprocess.Popen[str], str]:
+    return start_serve(
+        ["--root", str(root), "--store", url, "--keyword-only", "--no-mcp"],
         env={**os.environ, "MEMAGENT_HOME": str(root)},
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''!r}")
+    )
 
 
 def test_no_acknowledged_write_lost_when_a_server_is_killed(pg_url: str, tmp_path: Path) -> None:

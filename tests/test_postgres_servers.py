@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from bench.serving import start_serve, stop
 from typer.testing import CliRunner
 
 from memagent.agent import Conversations
@@ -26,30 +24,12 @@ from memagent.core import MemoryHome
 from memagent.postgres import Database, PgState
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(root: Path, url: str, script: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memagent", "serve", "--root", str(root), "--port", str(port),
-         "--store", url, "--keyword-only", "--no-mcp", "--model", f"scripted:{script}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+def _serve(root: Path, url: str, script: Path) -> tuple[subprocess.Popen[str], str]:
+    return start_serve(
+        ["--root", str(root), "--store", url, "--keyword-only", "--no-mcp",
+         "--model", f"scripted:{script}"],
         env={**os.environ, "MEMAGENT_HOME": str(root / "home")},
     )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(f"server did not start: {proc.stderr.read() if proc.stderr else ''!r}")
 
 
 @pytest.fixture
@@ -66,8 +46,7 @@ def servers(pg_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
         yield urls[0], urls[1]
     finally:
         for proc in procs:
-            proc.terminate()
-            proc.wait(20)
+            stop(proc)
 
 
 def test_two_servers_on_one_database_are_one_service(

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+from bench.serving import start_serve, stop
 from typer.testing import CliRunner
 
 from memagent.cli import app as cli_app
 from memagent.server.testing import assert_problem
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
@@ -35,24 +28,8 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
     )
     key = made.stdout.strip().splitlines()[-1]
     assert key.startswith("mak_") and "created" in made.stderr
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "memagent", "serve", "--port", str(port),
-        "--keyword-only", "--max-body", "5000",
-    ]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_serve(["--keyword-only", "--max-body", "5000"], env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.1)
         headers = {"Authorization": f"Bearer {key}"}
         made_memory = httpx.post(
             f"{url}/v1/memories", json={"text": "Ana likes jazz"}, headers=headers
@@ -65,8 +42,7 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
         mcp = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert mcp.status_code == 401
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        stop(proc)
     # The server root defaulted to <home>/server; alice's memory lives there.
     assert list((home / "server" / "users" / "alice" / "chunks").rglob("*.json"))
 
@@ -88,28 +64,14 @@ def test_serve_as_user_serves_the_cli_home_itself(tmp_path: Path) -> None:
     cli("init")
     cli("remember", "Ana plays the oboe on Sundays", "--keyword-only")
     key = cli("keys", "create", "--user", "me").strip().splitlines()[-1]
-    port = _free_port()
-    cmd = [sys.executable, "-m", "memagent", "serve", "--port", str(port), "--as-user", "me"]
-    proc = subprocess.Popen([*cmd, "--keyword-only"], env=env, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_serve(["--as-user", "me", "--keyword-only"], env=env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.1)
         headers = {"Authorization": f"Bearer {key}"}
         hits = httpx.get(f"{url}/v1/memories/search", params={"q": "oboe"}, headers=headers)
         assert hits.status_code == 200, hits.text
         assert "oboe" in hits.json()["hits"][0]["content"]  # made with the CLI, in the home
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        stop(proc)
     assert not (home / "server" / "users" / "me").exists()
 
 
