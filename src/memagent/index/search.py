@@ -140,6 +140,16 @@ class Hit:
         }
 
 
+def check_query(query: object, k: int) -> None:
+    """Refuse what no backend may search for: an empty or oversized query, k < 1."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+    if k < 1:
+        raise InvalidInput("k must be at least 1")
+
+
 def query_terms(query: str) -> list[str]:
     """Keyword terms of a query: lower-cased words, no stop words, possessives cut."""
     terms: list[str] = []
@@ -251,12 +261,7 @@ def search(
     now: float | None = None,
 ) -> list[Hit]:
     """Top-`k` documents for `query` (see the module docstring for the ranking)."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("query is empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    if k < 1:
-        raise InvalidInput("k must be at least 1")
+    check_query(query, k)
     filters = filters or Filters()
     p = params or SearchParams()
     n = max(p.candidates, k)

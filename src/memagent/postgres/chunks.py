@@ -25,7 +25,7 @@ from memagent.index.documents import chunk_doc
 from memagent.index.filters import PostgresFilterSQL
 from memagent.index.search import (
     _TERM,
-    MAX_QUERY_CHARS,
+    check_query,
     finish,
     fuse,
     query_terms,
@@ -347,12 +347,7 @@ class PgChunkStore(ChunkStore):
         params: SearchParams,
         now: float | None = None,
     ) -> list[Hit]:
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("query is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInput(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-        if k < 1:
-            raise InvalidInput("k must be at least 1")
+        check_query(query, k)
         f = filters or Filters()
         p = params
         n = max(p.candidates, k)
