@@ -45,6 +45,12 @@ def live(store: ProfileStore, file: str, path: str) -> list[dict[str, Any]]:
     return list(node)
 
 
+def likes(store: ProfileStore, item: str) -> None:
+    """The user's profile already says they like `item`."""
+    op = {"operation": "append", "file": FOOD, "path": "food.likes", "value": {"item": item}}
+    apply_operations(store, [parse_operation(op)])
+
+
 def test_allergy_end_to_end(store: ProfileStore) -> None:
     llm = ScriptedLLM(
         [
@@ -81,19 +87,7 @@ def test_allergy_end_to_end(store: ProfileStore) -> None:
 
 
 def test_contradiction_becomes_a_remove_not_a_second_item(store: ProfileStore) -> None:
-    apply_operations(
-        store,
-        [
-            parse_operation(
-                {
-                    "operation": "append",
-                    "file": FOOD,
-                    "path": "food.likes",
-                    "value": {"item": "sushi"},
-                }
-            )
-        ],
-    )
+    likes(store, "sushi")
     llm = ScriptedLLM(
         [
             facts(("The user dislikes sushi now", ["food"], False)),
@@ -122,19 +116,7 @@ def test_contradiction_becomes_a_remove_not_a_second_item(store: ProfileStore) -
 
 
 def test_contradiction_with_only_an_append_still_moves(store: ProfileStore) -> None:
-    apply_operations(
-        store,
-        [
-            parse_operation(
-                {
-                    "operation": "append",
-                    "file": FOOD,
-                    "path": "food.likes",
-                    "value": {"item": "Sushi"},
-                }
-            )
-        ],
-    )
+    likes(store, "Sushi")
     llm = ScriptedLLM(
         [
             facts(("The user dislikes sushi", ["food"], False)),
