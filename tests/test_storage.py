@@ -247,6 +247,28 @@ def test_ops_log_rotates_into_segments_every_reader_still_reads(home: MemoryHome
     assert [r.path for r in home.ops(limit=2)] == ["vault/r38.md", "vault/r39.md"]
 
 
+def test_tail_reads_backwards_and_agrees_with_a_full_read(home: MemoryHome) -> None:
+    from memagent.core.oplog import tail_ops
+
+    st = home.storage
+    st.log_segment_bytes = 2000
+    for i in range(150):
+        actor = "a" if i % 7 == 0 else "b"
+        st.write_text(f"vault/{actor}/n{i}.md", f"note {i}", actor=actor, op="create")
+    log = home.layout.ops_log
+    with log.open("a") as fh:
+        fh.write('{"ts": "2026-01-01", "act')  # a torn last line is passed over
+    everything = list(read_ops(log))
+    for limit, prefix, actor in ((1, None, None), (5, None, "a"), (30, "vault/a/", None),
+                                 (500, None, None), (500, None, "a"), (3, "nowhere/", None),
+                                 (0, None, None)):  # fmt: skip
+        want = [r for r in everything
+                if (prefix is None or r.path.startswith(prefix))
+                and (actor is None or r.actor == actor)]  # fmt: skip
+        want = want[-limit:] if limit else []
+        assert tail_ops(log, limit=limit, path_prefix=prefix, actor=actor) == want
+
+
 def test_index_catches_up_across_a_rotation(home: MemoryHome) -> None:
     from memagent.memory.chunks.store import ChunkStore
 

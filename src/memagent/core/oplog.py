@@ -203,16 +203,30 @@ def read_ops_since(log_path: Path, offset: int) -> tuple[list[OpRecord], int]:
 def tail_ops(
     log_path: Path, *, limit: int = 50, path_prefix: str | None = None, actor: str | None = None
 ) -> list[OpRecord]:
-    """The newest `limit` records (oldest first), optionally filtered."""
+    """The newest `limit` records (oldest first), optionally filtered.
+
+    Reads backwards a page at a time, so the cost follows how far back the
+    newest matches lie, not the size of the whole log."""
+    if limit <= 0:
+        return []
     selected: list[OpRecord] = []
-    for rec in read_ops(log_path):
-        if path_prefix is not None and not rec.path.startswith(path_prefix):
-            continue
-        if actor is not None and rec.actor != actor:
-            continue
-        selected.append(rec)
-        if len(selected) > limit:
-            selected.pop(0)
+    end: int | None = None
+    page = max(limit, 64)
+    while len(selected) < limit:
+        records, start = read_ops_before(log_path, end, limit=page)
+        for rec in records:  # newest first
+            if path_prefix is not None and not rec.path.startswith(path_prefix):
+                continue
+            if actor is not None and rec.actor != actor:
+                continue
+            selected.append(rec)
+            if len(selected) == limit:
+                break
+        if start <= 0 or not records:
+            break
+        end = start
+        page = min(page * 2, 4096)
+    selected.reverse()
     return selected
 
 
