@@ -121,3 +121,14 @@ def test_log_record_is_plain_json(store: ChunkStore, home: MemoryHome) -> None:
     store.update(c.id, content="Line <b>two</b>.")
     line = home.layout.ops_log.read_text().strip().splitlines()[-1]
     assert json.loads(line)["meta"]["after"]["content"] == "Line <b>two</b>."
+
+
+def test_history_ignores_other_chunks_that_mention_the_id(store: ChunkStore) -> None:
+    a = store.create("Ana's flat is in Porto.")
+    b = store.create("A note about something else.")
+    store.update(b.id, content=f"See {a.id} for where Ana lives.")  # b's edit names a's id
+    store.update(a.id, content="Ana's flat is in Lisbon.")
+    assert [(e.op, e.chunk_id) for e in store.history(a.id)] == [("update", a.id)]
+    assert store.undo(a.id).chunk_id == a.id
+    assert store.get(a.id, record_access=False).content == "Ana's flat is in Porto."
+    assert store.get(b.id, record_access=False).content == f"See {a.id} for where Ana lives."

@@ -150,9 +150,11 @@ def _files(log_path: Path) -> list[Path]:
     return [p for _, p in segments(log_path)] + [log_path]
 
 
-def read_ops(log_path: Path) -> Iterator[OpRecord]:
+def read_ops(log_path: Path, *, mentioning: str | None = None) -> Iterator[OpRecord]:
     """Every record of every segment, oldest first. A torn last line (a crash
-    mid-append) is skipped."""
+    mid-append) is skipped. With `mentioning` (an id made of characters JSON
+    never escapes), only lines that contain it are parsed: the cheap way to find
+    one chunk's edits in a long log."""
     for path in _files(log_path):
         try:
             fh = path.open("r", encoding="utf-8")
@@ -161,7 +163,7 @@ def read_ops(log_path: Path) -> Iterator[OpRecord]:
         with fh:
             for line in fh:
                 line = line.strip()
-                if not line:
+                if not line or (mentioning is not None and mentioning not in line):
                     continue
                 rec = _parse(line, log_path)
                 if rec is not None:

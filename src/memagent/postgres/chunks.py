@@ -209,8 +209,8 @@ class PgChunkStore(ChunkStore):
         vec = parse_vector(row[0]) if row is not None else None
         return vec[None, :] if vec is not None else None
 
-    def op_records(self) -> list[OpRecord]:
-        return self.ops.read(actor=ACTOR)
+    def op_records(self, mentioning: str | None = None) -> list[OpRecord]:
+        return self.ops.read(actor=ACTOR, mentioning=mentioning)
 
     def _store(
         self,

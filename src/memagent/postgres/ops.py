@@ -62,8 +62,10 @@ class PgOpsLog:
         actor: str | None = None,
         path_prefix: str | None = None,
         limit: int | None = None,
+        mentioning: str | None = None,
     ) -> list[OpRecord]:
-        """Records oldest first (the newest `limit` when given), optionally filtered."""
+        """Records oldest first (the newest `limit` when given), optionally filtered;
+        `mentioning`: only records whose meta contains that text."""
         where = ["user_id = %s"]
         params: list[Any] = [self.user]
         if actor is not None:
@@ -72,6 +74,9 @@ class PgOpsLog:
         if path_prefix is not None:
             where.append("starts_with(path, %s)")
             params.append(path_prefix)
+        if mentioning is not None:
+            where.append("strpos(meta::text, %s) > 0")
+            params.append(mentioning)
         sql = (
             "SELECT ts, actor, op, path, before, after, meta FROM ops "
             f"WHERE {' AND '.join(where)} ORDER BY id DESC"

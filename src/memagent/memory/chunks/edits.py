@@ -79,7 +79,7 @@ def history(store: ChunkStore, chunk_id: str) -> list[ChunkEdit]:
     """Every logged edit of one chunk, oldest first."""
     check_id(chunk_id)
     store._read(chunk_id)
-    return edits_of(store.op_records(), chunk_id)
+    return edits_of(store.op_records(mentioning=chunk_id), chunk_id)
 
 
 def _apply(chunk: Chunk, fields: dict[str, Any]) -> Chunk:
@@ -107,7 +107,7 @@ def undo(store: ChunkStore, chunk_id: str | None = None, *, edit: str | None = N
     if edit is not None:
         check_edit_id(edit)
     with store._lock():
-        edits = edits_of(store.op_records(), chunk_id)
+        edits = edits_of(store.op_records(mentioning=chunk_id or edit), chunk_id)
         if edit is not None:
             chosen = next((e for e in edits if e.edit == edit), None)
             if chosen is None:

@@ -201,10 +201,12 @@ class ChunkStore:
     ) -> None:
         self._write(self.index, chunk, op=op, vec=vec, meta=meta)
 
-    def op_records(self) -> list[OpRecord]:
+    def op_records(self, mentioning: str | None = None) -> list[OpRecord]:
         """This store's ops-log records (actor `chunks`), oldest first: edit history
-        and undo read them."""
-        return [r for r in read_ops(self.home.layout.ops_log) if r.actor == ACTOR]
+        and undo read them. `mentioning`: only records whose text contains that id
+        (a superset of those about it; callers still check the fields)."""
+        records = read_ops(self.home.layout.ops_log, mentioning=mentioning)
+        return [r for r in records if r.actor == ACTOR]
 
     def _remove(self, chunk: Chunk) -> None:
         rel = chunk.rel_path
