@@ -7,23 +7,26 @@ users, then measures in one run:
 1. baseline: the victim alone, for D seconds, repeating a mix of requests:
    `GET /v1/me`, `GET /v1/memories/search`, a 2-action `POST /v1/vault/actions`
    batch and a `POST /v1/chat/completions`;
-2. under attack: the same victim while the attacker, from one key, floods the
-   server with 45 concurrent slow chat completions and 4 concurrent catastrophic
-   regex searches (`(a|aa)+$` over 100 lines of `'a'*28+'!'`), re-sending each
-   as soon as it is answered, so its own limits stay saturated (a refused one
-   after the Retry-After asked; `--hammer S`: after S seconds instead).
+2. under attack, twice: the same victim while the attacker (a process of its
+   own, as another client would be), from one key, floods the server with 45
+   concurrent slow chat completions and 4 concurrent catastrophic regex searches
+   (`(a|aa)+$` over 100 lines of `'a'*28+'!'`), re-sending each as soon as it is
+   answered, so its own limits stay saturated. `polite`: a refused request is
+   re-sent after the Retry-After asked; `hammer`: at once (`--hammer S`: after S
+   seconds), ignoring Retry-After.
 
-It prints the victim's p50/p99 per phase and their ratio (target: p99 within 2x
-of the baseline), the victim's errors (there should be none), and how the
+It prints the victim's p50/p99 per phase and their ratio to the victim alone
+(target: p99 within 2x), the victim's errors (there should be none), and how the
 attacker's requests were answered (mostly 429: it saturates its own limits).
 
-    python -m bench.fairness                   # 10 s per phase
-    python -m bench.fairness --duration 5
+    python -m bench.fairness                   # 10 s per phase, both attackers
+    python -m bench.fairness --duration 5 --modes hammer
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import statistics
 import subprocess
@@ -123,6 +126,23 @@ def _attacker(
                 stop.wait(wait)
 
 
+def _attack(url: str, key: str, flood: int, regex: int, hammer: float, seconds: float) -> None:
+    """The attacker's process: its threads for `seconds`, then its answers as JSON."""
+    stop = threading.Event()
+    codes: Counter[str] = Counter()
+    threads = [
+        threading.Thread(target=_attacker, args=(url, key, stop, codes, i < flood, hammer))
+        for i in range(flood + regex)
+    ]
+    for t in threads:
+        t.start()
+    stop.wait(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    print(json.dumps(dict(codes)), flush=True)
+
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -156,16 +176,22 @@ def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--serve":
         _serve(*sys.argv[2:])
         return
+    if len(sys.argv) == 8 and sys.argv[1] == "--attack":
+        url, key, flood, regex, hammer, seconds = sys.argv[2:]
+        _attack(url, key, int(flood), int(regex), float(hammer), float(seconds))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
     ap.add_argument("--model-delay", type=float, default=0.3, help="seconds per model reply")
     ap.add_argument("--flood", type=int, default=45, help="attacker's concurrent chats")
     ap.add_argument("--regex", type=int, default=4, help="attacker's concurrent regex searches")
     ap.add_argument(
-        "--hammer",
-        type=float,
-        default=-1,
-        help="seconds the attacker waits after a refusal (default: the Retry-After asked)",
+        "--modes",
+        default="polite,hammer",
+        help="attackers, in order: polite (waits the Retry-After), hammer (does not)",
+    )
+    ap.add_argument(
+        "--hammer", type=float, default=0.0, help="seconds the hammering attacker waits"
     )
     args = ap.parse_args()
 
@@ -194,27 +220,19 @@ def main() -> None:
             ).raise_for_status()
             _victim(url, victim_key, 1.0)  # warm up (stores open, code paths loaded)
             alone = _victim(url, victim_key, args.duration)
-
-            stop = threading.Event()
-            codes: Counter[str] = Counter()
-            threads = [
-                threading.Thread(
-                    target=_attacker, args=(url, attacker_key, stop, codes, True, args.hammer)
-                )
-                for _ in range(args.flood)
-            ] + [
-                threading.Thread(
-                    target=_attacker, args=(url, attacker_key, stop, codes, False, args.hammer)
-                )
-                for _ in range(args.regex)
-            ]
-            for t in threads:
-                t.start()
-            time.sleep(1.0)  # the attack is at full strength before we measure
-            attacked = _victim(url, victim_key, args.duration)
-            stop.set()
-            for t in threads:
-                t.join()
+            attacked: dict[str, tuple[Victim, dict[str, int]]] = {}
+            for mode in args.modes.split(","):
+                hammer = -1.0 if mode == "polite" else max(0.0, args.hammer)
+                attack = [
+                    sys.executable, "-m", "bench.fairness", "--attack", url, attacker_key,
+                    str(args.flood), str(args.regex), str(hammer), str(args.duration + 1.5),
+                ]  # fmt: skip
+                attacker = subprocess.Popen(attack, stdout=subprocess.PIPE, text=True)
+                time.sleep(1.0)  # the attack is at full strength before we measure
+                victim = _victim(url, victim_key, args.duration)
+                out, _ = attacker.communicate(timeout=300)
+                attacked[mode] = (victim, json.loads(out.strip().splitlines()[-1]))
+                time.sleep(1.5)  # the attacker's last requests drain
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -224,12 +242,13 @@ def main() -> None:
         f"{args.flood} chats + {args.regex} regex searches in flight, {args.duration:g}s a phase"
     )
     _report("victim alone", alone)
-    _report("under attack", attacked)
-    r50 = _pct(attacked.latencies, 0.5) / _pct(alone.latencies, 0.5)
-    r99 = _pct(attacked.latencies, 0.99) / _pct(alone.latencies, 0.99)
-    verdict = "within" if r99 <= 2.0 else "OVER"
-    print(f"ratio (attack / alone): p50 {r50:.2f}x, p99 {r99:.2f}x ({verdict} the 2x target)")
-    print(f"attacker's answers: {dict(sorted(codes.items()))}")
+    for mode, (victim, codes) in attacked.items():
+        _report(f"+ {mode}", victim)
+        r50 = _pct(victim.latencies, 0.5) / _pct(alone.latencies, 0.5)
+        r99 = _pct(victim.latencies, 0.99) / _pct(alone.latencies, 0.99)
+        verdict = "within" if r99 <= 2.0 else "OVER"
+        print(f"{'':13s} ratio to alone: p50 {r50:.2f}x, p99 {r99:.2f}x ({verdict} the 2x target)")
+        print(f"{'':13s} attacker's answers: {dict(sorted(codes.items()))}")
 
 
 if __name__ == "__main__":

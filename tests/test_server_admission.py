@@ -5,6 +5,7 @@ answer 429/503 with Retry-After, that a deadline really stops work, and that
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -19,7 +20,12 @@ import pytest
 from memagent.llm import ChatResult, ScriptedLLM
 from memagent.llm.base import MessageLike
 from memagent.server import KeyStore, ServerSettings, create_app
-from memagent.server._admission import RouteClass, classify
+from memagent.server._admission import (
+    AdmissionLimits,
+    AdmissionMiddleware,
+    RouteClass,
+    classify,
+)
 from memagent.server.testing import LiveServer, assert_problem
 
 USERS = ("alice", "mallory", "bob", "carol")
@@ -211,8 +217,92 @@ def test_identities_for_admission(tmp_path: Path) -> None:
 
     assert who((b"authorization", f"Bearer {key}".encode())) == "user:alice"
     assert who((b"authorization", b"Bearer nonsense")) == "addr:10.0.0.1"
-    one = who((b"cookie", f"{COOKIE}=abc".encode()))
-    two = who((b"cookie", f"{COOKIE}=def".encode()))
-    assert one.startswith("session:") and one != two  # web sessions get their own share
+    # a web session counts as its user once the page has found it valid; until then
+    # (or a forged cookie) it is keyless, by address
+    assert who((b"cookie", f"{COOKIE}=abc".encode())) == "addr:10.0.0.1"
+    server.note_session("abc", "alice")
+    assert who((b"cookie", f"x=1; {COOKIE}=abc".encode())) == "user:alice"
+    assert who((b"cookie", f"{COOKIE}=abd".encode())) == "addr:10.0.0.1"
     assert who() == "addr:10.0.0.1"
     server.close()
+
+
+# -- the middleware on its own: refusals held for clients that come back early, and
+# keyless requests in a gate of their own ----------------------------------------------
+
+
+class _Blocking:
+    """An ASGI app whose requests answer 200 once `release` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.started += 1
+        await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _call(mw: AdmissionMiddleware, who: str, path: str = "/v1/memories") -> asyncio.Task[int]:
+    async def run() -> int:
+        status = 0
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+
+        scope = {"type": "http", "method": "GET", "path": path, "headers": [], "who": who}
+        await mw(scope, receive, send)
+        return status
+
+    return asyncio.ensure_future(run())
+
+
+def _middleware(app: _Blocking, **limits: Any) -> AdmissionMiddleware:
+    return AdmissionMiddleware(
+        app, limits=AdmissionLimits(**limits), identify=lambda scope: scope["who"]
+    )
+
+
+def test_a_client_that_ignores_retry_after_waits_it_out() -> None:
+    async def scenario() -> None:
+        app = _Blocking()
+        mw = _middleware(app, per_user=1, queue_wait_s=0.5)
+        first = _call(mw, "user:mallory")
+        await asyncio.sleep(0)
+        refused = await _call(mw, "user:mallory")  # over its limit: refused at once
+        assert refused == 429 and mw.held == 0
+        early = _call(mw, "user:mallory")  # back before its Retry-After: held, no work
+        other = _call(mw, "user:alice")  # another user is not held
+        await asyncio.sleep(0.05)
+        assert mw.held == 1 and not early.done() and app.started == 2
+        app.release.set()
+        assert await other == 200 and await first == 200
+        assert await early == 429 and mw.held == 0
+
+    asyncio.run(scenario())
+
+
+def test_keyless_requests_cannot_take_authenticated_slots() -> None:
+    async def scenario() -> None:
+        app = _Blocking()
+        mw = _middleware(app, per_user=16, anon_cap=2, queue_wait_s=0.05)
+        # keyless requests from many addresses fill their own gate, and no more
+        keyless = [_call(mw, f"addr:10.0.0.{i}") for i in range(6)]
+        await asyncio.sleep(0.2)
+        assert app.started == 2
+        users = [_call(mw, f"user:u{i}") for i in range(6)]  # the read gate is untouched
+        await asyncio.sleep(0.05)
+        assert app.started == 8
+        app.release.set()
+        assert [await t for t in users] == [200] * 6
+        codes = sorted([await t for t in keyless])
+        assert codes.count(200) == 2 and set(codes[2:]) == {503}
+
+    asyncio.run(scenario())

@@ -20,6 +20,16 @@ Two limits apply, both counted in requests *in flight* (not per second):
   the cap waits, without holding a thread, up to `queue_wait_s` for a slot, then
   answers 503 with `Retry-After`.
 
+Requests with no valid key or session (identified by client address) pass one
+gate of their own, `anon_cap` for the whole server, instead of the class gates:
+however many addresses send them, they never take an authenticated user's slot.
+
+Refusals are cheap (no thread, no store, the key check cached per process), and
+a client that comes back before the `Retry-After` it was given gets its next
+refusal only once that time is up (the wait holds no thread): ignoring
+`Retry-After` then gains a client nothing, and a hammering client costs the
+server about one refusal per connection per `Retry-After`, not thousands a second.
+
 The caps add up to fewer than the worker threads the app runs sync routes on, so
 admitted work never waits for a thread, and a user within their limits is
 served however hard another user pushes.
@@ -36,6 +46,11 @@ from enum import StrEnum
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memagent.server._problems import problem_response
+
+ANON_PREFIX = "addr:"
+"""How `identify` names a caller with no valid key or session (by its address)."""
+MAX_TRACKED = 4096
+"""Identities whose Retry-After is remembered at once."""
 
 
 class RouteClass(StrEnum):
@@ -76,6 +91,11 @@ class AdmissionLimits:
         }
     )
     queue_wait_s: float = 0.5
+    anon_cap: int = 4
+    """Requests without a valid key or session in flight server-wide."""
+    max_held_refusals: int = 1024
+    """Refusals held until their client's Retry-After is up, at most, at once
+    (more are answered at once)."""
 
 
 class _Gate:
@@ -133,7 +153,12 @@ class AdmissionMiddleware:
         self.limits = limits
         self.identify = identify
         self.gates = {cls: _Gate(cap) for cls, cap in limits.caps.items()}
+        self.anon_gate = _Gate(limits.anon_cap)
         self.in_flight: dict[str, int] = {}
+        self.refused_until: dict[str, float] = {}
+        """Per identity, when the Retry-After of its last refusal is up (loop time)."""
+        self.held = 0
+        self.retry_after = max(1, math.ceil(limits.queue_wait_s * 2))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -146,34 +171,38 @@ class AdmissionMiddleware:
             return
         who = self.identify(scope)
         held = self.in_flight.get(who, 0)
-        in_class = self.in_flight.get(f"{who}\0{cls.value}", 0)
-        gate = self.gates[cls]
+        anon = who.startswith(ANON_PREFIX)
+        gate = self.anon_gate if anon else self.gates[cls]
+        what = "keyless" if anon else cls.value
+        in_class = self.in_flight.get(f"{who}\0{what}", 0)
         share = max(1, gate.cap // 2)
         if held >= self.limits.per_user or (in_class >= share and not gate.spare()):
-            limit, what = (
+            limit, kind = (
                 (self.limits.per_user, "requests")
                 if held >= self.limits.per_user
-                else (share, f"{cls.value} requests")
+                else (share, f"{what} requests")
             )
+            await self._hold_if_early(who)
             await self._refuse(
                 scope,
                 receive,
                 send,
                 429,
-                f"too many {what} in flight for this user; at most {limit} at once",
+                f"too many {kind} in flight for this user; at most {limit} at once",
                 "too-many-in-flight",
             )
             return
         self._count(who, +1)
-        self._count(f"{who}\0{cls.value}", +1)
+        self._count(f"{who}\0{what}", +1)
         try:
             if not await gate.enter(self.limits.queue_wait_s):
+                self._note_refusal(who)
                 await self._refuse(
                     scope,
                     receive,
                     send,
                     503,
-                    f"the server is busy with {cls.value} requests (at most {gate.cap} at "
+                    f"the server is busy with {what} requests (at most {gate.cap} at "
                     "once); retry shortly",
                     "busy",
                 )
@@ -184,7 +213,7 @@ class AdmissionMiddleware:
                 gate.leave()
         finally:
             self._count(who, -1)
-            self._count(f"{who}\0{cls.value}", -1)
+            self._count(f"{who}\0{what}", -1)
 
     def _count(self, name: str, step: int) -> None:
         n = self.in_flight.get(name, 0) + step
@@ -193,15 +222,36 @@ class AdmissionMiddleware:
         else:
             del self.in_flight[name]
 
+    async def _hold_if_early(self, who: str) -> None:
+        """Wait out `who`'s current Retry-After, if it has one (it came back early);
+        then start a new one."""
+        loop = asyncio.get_running_loop()
+        wait = self.refused_until.get(who, 0.0) - loop.time()
+        if wait > 0 and self.held < self.limits.max_held_refusals:
+            self.held += 1
+            try:
+                await asyncio.sleep(wait)
+            finally:
+                self.held -= 1
+        self._note_refusal(who)
+
+    def _note_refusal(self, who: str) -> None:
+        now = asyncio.get_running_loop().time()
+        if len(self.refused_until) >= MAX_TRACKED and who not in self.refused_until:
+            for name in [n for n, t in self.refused_until.items() if t <= now]:
+                del self.refused_until[name]
+            if len(self.refused_until) >= MAX_TRACKED:
+                return  # too many refused clients at once: answer without holding
+        self.refused_until[who] = now + self.retry_after
+
     async def _refuse(
         self, scope: Scope, receive: Receive, send: Send, status: int, detail: str, slug: str
     ) -> None:
-        retry = max(1, math.ceil(self.limits.queue_wait_s * 2))
         response = problem_response(
             status,
             detail,
             instance=scope.get("path"),
             slug=slug,
-            headers={"Retry-After": str(retry)},
+            headers={"Retry-After": str(self.retry_after)},
         )
         await response(scope, receive, send)

@@ -205,8 +205,8 @@ class ServerRoot:
 
     def identify(self, scope: Mapping[str, Any]) -> str:
         """Whose share of the server an HTTP request uses (admission control): the
-        user of its bearer key, an admin key by id, else the client address."""
-        session = None
+        user of its bearer key (an admin key by id) or of its web session, else
+        `addr:<client address>` (no valid key or session: the keyless share)."""
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
@@ -215,11 +215,31 @@ class ServerRoot:
                     if who is not None:
                         return who
             elif name == b"cookie" and UI_COOKIE.encode() + b"=" in value:
-                session = value
-        if session is not None:  # a web-page session: its own share, not its address's
-            return "session:" + hashlib.sha256(session).hexdigest()[:24]
+                who = self._session_who(value)
+                if who is not None:
+                    return who
         client = scope.get("client")
         return f"addr:{client[0] if client else '?'}"
+
+    def note_session(self, cookie: str, user: str) -> None:
+        """Remember that the web-page session `cookie` was found valid for `user`, so
+        its next requests share that user's admission share (the page checks the
+        session again on every request; this only shares out capacity)."""
+        digest = "ui:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
+        with self._guard:
+            self._idents[digest] = f"user:{user}"
+            self._idents.move_to_end(digest)
+            while len(self._idents) > MAX_IDENTS:
+                self._idents.popitem(last=False)
+
+    def _session_who(self, header: bytes) -> str | None:
+        for part in header.decode("latin-1").split(";"):
+            name, _, cookie = part.strip().partition("=")
+            if name == UI_COOKIE:
+                digest = "ui:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
+                with self._guard:
+                    return self._idents.get(digest)
+        return None
 
     def _who(self, token: str) -> str | None:
         """The admission identity of a key, remembered per process: it only shares

@@ -70,6 +70,9 @@ class ServerSettings(BaseModel):
     """Searches, vault action batches and MCP calls in flight server-wide."""
     write_in_flight: int = Field(default=8, ge=1, le=64)
     read_in_flight: int = Field(default=12, ge=1, le=64)
+    anon_in_flight: int = Field(default=4, ge=1, le=64)
+    """Requests without a valid key or web session in flight server-wide (their own
+    gate: they never take an authenticated user's slot)."""
     queue_wait_s: float = Field(default=0.5, ge=0, le=30)
     """How long a request over its class's cap waits (holding no thread) before a 503."""
     quota_bytes: int = Field(default=512 * 1024 * 1024, ge=0)
@@ -198,13 +201,17 @@ def admission_limits(settings: ServerSettings) -> AdmissionLimits:
         RouteClass.WRITE: settings.write_in_flight,
         RouteClass.READ: settings.read_in_flight,
     }
-    if sum(caps.values()) >= WORKER_THREADS:
+    total = sum(caps.values()) + settings.anon_in_flight
+    if total >= WORKER_THREADS:
         raise ValueError(
-            f"the in-flight caps add up to {sum(caps.values())}; keep them under "
+            f"the in-flight caps add up to {total}; keep them under "
             f"{WORKER_THREADS} (the worker threads) so /health and /v1/me never queue"
         )
     return AdmissionLimits(
-        per_user=settings.per_user_in_flight, caps=caps, queue_wait_s=settings.queue_wait_s
+        per_user=settings.per_user_in_flight,
+        caps=caps,
+        queue_wait_s=settings.queue_wait_s,
+        anon_cap=settings.anon_in_flight,
     )
 
 

@@ -149,11 +149,15 @@ def viewer(request: Request) -> Viewer:
         if server.bucket.take(key.id) > 0:
             raise UiForbidden("too many requests; wait a moment")
         session = Session(key.user, key.id, csrf, expires)
+        if cookie:
+            server.note_session(cookie, key.user)
         return Viewer(session=session, caller=Caller(key=key, server=server))
     check_local_host(request, state)
     local = state.get(cookie)
     if local is None or state.local_user is None:
         raise UiAuthError
+    if cookie:
+        server.note_session(cookie, local.user)
     return Viewer(session=local, caller=Caller(key=_local_key(local.user), server=server))
 
 
