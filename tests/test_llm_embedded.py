@@ -13,7 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from memagent.core.errors import InvalidInput
+from memagent.core.deadline import deadline
+from memagent.core.errors import DeadlineExceeded, InvalidInput
 from memagent.llm import LLM, LLMError, Message
 from memagent.llm import embedded as emb
 from memagent.llm.embedded import EmbeddedLLM, model_path, render_transcript
@@ -203,3 +204,31 @@ def test_instruct_model_answers_through_its_chat_template(instruct: EmbeddedLLM)
         messages, response_schema=PERSON | {"required": ["name"]}, max_tokens=32
     ).text
     assert isinstance(json.loads(reply)["name"], str)
+
+
+@pytest.mark.slow
+def test_the_request_budget_stops_a_reply_mid_decode(
+    llm: EmbeddedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chat` decodes token by token under the request's budget: a cancel (or the
+    deadline) stops llama.cpp at the next token, not at the end of the reply."""
+    cancel = threading.Event()
+    chunks: list[object] = []
+    handle = llm._handle
+
+    def counting(request: dict[str, Any], callback: Any = None) -> Any:
+        def on_chunk(chunk: Any) -> bool:
+            chunks.append(chunk)
+            if len(chunks) == 3:
+                cancel.set()  # as the server does when it gives up on the request
+            return bool(callback(chunk))
+
+        return handle(request, on_chunk)
+
+    monkeypatch.setattr(llm, "_handle", counting)
+    story = [{"role": "user", "content": "Write a long story about a cat."}]
+    with deadline(None, cancel=cancel), pytest.raises(DeadlineExceeded):
+        llm.chat(story, max_tokens=200)
+    assert len(chunks) == 3  # decoding stopped at the cancel, far from 200 tokens
+    monkeypatch.undo()
+    assert llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48).text  # still usable

@@ -53,6 +53,7 @@ from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
 from memagent.agent.traces import Trace, Traces
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
+from memagent.core.errors import DeadlineExceeded
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -377,6 +378,8 @@ class Agent:
             streamer = ReplyStreamer(on_text) if on_text is not None else None
             try:
                 text = self._call(base + work, usage, streamer)
+            except DeadlineExceeded:
+                raise  # the request's budget stopped the model mid-reply: the turn ends
             except MemagentError as exc:
                 llm_failures += 1
                 last_error = f"the model failed: {exc}"

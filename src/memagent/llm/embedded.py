@@ -31,6 +31,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined
 
+from memagent.core.deadline import Budget, current_budget
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -163,19 +164,30 @@ class EmbeddedLLM:
         temperature: float = 0.0,
     ) -> ChatResult:
         request = self._request(messages, response_schema, stop, max_tokens, temperature)
+        request["stream"] = True  # token by token, so the request's budget can stop it
         self._server()  # load errors are LLMErrors of their own
+        budget = current_budget()  # read here: llama.cpp may call back from its own thread
+        reply = _Collected()
+
+        def on_chunk(chunk: Any) -> bool:
+            reply.add(chunk)
+            return reply.failed is not None or budget.stopped()
+
         try:
-            resp = self._handle(request)
+            resp = self._handle(request, on_chunk)
         except Exception as exc:
             raise LLMError(f"the embedded model failed: {exc}") from exc
-        if not isinstance(resp, dict) or "error" in resp or not resp.get("choices"):
-            raise LLMError(f"the embedded model failed: {_error_text(resp)}")
-        choice = resp["choices"][0]
-        text = _choice_text(choice).strip()
-        usage = _usage(resp)
+        if isinstance(resp, dict) and "error" in resp:  # refused before decoding
+            reply.failed = resp
+        if reply.failed is not None:
+            raise LLMError(f"the embedded model failed: {_error_text(reply.failed)}")
+        if reply.finish is None:
+            budget.check("the model call")  # stopped by the budget: DeadlineExceeded
+            raise LLMError("the embedded model stopped without finishing its reply")
+        text = "".join(reply.text).strip()
         if response_schema is not None:
-            text = self._checked_json(text, response_schema, choice.get("finish_reason"))
-        return ChatResult(text=text, usage=usage, model=self.name)
+            text = self._checked_json(text, response_schema, reply.finish)
+        return ChatResult(text=text, usage=reply.usage, model=self.name)
 
     def stream(
         self,
@@ -194,12 +206,12 @@ class EmbeddedLLM:
         """
         request = self._request(messages, response_schema, stop, max_tokens, temperature)
         request["stream"] = True
-        return self._stream(request, response_schema)
+        return self._stream(request, response_schema, current_budget())
 
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, request: dict[str, Any], response_schema: dict[str, Any] | None
+        self, request: dict[str, Any], response_schema: dict[str, Any] | None, budget: Budget
     ) -> Iterator[str]:
         self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -207,7 +219,7 @@ class EmbeddedLLM:
 
         def on_chunk(chunk: Any) -> bool:
             pieces.put(("chunk", chunk))
-            return cancelled.is_set()
+            return cancelled.is_set() or budget.stopped()
 
         def work() -> None:
             try:
@@ -242,6 +254,8 @@ class EmbeddedLLM:
         finally:
             cancelled.set()
             worker.join()
+        if finish is None:
+            budget.check("the model call")  # stopped by the budget: DeadlineExceeded
         if not text and finish is None:
             raise LLMError("the embedded model produced no output")
         if response_schema is not None:
@@ -284,6 +298,26 @@ class EmbeddedLLM:
                 "or bound the schema (maxLength, maximum, maxItems)"
             )
         raise LLMError(f"the embedded model's reply does not fit the schema: {why}")
+
+
+class _Collected:
+    """A streamed reply as its chunks arrive: text, finish reason, usage, or an error."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.finish: Any = None
+        self.usage = Usage()
+        self.failed: Any = None
+
+    def add(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict) or "error" in chunk:
+            self.failed = chunk
+            return
+        for choice in chunk.get("choices") or []:
+            self.text.append(_choice_text(choice))
+            self.finish = choice.get("finish_reason") or self.finish
+        if chunk.get("usage") or chunk.get("timings"):
+            self.usage = _usage(chunk)
 
 
 def _valid_unicode(text: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memagent.core.deadline import check_deadline
+from memagent.core.deadline import current_budget
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
 
 Responder = Callable[[list[Message], dict[str, Any] | None], str]
@@ -41,12 +41,18 @@ class ScriptedLLM:
         *,
         fn: Responder | None = None,
         delay_s: float = 0.0,
+        token_delay_s: float = 0.0,
     ) -> None:
-        """`delay_s`: seconds each reply takes, like a slow model; the wait checks
-        the request deadline, so a deadline stops it as it stops a real model."""
+        """`delay_s`: seconds each reply takes before its first token, like a slow
+        model; `token_delay_s`: seconds per generated token (a word). Both waits
+        check the request's budget (`memagent.core.deadline`), so a deadline or a
+        cancel event stops the reply as it stops a real model's decoding:
+        `tokens_produced` counts the tokens generated before it stopped."""
         if (responses is None) == (fn is None):
             raise ValueError("give exactly one of `responses` or `fn`")
         self.delay_s = delay_s
+        self.token_delay_s = token_delay_s
+        self.tokens_produced = 0
         self._responses = list(responses) if responses is not None else []
         self._fn = fn
         self.calls: list[ScriptedCall] = []
@@ -56,15 +62,23 @@ class ScriptedLLM:
         return len(self._responses)
 
     def _next(self, messages: list[Message], schema: dict[str, Any] | None) -> str:
+        budget = current_budget()
         end = time.monotonic() + self.delay_s
         while (left := end - time.monotonic()) > 0:
-            check_deadline("the model call")
+            budget.check("the model call")
             time.sleep(min(left, 0.01))
         if self._fn is not None:
-            return self._fn(messages, schema)
-        if not self._responses:
+            reply = self._fn(messages, schema)
+        elif not self._responses:
             raise ScriptExhausted(f"scripted model ran out of replies after {len(self.calls)}")
-        return self._responses.pop(0)
+        else:
+            reply = self._responses.pop(0)
+        for _ in reply.split():  # "decode" token by token
+            budget.check("the model call")
+            if self.token_delay_s > 0:
+                time.sleep(self.token_delay_s)
+            self.tokens_produced += 1
+        return reply
 
     def chat(
         self,

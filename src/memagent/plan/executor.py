@@ -20,6 +20,7 @@ Tools that must really stop use `@tool_spec(isolation="process")`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import random
 import time
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memagent.core.deadline import check_deadline
+from memagent.core.deadline import check_deadline, remaining_time
 from memagent.plan._args import resolve_refs
 from memagent.plan._process import call_in_process
 from memagent.plan._rwlock import LockTable
@@ -362,11 +363,13 @@ class Executor:
     async def _call(
         self, spec: ToolSpec, step: PlanStep, args: Mapping[str, Any], rec: StepTrace
     ) -> Any:
-        timeout = spec.timeout if spec.timeout is not None else self.default_timeout
+        own = spec.timeout if spec.timeout is not None else self.default_timeout
         policy = self.retry
         while True:
             check_deadline(f"plan step {step.step_id!r}")  # the request's budget, if any
             rec.attempts += 1
+            left = remaining_time()  # the request's budget bounds every attempt too
+            timeout = own if left is None else max(0.001, min(own or left, left))
             try:
                 return await self._attempt(spec, args, timeout)
             except Exception as exc:
@@ -392,13 +395,16 @@ class Executor:
             if mode == "process":
                 return await call_in_process(fn, args, timeout)
             loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self.thread_pool, functools.partial(fn, **args))
+            # the thread runs in a copy of this context: the request's budget goes with it
+            ctx = contextvars.copy_context()
+            fut = loop.run_in_executor(self.thread_pool, ctx.run, functools.partial(fn, **args))
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
         except TimeoutError as exc:
             if timeout is None:
                 raise
+            check_deadline(f"tool {spec.name!r}")  # the request's budget ended it
             raise TimeoutError(f"tool {spec.name!r} timed out after {timeout:g}s") from exc
 
 

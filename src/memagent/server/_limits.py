@@ -11,9 +11,11 @@ the auth dependency applies.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
+from collections.abc import Iterator
 
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -82,7 +84,14 @@ class TimeoutMiddleware:
             await self.app(scope, receive, send)
             return
         started = False
-        with deadline(self.seconds), anyio.move_on_after(self.seconds) as cancel_scope:
+        # set once the request is over (answered, a 504, the client gone): work still
+        # running for it in a thread stops at its next check, mid-token for a model
+        over = threading.Event()
+        with (
+            deadline(self.seconds, cancel=over),
+            anyio.move_on_after(self.seconds) as cancel_scope,
+            _setting(over),
+        ):
 
             async def send_wrapper(message: Message) -> None:
                 nonlocal started
@@ -100,6 +109,14 @@ class TimeoutMiddleware:
                 slug="timeout",
             )
             await response(scope, receive, send)
+
+
+@contextlib.contextmanager
+def _setting(event: threading.Event) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        event.set()
 
 
 class TokenBucket:

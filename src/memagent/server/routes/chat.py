@@ -28,6 +28,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from memagent.core import DeadlineExceeded, MemagentError
+from memagent.core.deadline import deadline
 from memagent.llm import LLMError, Message
 from memagent.server._context import Caller, CallerDep
 from memagent.server._problems import status_of
@@ -134,7 +135,8 @@ async def _from_thread(work: Callable[[Emit], None], path: str) -> AsyncIterator
 
     def run() -> None:
         try:
-            work(emit)
+            with deadline(None, cancel=gone):  # the model stops at its next token
+                work(emit)
         except BaseException as exc:
             put(("error", _problem_of(exc, path)))
         finally:
