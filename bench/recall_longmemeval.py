@@ -15,7 +15,13 @@ Reported per question type and overall, for every system in the same run:
   the top k; `t.all@10`, all of them in the top 10 (the paper's turn recall_all);
   NDCG@10 with those turns as the relevant ones.
 
-    python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N]
+    python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N] [--cv]
+
+`--cv` cross-validates the session-head knobs inside the slice: the questions
+(in type-stratified order) fall into 5 folds; on each 4 folds the grid setting
+with the best mean of all@5 and turn@10 is picked (ties go to the defaults) and
+scored on the fifth. Reported: held-out figures of the picked and the default
+settings, mean ± standard deviation over the folds.
 
 Homes are kept in `--workdir` (default bench/results/lme-homes) and embeddings
 in bench/results/, so a second run only queries.
@@ -186,6 +192,7 @@ def systems_to_run() -> dict[str, SearchParams | None]:
             update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
         ),
         "no session decay": DEFAULT_PARAMS.model_copy(update={"session_decay": 1.0}),
+        "no session head": DEFAULT_PARAMS.model_copy(update={"session_head": 0}),
         "memagent": DEFAULT_PARAMS,
     }
 
@@ -269,20 +276,102 @@ def report(results: dict[str, dict[str, list[dict[str, float]]]]) -> dict[str, d
     return overall
 
 
+CV_METRICS = ("all@5", "turn@10")
+
+
+def in_order(
+    by_type: dict[str, list[dict[str, float]]], questions: list[dict[str, Any]]
+) -> list[dict[str, float]]:
+    """The per-type results of `run` back in the order of `questions`."""
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for q in questions:
+        t = q["question_type"]
+        out.append(by_type[t][taken[t]])
+        taken[t] += 1
+    return out
+
+
+def cv_grid() -> dict[str, SearchParams]:
+    """The knobs cross-validation may pick from (the defaults among them)."""
+    grid: dict[str, SearchParams] = {}
+    for head in (0, 3, 4, 5):
+        for always in (False, True):
+            if head == 0 and always:
+                continue
+            name = f"head={head}{' always' if always else ''}"
+            grid[name] = DEFAULT_PARAMS.model_copy(
+                update={"session_head": head, "session_head_always": always}
+            )
+    return grid
+
+
+def default_name(grid: dict[str, SearchParams]) -> str:
+    return next(n for n, p in grid.items() if p == DEFAULT_PARAMS)
+
+
+def cross_validate(
+    per_q: dict[str, list[dict[str, float]]], default: str, folds: int = 5
+) -> list[dict[str, Any]]:
+    """`per_q[config]` = the metrics of each question (same order for every
+    config). Question i is in fold i % folds; per fold, the config best on the
+    others by the mean of `CV_METRICS` (ties go to `default`) and its metrics,
+    and the default's, on the fold."""
+
+    def objective(rows: list[dict[str, float]]) -> float:
+        return float(np.mean([mean(rows, m) for m in CV_METRICS]))
+
+    out = []
+    n = len(next(iter(per_q.values())))
+    for f in range(folds):
+        test = [i for i in range(n) if i % folds == f]
+        train = [i for i in range(n) if i % folds != f]
+        if not test or not train:
+            continue
+        best = max(per_q, key=lambda c: (objective([per_q[c][i] for i in train]), c == default))
+        out.append(
+            {
+                "picked": best,
+                "test": {m: mean([per_q[best][i] for i in test], m) for m in METRICS},
+                "default": {m: mean([per_q[default][i] for i in test], m) for m in METRICS},
+            }
+        )
+    return out
+
+
+def print_cv(splits: list[dict[str, Any]]) -> None:
+    print(f"\ncross-validation: pick on 4 folds, test on the 5th ({len(splits)} folds)")
+    for s in splits:
+        print(
+            f"  picked {s['picked']:<14} held-out "
+            + " ".join(f"{m} {s['test'][m]:.3f}" for m in ("any@5", *CV_METRICS, "ndcg@10"))
+        )
+    for label, key in (("picked", "test"), ("defaults", "default")):
+        print(
+            f"held-out, {label:<9}"
+            + " ".join(
+                f" {m} {np.mean([s[key][m] for s in splits]):.3f}"
+                f" ± {np.std([s[key][m] for s in splits]):.3f}"
+                for m in ("any@5", *CV_METRICS, "ndcg@10")
+            )
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--workdir", type=Path, default=RESULTS / "lme-homes")
     ap.add_argument("--limit", type=int, default=None, help="only N questions (every type in turn)")
+    ap.add_argument("--cv", action="store_true", help="cross-validate the session-head knobs")
     args = ap.parse_args(argv)
 
     base = load_embedder()
     if base is None:
         print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
         return 2
-    questions = json.loads(args.data.read_text(encoding="utf-8"))
+    questions = stratified(json.loads(args.data.read_text(encoding="utf-8")))
     if args.limit:
-        questions = stratified(questions)[: args.limit]
+        questions = questions[: args.limit]
     embedder = CachedEmbedder(base, RESULTS, "lme-dev50-")
     args.workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -296,6 +385,11 @@ def main(argv: list[str] | None = None) -> int:
         f"total {time.perf_counter() - t0:.1f}s; recall {1000 * t_query / max(n_queries, 1):.1f} "
         f"ms/query over {n_queries} queries"
     )
+    if args.cv:
+        grid = cv_grid()
+        by_config, _, _ = run(questions, args.workdir, dict(grid), embedder, quiet=True)
+        per_q = {name: in_order(by_config[name], questions) for name in grid}
+        print_cv(cross_validate(per_q, default_name(grid)))
     return 0
 
 

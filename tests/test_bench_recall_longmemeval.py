@@ -101,3 +101,25 @@ def test_cache_embeds_each_text_once_across_runs(tmp_path: Path) -> None:
     assert CachedEmbedder(base, tmp_path, "other-").vectors == {}
     assert again.embed([]).shape == (0, 4)
     assert text_key("a") != text_key("a ")
+
+
+def test_cross_validation_picks_on_other_folds() -> None:
+    from bench.recall_longmemeval import cross_validate, in_order
+
+    # Config "good" wins on every fold but the last, where only "bad" scores.
+    def row(v: float) -> dict[str, float]:
+        return {"all@5": v, "turn@10": v, "any@5": v, "ndcg@10": v}
+
+    per_q = {
+        "default": [row(0.5)] * 10,
+        "good": [row(1.0)] * 8 + [row(0.0)] * 2,
+    }
+    splits = cross_validate(per_q, "default", folds=5)
+    assert len(splits) == 5
+    assert all(s["picked"] == "good" for s in splits)  # 0.75+ on every 8-question train
+    assert splits[0]["test"]["all@5"] == 1.0 and splits[0]["default"]["all@5"] == 0.5
+    # Ties go to the default.
+    tie = cross_validate({"default": [row(1.0)] * 4, "other": [row(1.0)] * 4}, "default", 2)
+    assert {s["picked"] for s in tie} == {"default"}
+    qs = [{"question_type": t} for t in "aba"]
+    assert in_order({"a": [row(1), row(3)], "b": [row(2)]}, qs) == [row(1), row(2), row(3)]

@@ -98,3 +98,47 @@ def test_search_spreads_the_top_over_conversations(tmp_path: Path) -> None:
         SearchParams(session_decay=1.5)
     with pytest.raises(ValidationError):
         SearchParams(mmr_weight=-1)
+
+
+def test_head_takes_one_pick_per_conversation_first() -> None:
+    score = {1: 1.0, 2: 0.95, 3: 0.9, 4: 0.5, 5: 0.4, 6: 0.3}
+    conv: dict[int, str | None] = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b", 6: "c"}
+    assert [p.key for p in diversify(list(score), score, conv, 6)] == [1, 2, 3, 4, 5, 6]
+    picks = diversify(list(score), score, conv, 6, head=3)
+    # The head: the best of a, of b, of c; then the rest by score.
+    assert [p.key for p in picks] == [1, 4, 6, 2, 3, 5]
+    assert [p.same_conversation for p in picks[:3]] == [0, 0, 0]
+
+
+def test_head_longer_than_the_conversations_falls_back_to_score() -> None:
+    score = {1: 1.0, 2: 0.9, 3: 0.2}
+    conv: dict[int, str | None] = {1: "a", 2: "a", 3: "b"}
+    assert [p.key for p in diversify([1, 2, 3], score, conv, 3, head=10)] == [1, 3, 2]
+    # Documents without a conversation are always fresh.
+    conv_none: dict[int, str | None] = {1: "a", 2: "a", 3: None}
+    assert [p.key for p in diversify([1, 2, 3], score, conv_none, 2, head=2)] == [1, 3]
+
+
+def test_search_head_only_for_questions_that_need_several(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "index.sqlite")
+    docs = [
+        Doc(f"a{i}", "chunk", f"chunks/a{i}.json", f"charity run raised money {i}",
+            created=float(i), conversation_id="a")
+        for i in range(4)
+    ]  # fmt: skip
+    docs.append(Doc("b0", "chunk", "chunks/b0.json", "a bake sale for charity", created=9.0,
+                    conversation_id="b"))  # fmt: skip
+    idx.upsert(docs)
+    p = SearchParams(neighbour_weight=0.0, session_decay=1.0, mmr_weight=0.0)
+    single = search(idx, "charity run raised money", k=2, params=p)
+    assert {h.row.conversation_id for h in single} == {"a"}
+    many = search(idx, "how much money did I raise for charity in total", k=2, params=p)
+    assert {h.row.conversation_id for h in many} == {"a", "b"}
+    off = p.model_copy(update={"session_head": 0})
+    assert {h.row.conversation_id for h in search(idx, "how much in total charity", k=2,
+                                                  params=off)} == {"a"}  # fmt: skip
+    always = p.model_copy(update={"session_head_always": True})
+    assert {h.row.conversation_id for h in search(idx, "charity run raised money", k=2,
+                                                  params=always)} == {"a", "b"}  # fmt: skip
+    with pytest.raises(ValidationError):
+        SearchParams(session_head=-1)

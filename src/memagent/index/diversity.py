@@ -10,6 +10,10 @@ the top k greedily instead:
   conversation (1.0 turns it off; documents without a conversation are never
   decayed); the first `free` repeats of a conversation go undecayed (a turn,
   its reply and one more);
+- a head of distinct conversations: the first `head` picks each come from a
+  conversation not picked yet (while the candidates hold one), so a question
+  whose facts are spread over several conversations sees each of them near the
+  top; after the head, the decay and MMR rank as usual (0 turns it off);
 - maximal marginal relevance (Carbonell & Goldstein, 1998): minus
   `mmr_weight` × its highest cosine similarity to an already-picked hit, so a
   near-duplicate of a picked hit waits (0 turns it off; needs the vectors).
@@ -50,6 +54,7 @@ def diversify(
     free: int = 0,
     mmr_weight: float = 0.0,
     vectors: Mapping[int, Vector] | None = None,
+    head: int = 0,
 ) -> list[Pick]:
     """The top `k` of `candidates` (row keys with a score), picked greedily."""
     pool = sorted((c for c in candidates if c in score), key=lambda c: -score[c])
@@ -94,6 +99,11 @@ def diversify(
         if decay < 1.0:
             value -= penalty
         value[taken] = -math.inf
+        if len(picks) < head:
+            # The head: only a conversation not picked yet (or none at all).
+            fresh = ((seen == 0) | (conv < 0)) & ~taken
+            if fresh.any():
+                value[~fresh] = -math.inf
         i = int(np.argmax(value))
         picks.append(
             Pick(

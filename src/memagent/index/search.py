@@ -21,7 +21,9 @@ Pipeline for one query:
    but never outranks what the user actually said — unless the query asks
    about the assistant's own words ("remind me what you suggested"; see `roles`).
 9. Diversity: the top k are picked greedily, each conversation's later picks
-   decayed and near-duplicates of earlier picks held back (see `diversity`).
+   decayed and near-duplicates of earlier picks held back (see `diversity`);
+   a question that counts, adds up, compares or orders (`breadth`) gets its
+   first `session_head` hits from distinct conversations.
 
 Every hit carries its score and `why` (ranks and raw scores from each list,
 the boosts applied, and the mode: hybrid or keyword-only with the reason).
@@ -42,6 +44,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput
+from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
 from memagent.index.filters import SQLITE, FilterSQL
 from memagent.index.roles import asks_about_assistant, said_by_assistant
@@ -80,10 +83,14 @@ class SearchParams(BaseModel):
     session_decay: float = Field(default=0.5, ge=0, le=1)
     session_free: int = Field(default=2, ge=0, le=1000)
     mmr_weight: float = Field(default=0.3, ge=0)
+    # A question that counts, adds up, compares or orders (see `breadth`) gets
+    # its first three hits from three different conversations; always, if set.
+    session_head: int = Field(default=3, ge=0, le=1000)
+    session_head_always: bool = False
 
     @property
     def diversifies(self) -> bool:
-        return self.session_decay < 1.0 or self.mmr_weight > 0
+        return self.session_decay < 1.0 or self.mmr_weight > 0 or self.session_head > 0
 
 
 class Filters(BaseModel):
@@ -441,6 +448,7 @@ def finish(
         free=p.session_free,
         mmr_weight=p.mmr_weight,
         vectors=vectors,
+        head=p.session_head if p.session_head_always or wants_many(query) else 0,
     )
     for pick in picks:
         if pick.same_conversation or pick.max_similarity:
