@@ -181,7 +181,7 @@ def test_update_undo_history(mem: Memory) -> None:
     changed = mem.update(mid, text="The gym opens at 7am.", tags=["gym", "health"], type="fact")
     assert changed.content == "The gym opens at 7am." and changed.type == "fact"
     assert mem.recall("gym 7am", tags=["health"])[0].id == mid
-    assert asyncio.run(mem.ahistory(mid))[0]["before"]["content"] == "The gym opens at 6am."
+    assert asyncio.run(mem.ahistory(mid))[0].before["content"] == "The gym opens at 6am."
     undone = mem.undo(mid)
-    assert undone["after"]["content"] == "The gym opens at 6am."
+    assert undone.after["content"] == "The gym opens at 6am."
     assert mem.get(mid).tags == ["gym"]

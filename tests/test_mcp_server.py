@@ -268,7 +268,7 @@ def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
         undone = anyio.run(run, alice, [("undo_memory", {"id": mid})])[0]
         assert not undone.is_error and undone.structured_content["now"]["deleted_at"] is None
         assert [h.id for h in alice.recall("oolong")] == [mid]
-        assert [e["op"] for e in alice.history(mid)] == ["update", "soft_delete", "undo"]
+        assert [e.op for e in alice.history(mid)] == ["update", "soft_delete", "undo"]
         refused = anyio.run(
             run,
             alice,

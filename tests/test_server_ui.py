@@ -381,7 +381,7 @@ def test_memory_edit_delete_restore_undo(s: Setup) -> None:
     assert client.post(f"/ui/memories/{mid}/delete", data={"csrf": csrf}).status_code == 303
     assert mid not in client.get("/ui/search", params={"q": "correcthorse"}).text
     assert "deleted" in client.get(f"/ui/memories/{mid}").text
-    first = alice.history(mid)[0]["edit"]
+    first = alice.history(mid)[0].edit
     conflict = client.post("/ui/activity/undo", data={"csrf": csrf, "chunk": mid, "edit": first})
     assert conflict.status_code == 409  # deleted since: no silent overwrite
     assert "changed since" in conflict.text

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,11 +38,12 @@ if TYPE_CHECKING:
     from memagent.index import Hit
     from memagent.llm import LLM
     from memagent.memory.chunks import Chunk, ChunkStore
+    from memagent.memory.chunks.edits import ChunkEdit
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
 
-__all__ = ["DEFAULT_USER", "Memory", "RecallHit", "store_url"]
+__all__ = ["DEFAULT_USER", "Memory", "MemoryEdit", "MemoryItem", "RecallHit", "store_url"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -79,6 +80,47 @@ class RecallHit(BaseModel):
             path=data.get("path"),
             why=dict(data.get("why") or {}),
         )
+
+
+class MemoryItem(BaseModel):
+    """A stored memory (a chunk) as every interface shows it: HTTP, MCP, Python."""
+
+    id: str
+    content: str
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    deleted: bool = False
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> Self:
+        return cls(
+            id=chunk.id,
+            content=chunk.content,
+            type=chunk.type,
+            tags=list(chunk.tags),
+            created_at=chunk.metadata.created,
+            deleted=chunk.deleted_at is not None,
+        )
+
+
+class MemoryEdit(BaseModel):
+    """One logged edit of a memory: the editable fields before and after."""
+
+    # ops: update, soft_delete, restore, undo (`Memory.undo` returns the undo)
+
+    ts: str
+    edit: str
+    op: str
+    chunk_id: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    undoes: str | None = None
+    undone: bool = False
+
+    @classmethod
+    def of(cls, edit: ChunkEdit) -> Self:
+        return cls.model_validate(edit.to_json())
 
 
 def _to_thread(fn: Callable[P, R]) -> Callable[P, Any]:
@@ -271,15 +313,16 @@ class Memory:
                 type=type,
             )
 
-    def undo(self, memory_id: str | None = None, *, edit: str | None = None) -> dict[str, Any]:
-        """Revert a memory's newest edit (or the edit `edit`); refused when it changed since."""
+    def undo(self, memory_id: str | None = None, *, edit: str | None = None) -> MemoryEdit:
+        """Revert a memory's newest edit (or the edit `edit`); refused when it changed
+        since. Returns the undo (itself an edit)."""
         with self._guard:
-            return self.chunks.undo(memory_id, edit=edit).to_json()
+            return MemoryEdit.of(self.chunks.undo(memory_id, edit=edit))
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str) -> list[MemoryEdit]:
         """Every logged edit of one memory (before/after), oldest first."""
         with self._guard:
-            return [e.to_json() for e in self.chunks.history(memory_id)]
+            return [MemoryEdit.of(e) for e in self.chunks.history(memory_id)]
 
     # -- notes -------------------------------------------------------------------------
     def read_note(self, path: str) -> str:

@@ -21,7 +21,7 @@ from mcp_types import ListResourcesResult, PaginatedRequestParams
 from mcp_types import Resource as MCPResource
 from pydantic import BaseModel, Field
 
-from memagent.api import Memory, RecallHit
+from memagent.api import Memory, MemoryItem, RecallHit
 from memagent.core import MemagentError
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 
@@ -39,15 +39,6 @@ class Remembered(BaseModel):
 
 class Recalled(BaseModel):
     hits: list[RecallHit]
-
-
-class MemoryItem(BaseModel):
-    id: str
-    content: str
-    type: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    created_at: str | None = None
-    deleted: bool = False
 
 
 class MemoryListing(BaseModel):
@@ -195,14 +186,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             chunk = current(ctx).update(id, text=text, tags=tags)
         except MemagentError as exc:
             raise _fail(exc) from exc
-        return MemoryItem(
-            id=chunk.id,
-            content=chunk.content,
-            type=chunk.type,
-            tags=list(chunk.tags),
-            created_at=chunk.metadata.created,
-            deleted=chunk.deleted_at is not None,
-        )
+        return MemoryItem.of(chunk)
 
     @mcp.tool()
     def undo_memory(
@@ -221,7 +205,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             done = current(ctx).undo(id, edit=edit)
         except MemagentError as exc:
             raise _fail(exc) from exc
-        return UndoneEdit(id=id, edit=done["edit"], undoes=str(done["undoes"]), now=done["after"])
+        return UndoneEdit(id=id, edit=done.edit, undoes=str(done.undoes), now=done.after)
 
     @mcp.tool()
     def forget(

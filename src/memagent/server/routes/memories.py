@@ -8,9 +8,9 @@ from fastapi import APIRouter, Path, Query, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.convertors import Convertor, register_url_convertor
 
-from memagent.api import RecallHit
+from memagent.api import MemoryEdit, MemoryItem, RecallHit
 from memagent.core import InvalidInput
-from memagent.memory.chunks.model import parse_timestamp
+from memagent.memory.chunks.model import Chunk, parse_timestamp
 from memagent.server._context import CallerDep
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -77,19 +77,6 @@ class UpdateRequest(BaseModel):
     )
 
 
-class MemoryEdit(BaseModel):
-    """One logged edit of a memory: the editable fields before and after."""
-
-    ts: str
-    edit: str
-    op: str
-    chunk_id: str
-    before: dict[str, Any]
-    after: dict[str, Any]
-    undoes: str | None = None
-    undone: bool = False
-
-
 class MemoryHistory(BaseModel):
     id: str
     edits: list[MemoryEdit]
@@ -108,14 +95,9 @@ class MemoryOut(BaseModel):
     links: list[dict[str, str]] = Field(default_factory=list)
 
     @classmethod
-    def of(cls, chunk: Any) -> MemoryOut:
+    def of(cls, chunk: Chunk) -> MemoryOut:
         return cls(
-            id=chunk.id,
-            content=chunk.content,
-            type=chunk.type,
-            tags=list(chunk.tags),
-            created_at=chunk.metadata.created,
-            deleted=chunk.deleted_at is not None,
+            **MemoryItem.of(chunk).model_dump(),
             metadata=chunk.metadata.model_dump(),
             links=[link.model_dump() for link in chunk.links],
         )
@@ -132,13 +114,8 @@ class SearchResult(BaseModel):
     hits: list[RecallHit]
 
 
-class MemoryListItem(BaseModel):
-    id: str
-    content: str
-    type: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    created_at: str | None = None
-    deleted: bool = False
+class MemoryListItem(MemoryItem):
+    pass
 
 
 class MemoryList(BaseModel):
@@ -219,7 +196,7 @@ def update(memory_id: MemoryId, body: UpdateRequest, caller: CallerDep) -> Memor
     summary="A memory's edits, oldest first",
 )
 def history(memory_id: MemoryId, caller: CallerDep) -> MemoryHistory:
-    edits = [MemoryEdit.model_validate(e) for e in caller.memory.history(memory_id)]
+    edits = caller.memory.history(memory_id)
     return MemoryHistory(id=memory_id, edits=edits)
 
 
@@ -239,7 +216,7 @@ def undo(
         ),
     ] = None,
 ) -> MemoryEdit:
-    return MemoryEdit.model_validate(caller.memory.undo(memory_id, edit=edit))
+    return caller.memory.undo(memory_id, edit=edit)
 
 
 @router.post(

@@ -221,5 +221,5 @@ async def memory_action(
         message = "Restored."
     else:
         done = memory.undo(chunk_id)
-        message = f"Undid {done['undoes']}."
+        message = f"Undid {done.undoes}."
     return go(f"/ui/memories/{chunk_id}", message)

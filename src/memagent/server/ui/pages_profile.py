@@ -211,4 +211,4 @@ async def activity_undo(request: Request, who: ViewerDep) -> Response:
     if not chunk or not edit:
         raise InvalidInput("name a chunk edit or a profile batch to undo")
     result = memory.undo(chunk, edit=edit)
-    return go("/ui/activity", f"Undid {result['undoes']} on {chunk}.")
+    return go("/ui/activity", f"Undid {result.undoes} on {chunk}.")
