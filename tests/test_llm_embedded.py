@@ -232,3 +232,13 @@ def test_the_request_budget_stops_a_reply_mid_decode(
     assert len(chunks) == 3  # decoding stopped at the cancel, far from 200 tokens
     monkeypatch.undo()
     assert llm.chat(FEW_SHOT, response_schema=PERSON, max_tokens=48).text  # still usable
+
+
+@pytest.mark.slow
+def test_first_load_says_so_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    small = EmbeddedLLM(model="gemma-270m", n_ctx=512)  # an engine of its own: loads now
+    assert not small.loaded
+    small.load()
+    assert "memagent: loading Gemma 3 270M" in capsys.readouterr().err
+    small.load()  # loaded once per process: nothing more to say
+    assert capsys.readouterr().err == ""

@@ -91,6 +91,8 @@ def slow(tmp_path: Path) -> Iterator[tuple[Setup, RecordingLLM]]:
 def test_route_classes() -> None:
     assert classify("GET", "/health") is RouteClass.META
     assert classify("GET", "/v1/me") is RouteClass.META
+    assert classify("POST", "/ui/login") is RouteClass.AUTH  # never behind work
+    assert classify("POST", "/v1/admin/keys") is RouteClass.AUTH
     assert classify("POST", "/v1/chat/completions") is RouteClass.MODEL
     assert classify("POST", "/v1/profile/learn") is RouteClass.MODEL
     assert classify("GET", "/v1/memories/search") is RouteClass.SEARCH
@@ -304,5 +306,17 @@ def test_keyless_requests_cannot_take_authenticated_slots() -> None:
         assert [await t for t in users] == [200] * 6
         codes = sorted([await t for t in keyless])
         assert codes.count(200) == 2 and set(codes[2:]) == {503}
+        # signing in (the key is in the form, so it is keyless) has a gate of its own
+        app.release.clear()
+        keyless = [_call(mw, f"addr:10.0.0.{i}") for i in range(4)]
+        await asyncio.sleep(0.01)
+        before = app.started  # 2 more: the keyless gate is full again
+        login = _call(mw, "addr:10.0.1.1", "/ui/login")
+        await asyncio.sleep(0.01)
+        assert app.started == before + 1  # the sign-in runs at once
+        app.release.set()
+        assert await login == 200
+        for t in keyless:
+            await t
 
     asyncio.run(scenario())

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -79,6 +80,8 @@ def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -
             raise LLMError(
                 "llama.cpp bindings are not installed: pip install 'memagent[embedded]'"
             ) from exc
+        # the first request waits for this (seconds for the default model): say so
+        print(f"memagent: loading {spec.description} …", file=sys.stderr, flush=True)
         started = time.perf_counter()
         params = xlc.CommonParams()
         params.model.path = str(path)

@@ -4,6 +4,8 @@ Every request is sorted into a route class before any work starts:
 
 - `meta` (`/health`, `/v1/me`, the OpenAPI document and docs): never counted,
   never queued. These routes are async, so they do not need a worker thread.
+- `auth` (sign-in and sign-out of the web page, key management): a gate of its
+  own, so signing in never queues behind work.
 - `model` (chat, completions, profile learning: anything that calls the LLM),
   `search` (memory search, vault actions, MCP calls), `write` (other POST, PUT,
   PATCH, DELETE) and `read` (other GETs).
@@ -55,6 +57,7 @@ MAX_TRACKED = 4096
 
 class RouteClass(StrEnum):
     META = "meta"
+    AUTH = "auth"
     MODEL = "model"
     SEARCH = "search"
     WRITE = "write"
@@ -62,6 +65,7 @@ class RouteClass(StrEnum):
 
 
 _META_PATHS = frozenset({"/health", "/v1/me", "/openapi.json", "/docs", "/redoc"})
+_AUTH_PATHS = frozenset({"/ui/login", "/ui/logout"})
 _MODEL_PREFIXES = ("/v1/chat", "/v1/profile/learn")
 _SEARCH_PATHS = ("/v1/memories/search", "/v1/vault/actions", "/mcp")
 
@@ -70,6 +74,8 @@ def classify(method: str, path: str) -> RouteClass:
     """The class of a request, from its method and path alone."""
     if path in _META_PATHS or path.startswith("/docs/"):
         return RouteClass.META
+    if path in _AUTH_PATHS or path.startswith("/v1/admin/"):
+        return RouteClass.AUTH
     if path.startswith(_MODEL_PREFIXES):
         return RouteClass.MODEL
     if path.startswith(_SEARCH_PATHS):
@@ -84,6 +90,7 @@ class AdmissionLimits:
     per_user: int = 16
     caps: dict[RouteClass, int] = field(
         default_factory=lambda: {
+            RouteClass.AUTH: 2,
             RouteClass.MODEL: 4,
             RouteClass.SEARCH: 8,
             RouteClass.WRITE: 8,
@@ -171,7 +178,7 @@ class AdmissionMiddleware:
             return
         who = self.identify(scope)
         held = self.in_flight.get(who, 0)
-        anon = who.startswith(ANON_PREFIX)
+        anon = who.startswith(ANON_PREFIX) and cls is not RouteClass.AUTH
         gate = self.anon_gate if anon else self.gates[cls]
         what = "keyless" if anon else cls.value
         in_class = self.in_flight.get(f"{who}\0{what}", 0)

@@ -70,6 +70,9 @@ class ServerSettings(BaseModel):
     """Searches, vault action batches and MCP calls in flight server-wide."""
     write_in_flight: int = Field(default=8, ge=1, le=64)
     read_in_flight: int = Field(default=12, ge=1, le=64)
+    auth_in_flight: int = Field(default=2, ge=1, le=16)
+    """Sign-in, sign-out and key management in flight server-wide (their own gate:
+    they never queue behind work)."""
     anon_in_flight: int = Field(default=4, ge=1, le=64)
     """Requests without a valid key or web session in flight server-wide (their own
     gate: they never take an authenticated user's slot)."""
@@ -196,6 +199,7 @@ def create_app(
 
 def admission_limits(settings: ServerSettings) -> AdmissionLimits:
     caps = {
+        RouteClass.AUTH: settings.auth_in_flight,
         RouteClass.MODEL: settings.model_in_flight,
         RouteClass.SEARCH: settings.search_in_flight,
         RouteClass.WRITE: settings.write_in_flight,
