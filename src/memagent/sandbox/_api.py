@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from memagent.sandbox._scope import FuncInfo, Scope
+from memagent.sandbox._scope import Ctx, FunctionCode, Scope
 from memagent.sandbox.limits import Limits
 
 
@@ -35,9 +35,12 @@ class Compiler(Protocol):
     depth: int
     line: int
     handling: list[BaseException]
-    _max_ops: int
+    next_check: int
+    builtins: dict[str, Any]
+    denied_names: frozenset[str]
+    bindable: set[str]
+    global_scope: Scope
     _source: str
-    _func_info: dict[int, tuple[ast.AST, FuncInfo]]
 
     def _bind_args(
         self, func: Any, out: dict[str, Any], args: Any, kwargs: dict[str, Any]
@@ -51,13 +54,11 @@ class Compiler(Protocol):
 
     def _wrap_kwargs(self, kwargs: dict[str, Any]) -> dict[str, Any]: ...
 
-    def _wrap_nested(self, a: Any) -> Any: ...
+    def _wrap_nested(self, a: Any, depth: int = 0) -> Any: ...
 
     def account(self, size: int) -> None: ...
 
     def account_deep(self, obj: Any) -> None: ...
-
-    def assign(self, target: ast.expr, value: Any, scope: Scope) -> None: ...
 
     def binop(self, op: type[ast.operator], a: Any, b: Any, inplace: bool = False) -> Any: ...
 
@@ -75,7 +76,19 @@ class Compiler(Protocol):
 
     def check_bind(self, name: str) -> None: ...
 
+    def check_limits(self) -> None: ...
+
     def check_size(self, value: Any) -> Any: ...
+
+    def compile_expr(self, node: ast.expr, ctx: Ctx) -> Callable[[Scope], Any]: ...
+
+    def compile_stmt(self, stmt: ast.stmt, ctx: Ctx) -> Callable[[Scope], None]: ...
+
+    def compile_body(
+        self, body: list[ast.stmt], ctx: Ctx
+    ) -> tuple[list[Callable[[Scope], None]], list[int], int]: ...
+
+    def compile_block(self, body: list[ast.stmt], ctx: Ctx) -> Callable[[Scope], None]: ...
 
     def collect(self, value: Any) -> list[Any]: ...
 
@@ -91,15 +104,7 @@ class Compiler(Protocol):
 
     def dunder(self, obj: Any, name: str) -> Any: ...
 
-    def ev(self, node: ast.expr, scope: Scope) -> Any: ...
-
-    def exec_block(self, body: list[ast.stmt], scope: Scope) -> None: ...
-
-    def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None: ...
-
     def format_value(self, value: Any, spec: str) -> str: ...
-
-    def func_info(self, node: ast.FunctionDef | ast.Lambda) -> FuncInfo: ...
 
     def getattr(self, obj: Any, name: str) -> Any: ...
 
@@ -113,7 +118,13 @@ class Compiler(Protocol):
 
     def load(self, name: str, scope: Scope) -> Any: ...
 
-    def make_function(self, node: ast.FunctionDef | ast.Lambda, scope: Scope) -> Any: ...
+    def make_function(
+        self,
+        code: FunctionCode,
+        scope: Scope,
+        defaults: list[Callable[[Scope], Any]],
+        kw_defaults: list[Callable[[Scope], Any] | None],
+    ) -> Any: ...
 
     def metered(self, obj: Any) -> Iterator[Any]: ...
 

@@ -24,6 +24,7 @@ def start_run(it: Compiler, source: str) -> None:
     it.handling = []
     it.allocated = 0
     it.iter_nesting = 0
+    it.next_check = min(1024, it.limits.max_operations + 1)
     it._source = source
 
 
@@ -34,10 +35,21 @@ def set_source(it: Compiler, source: str) -> None:
 
 def tick(it: Compiler) -> None:
     it.ops += 1
-    if it.ops > it.limits.max_operations:
-        raise LimitExceeded(f"operation limit of {it.limits.max_operations} reached")
-    if not it.ops & 1023 and time.monotonic() > it.deadline:
+    if it.ops >= it.next_check:
+        check_limits(it)
+
+
+def check_limits(it: Compiler) -> None:
+    """Called once `ops` reaches `next_check`: the operation limit, and the
+    wall-time limit at least every 1024 operations. Compiled code charges its
+    operations a statement, a block or a loop iteration at a time and calls
+    this when the count crosses `next_check`."""
+    max_ops = it.limits.max_operations
+    if it.ops > max_ops:
+        raise LimitExceeded(f"operation limit of {max_ops} reached")
+    if time.monotonic() > it.deadline:
         raise LimitExceeded(f"time limit of {it.limits.timeout_s:g}s reached")
+    it.next_check = min(it.ops + 1024, max_ops + 1)
 
 
 def remaining_time(it: Compiler) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from collections.abc import Callable
 from types import FunctionType
 from typing import Any
 
@@ -22,12 +23,19 @@ from memagent.sandbox._objects import (
 from memagent.sandbox._policy import (
     _BUILTIN_CALLABLE,
     _CONCRETE,
+    _FAST_TYPES,
     _MISSING,
-    _NESTABLE,
     _SIMPLE,
     _Return,
 )
-from memagent.sandbox._scope import FuncInfo, Scope, analyse_function
+from memagent.sandbox._scope import (
+    CLASS,
+    FUNCTION,
+    Ctx,
+    FunctionCode,
+    Scope,
+    analyse_function,
+)
 from memagent.sandbox.limits import LimitExceeded, SecurityError
 
 
@@ -36,10 +44,29 @@ def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dic
     if t is _BUILTIN_CALLABLE or t is FunctionType:
         # host builtins / bound methods of values, and the interpreter's own builtins
         if id(func) not in it.nowrap:
-            if args:
-                args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
-            if kwargs:
-                kwargs = it._wrap_kwargs(kwargs)
+            if type(getattr(func, "__self__", None)) in _FAST_TYPES:
+                # a method of a plain value: it stores or compares its arguments
+                if args:
+                    args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
+                if kwargs:
+                    kwargs = it._wrap_kwargs(kwargs)
+            else:
+                # a host function (`chain.from_iterable([it])`) may pull from
+                # iterators inside its arguments
+                if args:
+                    args = [
+                        it._wrap_nested(a)
+                        if type(a) in _CONTAINERS
+                        else a
+                        if type(a) in _SIMPLE
+                        else it._wrap_arg(a)
+                        for a in args
+                    ]
+                if kwargs:
+                    kwargs = {
+                        k: it._wrap_nested(v) if type(v) in _CONTAINERS else it._wrap_arg(v)
+                        for k, v in kwargs.items()
+                    }
         return it.check_size(func(*args, **kwargs))
     if t is SandboxFunction:
         return it.call_function(func, None, args, kwargs)
@@ -68,10 +95,10 @@ def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dic
     if not callable(func):
         raise TypeError(f"'{type(func).__name__}' object is not callable")
     # types and module functions: containers may carry iterables they consume
-    args = [it._wrap_nested(a) if type(a) in _NESTABLE else it._wrap_arg(a) for a in args]
+    args = [it._wrap_nested(a) if type(a) in _CONTAINERS else it._wrap_arg(a) for a in args]
     if kwargs:
         kwargs = {
-            k: it._wrap_nested(v) if type(v) in _NESTABLE else it._wrap_arg(v)
+            k: it._wrap_nested(v) if type(v) in _CONTAINERS else it._wrap_arg(v)
             for k, v in kwargs.items()
         }
     return it.check_size(func(*args, **kwargs))
@@ -81,18 +108,43 @@ def _wrap_kwargs(it: Compiler, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v if type(v) in _SIMPLE else it._wrap_arg(v) for k, v in kwargs.items()}
 
 
-def _wrap_nested(it: Compiler, a: Any) -> Any:
-    """A list/tuple/dict argument whose items include an iterable or a callable
-    host code could run unmetered: a copy with those items wrapped."""
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
+_SCALARS = frozenset({int, float, str, bool, bytes, type(None)})
+WRAP_DEPTH = 6
+"""How deep into containers an argument is searched for iterators and callables
+that host code could run unmetered (`chain.from_iterable([[it]])`)."""
+
+
+def _wrap_nested(it: Compiler, a: Any, depth: int = 0) -> Any:
+    """A container argument whose items (at any depth up to `WRAP_DEPTH`)
+    include an iterable or a callable host code could run unmetered: a copy
+    with those wrapped. Containers with nothing to wrap are passed as they are
+    (`heapq.heappush(heap, item)` must change the code's own list)."""
     values = a.values() if type(a) is dict else a
     if len(values) > 4096:
         it.tick()
-    if set(map(type, values)) <= _SIMPLE:
+    kinds = set(map(type, values))
+    if kinds <= _SCALARS:
         return a
-    wrap = it._wrap_arg
+    deeper = depth + 1 < WRAP_DEPTH
+
+    def wrap(v: Any) -> Any:
+        tv = type(v)
+        if tv in _SCALARS:
+            return v
+        if tv in _CONTAINERS:
+            return _wrap_nested(it, v, depth + 1) if deeper else v
+        return it._wrap_arg(v)
+
+    new: Any
     if type(a) is dict:
-        return {k: wrap(v) for k, v in a.items()}
-    return type(a)(wrap(v) for v in a)
+        new = {k: wrap(v) for k, v in a.items()}
+        changed = any(new[k] is not v for k, v in a.items())
+    else:
+        items = [wrap(v) for v in a]
+        changed = any(x is not v for x, v in zip(items, a, strict=True))
+        new = items if type(a) is list else type(a)(items)
+    return new if changed else a
 
 
 def _wrap_arg(it: Compiler, a: Any) -> Any:
@@ -116,13 +168,33 @@ def _wrap_arg(it: Compiler, a: Any) -> Any:
     return a
 
 
-def func_info(it: Compiler, node: ast.FunctionDef | ast.Lambda) -> FuncInfo:
-    cached = it._func_info.get(id(node))
-    if cached is not None and cached[0] is node:
-        return cached[1]
+def compile_function(it: Compiler, node: ast.FunctionDef | ast.Lambda, ctx: Ctx) -> FunctionCode:
+    """Compile a `def` or `lambda` once, where it appears: its body runs in a
+    scope whose parent is the defining one (skipping a class body, as
+    `make_function` does at run time)."""
     info = analyse_function(node)
-    it._func_info[id(node)] = (node, info)
-    return info
+    parent = ctx.parent if ctx.kind == CLASS and ctx.parent is not None else ctx
+    fctx = Ctx(FUNCTION, parent, info.local_names, info.globals_, info.nonlocals)
+    if isinstance(node, ast.Lambda):
+        fctx.weight = 0
+        expr = it.compile_expr(node.body, fctx)
+        weight = fctx.weight
+
+        def lambda_body(s: Scope) -> Any:
+            it.ops += weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            return expr(s)
+
+        body: Callable[[Scope], Any] = lambda_body
+        name = "<lambda>"
+    else:
+        body = it.compile_block(node.body, fctx)
+        name = node.name
+    a = node.args
+    params = tuple(p.arg for p in (*a.posonlyargs, *a.args))
+    simple = not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults)
+    return FunctionCode(node, info, body, params, simple, params[0] if params else None, name)
 
 
 def call_function(
@@ -135,26 +207,30 @@ def call_function(
     if it.depth >= it.limits.max_recursion:
         raise LimitExceeded(f"recursion depth of {it.limits.max_recursion} reached")
     it.tick()
-    node = func._node
-    info = it.func_info(node)
-    scope = Scope({}, func._scope, info.local_names, info.globals_, info.nonlocals)
+    code: FunctionCode = func._code
+    info = code.info
     if self_obj is not None:
         args = (self_obj, *args)
-    it._bind_args(func, scope.vars, args, kwargs)
-    first = node.args.posonlyargs + node.args.args
-    scope.self_obj = scope.vars.get(first[0].arg) if first else None
+    if code.simple and not kwargs and len(args) == len(code.params):
+        variables = dict(zip(code.params, args, strict=True))
+    else:
+        variables = {}
+        it._bind_args(func, variables, args, kwargs)
+    scope = Scope(variables, func._scope, info.local_names, info.globals_, info.nonlocals)
+    first = code.first
+    scope.self_obj = variables.get(first) if first is not None else None
     scope.owner = func._owner
     it.depth += 1
     try:
-        if isinstance(node, ast.Lambda):
-            return it.ev(node.body, scope)
         if func._is_generator:
             scope.sink = []
             with contextlib.suppress(_Return):
-                it.exec_block(node.body, scope)
+                code.body(scope)
             return Metered(it, iter(scope.sink))
+        if type(code.node) is ast.Lambda:
+            return code.body(scope)
         try:
-            it.exec_block(node.body, scope)
+            code.body(scope)
         except _Return as r:
             return r.value
         return None
@@ -220,16 +296,22 @@ def instantiate(it: Compiler, cls: SandboxClass, args: Any, kwargs: dict[str, An
 
 
 def make_function(
-    it: Compiler, node: ast.FunctionDef | ast.Lambda, scope: Scope
+    it: Compiler,
+    code: FunctionCode,
+    scope: Scope,
+    defaults: list[Callable[[Scope], Any]],
+    kw_defaults: list[Callable[[Scope], Any] | None],
 ) -> SandboxFunction:
-    a = node.args
+    """A function object for compiled `code`, its defaults evaluated now."""
+    a = code.node.args
+    bindable = it.bindable
     for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
-        if arg is not None:
+        if arg is not None and arg.arg not in bindable:
             it.check_bind(arg.arg)
-    defaults = [it.ev(d, scope) for d in a.defaults]
-    kw_defaults = [_MISSING if d is None else it.ev(d, scope) for d in a.kw_defaults]
-    info = it.func_info(node)
+    values = [d(scope) for d in defaults]
+    kw_values = [_MISSING if d is None else d(scope) for d in kw_defaults]
+    info = code.info
     parent = scope.parent if scope.is_class and scope.parent is not None else scope
     return SandboxFunction(
-        it, node, parent, defaults, kw_defaults, info.local_names, info.is_generator
+        it, code.node, parent, values, kw_values, info.local_names, info.is_generator, code
     )

@@ -1,5 +1,7 @@
-"""The evaluator: walks the AST of the code itself, so every name lookup,
-attribute access, call and loop passes through here and is counted.
+"""The interpreter: compiles the AST of the code once into a tree of Python
+closures (`_stmts`, `_exprs`, `_callexprs`, `_comps`, `_fast`), so every
+name lookup, attribute access, call and loop still passes through the
+sandbox's checks and is counted, without walking the tree on every step.
 
 Model code is never compiled to CPython bytecode. Denials raise `SecurityError`
 and exhausted limits `LimitExceeded`; both end the run and no `except` or
@@ -11,44 +13,52 @@ from __future__ import annotations
 import ast
 import random
 from collections.abc import Callable, Iterator
-from types import ModuleType
 from typing import Any
 
-from memagent.sandbox import _budget, _calls, _ops
-from memagent.sandbox._builtins import make_builtins, risky_method
+from memagent.sandbox import _attrs, _budget, _calls, _ops
+from memagent.sandbox._builtins import make_builtins
 from memagent.sandbox._exprs import EXPRESSIONS
 from memagent.sandbox._format import SafeFormatter, host_recursion_guard, safe_format
+from memagent.sandbox._names import block, mark
 from memagent.sandbox._objects import (
     BoundMethod,
-    Checked,
     Internal,
     Metered,
     ModuleProxy,
     SandboxClass,
-    SandboxException,
     SandboxFunction,
     SandboxInstance,
     Tool,
 )
 from memagent.sandbox._policy import (
-    _DENIED_ATTR_PREFIXES,
-    _DENIED_ATTRS,
     _FAST_TYPES,
     _MISSING,
-    _NAMEDTUPLE_API,
-    _RISKY_NAMES,
-    ALLOWED_DUNDERS,
     MAX_DEFINITIONS,
-    _Super,
     is_dunder,
 )
-from memagent.sandbox._scope import FuncInfo, Scope
-from memagent.sandbox._stmts import STATEMENTS
+from memagent.sandbox._scope import MODULE, Ctx, Scope
+from memagent.sandbox._stmts import STATEMENTS, raise_at_run
 from memagent.sandbox.limits import (
     LimitExceeded,
     Limits,
     SecurityError,
 )
+
+_MAX_CACHED = 64
+"""Compiled sources a session keeps (the oldest goes first)."""
+
+
+class CompiledModule:
+    """A module's top-level statements, compiled: (line, operations, closure,
+    the statement when it is a definition the session records)."""
+
+    __slots__ = ("steps",)
+
+    def __init__(
+        self, steps: list[tuple[int, int, Callable[[Scope], Any], ast.stmt | None]]
+    ) -> None:
+        self.steps = steps
+
 
 __all__ = [
     "MAX_DEFINITIONS",
@@ -70,6 +80,7 @@ class Interpreter:
     start_run = _budget.start_run
     set_source = _budget.set_source
     tick = _budget.tick
+    check_limits = _budget.check_limits
     remaining_time = _budget.remaining_time
     check_size = _budget.check_size
     account = _budget.account
@@ -87,11 +98,14 @@ class Interpreter:
     compare = _ops.compare
     contains = _ops.contains
     type_name = _ops.type_name
+    getattr = _attrs.get_attr
+    _internal_getattr = _attrs._internal_getattr
+    setattr = _attrs.set_attr
+    delattr = _attrs.del_attr
     call = _calls.call
     _wrap_kwargs = _calls._wrap_kwargs
     _wrap_nested = _calls._wrap_nested
     _wrap_arg = _calls._wrap_arg
-    func_info = _calls.func_info
     call_function = _calls.call_function
     _bind_args = _calls._bind_args
     instantiate = _calls.instantiate
@@ -104,19 +118,19 @@ class Interpreter:
         modules: Callable[[Interpreter, str], ModuleProxy | None],
     ) -> None:
         self.limits = limits
-        self._max_ops = limits.max_operations
         self.type_calls: dict[type, Callable[..., Any]] = {}
         self.rng = random.Random()
         self.globals: dict[str, Any] = {}
         self.global_scope = Scope(self.globals, None)
         self.builtins, self.denied_names, self.nowrap = make_builtins(self)
         self.protected = frozenset({"final_answer", "FINAL", "FINAL_VAR"})
-        self._bindable: set[str] = set()
+        self.bindable: set[str] = set()
         for name, fn in tools.items():
             self.add_tool(name, fn)
         self._modules = modules
         self._module_cache: dict[str, ModuleProxy] = {}
-        self._func_info: dict[int, tuple[ast.AST, FuncInfo]] = {}
+        self._compiled: dict[str, CompiledModule] = {}
+        self.next_check = 0
         self.output: list[str] = []
         self.output_len = 0
         self.output_truncated = False
@@ -129,8 +143,6 @@ class Interpreter:
         self.handling: list[BaseException] = []
         self.definitions: list[tuple[str, str]] = []
         self._source = ""
-        self._stmt = STATEMENTS
-        self._expr = EXPRESSIONS
 
     def add_tool(self, name: str, fn: Callable[..., Any]) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -143,26 +155,93 @@ class Interpreter:
             raise ValueError(f"tool {name!r} is not callable")
         self.builtins[name] = Tool(name, fn)
         self.protected = self.protected | {name}
-        self._bindable.discard(name)
+        self.bindable.discard(name)
 
-    # ------------------------------------------------------------------ budget
+    # ------------------------------------------------------------------ compile
+
+    def compile_module(self, source: str) -> CompiledModule:
+        """Parse and compile `source` once; the compiled form is cached by its
+        source text for the life of the session (it closes over this
+        interpreter, so it is never shared). SyntaxError as `ast.parse`."""
+        cached = self._compiled.get(source)
+        if cached is not None:
+            return cached
+        tree = ast.parse(source, mode="exec")
+        ctx = Ctx(MODULE, None)
+        steps: list[tuple[int, int, Callable[[Scope], Any], ast.stmt | None]] = []
+        body = tree.body
+        for i, stmt in enumerate(body):
+            ctx.weight = 1
+            if i == len(body) - 1 and isinstance(stmt, ast.Expr):
+                fn: Callable[[Scope], Any] = self.compile_expr(stmt.value, ctx)
+            else:
+                fn = self.compile_stmt(stmt, ctx)
+            definition = isinstance(
+                stmt, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+            )
+            steps.append((stmt.lineno, ctx.weight, fn, stmt if definition else None))
+        compiled = CompiledModule(steps)
+        if len(self._compiled) >= _MAX_CACHED:
+            self._compiled.pop(next(iter(self._compiled)))
+        self._compiled[source] = compiled
+        return compiled
+
+    def compile_stmt(self, stmt: ast.stmt, ctx: Ctx) -> Callable[[Scope], None]:
+        handler = STATEMENTS.get(stmt.__class__)
+        if handler is None:
+            return raise_at_run(
+                SyntaxError(f"{type(stmt).__name__} statements are not supported in the sandbox")
+            )
+        return handler(self, stmt, ctx)
+
+    def compile_expr(self, node: ast.expr, ctx: Ctx) -> Callable[[Scope], Any]:
+        ctx.weight += 1
+        handler = EXPRESSIONS.get(node.__class__)
+        if handler is None:
+            return raise_at_run(
+                SyntaxError(f"{type(node).__name__} expressions are not supported in the sandbox")
+            )
+        return handler(self, node, ctx)
+
+    def compile_body(
+        self, body: list[ast.stmt], ctx: Ctx
+    ) -> tuple[list[Callable[[Scope], None]], list[int], int]:
+        """Compiled statements, their lines, and the operations they cost."""
+        saved = ctx.weight
+        fns: list[Callable[[Scope], None]] = []
+        lines: list[int] = []
+        total = 0
+        for stmt in body:
+            ctx.weight = 1
+            fns.append(self.compile_stmt(stmt, ctx))
+            lines.append(stmt.lineno)
+            total += ctx.weight
+        ctx.weight = saved
+        return fns, lines, total
+
+    def compile_block(self, body: list[ast.stmt], ctx: Ctx) -> Callable[[Scope], None]:
+        """A block that charges its statements' operations when it starts."""
+        fns, lines, weight = self.compile_body(body, ctx)
+        return block(self, fns, lines, weight)
 
     # ------------------------------------------------------------------ entry
 
-    def exec_module(self, tree: ast.Module) -> Any:
-        """Run a parsed module; returns the value of a final expression statement."""
-        body = tree.body
+    def exec_module(self, compiled: CompiledModule) -> Any:
+        """Run compiled module code; returns the value of a final expression statement."""
         result = None
         scope = self.global_scope
-        for i, stmt in enumerate(body):
-            self.line = stmt.lineno
-            if i == len(body) - 1 and isinstance(stmt, ast.Expr):
-                self.tick()
-                result = self.ev(stmt.value, scope)
-            else:
-                self.exec_stmt(stmt, scope)
-                if isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-                    self._record_definition(stmt)
+        for line, weight, fn, definition in compiled.steps:
+            self.line = line
+            self.ops += weight
+            if self.ops >= self.next_check:
+                self.check_limits()
+            try:
+                result = fn(scope)
+            except BaseException as exc:
+                mark(self, exc, line)
+                raise
+            if definition is not None:
+                self._record_definition(definition)
         return result
 
     def _record_definition(self, stmt: ast.stmt) -> None:
@@ -182,42 +261,6 @@ class Interpreter:
             raise LimitExceeded(f"a session keeps at most {MAX_DEFINITIONS} top-level definitions")
         self.definitions = kept
         self.definitions.append((key, src))
-
-    def exec_block(self, body: list[ast.stmt], scope: Scope) -> None:
-        for stmt in body:
-            self.exec_stmt(stmt, scope)
-
-    def exec_stmt(self, stmt: ast.stmt, scope: Scope) -> None:
-        self.line = stmt.lineno
-        self.ops = ops = self.ops + 1
-        if ops >= self._max_ops or not ops & 1023:
-            self.ops -= 1
-            self.tick()
-        try:
-            handler = self._stmt[stmt.__class__]
-        except KeyError:
-            raise SyntaxError(
-                f"{type(stmt).__name__} statements are not supported in the sandbox"
-            ) from None
-        handler(self, stmt, scope)
-
-    def ev(self, node: ast.expr, scope: Scope) -> Any:
-        self.ops = ops = self.ops + 1
-        if ops >= self._max_ops or not ops & 1023:
-            self.ops -= 1
-            self.tick()
-        cls = node.__class__
-        if cls is ast.Name:
-            return self.load(node.id, scope)  # type: ignore[attr-defined]
-        if cls is ast.Constant:
-            return node.value  # type: ignore[attr-defined]
-        try:
-            handler = self._expr[cls]
-        except KeyError:
-            raise SyntaxError(
-                f"{cls.__name__} expressions are not supported in the sandbox"
-            ) from None
-        return handler(self, node, scope)
 
     # ------------------------------------------------------------------ names
 
@@ -245,13 +288,13 @@ class Interpreter:
         raise NameError(f"name '{name}' is not defined")
 
     def check_bind(self, name: str) -> None:
-        if name in self._bindable:
+        if name in self.bindable:
             return
         if is_dunder(name):
             raise SecurityError(f"binding the name '{name}' is not allowed")
         if name in self.protected:
             raise SecurityError(f"'{name}' is a tool and cannot be rebound")
-        self._bindable.add(name)
+        self.bindable.add(name)
 
     def store(self, name: str, value: Any, scope: Scope) -> None:
         self.check_bind(name)
@@ -277,148 +320,6 @@ class Interpreter:
         if name not in target:
             raise NameError(f"name '{name}' is not defined")
         del target[name]
-
-    # ------------------------------------------------------------------ attributes
-
-    def getattr(self, obj: Any, name: str) -> Any:
-        if type(obj) in _FAST_TYPES and name[:1] != "_" and name not in _RISKY_NAMES:
-            return getattr(obj, name)
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be string")
-        if isinstance(obj, Internal):
-            return self._internal_getattr(obj, name)
-        if isinstance(obj, SandboxException) and obj._sandbox_cls is not None:
-            if is_dunder(name):
-                raise SecurityError(f"access to dunder attribute '{name}' is not allowed")
-            if name in obj._sandbox_attrs:
-                return obj._sandbox_attrs[name]
-            found, value = obj._sandbox_cls.lookup(name)
-            if found:
-                return self._bind(value, obj, obj._sandbox_cls)
-            if name == "args":
-                return obj.args
-            raise AttributeError(f"'{obj._sandbox_cls._name}' object has no attribute '{name}'")
-        if name in _NAMEDTUPLE_API and (
-            isinstance(obj, tuple) or (isinstance(obj, type) and issubclass(obj, tuple))
-        ):
-            return getattr(obj, name)
-        if name.startswith("_"):
-            what = "dunder" if is_dunder(name) else "private"
-            raise SecurityError(f"access to {what} attribute '{name}' is not allowed")
-        if name in _DENIED_ATTRS or name.startswith(_DENIED_ATTR_PREFIXES):
-            raise SecurityError(f"access to attribute '{name}' is not allowed")
-        if isinstance(obj, ModuleType):
-            raise SecurityError("access to modules is not allowed")
-        special = risky_method(self, obj, name)
-        if special is not None:
-            return special
-        if isinstance(obj, type) and name in _RISKY_NAMES:
-            return self._unbound_checked(obj, name)
-        value = getattr(obj, name)
-        if isinstance(value, ModuleType):
-            raise SecurityError(f"attribute '{name}' leads to a module; not allowed")
-        if isinstance(value, type) and issubclass(value, type):
-            raise SecurityError(f"attribute '{name}' leads to a metaclass; not allowed")
-        return value
-
-    def _unbound_checked(self, cls: type, name: str) -> Checked:
-        getattr(cls, name)  # AttributeError as usual when the type has no such method
-
-        def unbound(self_obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if not isinstance(self_obj, cls):
-                raise TypeError(f"descriptor '{name}' requires a '{cls.__name__}' object")
-            return self.call(self.getattr(self_obj, name), args, kwargs)
-
-        return Checked(f"{cls.__name__}.{name}", unbound, None)
-
-    @staticmethod
-    def _classmethod(value: classmethod[Any, Any, Any], cls: SandboxClass) -> BoundMethod:
-        func = value.__func__
-        if not isinstance(func, SandboxFunction):
-            raise TypeError("classmethod must wrap a function defined in the sandbox")
-        return BoundMethod(func, cls)
-
-    def _bind(self, value: Any, obj: Any, cls: SandboxClass) -> Any:
-        if isinstance(value, SandboxFunction):
-            return BoundMethod(value, obj)
-        if isinstance(value, staticmethod):
-            return value.__func__
-        if isinstance(value, classmethod):
-            return self._classmethod(value, cls)
-        if isinstance(value, property):
-            if value.fget is None:
-                raise AttributeError("unreadable property")
-            return self.call(value.fget, (obj,), {})
-        return value
-
-    def _internal_getattr(self, obj: Internal, name: str) -> Any:
-        if isinstance(obj, _Super):
-            if is_dunder(name) and name not in ALLOWED_DUNDERS:
-                raise SecurityError(f"access to dunder attribute '{name}' is not allowed")
-            for base in obj._owner._bases:
-                found, value = base.lookup(name)
-                if found:
-                    return self._bind(value, obj._self, base)
-            if name == "__init__":
-                self_obj = obj._self
-
-                def base_init(*args: Any) -> None:
-                    if isinstance(self_obj, BaseException):
-                        self_obj.args = args
-
-                return Tool("__init__", base_init)
-            raise AttributeError(f"'super' object has no attribute '{name}'")
-        if is_dunder(name):
-            raise SecurityError(f"access to dunder attribute '{name}' is not allowed")
-        if isinstance(obj, SandboxInstance):
-            if name in obj._attrs:
-                return obj._attrs[name]
-            found, value = obj._cls.lookup(name)
-            if found:
-                return self._bind(value, obj, obj._cls)
-            raise AttributeError(f"'{obj._cls._name}' object has no attribute '{name}'")
-        if isinstance(obj, SandboxClass):
-            found, value = obj.lookup(name)
-            if found:
-                if isinstance(value, staticmethod):
-                    return value.__func__
-                if isinstance(value, classmethod):
-                    return self._classmethod(value, obj)
-                return value
-            raise AttributeError(f"type object '{obj._name}' has no attribute '{name}'")
-        if isinstance(obj, ModuleProxy):
-            if name.startswith("_") or name not in obj._members:
-                raise SecurityError(
-                    f"module '{obj._name}' has no attribute '{name}' available in the sandbox"
-                )
-            return obj._members[name]
-        raise SecurityError(f"attributes of {obj!r} are not accessible")
-
-    def setattr(self, obj: Any, name: str, value: Any) -> None:
-        if not isinstance(name, str):
-            raise TypeError("attribute name must be string")
-        if is_dunder(name):
-            raise SecurityError(f"setting dunder attribute '{name}' is not allowed")
-        if isinstance(obj, (SandboxInstance, SandboxClass)):
-            obj._attrs[name] = value
-        elif isinstance(obj, SandboxException) and obj._sandbox_cls is not None:
-            obj._sandbox_attrs[name] = value
-        else:
-            raise SecurityError(f"cannot set attributes on {type(obj).__name__} objects")
-
-    def delattr(self, obj: Any, name: str) -> None:
-        if is_dunder(name):
-            raise SecurityError(f"deleting dunder attribute '{name}' is not allowed")
-        store: dict[str, Any] | None = None
-        if isinstance(obj, (SandboxInstance, SandboxClass)):
-            store = obj._attrs
-        elif isinstance(obj, SandboxException) and obj._sandbox_cls is not None:
-            store = obj._sandbox_attrs
-        if store is None:
-            raise SecurityError(f"cannot delete attributes of {type(obj).__name__} objects")
-        if name not in store:
-            raise AttributeError(name)
-        del store[name]
 
     # ------------------------------------------------------------------ model dunders
 
@@ -511,60 +412,6 @@ class Interpreter:
     # ------------------------------------------------------------------ operators
 
     # ------------------------------------------------------------------ calls
-
-    # ------------------------------------------------------------------ assignment
-
-    def assign(self, target: ast.expr, value: Any, scope: Scope) -> None:
-        t = type(target)
-        if t is ast.Name:
-            self.store(target.id, value, scope)  # type: ignore[attr-defined]
-        elif t is ast.Tuple or t is ast.List:
-            self._unpack(target.elts, value, scope)  # type: ignore[attr-defined]
-        elif t is ast.Subscript:
-            obj = self.ev(target.value, scope)  # type: ignore[attr-defined]
-            key = self.ev(target.slice, scope)  # type: ignore[attr-defined]
-            self.setitem(obj, key, value)
-        elif t is ast.Attribute:
-            obj = self.ev(target.value, scope)  # type: ignore[attr-defined]
-            self.setattr(obj, target.attr, value)  # type: ignore[attr-defined]
-        elif t is ast.Starred:
-            raise SyntaxError("starred assignment target must be in a list or tuple")
-        else:
-            raise SyntaxError(f"cannot assign to {t.__name__}")
-
-    def _unpack(self, elts: list[ast.expr], value: Any, scope: Scope) -> None:
-        star = [i for i, e in enumerate(elts) if isinstance(e, ast.Starred)]
-        if len(star) > 1:
-            raise SyntaxError("multiple starred expressions in assignment")
-        if not star:
-            it = self.iterate(value)
-            items = []
-            for x in it:
-                self.tick()
-                items.append(x)
-                if len(items) > len(elts):
-                    raise ValueError(f"too many values to unpack (expected {len(elts)})")
-            if len(items) < len(elts):
-                raise ValueError(
-                    f"not enough values to unpack (expected {len(elts)}, got {len(items)})"
-                )
-            for e, x in zip(elts, items, strict=True):
-                self.assign(e, x, scope)
-            return
-        items = self.collect(value)
-        s = star[0]
-        after = len(elts) - s - 1
-        if len(items) < len(elts) - 1:
-            raise ValueError(
-                f"not enough values to unpack (expected at least {len(elts) - 1}, got {len(items)})"
-            )
-        for e, x in zip(elts[:s], items[:s], strict=True):
-            self.assign(e, x, scope)
-        starred = elts[s]
-        assert isinstance(starred, ast.Starred)
-        self.assign(starred.value, items[s : len(items) - after], scope)
-        for e, x in zip(elts[s + 1 :], items[len(items) - after :], strict=True):
-            self.assign(e, x, scope)
 
     def collect(self, value: Any) -> list[Any]:
         """Materialise an iterable into a list, metered and size-checked."""

@@ -31,6 +31,7 @@ class SandboxFunction(Internal):
     """A `def` or `lambda` of the code; calling it runs the interpreter."""
 
     __slots__ = (
+        "_code",
         "_defaults",
         "_interp",
         "_is_generator",
@@ -51,7 +52,9 @@ class SandboxFunction(Internal):
         kw_defaults: list[Any],
         local_names: frozenset[str],
         is_generator: bool,
+        code: Any = None,
     ) -> None:
+        self._code = code
         self._interp = interp
         self._node = node
         self._scope = scope

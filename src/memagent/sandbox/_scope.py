@@ -4,6 +4,7 @@ that Python's compiler would do (which names are local, global, nonlocal)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,3 +116,64 @@ def analyse_function(node: ast.FunctionDef | ast.Lambda) -> FuncInfo:
             is_generator = True
     names -= globals_ | nonlocals
     return FuncInfo(frozenset(names), frozenset(globals_), frozenset(nonlocals), is_generator)
+
+
+MODULE, FUNCTION, CLASS, COMP = "module", "function", "class", "comprehension"
+
+
+class Ctx:
+    """The compile-time view of a scope the compiled code will run in: its kind
+    and which names are its own, so each name resolves to one way of loading it
+    when the code is compiled, not on every access. `parent` mirrors the runtime
+    `Scope.parent` exactly (a function's parent skips one class body, as
+    `make_function` does), so a free name is `parent` hops away at run time.
+    `weight` counts the operations of the statement being compiled (each
+    expression node is one, as the tree-walker counted them)."""
+
+    __slots__ = ("globals_", "kind", "local_names", "nonlocals", "parent", "weight")
+
+    def __init__(
+        self,
+        kind: str,
+        parent: Ctx | None,
+        local_names: frozenset[str] = frozenset(),
+        globals_: frozenset[str] = frozenset(),
+        nonlocals: frozenset[str] = frozenset(),
+    ) -> None:
+        self.kind = kind
+        self.parent = parent
+        self.local_names = local_names
+        self.globals_ = globals_
+        self.nonlocals = nonlocals
+        self.weight = 0
+
+    def direct(self, name: str) -> bool:
+        """Whether `name` lives in this scope's own `vars` under that key."""
+        kind = self.kind
+        if kind == MODULE:
+            return True
+        if kind == FUNCTION:
+            return name in self.local_names
+        if kind == COMP:
+            return name in self.local_names
+        return False
+
+    def root(self) -> Ctx:
+        c = self
+        while c.parent is not None:
+            c = c.parent
+        return c
+
+
+@dataclass(eq=False)
+class FunctionCode:
+    """A `def` or `lambda` compiled once: its body as a closure, the parameter
+    layout for binding arguments quickly, and the static analysis."""
+
+    node: ast.FunctionDef | ast.Lambda
+    info: FuncInfo
+    body: Callable[[Scope], Any]
+    params: tuple[str, ...]
+    simple: bool  # positional parameters only: no defaults, *args, **kwargs or kw-only
+    first: str | None
+    name: str

@@ -1,14 +1,17 @@
-"""Statement handlers: one function per statement type, taking the compiler as
-a typed argument (`Compiler`); `STATEMENTS` maps node types to them."""
+"""Statement compilers: one function per statement type, taking the compiler
+as a typed argument (`Compiler`) and the compile-time scope (`Ctx`), returning
+the closure that runs the statement; `STATEMENTS` maps node types to them."""
 
 from __future__ import annotations
 
 import ast
-import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from memagent.sandbox._api import Compiler
+from memagent.sandbox._calls import compile_function
+from memagent.sandbox._fast import augassign_name
+from memagent.sandbox._names import StmtFn, block, check_at, has_jump, mark, storer
 from memagent.sandbox._objects import (
     Internal,
     SandboxClass,
@@ -24,217 +27,379 @@ from memagent.sandbox._policy import (
     _Return,
     is_dunder,
 )
-from memagent.sandbox._scope import Scope
+from memagent.sandbox._scope import CLASS, Ctx, Scope
+from memagent.sandbox._targets import compile_target
 from memagent.sandbox.limits import FinalAnswer, SandboxAbort, SecurityError
 
 
-def s_expr(it: Compiler, node: ast.Expr, scope: Scope) -> None:
-    it.ev(node.value, scope)
+def raise_at_run(exc: BaseException) -> StmtFn:
+    """A statement the sandbox refuses fails when it is reached, as it did when
+    the tree was walked: the statements before it still run."""
+
+    def fail(s: Scope) -> None:
+        raise exc
+
+    return fail
 
 
-def s_assign(it: Compiler, node: ast.Assign, scope: Scope) -> None:
-    value = it.ev(node.value, scope)
-    for target in node.targets:
-        it.assign(target, value, scope)
+def s_expr(it: Compiler, node: ast.Expr, ctx: Ctx) -> StmtFn:
+    return it.compile_expr(node.value, ctx)
 
 
-def s_annassign(it: Compiler, node: ast.AnnAssign, scope: Scope) -> None:
-    if node.value is not None:
-        it.assign(node.target, it.ev(node.value, scope), scope)
+def s_assign(it: Compiler, node: ast.Assign, ctx: Ctx) -> StmtFn:
+    value = it.compile_expr(node.value, ctx)
+    targets = node.targets
+    if len(targets) == 1 and isinstance(targets[0], ast.Name) and ctx.direct(targets[0].id):
+        name = targets[0].id
+        bindable = it.bindable
+        check_bind = it.check_bind
+
+        def assign_name(s: Scope) -> None:
+            v = value(s)
+            if name not in bindable:
+                check_bind(name)
+            s.vars[name] = v
+
+        return assign_name
+    stores = [compile_target(it, t, ctx) for t in targets]
+    if len(stores) == 1:
+        store = stores[0]
+        return lambda s: store(s, value(s))
+
+    def assign_many(s: Scope) -> None:
+        v = value(s)
+        for store in stores:
+            store(s, v)
+
+    return assign_many
 
 
-def s_augassign(it: Compiler, node: ast.AugAssign, scope: Scope) -> None:
+def s_annassign(it: Compiler, node: ast.AnnAssign, ctx: Ctx) -> StmtFn:
+    if node.value is None:
+        return lambda s: None
+    value = it.compile_expr(node.value, ctx)
+    store = compile_target(it, node.target, ctx)
+    return lambda s: store(s, value(s))
+
+
+def s_augassign(it: Compiler, node: ast.AugAssign, ctx: Ctx) -> StmtFn:
     target = node.target
     op = type(node.op)
+    binop = it.binop
     if isinstance(target, ast.Name):
-        current = it.load(target.id, scope)
-        it.store(target.id, it.binop(op, current, it.ev(node.value, scope), True), scope)
-    elif isinstance(target, ast.Subscript):
-        obj = it.ev(target.value, scope)
-        key = it.ev(target.slice, scope)
-        current = it.getitem(obj, key)
-        it.setitem(obj, key, it.binop(op, current, it.ev(node.value, scope), True))
-    elif isinstance(target, ast.Attribute):
-        obj = it.ev(target.value, scope)
-        current = it.getattr(obj, target.attr)
-        it.setattr(obj, target.attr, it.binop(op, current, it.ev(node.value, scope), True))
-    else:
-        raise SyntaxError("illegal expression for augmented assignment")
+        return augassign_name(it, target.id, op, node.value, ctx)
+    value = it.compile_expr(node.value, ctx)
+    if isinstance(target, ast.Subscript):
+        obj = it.compile_expr(target.value, ctx)
+        key = it.compile_expr(target.slice, ctx)
+        getitem, setitem = it.getitem, it.setitem
+
+        def aug_item(s: Scope) -> None:
+            o, k = obj(s), key(s)
+            setitem(o, k, binop(op, getitem(o, k), value(s), True))
+
+        return aug_item
+    if isinstance(target, ast.Attribute):
+        base = it.compile_expr(target.value, ctx)
+        attr = target.attr
+        getattr_, setattr_ = it.getattr, it.setattr
+
+        def aug_attr(s: Scope) -> None:
+            o = base(s)
+            setattr_(o, attr, binop(op, getattr_(o, attr), value(s), True))
+
+        return aug_attr
+    return raise_at_run(SyntaxError("illegal expression for augmented assignment"))
 
 
-def s_if(it: Compiler, node: ast.If, scope: Scope) -> None:
-    if it.truth(it.ev(node.test, scope)):
-        it.exec_block(node.body, scope)
-    else:
-        it.exec_block(node.orelse, scope)
+def s_if(it: Compiler, node: ast.If, ctx: Ctx) -> StmtFn:
+    test = it.compile_expr(node.test, ctx)
+    body = it.compile_block(node.body, ctx)
+    orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
+    truth = it.truth
+
+    def if_(s: Scope) -> None:
+        t = test(s)
+        if t is True or (t is not False and truth(t)):
+            body(s)
+        elif orelse is not None:
+            orelse(s)
+
+    return if_
 
 
-def s_for(it: Compiler, node: ast.For, scope: Scope) -> None:
-    iterable = it.ev(node.iter, scope)
+def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
+    iterable = it.compile_expr(node.iter, ctx)
     target = node.target
-    body = node.body
-    simple = target.id if isinstance(target, ast.Name) else None
-    if simple is not None:
-        it.check_bind(simple)
-        if scope.globals_ or scope.nonlocals or scope.is_comp:
-            simple = None
-    exec_stmt = it.exec_stmt
-    max_ops = it._max_ops
-    variables = scope.vars
-    for item in it.iterate(iterable):
-        it.ops = ops = it.ops + 1
-        if ops >= max_ops or not ops & 1023:
-            it.ops -= 1
-            it.tick()
-        if simple is not None:
-            variables[simple] = item
-        else:
-            it.assign(target, item, scope)
-        try:
-            for stmt in body:
-                exec_stmt(stmt, scope)
-        except _Break:
-            return
-        except _Continue:
-            continue
-    it.exec_block(node.orelse, scope)
+    saved = ctx.weight
+    ctx.weight = 1
+    name = target.id if isinstance(target, ast.Name) and ctx.direct(target.id) else None
+    store = None if name is not None else compile_target(it, target, ctx)
+    fns, lines, body_weight = it.compile_body(node.body, ctx)
+    weight = ctx.weight + body_weight  # charged once per iteration
+    ctx.weight = saved
+    orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
+    jumps = has_jump(node.body)
+    iterate = it.iterate
+    check_bind = it.check_bind
+    if len(fns) == 1 and not jumps:
+        # the common shape: one statement, no break/continue: no block layer,
+        # no per-iteration `try` (the line is marked by the loop itself)
+        f, line = fns[0], lines[0]
 
-
-def s_while(it: Compiler, node: ast.While, scope: Scope) -> None:
-    while it.truth(it.ev(node.test, scope)):
-        try:
-            for stmt in node.body:
-                it.exec_stmt(stmt, scope)
-        except _Break:
-            return
-        except _Continue:
-            continue
-    it.exec_block(node.orelse, scope)
-
-
-def s_break(it: Compiler, node: ast.Break, scope: Scope) -> None:
-    raise _Break
-
-
-def s_continue(it: Compiler, node: ast.Continue, scope: Scope) -> None:
-    raise _Continue
-
-
-def s_pass(it: Compiler, node: ast.stmt, scope: Scope) -> None:
-    return None
-
-
-def s_return(it: Compiler, node: ast.Return, scope: Scope) -> None:
-    raise _Return(None if node.value is None else it.ev(node.value, scope))
-
-
-def s_def(it: Compiler, node: ast.FunctionDef, scope: Scope) -> None:
-    if scope.is_class:
-        if is_dunder(node.name) and node.name not in ALLOWED_DUNDERS:
-            raise SecurityError(f"defining {node.name} is not supported in the sandbox")
-    else:
-        it.check_bind(node.name)
-    decorators = [it.ev(d, scope) for d in node.decorator_list]
-    value: Any = it.make_function(node, scope)
-    for deco in reversed(decorators):
-        value = it.call(deco, (value,), {})
-    if scope.is_class:
-        scope.vars[node.name] = value
-    else:
-        it.store(node.name, value, scope)
-
-
-def s_class(it: Compiler, node: ast.ClassDef, scope: Scope) -> None:
-    it.check_bind(node.name)
-    if node.keywords:
-        raise SecurityError("class keywords (metaclass=…) are not allowed")
-    bases: list[SandboxClass] = []
-    exc_base: type[BaseException] | None = None
-    for b in node.bases:
-        base = it.ev(b, scope)
-        if isinstance(base, SandboxClass):
-            bases.append(base)
-            if base._exc_type is not None:
-                exc_base = base._exc_type
-        elif base is object:
-            continue
-        elif isinstance(base, type) and issubclass(base, Exception):
-            exc_base = base
-        else:
-            raise SecurityError(
-                "a sandbox class may derive only from object, exceptions or sandbox classes"
-            )
-    body_scope = Scope({}, scope, is_class=True)
-    it.exec_block(node.body, body_scope)
-    attrs = body_scope.vars
-    decorators = [it.ev(d, scope) for d in node.decorator_list]
-    exc_type: type[BaseException] | None = None
-    cls = SandboxClass(it, node.name, tuple(bases), attrs, None)
-    if exc_base is not None:
-        pybases = (
-            (exc_base,) if issubclass(exc_base, SandboxException) else (SandboxException, exc_base)
-        )
-        exc_type = type(node.name, pybases, {"_sandbox_cls": cls})
-        cls._exc_type = exc_type
-    for value in attrs.values():
-        fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-        if isinstance(fn, SandboxFunction):
-            fn._owner = cls
-    result: Any = cls
-    for deco in reversed(decorators):
-        result = it.call(deco, (result,), {})
-    it.store(node.name, result, scope)
-
-
-def s_try(it: Compiler, node: ast.Try, scope: Scope) -> None:
-    try:
-        it.exec_block(node.body, scope)
-    except (SandboxAbort, FinalAnswer):
-        raise
-    except (_Break, _Continue, _Return):
-        it.exec_block(node.finalbody, scope)
-        raise
-    except Exception as exc:
-        if not hasattr(exc, "_sandbox_line"):
-            _mark_line(it, exc)
-        for handler in node.handlers:
-            if handler.type is not None:
-                types = it.ev(handler.type, scope)
-                if not _exc_matches(it, exc, types):
-                    continue
-            if handler.name:
-                it.store(handler.name, exc, scope)
-            it.handling.append(exc)
+        def for_1(s: Scope) -> None:
+            items = iterate(iterable(s))
+            if name is not None:
+                check_bind(name)
+            variables = s.vars
             try:
-                it.exec_block(handler.body, scope)
+                for item in items:
+                    it.ops += weight
+                    if it.ops >= it.next_check:
+                        it.check_limits()
+                    if store is None:
+                        variables[name] = item  # type: ignore[index]
+                    else:
+                        store(s, item)
+                    f(s)
+            except BaseException as exc:
+                mark(it, exc, line)
+                raise
+            if orelse is not None:
+                orelse(s)
+
+        return for_1
+    body = block(it, fns, lines, 0)
+    first_line = lines[0] if lines else node.lineno
+
+    def for_(s: Scope) -> None:
+        items = iterate(iterable(s))
+        if name is not None:
+            check_bind(name)
+        variables = s.vars
+        for item in items:
+            it.ops += weight
+            if it.ops >= it.next_check:
+                check_at(it, first_line)
+            if store is None:
+                variables[name] = item  # type: ignore[index]
+            else:
+                store(s, item)
+            if jumps:
+                try:
+                    body(s)
+                except _Break:
+                    return
+                except _Continue:
+                    continue
+            else:
+                body(s)
+        if orelse is not None:
+            orelse(s)
+
+    return for_
+
+
+def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
+    saved = ctx.weight
+    ctx.weight = 1
+    test = it.compile_expr(node.test, ctx)
+    fns, lines, body_weight = it.compile_body(node.body, ctx)
+    weight = ctx.weight + body_weight
+    ctx.weight = saved
+    body = block(it, fns, lines, 0)
+    orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
+    truth = it.truth
+    first_line = lines[0] if lines else node.lineno
+
+    def while_(s: Scope) -> None:
+        while True:
+            it.ops += weight
+            if it.ops >= it.next_check:
+                check_at(it, first_line)
+            t = test(s)
+            if not (t is True or (t is not False and truth(t))):
+                break
+            try:
+                body(s)
+            except _Break:
+                return
+            except _Continue:
+                continue
+        if orelse is not None:
+            orelse(s)
+
+    return while_
+
+
+def s_break(it: Compiler, node: ast.Break, ctx: Ctx) -> StmtFn:
+    def break_(s: Scope) -> None:
+        raise _Break
+
+    return break_
+
+
+def s_continue(it: Compiler, node: ast.Continue, ctx: Ctx) -> StmtFn:
+    def continue_(s: Scope) -> None:
+        raise _Continue
+
+    return continue_
+
+
+def s_pass(it: Compiler, node: ast.stmt, ctx: Ctx) -> StmtFn:
+    return lambda s: None
+
+
+def s_return(it: Compiler, node: ast.Return, ctx: Ctx) -> StmtFn:
+    if node.value is None:
+
+        def return_none(s: Scope) -> None:
+            raise _Return(None)
+
+        return return_none
+    value = it.compile_expr(node.value, ctx)
+
+    def return_(s: Scope) -> None:
+        raise _Return(value(s))
+
+    return return_
+
+
+def s_def(it: Compiler, node: ast.FunctionDef, ctx: Ctx) -> StmtFn:
+    in_class = ctx.kind == CLASS
+    if in_class and is_dunder(node.name) and node.name not in ALLOWED_DUNDERS:
+        return raise_at_run(SecurityError(f"defining {node.name} is not supported in the sandbox"))
+    name = node.name
+    decorators = [it.compile_expr(d, ctx) for d in node.decorator_list]
+    defaults = [it.compile_expr(d, ctx) for d in node.args.defaults]
+    kw_defaults = [None if d is None else it.compile_expr(d, ctx) for d in node.args.kw_defaults]
+    code = compile_function(it, node, ctx)
+    store = None if in_class else storer(it, name, ctx)
+    make, call, check_bind = it.make_function, it.call, it.check_bind
+
+    def def_(s: Scope) -> None:
+        if store is not None:
+            check_bind(name)
+        decos = [d(s) for d in decorators]
+        value: Any = make(code, s, defaults, kw_defaults)
+        for deco in reversed(decos):
+            value = call(deco, (value,), {})
+        if store is None:
+            s.vars[name] = value
+        else:
+            store(s, value)
+
+    return def_
+
+
+def s_class(it: Compiler, node: ast.ClassDef, ctx: Ctx) -> StmtFn:
+    if node.keywords:
+        return raise_at_run(SecurityError("class keywords (metaclass=…) are not allowed"))
+    name = node.name
+    bases_fns = [it.compile_expr(b, ctx) for b in node.bases]
+    body = it.compile_block(node.body, Ctx(CLASS, ctx))
+    decorators = [it.compile_expr(d, ctx) for d in node.decorator_list]
+    store = storer(it, name, ctx)
+
+    def class_(s: Scope) -> None:
+        it.check_bind(name)
+        bases: list[SandboxClass] = []
+        exc_base: type[BaseException] | None = None
+        for b in bases_fns:
+            base = b(s)
+            if isinstance(base, SandboxClass):
+                bases.append(base)
+                if base._exc_type is not None:
+                    exc_base = base._exc_type
+            elif base is object:
+                continue
+            elif isinstance(base, type) and issubclass(base, Exception):
+                exc_base = base
+            else:
+                raise SecurityError(
+                    "a sandbox class may derive only from object, exceptions or sandbox classes"
+                )
+        body_scope = Scope({}, s, is_class=True)
+        body(body_scope)
+        attrs = body_scope.vars
+        decos = [d(s) for d in decorators]
+        cls = SandboxClass(it, name, tuple(bases), attrs, None)
+        if exc_base is not None:
+            pybases = (
+                (exc_base,)
+                if issubclass(exc_base, SandboxException)
+                else (SandboxException, exc_base)
+            )
+            cls._exc_type = type(name, pybases, {"_sandbox_cls": cls})
+        for value in attrs.values():
+            fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            if isinstance(fn, SandboxFunction):
+                fn._owner = cls
+        result: Any = cls
+        for deco in reversed(decos):
+            result = it.call(deco, (result,), {})
+        store(s, result)
+
+    return class_
+
+
+def s_try(it: Compiler, node: ast.Try, ctx: Ctx) -> StmtFn:
+    body = it.compile_block(node.body, ctx)
+    handlers = [
+        (
+            None if h.type is None else it.compile_expr(h.type, ctx),
+            None if not h.name else storer(it, h.name, ctx),
+            it.compile_block(h.body, ctx),
+        )
+        for h in node.handlers
+    ]
+    orelse = it.compile_block(node.orelse, ctx)
+    finalbody = it.compile_block(node.finalbody, ctx)
+
+    def try_(s: Scope) -> None:
+        try:
+            body(s)
+        except (SandboxAbort, FinalAnswer):
+            raise
+        except (_Break, _Continue, _Return):
+            finalbody(s)
+            raise
+        except Exception as exc:
+            if getattr(exc, "_sandbox_line", None) is None:
+                mark(it, exc, it.line)
+            for types_fn, store, handler in handlers:
+                if types_fn is not None and not _exc_matches(exc, types_fn(s)):
+                    continue
+                if store is not None:
+                    store(s, exc)
+                it.handling.append(exc)
+                try:
+                    handler(s)
+                except (SandboxAbort, FinalAnswer):
+                    raise
+                except BaseException:
+                    finalbody(s)
+                    raise
+                finally:
+                    it.handling.pop()
+                break
+            else:
+                finalbody(s)
+                raise
+        else:
+            try:
+                orelse(s)
             except (SandboxAbort, FinalAnswer):
                 raise
             except BaseException:
-                it.exec_block(node.finalbody, scope)
+                finalbody(s)
                 raise
-            finally:
-                it.handling.pop()
-            break
-        else:
-            it.exec_block(node.finalbody, scope)
-            raise
-    else:
-        try:
-            it.exec_block(node.orelse, scope)
-        except (SandboxAbort, FinalAnswer):
-            raise
-        except BaseException:
-            it.exec_block(node.finalbody, scope)
-            raise
-    it.exec_block(node.finalbody, scope)
+        finalbody(s)
+
+    return try_
 
 
-def _mark_line(it: Compiler, exc: BaseException) -> None:
-    with contextlib.suppress(AttributeError, TypeError):
-        exc._sandbox_line = it.line  # type: ignore[attr-defined]
-
-
-def _exc_matches(it: Compiler, exc: BaseException, types: Any) -> bool:
+def _exc_matches(exc: BaseException, types: Any) -> bool:
     if not isinstance(types, tuple):
         types = (types,)
     for t in types:
@@ -251,16 +416,22 @@ def _exc_matches(it: Compiler, exc: BaseException, types: Any) -> bool:
     return False
 
 
-def s_raise(it: Compiler, node: ast.Raise, scope: Scope) -> None:
-    if node.exc is None:
-        if not it.handling:
-            raise RuntimeError("No active exception to reraise")
-        raise it.handling[-1]
-    exc = _make_exc(it, it.ev(node.exc, scope))
-    if node.cause is not None:
-        cause = it.ev(node.cause, scope)
-        exc.__cause__ = None if cause is None else _make_exc(it, cause)
-    raise exc
+def s_raise(it: Compiler, node: ast.Raise, ctx: Ctx) -> StmtFn:
+    exc_fn = None if node.exc is None else it.compile_expr(node.exc, ctx)
+    cause_fn = None if node.cause is None else it.compile_expr(node.cause, ctx)
+
+    def raise_(s: Scope) -> None:
+        if exc_fn is None:
+            if not it.handling:
+                raise RuntimeError("No active exception to reraise")
+            raise it.handling[-1]
+        exc = _make_exc(it, exc_fn(s))
+        if cause_fn is not None:
+            cause = cause_fn(s)
+            exc.__cause__ = None if cause is None else _make_exc(it, cause)
+        raise exc
+
+    return raise_
 
 
 def _make_exc(it: Compiler, value: Any) -> BaseException:
@@ -273,62 +444,90 @@ def _make_exc(it: Compiler, value: Any) -> BaseException:
     return value
 
 
-def s_with(it: Compiler, node: ast.With, scope: Scope) -> None:
-    _with_items(it, node.items, node.body, scope)
+def s_with(it: Compiler, node: ast.With, ctx: Ctx) -> StmtFn:
+    run = it.compile_block(node.body, ctx)
+    for item in reversed(node.items):
+        run = _with_item(it, item, run, ctx)
+    return run
 
 
-def _with_items(
-    it: Compiler, items: list[ast.withitem], body: list[ast.stmt], scope: Scope
-) -> None:
-    if not items:
-        it.exec_block(body, scope)
-        return
-    item = items[0]
-    ctx = it.ev(item.context_expr, scope)
-    enter = it.dunder(ctx, "__enter__")
-    exit_ = it.dunder(ctx, "__exit__")
-    if enter is None or exit_ is None:
-        raise TypeError(
-            f"'{it.type_name(ctx)}' object does not support the context manager protocol"
-        )
-    value = it.call(enter, (), {})
-    if item.optional_vars is not None:
-        it.assign(item.optional_vars, value, scope)
-    try:
-        _with_items(it, items[1:], body, scope)
-    except _CONTROL:
-        raise
-    except Exception as exc:
-        if not it.truth(it.call(exit_, (type(exc), exc, None), {})):
+def _with_item(it: Compiler, item: ast.withitem, inner: StmtFn, ctx: Ctx) -> StmtFn:
+    context = it.compile_expr(item.context_expr, ctx)
+    store = None if item.optional_vars is None else compile_target(it, item.optional_vars, ctx)
+
+    def with_(s: Scope) -> None:
+        cm = context(s)
+        enter = it.dunder(cm, "__enter__")
+        exit_ = it.dunder(cm, "__exit__")
+        if enter is None or exit_ is None:
+            raise TypeError(
+                f"'{it.type_name(cm)}' object does not support the context manager protocol"
+            )
+        value = it.call(enter, (), {})
+        if store is not None:
+            store(s, value)
+        try:
+            inner(s)
+        except _CONTROL:
             raise
-    else:
-        it.call(exit_, (None, None, None), {})
+        except Exception as exc:
+            if not it.truth(it.call(exit_, (type(exc), exc, None), {})):
+                raise
+        else:
+            it.call(exit_, (None, None, None), {})
+
+    return with_
 
 
-def s_import(it: Compiler, node: ast.Import, scope: Scope) -> None:
+def s_import(it: Compiler, node: ast.Import, ctx: Ctx) -> StmtFn:
     for alias in node.names:
         if "." in alias.name:
-            raise SecurityError(f"import of '{alias.name}' is not allowed")
-        it.store(alias.asname or alias.name, it.import_module(alias.name), scope)
+            return raise_at_run(SecurityError(f"import of '{alias.name}' is not allowed"))
+    pairs = [(a.name, storer(it, a.asname or a.name, ctx)) for a in node.names]
+
+    def import_(s: Scope) -> None:
+        for module, store in pairs:
+            store(s, it.import_module(module))
+
+    return import_
 
 
-def s_importfrom(it: Compiler, node: ast.ImportFrom, scope: Scope) -> None:
+def s_importfrom(it: Compiler, node: ast.ImportFrom, ctx: Ctx) -> StmtFn:
     if node.level or not node.module or "." in node.module:
-        raise SecurityError(f"import from '{node.module or '.'}' is not allowed")
-    module = it.import_module(node.module)
-    for alias in node.names:
-        if alias.name == "*":
-            raise SecurityError("'from … import *' is not supported in the sandbox")
-        it.store(alias.asname or alias.name, it._internal_getattr(module, alias.name), scope)
+        return raise_at_run(SecurityError(f"import from '{node.module or '.'}' is not allowed"))
+    module_name = node.module
+    if any(a.name == "*" for a in node.names):
+        return raise_at_run(SecurityError("'from … import *' is not supported in the sandbox"))
+    pairs = [(a.name, storer(it, a.asname or a.name, ctx)) for a in node.names]
+
+    def importfrom(s: Scope) -> None:
+        module = it.import_module(module_name)
+        for name, store in pairs:
+            store(s, it._internal_getattr(module, name))
+
+    return importfrom
 
 
-def s_delete(it: Compiler, node: ast.Delete, scope: Scope) -> None:
-    for target in node.targets:
-        if isinstance(target, ast.Name):
-            it.delete_name(target.id, scope)
-        elif isinstance(target, ast.Subscript):
-            obj = it.ev(target.value, scope)
-            key = it.ev(target.slice, scope)
+def s_delete(it: Compiler, node: ast.Delete, ctx: Ctx) -> StmtFn:
+    parts = [_delete_one(it, t, ctx) for t in node.targets]
+
+    def delete(s: Scope) -> None:
+        for part in parts:
+            part(s)
+
+    return delete
+
+
+def _delete_one(it: Compiler, target: ast.expr, ctx: Ctx) -> StmtFn:
+    if isinstance(target, ast.Name):
+        name = target.id
+        return lambda s: it.delete_name(name, s)
+    if isinstance(target, ast.Subscript):
+        obj_fn = it.compile_expr(target.value, ctx)
+        key_fn = it.compile_expr(target.slice, ctx)
+
+        def del_item(s: Scope) -> None:
+            obj, key = obj_fn(s), key_fn(s)
             if isinstance(obj, SandboxInstance):
                 m = it.dunder(obj, "__delitem__")
                 if m is None:
@@ -338,22 +537,31 @@ def s_delete(it: Compiler, node: ast.Delete, scope: Scope) -> None:
                 raise SecurityError("item deletion is not allowed here")
             else:
                 del obj[key]
-        elif isinstance(target, ast.Attribute):
-            it.delattr(it.ev(target.value, scope), target.attr)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            s_delete(it, ast.Delete(targets=list(target.elts)), scope)
-        else:
-            raise SyntaxError("cannot delete this expression")
+
+        return del_item
+    if isinstance(target, ast.Attribute):
+        base = it.compile_expr(target.value, ctx)
+        attr = target.attr
+        return lambda s: it.delattr(base(s), attr)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return s_delete(it, ast.Delete(targets=list(target.elts)), ctx)
+    return raise_at_run(SyntaxError("cannot delete this expression"))
 
 
-def s_assert(it: Compiler, node: ast.Assert, scope: Scope) -> None:
-    if not it.truth(it.ev(node.test, scope)):
-        if node.msg is None:
-            raise AssertionError
-        raise AssertionError(it.ev(node.msg, scope))
+def s_assert(it: Compiler, node: ast.Assert, ctx: Ctx) -> StmtFn:
+    test = it.compile_expr(node.test, ctx)
+    msg = None if node.msg is None else it.compile_expr(node.msg, ctx)
+
+    def assert_(s: Scope) -> None:
+        if not it.truth(test(s)):
+            if msg is None:
+                raise AssertionError
+            raise AssertionError(msg(s))
+
+    return assert_
 
 
-STATEMENTS: dict[type[ast.AST], Callable[[Compiler, Any, Scope], None]] = {
+STATEMENTS: dict[type[ast.AST], Callable[[Compiler, Any, Ctx], StmtFn]] = {
     ast.Expr: s_expr,
     ast.Assign: s_assign,
     ast.AugAssign: s_augassign,

@@ -9,7 +9,6 @@ Variables, functions, classes and imports persist from one `run` to the next.
 
 from __future__ import annotations
 
-import ast
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -198,14 +197,14 @@ class Session:
         error: str | None = None
         final = False
         try:
-            tree = ast.parse(code, mode="exec")
+            compiled = interp.compile_module(code)
         except SyntaxError as exc:
             return None, f"SyntaxError: {exc.msg} (line {exc.lineno})", False
         except (ValueError, RecursionError, MemoryError) as exc:
             return None, f"SyntaxError: {type(exc).__name__}: {exc} (line 1)", False
         try:
             try:
-                result = interp.exec_module(tree)
+                result = interp.exec_module(compiled)
             except FinalAnswer as fa:
                 result, final = fa.value, True
             if result is not None:

@@ -1,0 +1,188 @@
+"""Comprehensions and generator expressions, compiled.
+
+The first iterable is evaluated in the enclosing scope (as in Python); the
+targets, conditions, later iterables and the element run in the
+comprehension's own scope, and each item pulled charges the operations of
+what runs for it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from memagent.sandbox._api import Compiler
+from memagent.sandbox._names import ExprFn, StoreFn
+from memagent.sandbox._objects import Metered
+from memagent.sandbox._scope import COMP, Ctx, Scope
+from memagent.sandbox._targets import compile_target
+from memagent.sandbox.limits import LimitExceeded
+
+# one generator: (its iterable, None for the first one, evaluated outside),
+# the target store, the conditions, the operations charged per item
+Level = tuple[ExprFn | None, StoreFn, list[ExprFn], int]
+
+
+def _target_names(generators: list[ast.comprehension]) -> frozenset[str]:
+    names: set[str] = set()
+    for gen in generators:
+        for n in ast.walk(gen.target):
+            if isinstance(n, ast.Name):
+                names.add(n.id)
+    return frozenset(names)
+
+
+def _compile(
+    it: Compiler, generators: list[ast.comprehension], elts: list[ast.expr], ctx: Ctx
+) -> tuple[ExprFn, list[Level], list[ExprFn], Ctx]:
+    first = it.compile_expr(generators[0].iter, ctx)
+    cctx = Ctx(COMP, ctx, _target_names(generators))
+    levels: list[Level] = []
+    for i, gen in enumerate(generators):
+        cctx.weight = 1
+        iterable = None if i == 0 else it.compile_expr(gen.iter, cctx)
+        store = compile_target(it, gen.target, cctx)
+        ifs = [it.compile_expr(c, cctx) for c in gen.ifs]
+        levels.append((iterable, store, ifs, cctx.weight))
+    cctx.weight = 0
+    out = [it.compile_expr(e, cctx) for e in elts]
+    # the element's operations are charged with the innermost item
+    iterable, store, ifs, weight = levels[-1]
+    levels[-1] = (iterable, store, ifs, weight + cctx.weight)
+    return first, levels, out, cctx
+
+
+def _runner(
+    it: Compiler, levels: list[Level], emit: Callable[[Scope], None]
+) -> Callable[[Scope, Any], None]:
+    """Runs the generators over the first iterable (already evaluated), calling
+    `emit` for every combination that passes the conditions."""
+    iterate, truth = it.iterate, it.truth
+
+    def run(cs: Scope, items: Any, depth: int = 0) -> None:
+        _, store, ifs, weight = levels[depth]
+        last = depth == len(levels) - 1
+        for item in iterate(items):
+            it.ops += weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            store(cs, item)
+            if ifs and not all(truth(c(cs)) for c in ifs):
+                continue
+            if last:
+                emit(cs)
+            else:
+                nxt = levels[depth + 1][0]
+                assert nxt is not None
+                run(cs, nxt(cs), depth + 1)
+
+    return run
+
+
+def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
+    is_dict = kind is dict
+    elts = [node.key, node.value] if is_dict else [node.elt]
+    first, levels, out_fns, _ = _compile(it, node.generators, elts, ctx)
+    limit = it.limits.max_collection_len
+    account = it.account
+    state: list[Any] = []
+
+    if is_dict:
+        key_fn, value_fn = out_fns
+
+        def emit(cs: Scope) -> None:
+            out = state[-1]
+            k = key_fn(cs)
+            out[k] = value_fn(cs)
+            if len(out) > limit:
+                raise LimitExceeded(f"collection of more than {limit} items")
+
+    else:
+        elt = out_fns[0]
+        add_name = "append" if kind is list else "add"
+
+        def emit(cs: Scope) -> None:
+            out = state[-1]
+            getattr(out, add_name)(elt(cs))
+            if len(out) > limit:
+                raise LimitExceeded(f"collection of more than {limit} items")
+
+    run = _runner(it, levels, emit)
+
+    def comprehension(s: Scope) -> Any:
+        items = first(s)
+        cs = Scope({}, s, is_comp=True)
+        out = kind()
+        state.append(out)
+        try:
+            run(cs, items)
+        finally:
+            state.pop()
+        account(64 + 8 * len(out))
+        return out
+
+    _, store, ifs, weight = levels[0]
+    if kind is not list or len(levels) > 1 or ifs:
+        return comprehension
+    # [elt for x in items]: one generator, no condition
+    elt = out_fns[0]
+    iterate = it.iterate
+
+    def list_comprehension(s: Scope) -> Any:
+        items = first(s)
+        cs = Scope({}, s, is_comp=True)
+        out: list[Any] = []
+        append = out.append
+        for item in iterate(items):
+            it.ops += weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            store(cs, item)
+            append(elt(cs))
+            if len(out) > limit:
+                raise LimitExceeded(f"collection of more than {limit} items")
+        account(64 + 8 * len(out))
+        return out
+
+    return list_comprehension
+
+
+def e_listcomp(it: Compiler, node: ast.ListComp, ctx: Ctx) -> ExprFn:
+    return _collect(it, node, ctx, list)
+
+
+def e_setcomp(it: Compiler, node: ast.SetComp, ctx: Ctx) -> ExprFn:
+    return _collect(it, node, ctx, set)
+
+
+def e_dictcomp(it: Compiler, node: ast.DictComp, ctx: Ctx) -> ExprFn:
+    return _collect(it, node, ctx, dict)
+
+
+def e_genexp(it: Compiler, node: ast.GeneratorExp, ctx: Ctx) -> ExprFn:
+    first, levels, (elt,), _ = _compile(it, node.generators, [node.elt], ctx)
+    iterate, truth = it.iterate, it.truth
+
+    def gen(cs: Scope, items: Any, depth: int) -> Iterator[Any]:
+        _, store, ifs, weight = levels[depth]
+        last = depth == len(levels) - 1
+        for item in iterate(items):
+            it.ops += weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            store(cs, item)
+            if ifs and not all(truth(c(cs)) for c in ifs):
+                continue
+            if last:
+                yield elt(cs)
+            else:
+                nxt = levels[depth + 1][0]
+                assert nxt is not None
+                yield from gen(cs, nxt(cs), depth + 1)
+
+    def genexp(s: Scope) -> Any:
+        items = first(s)
+        cs = Scope({}, s, is_comp=True)
+        return Metered(it, gen(cs, items, 0))
+
+    return genexp
