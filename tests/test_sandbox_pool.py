@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memagent.core import InvalidInput, MemoryHome
+from memagent.core.deadline import deadline
+from memagent.core.errors import DeadlineExceeded
 from memagent.llm import Message, ScriptedLLM
 from memagent.sandbox import IsolatedSession, Limits, WorkerPool, run_persisted, session_path
 from memagent.server import KeyStore, ServerSettings, create_app
@@ -99,6 +101,22 @@ def test_a_worker_that_stops_answering_is_killed_after_its_time_limit(pool: Work
         r = s.run("freeze()\n1")
         assert r.error == "SandboxCrashed: the worker overran its time limit and was killed"
         assert s.run("2").result == 2
+    finally:
+        s.close()
+
+
+def test_the_request_budget_kills_code_mid_run(pool: WorkerPool) -> None:
+    """A request's cancel (or deadline) stops sandboxed code at once, well inside its
+    own time limit: the worker is killed and the session starts over."""
+    s = IsolatedSession(limits=Limits(timeout_s=60), pool=pool)
+    cancel = threading.Event()
+    try:
+        s.add_tools({"started": lambda: cancel.set()})  # the code is running: cancel it
+        s.run("x = 1")
+        with deadline(None, cancel=cancel), pytest.raises(DeadlineExceeded, match="sandboxed"):
+            s.run("started()\nwhile True:\n    pass")
+        after = s.run("1 + 1")  # a fresh worker; the state is gone and a note says so
+        assert after.result == 2 and any("crashed" in n for n in after.notes)
     finally:
         s.close()
 

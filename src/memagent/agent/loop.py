@@ -729,6 +729,12 @@ class Agent:
         vault.begin()
         try:
             run = session.run(code)
+        except DeadlineExceeded:
+            # the request's budget killed the code mid-run: undo what it had written
+            vault.rollback()
+            for name, value in reversed(self._python_done):
+                self.memory.undo_tool(name, value)
+            raise
         except MemagentError as exc:
             return {"output": "", "result": None, "error": str(exc), "final": False}
         out = run.to_json()

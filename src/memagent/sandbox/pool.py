@@ -32,7 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memagent.core.errors import InvalidInput
+from memagent.core.deadline import Budget, current_budget
+from memagent.core.errors import DeadlineExceeded, InvalidInput
 from memagent.sandbox._codec import Unencodable, decode_value, encode_value
 from memagent.sandbox.limits import Limits
 from memagent.sandbox.session import RunResult, jsonable
@@ -100,15 +101,21 @@ class _Worker:
         except (BrokenPipeError, OSError) as exc:
             raise SandboxCrashed(self._death()) from exc
 
-    def recv(self, deadline: float) -> dict[str, Any]:
+    def recv(self, deadline: float, budget: Budget | None = None) -> dict[str, Any]:
+        """The worker's next message; `budget` (the request's) stopped: the worker is
+        killed (the only way to stop code mid-run) and `DeadlineExceeded` raised."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
+        watch = budget is not None and budget.bounded
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.kill()
                 raise SandboxCrashed("the worker overran its time limit and was killed")
-            ready, _, _ = select.select([fd], [], [], left)
+            if watch and budget is not None and budget.stopped():
+                self.kill()
+                budget.check("the sandboxed code")
+            ready, _, _ = select.select([fd], [], [], min(left, 0.05) if watch else left)
             if not ready:
                 continue
             chunk = os.read(fd, 1 << 20)
@@ -293,8 +300,14 @@ class IsolatedSession:
         assert worker is not None
         worker.send(msg)
         deadline = time.monotonic() + timeout
+        budget = current_budget()
         while True:
-            reply = worker.recv(deadline)
+            try:
+                reply = worker.recv(deadline, budget)
+            except DeadlineExceeded:
+                self._worker = None  # killed: the next run starts a fresh worker
+                self._lost_state = True
+                raise
             if reply.get("op") != "call":
                 if reply.get("op") == "error":
                     raise InvalidInput(str(reply.get("message")))
