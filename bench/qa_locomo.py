@@ -132,15 +132,21 @@ class Outcome:
 class Arm:
     name: str
     outcomes: list[Outcome] = field(default_factory=list)
+    on_answer: Callable[[], None] | None = None
+    """Called after every answer (`--json-out` writes the answers so far)."""
 
 
-def sample_questions(conv: dict[str, Any], per_category: int, seed: int) -> list[dict[str, Any]]:
+def sample_questions(
+    conv: dict[str, Any], per_category: int, seed: int, categories: list[int] | None = None
+) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     by_cat: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for i, q in enumerate(conv["qa"]):
         by_cat[int(q["category"])].append({**q, "qid": f"q{i}"})
     out: list[dict[str, Any]] = []
     for cat in sorted(by_cat):
+        if categories and cat not in categories:
+            continue
         qs = by_cat[cat]
         out += qs if per_category <= 0 else rng.sample(qs, min(per_category, len(qs)))
     return out
@@ -236,6 +242,8 @@ def _progress(arm: Arm, q: dict[str, Any], answer: str) -> None:
         file=sys.stderr,
         flush=True,
     )
+    if arm.on_answer is not None:
+        arm.on_answer()
 
 
 # -- report -----------------------------------------------------------------------------
@@ -310,7 +318,7 @@ def run_conversations(
         raw = json.loads(path.read_text(encoding="utf-8"))
         conv = {**raw.get("conversation", raw), "qa": raw["qa"]}
         weights.update(int(q["category"]) for q in conv["qa"])
-        questions = sample_questions(conv, args.per_category, args.seed)
+        questions = sample_questions(conv, args.per_category, args.seed, args.categories)
         print(f"{path.stem}: {len(questions)} questions", file=sys.stderr)
         store = build_home(workdir, path.stem, turns_of(conv))
         store.close()
@@ -326,7 +334,9 @@ def run_conversations(
             run_agent_arm(arms["memagent"], home, llm, questions, retrieval=True)
         if "no-memory" in arms:
             run_agent_arm(arms["no-memory"], home, llm, questions, retrieval=False)
-        if "full" in arms:
+        if "full" in arms and (
+            args.full_conversations is None or path.stem in args.full_conversations
+        ):
             run_full_context_arm(arms["full"], conv, llm, questions)
 
 
@@ -342,7 +352,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
     ap.add_argument("--recall-k", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
-    ap.add_argument("--json-out", type=Path, default=None)
+    ap.add_argument("--json-out", type=Path, default=None, help="answers, written as they come")
+    ap.add_argument("--categories", nargs="*", type=int, default=None, help="default: 1-5")
+    ap.add_argument(
+        "--full-conversations",
+        nargs="*",
+        default=None,
+        help="conversations the (slow) full-context arm runs on; default: all",
+    )
     args = ap.parse_args(argv)
 
     from memagent.core.config import LLMConfig
@@ -354,6 +371,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {llm.name}: loaded in {load_s:.1f}s", file=sys.stderr)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-qa-"))
     arms = {name: Arm(name) for name in args.arms}
+    if args.json_out:
+        out_path = args.json_out
+
+        def save() -> None:
+            detail = {a.name: [o.__dict__ for o in a.outcomes] for a in arms.values()}
+            tmp = out_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"answers": detail}, indent=1))
+            tmp.replace(out_path)
+
+        for arm in arms.values():
+            arm.on_answer = save
     weights: Counter[int] = Counter()
     try:
         run_conversations(args, llm, arms, weights, workdir)

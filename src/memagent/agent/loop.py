@@ -51,6 +51,7 @@ from memagent.agent.protocol import MODES, StepInvalid, parse_step, reply_schema
 from memagent.agent.streaming import ReplyStreamer
 from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
 from memagent.agent.traces import Trace, Traces
+from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
 from memagent.core.errors import DeadlineExceeded
@@ -356,18 +357,26 @@ class Agent:
                     memory=ctx.text,
                     message=message,
                     asking=self._recalls_for(message),
+                    small_talk=is_small_talk(message),
                 ),
             )
         ]
+        # the memory-answer sets speak to the user: "my sister" copied from the
+        # user's words becomes "your sister", also while it streams
+        speaks = self.prompts.schema == "reply"
+        shape = (lambda t: stable_prefix(t.lstrip(), message)) if speaks else None
         usage = Usage()
         reply: str | None = None
+        if ctx.about_others and speaks:  # speaker attribution: not this person's life
+            reply = not_in_memory(ctx.about_others)
+            trace.memory["refused"] = "the lines that match are about someone else"
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()
         llm_failures = 0
         emitted = ""
         steps = 0
-        for step_no in range(1, self.max_steps + 1):
+        for step_no in range(1, 0 if reply is not None else self.max_steps + 1):
             check_deadline("the agent turn")  # a request's budget stops the loop between steps
             steps = step_no
             if self._plans_at(step_no):
@@ -375,7 +384,7 @@ class Agent:
             record: dict[str, Any] = {"step": step_no, "kind": "model"}
             trace.steps.append(record)
             t0 = time.perf_counter()
-            streamer = ReplyStreamer(on_text) if on_text is not None else None
+            streamer = ReplyStreamer(on_text, shape) if on_text is not None else None
             try:
                 text = self._call(base + work, usage, streamer)
             except DeadlineExceeded:
@@ -440,8 +449,13 @@ class Agent:
         ok = reply is not None
         if reply is None:
             reply = _honest_reply(last_error, failed_write, self.max_steps)
+        elif speaks:
+            reply = to_user(reply, message)
         if on_text is not None and emitted.strip() != reply.strip():
-            on_text(("\n" if emitted else "") + reply)
+            if emitted and reply.startswith(emitted):  # the rest of a reply shown in part
+                on_text(reply[len(emitted) :])
+            else:
+                on_text(("\n" if emitted else "") + reply)
         trace.reply, trace.ok = reply, ok
         trace.seconds = round(time.perf_counter() - started, 3)
         turn_result = TurnResult(
@@ -754,7 +768,12 @@ class Agent:
         persist = self.persist
         session = self._session if self.mode == "python" else None
         memory = self.memory
-        learn = self.learn_profile and ok and not looks_like_request(message)
+        learn = (
+            self.learn_profile
+            and ok
+            and not looks_like_request(message)
+            and not is_small_talk(message)
+        )
         llm = self.llm
         home = self.home
         turn_no = trace.turn

@@ -6,12 +6,16 @@ the default memory tools, and all-or-nothing batches.
   budget. Without a chunk store (or its index) the profile facts are listed
   instead. Nothing here calls an LLM.
 - `store_exchange(...)`: one chunk per exchange whose content is what the user
-  said; the reply stays in `source.reply` (and the conversation record). The
+  said (small talk such as "Hello!" or "thanks" is not stored: nothing to
+  recall); the reply stays in `source.reply` (and the conversation record). The
   source marks it `role: user`, `type: statement | question`: the index down-
   weights questions (`memagent.index.search.non_fact`), and the context leaves
   them out, so a question never comes back as if it were a fact.
 - Recall in context keeps only relevant hits: a keyword match, or a cosine
   similarity of at least `MIN_COSINE`; each line carries the date it was said.
+  Speaker attribution (`attribute`): a question naming a speaker of the recalled
+  lines sees only lines by or about that person, and is refused when lines about
+  others match it clearly better (it asks about someone else's life).
 - `JournaledVault`: a `Vault` that remembers what each file held before its
   first write in a batch, so a failed batch is rolled back (`rollback`) and
   never left half-applied.
@@ -25,8 +29,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import annotate
 from memagent.agent.tools import Tool
+from memagent.agent.voice import is_small_talk
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
 from memagent.index.search import non_fact
@@ -191,6 +197,9 @@ class MemoryContext:
     text: str
     tokens: int
     sources: list[dict[str, Any]] = field(default_factory=list)
+    about_others: list[str] = field(default_factory=list)
+    """Set when recall says the message asks about someone else's life: the
+    person it names (speaker attribution, `attribute`); the reply is then a refusal."""
 
 
 class AgentMemory:
@@ -305,6 +314,7 @@ class AgentMemory:
             head = user if count_tokens(user) <= budget_tokens // 2 else user[: budget_tokens * 2]
             add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
         hits: list[dict[str, Any]] = []
+        who = Attribution([])
         if k > 0 and self.chunks is not None:
             try:
                 hits = self.recall(message, k=min(k * 3, 50))
@@ -317,6 +327,8 @@ class AgentMemory:
         hits = [h for h in hits if h["id"] not in ("note:vault/user.md", "user.md")]
         hits = [h for h in hits if h.get("user") != message.strip()]
         hits = [h for h in hits if relevant(h) and not non_fact(h.get("source"))]
+        who = attribute(hits, message, k=k)
+        hits = who.hits
         if hits and min_ratio > 0:
             best = max(h["score"] for h in hits)
             hits = [h for h in hits if h["score"] >= best * min_ratio]
@@ -324,7 +336,9 @@ class AgentMemory:
         for hit in hits[:k]:
             if not add(_context_line(hit), {"kind": hit["kind"], "id": hit["id"]}):
                 break
-        return MemoryContext("\n".join(lines), used, sources)
+        return MemoryContext(
+            "\n".join(lines), used, sources, who.named if who.others_answer else []
+        )
 
     # -- writing ----------------------------------------------------------------------
     def store_exchange(
@@ -332,8 +346,8 @@ class AgentMemory:
     ) -> list[str]:
         """Store one exchange as a chunk; returns the new chunk ids ([] when no store)."""
         store = self.chunks
-        if store is None or not user.strip():
-            return []
+        if store is None or not user.strip() or is_small_talk(user):
+            return []  # "Hello!", "thanks": kept in the conversation record only
         question = looks_like_request(user)
         tags = ["conversation"] + ([QUESTION_TAG] if question else [])
         # Only what the user said is searchable. The reply is the model's claim, not

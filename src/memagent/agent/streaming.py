@@ -41,14 +41,22 @@ def _decoded_prefix(raw: str) -> str:
 
 
 class ReplyStreamer:
-    def __init__(self, on_text: Callable[[str], None]) -> None:
+    """`shape` maps the reply so far to what may be shown of it yet (default: all);
+    it must only grow as the reply grows (see `memagent.agent.voice.stable_prefix`)."""
+
+    def __init__(
+        self, on_text: Callable[[str], None], shape: Callable[[str], str] | None = None
+    ) -> None:
         self.on_text = on_text
+        self.shape = shape
         self.buffer = ""
         self.emitted = ""
 
     def feed(self, piece: str) -> None:
         self.buffer += piece
         text = self._reply_so_far()
+        if text is not None and self.shape is not None:
+            text = self.shape(text)
         if text is not None and len(text) > len(self.emitted) and text.startswith(self.emitted):
             delta = text[len(self.emitted) :]
             self.emitted = text

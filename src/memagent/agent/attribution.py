@@ -1,0 +1,131 @@
+"""Speaker attribution: whose life a recalled line is about.
+
+In an imported conversation every line has a speaker ("Melanie: I ran a charity
+race"). A question that names one of them ("What did Caroline realize after her
+charity race?") can only be answered by lines that person said, or that talk
+about them; LoCoMo's adversarial questions swap the speaker exactly so, and a
+small model answers them from the other speaker's line.
+
+`attribute(hits, message, k=…)`:
+- keeps the lines by or about the named speakers (a vocative such as "Thanks,
+  Caroline!" is not "about" Caroline: the speaker is talking about themself);
+  lines with no speaker (the user's own words, notes, profile facts) always stay,
+  and a message naming no speaker keeps everything;
+- sets `others_answer` when sentences about other people cover the message's
+  words by at least `OTHERS_MARGIN` more than sentences about the named person.
+  A sentence is about its speaker unless it says "you"/"your" (then it is about
+  the person spoken to: Caroline's "your race sounds great" is about Melanie's
+  race), or names the person asked about. The agent then refuses ("I don't have
+  that in memory") without asking the model.
+
+Measured on LoCoMo's five dev conversations (bench.qa_locomo; margin picked on
+conv-26 and conv-30, checked on the other three): the gate alone refuses 32–57%
+of adversarial questions and 4–10% of answerable ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memagent.index.search import query_terms
+
+OTHERS_MARGIN = 0.2
+"""Speaker attribution refuses when lines by others cover this much more of the
+question's words than lines by or about the person it names (tuned on LoCoMo's dev
+conversations; see bench.qa_locomo)."""
+
+
+def _speaker(hit: dict[str, Any]) -> str | None:
+    speaker = (hit.get("source") or {}).get("speaker")
+    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w'])({re.escape(name)})(?!\w)", text) is not None
+
+
+def _mentions(content: str, name: str) -> bool:
+    """`content` talks about `name`, not merely to them: "Caroline's son", "Caroline
+    said", "with Caroline and …" count; a vocative ("Thanks, Caroline!", "Hey
+    Caroline.") does not, since the line's speaker is then talking about themself."""
+    pattern = rf"(?<![\w'])({re.escape(name)})(?:'s\b|\s+[\w(])"
+    return re.search(pattern, content) is not None
+
+
+@dataclass
+class Attribution:
+    """The recalled hits left after speaker attribution (see `attribute`)."""
+
+    hits: list[dict[str, Any]]
+    named: list[str] = field(default_factory=list)
+    """Speakers of the recalled lines that the message names."""
+    others_answer: bool = False
+    """Lines by other speakers match the message clearly better than any line by or
+    about the named person: it asks about someone else's life (refuse)."""
+
+
+def _norm(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _terms(text: str, drop: set[str]) -> set[str]:
+    return {_norm(t) for t in query_terms(text) if t not in drop}
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
+
+
+def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[str], list[str]]:
+    """The recalled lines' sentences split by whom they are about: the named people,
+    or others. A sentence is about its speaker, unless it says "you"/"your" (then it
+    is about the person spoken to) or names a named person."""
+    about: list[str] = []
+    others: list[str] = []
+    for hit in hits:
+        speaker = _speaker(hit)
+        content = str(hit.get("content") or "")
+        if speaker is None:
+            continue
+        if content.startswith(f"{speaker}:"):
+            content = content[len(speaker) + 1 :]
+        for sentence in _SENTENCE.findall(content):
+            to_other = bool(_SECOND_PERSON.search(sentence))
+            if any(_mentions(sentence, n) for n in named) or (speaker in named) != to_other:
+                about.append(sentence)
+            else:
+                others.append(sentence)
+    return about, others
+
+
+def _coverage(terms: set[str], sentences: list[str]) -> float:
+    if not terms:
+        return 0.0
+    return max((len(terms & _terms(s, set())) / len(terms) for s in sentences), default=0.0)
+
+
+def attribute(hits: list[dict[str, Any]], message: str, *, k: int) -> Attribution:
+    """The hits by or about the speakers `message` names, and whether sentences
+    about others (in the top `2k` hits) answer it clearly better (module doc)."""
+    speakers = {s for s in map(_speaker, hits) if s}
+    named = sorted(s for s in speakers if _names(message, s))
+    if not named:
+        return Attribution(hits)
+    kept: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
+    for hit in hits:
+        speaker = _speaker(hit)
+        content = str(hit.get("content") or "")
+        if speaker is not None and content.startswith(f"{speaker}:"):
+            content = content[len(speaker) + 1 :]
+        keep = speaker is None or speaker in named or any(_mentions(content, n) for n in named)
+        (kept if keep else withheld).append(hit)
+    terms = _terms(message, {s.lower() for s in speakers})
+    about, others = _sentences_about(hits[: 2 * k], set(named))
+    margin = _coverage(terms, others) - _coverage(terms, about)
+    return Attribution(kept, named, margin >= OTHERS_MARGIN)

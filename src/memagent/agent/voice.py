@@ -1,0 +1,154 @@
+"""Replies speak to the user, and small talk is told apart from statements.
+
+- `to_user(reply, message)`: a small model answering "What is my sister's
+  name?" from the memory line "You said: my sister is Ann" often copies the
+  user's words ("My sister is Ann."). Each "my W" / "I W" of the reply whose
+  pair also occurs in the user's message ("my sister", "I work") is the user's,
+  so it becomes "your W" / "you W" ("Your sister is Ann."). Only pairs the user
+  wrote are touched: the assistant speaking of itself ("I don't have that in
+  memory") stays as it is.
+- `stable_prefix(text, message)`: what of a reply still being decoded can be
+  shown already: whole words only, and never a trailing "my"/"I" whose next
+  word may still turn it into "your"/"you".
+- `is_small_talk(message)`: greetings, thanks, goodbyes and bare acknowledgements
+  ("Hello!", "thanks a lot", "ok") are not facts to store or learn from.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_PAIR = re.compile(r"\b(my|i)\s+([A-Za-z][A-Za-z'-]*)", re.IGNORECASE)
+_OWNER = {"my": "your", "i": "you"}
+_REFUSAL = re.compile(r"I don't have that in memory", re.IGNORECASE)
+_SMALL_TALK_CORE = frozenset(
+    [
+        "hello",
+        "hi",
+        "hey",
+        "hiya",
+        "howdy",
+        "yo",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "ok",
+        "okay",
+        "k",
+        "cool",
+        "great",
+        "nice",
+        "awesome",
+        "bye",
+        "goodbye",
+        "cheers",
+        "yes",
+        "yeah",
+        "yep",
+        "no",
+        "nope",
+        "sure",
+        "lol",
+        "haha",
+        "hah",
+        "wow",
+        "alright",
+        "perfect",
+        "fine",
+        "np",
+        "welcome",
+        "oh",
+        "ah",
+        "hmm",
+        "uh",
+        "um",
+        "bravo",
+    ]
+)
+_SMALL_TALK_FILL = frozenset(
+    [
+        "good",
+        "you",
+        "there",
+        "again",
+        "so",
+        "much",
+        "very",
+        "a",
+        "lot",
+        "all",
+        "right",
+        "got",
+        "it",
+        "see",
+        "ya",
+        "later",
+        "and",
+        "for",
+    ]
+)
+
+
+NOT_IN_MEMORY = "I don't have that in memory."
+
+
+def not_in_memory(named: list[str]) -> str:
+    """The refusal when what matches in memory is about someone other than `named`."""
+    who = " or ".join(named)
+    return f"I don't have that in memory: what I have on it is about someone other than {who}."
+
+
+def _user_pairs(message: str) -> set[tuple[str, str]]:
+    return {(m.group(1).lower(), m.group(2).lower()) for m in _PAIR.finditer(message)}
+
+
+def to_user(reply: str, message: str) -> str:
+    """`reply` with the user's own "my W"/"I W" turned to "your W"/"you W" (see above)."""
+    pairs = _user_pairs(message)
+    if not pairs:
+        return reply
+
+    def swap(m: re.Match[str]) -> str:
+        owner, word = m.group(1), m.group(2)
+        if (owner.lower(), word.lower()) not in pairs or _REFUSAL.match(m.string, m.start()):
+            return m.group(0)
+        new = _OWNER[owner.lower()]
+        if owner[0].isupper() and (owner != "I" or m.start() == 0 or _sentence_start(m)):
+            new = new.capitalize()
+        return f"{new}{m.group(0)[len(owner) : -len(word)]}{word}"
+
+    return _PAIR.sub(swap, reply)
+
+
+def _sentence_start(m: re.Match[str]) -> bool:
+    before = m.string[: m.start()].rstrip()
+    return not before or before[-1] in ".!?:\"'(\n"
+
+
+def stable_prefix(text: str, message: str) -> str:
+    """The part of a growing reply that `to_user` can no longer change (see above)."""
+    cut = len(text)
+    if text and not text[-1].isspace():
+        cut = max(text.rfind(" "), text.rfind("\n")) + 1
+    head = text[:cut]
+    if _user_pairs(message):
+        words = head.rstrip().rsplit(maxsplit=1)
+        if words and words[-1].lower() in _OWNER:
+            head = head.rstrip()[: -len(words[-1])]
+    return to_user(head, message)
+
+
+def is_small_talk(message: str) -> bool:
+    """A greeting, thanks, goodbye or bare acknowledgement: nothing to remember."""
+    words = [w.lower().strip("'-") for w in _WORD.findall(message)]
+    if not words or len(words) > 6 or any(ch.isdigit() for ch in message):
+        return False
+    if not all(w in _SMALL_TALK_CORE or w in _SMALL_TALK_FILL for w in words):
+        return False
+    return any(w in _SMALL_TALK_CORE for w in words)

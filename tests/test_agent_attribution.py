@@ -1,0 +1,100 @@
+"""Speaker attribution: a question about one speaker of an imported conversation
+is answered only from lines by or about that person, and refused (without asking
+the model) when what matches is another person's life."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memagent.agent import Agent
+from memagent.agent.attribution import attribute
+from memagent.core import MemoryHome
+from memagent.llm import ScriptedLLM
+from memagent.memory.chunks import ChunkDraft, ChunkStore
+
+DIALOGUE = [
+    ("Melanie", "I ran a charity race for mental health last Saturday."),
+    ("Caroline", "Wow, Mel! Your charity race sounds great. How did you feel after it?"),
+    ("Melanie", "Thanks, Caroline! I'm starting to realize that self-care is really important."),
+    ("Caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
+    ("Melanie", "That's awesome. Caroline's courage always inspires me."),
+    ("Caroline", "My grandma gave me this necklace; she is from Sweden."),
+]
+
+
+def hit(speaker: str | None, text: str, score: float = 1.0) -> dict[str, Any]:
+    source = {"speaker": speaker} if speaker else {}
+    content = f"{speaker}: {text}" if speaker else text
+    return {"id": text[:20], "kind": "chunk", "content": content, "score": score, "source": source}
+
+
+HITS = [hit(s, t) for s, t in DIALOGUE]
+
+
+def imported(home: MemoryHome) -> None:
+    store = ChunkStore(home, embeddings=False)
+    store.create_many(
+        [
+            ChunkDraft(
+                content=f"{speaker}: {text}",
+                created_at=f"2023-05-08T13:56:{i:02d}+00:00",
+                conversation_id="import:1",
+                source={"kind": "import", "speaker": speaker},
+            )
+            for i, (speaker, text) in enumerate(DIALOGUE)
+        ]
+    )
+    store.close()
+
+
+def test_only_lines_by_or_about_the_named_speaker_stay() -> None:
+    who = attribute(HITS, "Where did Caroline go yesterday?", k=10)
+    assert who.named == ["Caroline"]
+    kept = [h["content"] for h in who.hits]
+    assert all(c.startswith("Caroline:") or "Caroline's courage" in c for c in kept)
+    # "Thanks, Caroline!" speaks to her, it is not about her
+    assert not any("self-care" in c for c in kept)
+    assert not who.others_answer
+
+
+def test_a_question_about_the_other_speakers_life_is_flagged() -> None:
+    who = attribute(HITS, "What did Caroline realize after her charity race?", k=10)
+    assert who.others_answer
+    # the same question about the person who ran the race is not
+    assert not attribute(
+        HITS, "What did Melanie realize after her charity race?", k=10
+    ).others_answer
+
+
+def test_nothing_named_keeps_every_line_and_lines_without_speaker_stay() -> None:
+    assert attribute(HITS, "Who ran a charity race?", k=10).hits == HITS
+    mixed = [*HITS, hit(None, "You said: my sister Ann lives in Oslo")]
+    kept = attribute(mixed, "What did Caroline get from her grandma?", k=10).hits
+    assert kept[-1]["content"].startswith("You said")
+
+
+def test_hostile_names_are_matched_literally() -> None:
+    odd = [hit("C.*(", "I like tea."), hit("Bob", "I like coffee.")]
+    who = attribute(odd, "What does C.*( like?", k=10)
+    assert who.named == ["C.*("] and [h["source"]["speaker"] for h in who.hits] == ["C.*("]
+    assert attribute(odd, "x" * 5000, k=10).hits == odd
+
+
+def test_the_agent_refuses_without_asking_the_model(home: MemoryHome) -> None:
+    imported(home)
+    llm = ScriptedLLM([json.dumps({"reply": "self-care is important"})])
+    with Agent(home, llm, prompt_set="qa", learn_profile=False, embeddings=False) as a:
+        r = a.turn("What did Caroline realize after her charity race?")
+    assert r.ok and r.reply.startswith("I don't have that in memory")
+    assert "Caroline" in r.reply and llm.calls == []
+
+
+def test_the_agent_answers_from_the_named_speakers_lines(home: MemoryHome) -> None:
+    imported(home)
+    llm = ScriptedLLM([json.dumps({"reply": "Sweden"})])
+    with Agent(home, llm, prompt_set="qa", learn_profile=False, embeddings=False) as a:
+        r = a.turn("Where is Caroline's grandma from?")
+    assert r.reply == "Sweden" and len(llm.calls) == 1
+    prompt = llm.calls[0].messages[-1].content
+    assert "Sweden" in prompt and "charity race" not in prompt
