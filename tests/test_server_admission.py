@@ -320,3 +320,27 @@ def test_keyless_requests_cannot_take_authenticated_slots() -> None:
             await t
 
     asyncio.run(scenario())
+
+
+def test_a_caller_back_early_after_a_rate_limit_waits_it_out() -> None:
+    class RateLimited(_Blocking):
+        """Answers the first request 429 (Retry-After: 1), the rest 200."""
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            self.started += 1
+            status = 429 if self.started == 1 else 200
+            headers = [(b"retry-after", b"1")] if status == 429 else []
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+
+    async def scenario() -> None:
+        app = RateLimited()
+        mw = _middleware(app)
+        assert await _call(mw, "user:mallory", "/v1/me") == 429
+        early = _call(mw, "user:mallory", "/v1/me")  # held until its Retry-After is up
+        other = _call(mw, "user:alice", "/v1/me")
+        assert await other == 200
+        assert mw.held == 1 and not early.done() and app.started == 2
+        assert await early == 200 and mw.held == 0
+
+    asyncio.run(scenario())

@@ -31,6 +31,8 @@ a client that comes back before the `Retry-After` it was given gets its next
 refusal only once that time is up (the wait holds no thread): ignoring
 `Retry-After` then gains a client nothing, and a hammering client costs the
 server about one refusal per connection per `Retry-After`, not thousands a second.
+The same holds for the app's own 429s (the per-key rate limit, on every route,
+`/v1/me` included): a caller back early waits out their `Retry-After` first.
 
 The caps add up to fewer than the worker threads the app runs sync routes on, so
 admitted work never waits for a thread, and a user within their limits is
@@ -45,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memagent.server._problems import problem_response
 
@@ -164,6 +166,8 @@ class AdmissionMiddleware:
         self.in_flight: dict[str, int] = {}
         self.refused_until: dict[str, float] = {}
         """Per identity, when the Retry-After of its last refusal is up (loop time)."""
+        self.rate_until: dict[str, float] = {}
+        """Per identity, when the Retry-After of the app's last 429 to it is up."""
         self.held = 0
         self.retry_after = max(1, math.ceil(limits.queue_wait_s * 2))
 
@@ -172,11 +176,13 @@ class AdmissionMiddleware:
             await self.app(scope, receive, send)
             return
         cls = classify(scope["method"], scope["path"])
+        who = self.identify(scope)
+        await self._pace(who)
+        app_send = self._watching(send, who)
         if cls is RouteClass.META or (cls is RouteClass.SEARCH and scope["method"] == "GET"):
             # An MCP event stream (GET /mcp) waits on the loop and holds no worker.
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, app_send)
             return
-        who = self.identify(scope)
         held = self.in_flight.get(who, 0)
         anon = who.startswith(ANON_PREFIX) and cls is not RouteClass.AUTH
         gate = self.anon_gate if anon else self.gates[cls]
@@ -215,7 +221,7 @@ class AdmissionMiddleware:
                 )
                 return
             try:
-                await self.app(scope, receive, send)
+                await self.app(scope, receive, app_send)
             finally:
                 gate.leave()
         finally:
@@ -243,13 +249,32 @@ class AdmissionMiddleware:
         self._note_refusal(who)
 
     def _note_refusal(self, who: str) -> None:
-        now = asyncio.get_running_loop().time()
-        if len(self.refused_until) >= MAX_TRACKED and who not in self.refused_until:
-            for name in [n for n, t in self.refused_until.items() if t <= now]:
-                del self.refused_until[name]
-            if len(self.refused_until) >= MAX_TRACKED:
-                return  # too many refused clients at once: answer without holding
-        self.refused_until[who] = now + self.retry_after
+        _note(self.refused_until, who, asyncio.get_running_loop().time() + self.retry_after)
+
+    async def _pace(self, who: str) -> None:
+        """A caller back before the Retry-After of its last rate-limit refusal (the
+        app's 429, e.g. the per-key rate) waits that out here, holding no thread,
+        then goes on; so hammering a rate limit gains nothing and costs little."""
+        wait = self.rate_until.get(who, 0.0) - asyncio.get_running_loop().time()
+        if wait > 0 and self.held < self.limits.max_held_refusals:
+            self.held += 1
+            try:
+                await asyncio.sleep(wait)
+            finally:
+                self.held -= 1
+
+    def _watching(self, send: Send, who: str) -> Send:
+        """`send`, noting a 429 of the app's own (with its Retry-After) for `who`."""
+
+        async def watched(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 429:
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"retry-after" and value.isdigit():
+                        until = asyncio.get_running_loop().time() + min(int(value), 60)
+                        _note(self.rate_until, who, until)
+            await send(message)
+
+        return watched
 
     async def _refuse(
         self, scope: Scope, receive: Receive, send: Send, status: int, detail: str, slug: str
@@ -262,3 +287,15 @@ class AdmissionMiddleware:
             headers={"Retry-After": str(self.retry_after)},
         )
         await response(scope, receive, send)
+
+
+def _note(until: dict[str, float], who: str, when: float) -> None:
+    """`until[who] = when`, remembering at most `MAX_TRACKED` callers (past ones
+    are forgotten first; with that many refused at once, the new one is not held)."""
+    if len(until) >= MAX_TRACKED and who not in until:
+        now = asyncio.get_running_loop().time()
+        for name in [n for n, t in until.items() if t <= now]:
+            del until[name]
+        if len(until) >= MAX_TRACKED:
+            return
+    until[who] = when
