@@ -49,6 +49,10 @@ def test_state_documents(state: Any) -> None:
     state.write("conversations/a.json", b'{"a": 2}', actor="t", op="x")
     assert state.names("conversations") == ["conversations/a.json", "conversations/b.json"]
     assert state.read("conversations/a.json") == b'{"a": 2}'
+    state.delete("conversations/b.json", actor="t", op="x")
+    assert state.names("conversations") == ["conversations/a.json"]
+    with pytest.raises(NotFound):
+        state.delete("conversations/b.json", actor="t", op="x")
 
 
 def test_conversations_and_traces_on_a_state(state: Any, home: MemoryHome) -> None:

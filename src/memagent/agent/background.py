@@ -1,7 +1,7 @@
 """One worker thread for memory writes that must not delay the reply.
 
 Jobs run in submission order; `flush()` waits until every submitted job is
-done (tests, `memagent ask`, the end of `memagent chat`). A failing job is
+done (tests, `memagent ask`, the end of `memagent chat`), or at most a timeout. A failing job is
 recorded in `errors` (and reported by the agent), never raised into the loop.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +28,25 @@ class BackgroundWriter:
             raise RuntimeError("the background writer is closed")
         self._jobs.put((label, job))
 
-    def flush(self) -> None:
-        self._jobs.join()
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted job is done (at most `timeout` seconds);
+        True when they all are."""
+        if timeout is None:
+            self._jobs.join()
+            return True
+        deadline = time.monotonic() + timeout
+        with self._jobs.all_tasks_done:
+            while self._jobs.unfinished_tasks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._jobs.all_tasks_done.wait(left)
+        return True
+
+    def abandon(self) -> None:
+        """Stop taking jobs without waiting for the one running (a daemon thread:
+        it ends with the process). For work that is kept durably elsewhere."""
+        self._closed = True
 
     def close(self) -> None:
         if not self._closed:

@@ -38,6 +38,7 @@ from memagent.actions import (
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import COMMANDS, Command, help_text, parse_command
 from memagent.agent.conversations import Conversation, Conversations
+from memagent.agent.learning import PendingLearning, PendingStatement
 from memagent.agent.memory import (
     MAX_MESSAGE_CHARS,
     AgentMemory,
@@ -211,6 +212,9 @@ class Agent:
         self._learner = BackgroundWriter("memagent-agent-learner")
         self.background_errors = self._writer.errors
         self._learner.errors = self._writer.errors
+        self.learning_left = 0
+        self._queued: set[str] = set()
+        """Statements left unlearned by a bounded `close` (queued in the home)."""
 
     # -- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> Agent:
@@ -224,14 +228,53 @@ class Agent:
         self._writer.flush()
         self._learner.flush()
 
-    def close(self) -> None:
-        self.flush()
+    def close(self, *, learn_wait: float | None = None) -> None:
+        """Finish the background writes; wait at most `learn_wait` seconds (None:
+        as long as it takes) for profile learning. Statements not learned by then
+        stay queued in the home (`learning_left` says how many; see
+        `memagent.agent.learning`)."""
+        self._writer.flush()
+        learned = self._learner.flush(timeout=learn_wait)
         if self._session is not None:  # its sandbox worker goes back to the pool
             self._session.close()
             self._session = None
         self._writer.close()
-        self._learner.close()
+        if learned:
+            self._learner.close()
+        else:  # the model call in flight ends with the process; the queue is on disk
+            self._learner.abandon()
+            self.learning_left = len(self.pending_learning.pending())
         self.memory.close()
+
+    @property
+    def pending_learning(self) -> PendingLearning:
+        return PendingLearning(self.memory.stores.state)
+
+    def learn_pending(self) -> int:
+        """Queue for learning the statements earlier sessions left unlearned (see
+        `close`); returns how many. The chat does this when it ends, so they never
+        hold up an answer."""
+        if not (self.learn_profile and self.record):
+            return 0
+        self._writer.flush()  # this session's statements are queued by then
+        items = [i for i in self.pending_learning.pending() if i.name not in self._queued]
+        for item in items:
+            self._learner.submit(f"learn {item.name}", self._learn_job(item))
+        return len(items)
+
+    def _learn_job(self, item: PendingStatement, trace: Trace | None = None) -> Callable[[], None]:
+        self._queued.add(item.name)
+        pending, store, llm = self.pending_learning, self.memory.stores.profile, self.llm
+
+        def job() -> None:
+            note = _learn(store, llm, item.message)
+            pending.done(item)
+            if trace is not None:
+                trace.background.append(note)
+                if self.persist:
+                    self.traces.save(trace)
+
+        return job
 
     @property
     def conversation_id(self) -> str:
@@ -774,7 +817,6 @@ class Agent:
             and not looks_like_request(message)
             and not is_small_talk(message)
         )
-        llm = self.llm
         home = self.home
         turn_no = trace.turn
 
@@ -798,12 +840,13 @@ class Agent:
             except MemagentError as exc:
                 notes.append(f"exchange not stored: {exc}")
             if learn:  # slow (LLM calls): its own thread, so exchanges are stored at once
-                self._learner.submit(f"learn {turn_no}", learn_job)
-            elif persist:
-                self.traces.save(trace)
-
-        def learn_job() -> None:
-            trace.background.append(_learn(memory.stores.profile, llm, message))
+                try:  # queued on disk first: an exit before it is learned loses nothing
+                    item = self.pending_learning.add(message, conv.id, turn_no)
+                except MemagentError as exc:
+                    notes.append(f"profile: not queued for learning: {exc}")
+                else:
+                    self._learner.submit(f"learn {turn_no}", self._learn_job(item, trace))
+                    return
             if persist:
                 self.traces.save(trace)
 

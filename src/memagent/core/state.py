@@ -27,6 +27,10 @@ class State(Protocol):
         """The names of the documents directly in `folder`, sorted."""
         ...
 
+    def delete(self, name: str, *, actor: str, op: str) -> None:
+        """Remove the document; `NotFound` when there is none."""
+        ...
+
 
 class FileState:
     """State documents as files under `<home>/state/`, written through `Storage`."""
@@ -43,6 +47,12 @@ class FileState:
 
     def write(self, name: str, data: bytes, *, actor: str, op: str) -> None:
         self.home.storage.write_bytes(self.dir / name, data, actor=actor, op=op)
+
+    def delete(self, name: str, *, actor: str, op: str) -> None:
+        try:
+            self.home.storage.delete(self.dir / name, actor=actor, op=op)
+        except FileNotFoundError:
+            raise NotFound(f"no state/{name}") from None
 
     def names(self, folder: str) -> list[str]:
         path = self.dir / folder

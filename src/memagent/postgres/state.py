@@ -41,6 +41,25 @@ class PgState:
 
         self.db.run(self.user, go)
 
+    def delete(self, name: str, *, actor: str, op: str) -> None:
+        def go(c: Any) -> bool:
+            row = c.execute(
+                "DELETE FROM state WHERE user_id = %s AND name = %s RETURNING data",
+                (self.user, name),
+            ).fetchone()
+            if row is not None:
+                self.ops.append(
+                    actor=actor,
+                    op=op,
+                    path=f"state/{name}",
+                    before=digest(bytes(row[0])),
+                    after=None,
+                )
+            return row is not None
+
+        if not self.db.run(self.user, go):
+            raise NotFound(f"no state/{name}")
+
     def names(self, folder: str) -> list[str]:
         prefix = f"{folder}/"
         rows = self.db.run(

@@ -3,6 +3,7 @@ stdin) and `memagent ask QUESTION` (prints only the answer)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -92,17 +93,41 @@ def _agent(
     )
 
 
-def _finish(agent: Agent, *, quiet: bool) -> None:
+LEARN_WAIT_S = 5.0
+"""How long leaving `chat`/`ask` waits for profile learning (minutes on the embedded
+model); what is left stays queued in the home and is learned at the end of the next
+chat (`memagent.agent.learning`)."""
+
+
+def _finish(agent: Agent, *, quiet: bool, learn_earlier: bool = False) -> None:
     from memagent.agent import write_hud
 
+    if learn_earlier:  # statements an earlier chat left unlearned: now, not mid-chat
+        agent.learn_pending()
     if quiet:
-        agent.close()
+        agent.close(learn_wait=LEARN_WAIT_S)
     else:
         with err_console.status("saving memory…"):
-            agent.close()
+            agent.close(learn_wait=LEARN_WAIT_S)
     for error in agent.background_errors:
         err_console.print(f"[yellow]warning:[/] {error}", highlight=False)
     write_hud(agent.home)
+    if agent.learning_left:
+        err_console.print(
+            f"[dim]{agent.learning_left} statement(s) not learned into your profile yet: "
+            "kept in the memory home, learned at the end of your next chat.[/]",
+            highlight=False,
+        )
+
+
+def _exit_now(agent: Agent, code: int) -> None:
+    """Leave at once when a profile-learning model call is still running in the
+    background (its statement is queued on disk): waiting for it is what the
+    bounded close avoids, and tearing the model down under it is not safe."""
+    if agent.learning_left:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def chat(
@@ -145,7 +170,8 @@ def chat(
         else:
             failed = _piped(agent)
     finally:
-        _finish(agent, quiet=not interactive)
+        _finish(agent, quiet=not interactive, learn_earlier=True)
+    _exit_now(agent, 1 if not interactive and failed else 0)
     if not interactive and failed:
         raise typer.Exit(1)
 
@@ -327,6 +353,7 @@ def ask(
         _print_answer(turn.to_json(), turn.reply, as_json=as_json)
     finally:
         _finish(agent, quiet=True)
+    _exit_now(agent, 0)
 
 
 def _ask_batch(
