@@ -274,20 +274,22 @@ def summary(arm: Arm, weights: dict[int, float]) -> dict[str, Any]:
         "latency_p95_s": round(pct(secs, 0.95), 2),
         "prompt_tokens_per_answer": round(statistics.fmean(o.prompt_tokens for o in arm.outcomes)),
         "failed": sum(not o.ok for o in arm.outcomes),
+        # answerable questions the arm refused (speaker attribution's false refusals among them)
+        "refused_cat1to4": sum(refuses(o.answer) for o in arm.outcomes if o.category != 5),
     }
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     cols = ["multi-hop", "temporal", "open-domain", "single-hop"]
     print("\n| arm | " + " | ".join(cols) + " | F1 1–4 | adversarial refusal | overall (paper) "
-          "| p50 s | p95 s | prompt tok/answer |")  # fmt: skip
-    print("|" + "---|" * (len(cols) + 7))
+          "| p50 s | p95 s | prompt tok/answer | refused of cats 1–4 |")  # fmt: skip
+    print("|" + "---|" * (len(cols) + 8))
     for r in rows:
         cells = [str(r["f1"].get(c, "–")) for c in cols]
         print(
             f"| {r['arm']} | " + " | ".join(cells) + f" | {r['f1_cat1to4_mean']} | "
             f"{r['adversarial_refusal']} | {r['overall_paper']} | {r['latency_p50_s']} | "
-            f"{r['latency_p95_s']} | {r['prompt_tokens_per_answer']} |"
+            f"{r['latency_p95_s']} | {r['prompt_tokens_per_answer']} | {r['refused_cat1to4']} |"
         )
 
 
@@ -340,6 +342,30 @@ def run_conversations(
             run_full_context_arm(arms["full"], conv, llm, questions)
 
 
+def category_weights(args: argparse.Namespace) -> dict[int, float]:
+    counts: Counter[int] = Counter()
+    for name in args.conversations:
+        raw = json.loads((args.data / f"{name}.json").read_text(encoding="utf-8"))
+        counts.update(int(q["category"]) for q in raw["qa"])
+    total = sum(counts.values())
+    return {c: n / total for c, n in counts.items()}
+
+
+def report_saved(args: argparse.Namespace) -> int:
+    saved = json.loads(args.from_json.read_text(encoding="utf-8"))["answers"]
+    arms = [Arm(name, [Outcome(**o) for o in outs]) for name, outs in saved.items() if outs]
+    if not arms:
+        print(f"no answers in {args.from_json}", file=sys.stderr)
+        return 2
+    w = category_weights(args)
+    rows = [summary(a, w) for a in arms]
+    print(f"LoCoMo QA, {', '.join(args.conversations)} (saved answers, {args.from_json})")
+    for r in rows:
+        print(f"{r['arm']}: n per category {r['n']}")
+    print_table(rows)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
@@ -360,7 +386,15 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="conversations the (slow) full-context arm runs on; default: all",
     )
+    ap.add_argument(
+        "--from-json",
+        type=Path,
+        default=None,
+        help="report the answers a (partial) --json-out run saved, answering nothing",
+    )
     args = ap.parse_args(argv)
+    if args.from_json:
+        return report_saved(args)
 
     from memagent.core.config import LLMConfig
     from memagent.llm import load_llm

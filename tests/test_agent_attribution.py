@@ -67,6 +67,19 @@ def test_a_question_about_the_other_speakers_life_is_flagged() -> None:
     ).others_answer
 
 
+def test_first_person_and_single_shared_words_do_not_refuse() -> None:
+    hits = [
+        hit("Melanie", "This book I read last year reminds me of you, Caroline!"),
+        hit("Caroline", "I loved reading as a kid."),
+        hit("Melanie", "I lean on my family a lot."),
+    ]
+    # Melanie's own reading, though she speaks to Caroline in the same sentence
+    assert not attribute(hits, "What books has Melanie read?", k=10).others_answer
+    # one shared word ("lean") is chance, not Caroline's political leaning
+    assert not attribute(hits, "What would Caroline's political leaning be?", k=10).others_answer
+    assert attribute(hits, "What did Caroline lean on a lot?", k=10).others_answer
+
+
 def test_nothing_named_keeps_every_line_and_lines_without_speaker_stay() -> None:
     assert attribute(HITS, "Who ran a charity race?", k=10).hits == HITS
     mixed = [*HITS, hit(None, "You said: my sister Ann lives in Oslo")]

@@ -12,15 +12,18 @@ small model answers them from the other speaker's line.
   lines with no speaker (the user's own words, notes, profile facts) always stay,
   and a message naming no speaker keeps everything;
 - sets `others_answer` when sentences about other people cover the message's
-  words by at least `OTHERS_MARGIN` more than sentences about the named person.
-  A sentence is about its speaker unless it says "you"/"your" (then it is about
-  the person spoken to: Caroline's "your race sounds great" is about Melanie's
-  race), or names the person asked about. The agent then refuses ("I don't have
-  that in memory") without asking the model.
+  words by at least `OTHERS_MARGIN` more than sentences about the named person,
+  sharing at least `MIN_MATCHED` of them. A sentence is about its speaker unless
+  it speaks to someone ("you", "your", or a name: "That race sounds great, Mel!")
+  with nothing in the first person: then it is about the person spoken to
+  (Caroline's "your race sounds great" is about Melanie's race). A sentence that
+  names the person asked about is about them. The agent then refuses ("I don't
+  have that in memory") without asking the model.
 
-Measured on LoCoMo's five dev conversations (bench.qa_locomo; margin picked on
-conv-26 and conv-30, checked on the other three): the gate alone refuses 32–57%
-of adversarial questions and 4–10% of answerable ones.
+Measured offline on all questions of LoCoMo's five dev conversations (margin
+picked on conv-26 and conv-30, checked on conv-41/42/43): the gate refuses 113 of
+237 adversarial questions (0.32–0.55 per conversation) and 37 of 762 answerable
+ones (2.5–6.5% per conversation).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ OTHERS_MARGIN = 0.2
 """Speaker attribution refuses when lines by others cover this much more of the
 question's words than lines by or about the person it names (tuned on LoCoMo's dev
 conversations; see bench.qa_locomo)."""
+MIN_MATCHED = 2
+"""...and share at least this many of its words (one shared word is chance)."""
 
 
 def _speaker(hit: dict[str, Any]) -> str | None:
@@ -73,18 +78,26 @@ def _norm(word: str) -> str:
     return word
 
 
+_QUESTION_WORDS = frozenset(["many", "much", "kind", "sort", "type", "likely"])
+"""Words of a question's form ("how many", "what kind of"), not of its topic."""
+
+
 def _terms(text: str, drop: set[str]) -> set[str]:
-    return {_norm(t) for t in query_terms(text) if t not in drop}
+    return {_norm(t) for t in query_terms(text) if t not in drop and t not in _QUESTION_WORDS}
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
+_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*[!.?]*\s*$|^\s*(?:\w+,?\s+)?[A-Z][a-z]+,\s")
+"""A sentence spoken to someone by name ("That race sounds great, Mel!")."""
+_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
 def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[str], list[str]]:
     """The recalled lines' sentences split by whom they are about: the named people,
     or others. A sentence is about its speaker, unless it says "you"/"your" (then it
-    is about the person spoken to) or names a named person."""
+    is about the person spoken to) and nothing in the first person, or names a named
+    person."""
     about: list[str] = []
     others: list[str] = []
     for hit in hits:
@@ -95,7 +108,8 @@ def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[
         if content.startswith(f"{speaker}:"):
             content = content[len(speaker) + 1 :]
         for sentence in _SENTENCE.findall(content):
-            to_other = bool(_SECOND_PERSON.search(sentence))
+            spoken_to = _SECOND_PERSON.search(sentence) or _VOCATIVE.search(sentence)
+            to_other = bool(spoken_to) and not _FIRST_PERSON.search(sentence)
             if any(_mentions(sentence, n) for n in named) or (speaker in named) != to_other:
                 about.append(sentence)
             else:
@@ -103,10 +117,12 @@ def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[
     return about, others
 
 
-def _coverage(terms: set[str], sentences: list[str]) -> float:
+def _coverage(terms: set[str], sentences: list[str]) -> tuple[float, int]:
+    """The largest share of `terms` one sentence holds, and how many that is."""
     if not terms:
-        return 0.0
-    return max((len(terms & _terms(s, set())) / len(terms) for s in sentences), default=0.0)
+        return 0.0, 0
+    best = max((len(terms & _terms(s, set())) for s in sentences), default=0)
+    return best / len(terms), best
 
 
 def attribute(hits: list[dict[str, Any]], message: str, *, k: int) -> Attribution:
@@ -127,5 +143,7 @@ def attribute(hits: list[dict[str, Any]], message: str, *, k: int) -> Attributio
         (kept if keep else withheld).append(hit)
     terms = _terms(message, {s.lower() for s in speakers})
     about, others = _sentences_about(hits[: 2 * k], set(named))
-    margin = _coverage(terms, others) - _coverage(terms, about)
+    (theirs, matched), (ours, _) = _coverage(terms, others), _coverage(terms, about)
+    # one shared word is chance ("lean" in "people to lean on"): two at least
+    margin = theirs - ours if matched >= MIN_MATCHED else 0.0
     return Attribution(kept, named, margin >= OTHERS_MARGIN)
