@@ -118,14 +118,17 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
-    for sp, tb, mmr, dec in itertools.product((0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5)):
-        name = f"sp={sp} t={tb} mmr={mmr} dec={dec}"
+    for sp, tb, mmr, dec, head in itertools.product(
+        (0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5), (0, 3)
+    ):
+        name = f"sp={sp} t={tb} mmr={mmr} dec={dec} head={head}"
         grid[name] = DEFAULT_PARAMS.model_copy(
             update={
                 "speaker_boost": sp,
                 "temporal_boost": tb,
                 "mmr_weight": mmr,
                 "session_decay": dec,
+                "session_head": head,
             }
         )
     return grid
@@ -185,10 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     plain = DEFAULT_PARAMS.model_copy(
         update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0,
                 "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0,
-                "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+                "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0}
     )  # fmt: skip
     before = DEFAULT_PARAMS.model_copy(
-        update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+        update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0}
     )  # the ranking before this round: no time boost, no diversity
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
@@ -316,7 +319,10 @@ def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
 
 def _default_name(grid: dict[str, Any]) -> str:
     d = DEFAULT_PARAMS
-    name = f"sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight} dec={d.session_decay}"
+    name = (
+        f"sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight} dec={d.session_decay}"
+        f" head={d.session_head}"
+    )
     return name if name in grid else next(iter(grid))
 
 

@@ -182,6 +182,7 @@ def systems_to_run() -> dict[str, SearchParams | None]:
             "temporal_boost": 0.0,
             "mmr_weight": 0.0,
             "session_decay": 1.0,
+            "session_head": 0,
         }
     )
     return {
@@ -189,7 +190,12 @@ def systems_to_run() -> dict[str, SearchParams | None]:
         "dense (MiniLM)": None,
         "plain RRF": plain,
         "no time/diversity": DEFAULT_PARAMS.model_copy(
-            update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+            update={
+                "temporal_boost": 0.0,
+                "mmr_weight": 0.0,
+                "session_decay": 1.0,
+                "session_head": 0,
+            }
         ),
         "no session decay": DEFAULT_PARAMS.model_copy(update={"session_decay": 1.0}),
         "no session head": DEFAULT_PARAMS.model_copy(update={"session_head": 0}),

@@ -185,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
             # interleaved query by query so both see the same machine load.
             params = store.search_params()
             plain = params.model_copy(
-                update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0}
+                update={
+                    "temporal_boost": 0.0,
+                    "mmr_weight": 0.0,
+                    "session_decay": 1.0,
+                    "session_head": 0,
+                }
             )
             # Each timed query is new to both (the query-vector cache never answers).
             other = [gen.query() for _ in range(args.queries)]

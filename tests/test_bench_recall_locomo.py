@@ -41,6 +41,16 @@ def test_cross_validation_picks_on_train_and_scores_on_test() -> None:
     assert first["default_test"] == 0.5
 
 
+def test_cv_grids_hold_the_shipped_defaults() -> None:
+    from bench import recall_locomo, recall_longmemeval
+
+    grid = recall_locomo.cv_grid()
+    assert grid[recall_locomo._default_name(grid)] == DEFAULT_PARAMS
+    assert {p.session_head for p in grid.values()} == {0, DEFAULT_PARAMS.session_head}
+    lme = recall_longmemeval.cv_grid()
+    assert lme[recall_longmemeval.default_name(lme)] == DEFAULT_PARAMS
+
+
 @pytest.mark.slow
 def test_dev_recall_does_not_fall_below_the_readme(tmp_path: Path) -> None:
     path = eval_dir("locomo") / f"{CONVERSATION}.json"
