@@ -81,6 +81,33 @@ def test_past_n_runs_up_to_now() -> None:
     assert not r.contains(NOW - 15 * 86400)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many dinner parties have I attended in the past month?",
+        "what did I buy in the last month",
+        "over the past month, which events?",
+        "The Past Month",
+    ],
+)
+def test_the_past_month_runs_up_to_now_not_the_calendar_month(query: str) -> None:
+    # Asked on 30 May: "the past month" holds 21 May; "last month" (April) does not.
+    (r,) = time_ranges(query, NOW)
+    assert r.contains(datetime(2023, 5, 21, 19, tzinfo=UTC).timestamp()) and r.contains(NOW)
+    assert not r.contains(datetime(2023, 4, 20, tzinfo=UTC).timestamp())
+    (april,) = time_ranges("what did I buy last month", NOW)
+    assert not april.contains(datetime(2023, 5, 21, tzinfo=UTC).timestamp())
+
+
+def test_past_week_and_year_are_rolling_previous_stays_calendar() -> None:
+    assert days("in the past week") == [(date(2023, 5, 23), date(2023, 5, 31))]
+    assert days("over the last year") == [(date(2022, 5, 30), date(2023, 5, 31))]
+    assert days("the previous month") == [(date(2023, 4, 1), date(2023, 5, 1))]
+    assert days("last week") == [(date(2023, 5, 22), date(2023, 5, 29))]
+    # A weekend is a weekend: "the past weekend" is the latest one over.
+    assert days("the past weekend") == [(date(2023, 5, 27), date(2023, 5, 29))]
+
+
 def test_before_and_after_widen_a_week() -> None:
     (before,) = time_ranges("Where was Tim in the week before 16 November 2023?", NOW)
     assert datetime.fromtimestamp(before.start, UTC).date() == date(2023, 11, 9)

@@ -12,7 +12,9 @@ Recognised (case-insensitive): ISO and slashed dates; "9 November 2022",
 such day not after `now`); "May 2023", "in May", "early/mid/late May 2023";
 "in 2023", "summer 2022", "last/this summer"; "yesterday", "today", "last
 night"; "N days/weeks/months/years ago" (digits or words, "a couple of");
-"last/this/past week|month|year|weekend"; "in the past N days"; "last Friday",
+"last/this/past week|month|year|weekend" ("past week" and "the last month" end
+now; "last month" is the calendar month before this one); "in the past N days";
+"last Friday",
 "on Saturday". "before DATE" and "the week before DATE" widen the range a week
 back, "after DATE" a week forward. Event-relative phrases ("before the trip")
 name no date and yield nothing.
@@ -193,6 +195,15 @@ def _number(raw: str) -> int | None:
     return NUMBERS.get(re.sub(r"\s+", " ", raw))
 
 
+_THE = re.compile(r"\bthe\s+$")
+
+
+def _rolling(rel: str, m: re.Match[str]) -> bool:
+    """True for a span that ends now: "past week", "the last month" — but not
+    "last month" or "previous week", which name the calendar one before this."""
+    return rel == "past" or (rel == "last" and _THE.search(m.string[: m.start()]) is not None)
+
+
 def _unit_days(unit: str) -> float:
     return {"day": 1.0, "week": 7.0, "month": 30.44, "year": 365.25}[unit]
 
@@ -269,6 +280,10 @@ def _match_range(kind: str, m: re.Match[str], now: datetime) -> tuple[float, flo
             return nowts - n * _unit_days(g["unit"]) * DAY, nowts + DAY
         if kind == "calendar":
             this, unit = g["rel"] == "this", g["unit"]
+            if unit != "weekend" and _rolling(g["rel"], m):
+                # "the past month", "in the last week": the span up to now, not
+                # the calendar one before it ("last month" is April in May).
+                return nowts - _unit_days(unit) * DAY, nowts + DAY
             if unit == "week":
                 monday = today - timedelta(days=today.weekday())
                 start = monday if this else monday - timedelta(days=7)
