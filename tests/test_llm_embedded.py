@@ -198,6 +198,7 @@ def test_instruct_model_answers_through_its_chat_template(instruct: EmbeddedLLM)
     result = instruct.chat(messages, max_tokens=8)
     assert "paris" in result.text.lower()
     assert "<|im_start|>" not in result.text and "assistant" not in result.text.lower()
+    assert result.usage.prompt_tokens > 10 and result.usage.completion_tokens > 0  # streamed
     streamed = "".join(instruct.stream(messages, max_tokens=8))
     assert streamed.strip() == result.text  # same prompt, greedy: the same words
     reply = instruct.chat(

@@ -168,6 +168,8 @@ class EmbeddedLLM:
     ) -> ChatResult:
         request = self._request(messages, response_schema, stop, max_tokens, temperature)
         request["stream"] = True  # token by token, so the request's budget can stop it
+        if self.instruct:
+            request["stream_options"] = {"include_usage": True}  # a last chunk with usage
         self._server()  # load errors are LLMErrors of their own
         budget = current_budget()  # read here: llama.cpp may call back from its own thread
         reply = _Collected()
@@ -349,12 +351,20 @@ def _choice_text(choice: dict[str, Any]) -> str:
 
 
 def _usage(resp: dict[str, Any]) -> Usage:
+    """Token counts from `usage`, else from llama.cpp's `timings` (a streamed reply
+    without usage: prompt tokens evaluated plus those served from the cache)."""
     raw = resp.get("usage") or {}
     timings = resp.get("timings") or {}
     speed = timings.get("predicted_per_second")
+    prompt = raw.get("prompt_tokens")
+    if prompt is None:
+        prompt = int(timings.get("prompt_n") or 0) + int(timings.get("cache_n") or 0)
+    completion = raw.get("completion_tokens")
+    if completion is None:
+        completion = timings.get("predicted_n")
     return Usage(
-        prompt_tokens=int(raw.get("prompt_tokens") or 0),
-        completion_tokens=int(raw.get("completion_tokens") or 0),
+        prompt_tokens=int(prompt or 0),
+        completion_tokens=int(completion or 0),
         tokens_per_second=float(speed) if speed else None,
     )
 
