@@ -24,7 +24,6 @@ class Compiler(Protocol):
     globals: dict[str, Any]
     type_calls: dict[type, Callable[..., Any]]
     nowrap: set[int]
-    rng: random.Random
     output: list[str]
     output_len: int
     output_truncated: bool
@@ -36,11 +35,15 @@ class Compiler(Protocol):
     line: int
     handling: list[BaseException]
     next_check: int
+    max_depth: int
     builtins: dict[str, Any]
     denied_names: frozenset[str]
     bindable: set[str]
     global_scope: Scope
     _source: str
+
+    @property
+    def rng(self) -> random.Random: ...
 
     def _bind_args(
         self, func: Any, out: dict[str, Any], args: Any, kwargs: dict[str, Any]

@@ -68,18 +68,22 @@ def check_size(it: Compiler, value: Any) -> Any:
         bits = value.bit_length()
         if bits > it.limits.max_int_bits:
             raise LimitExceeded(f"int of more than {it.limits.max_int_bits} bits")
-        it.account(28 + bits // 8)
+        it.allocated += 28 + bits // 8
+        if it.allocated > it.limits.max_total_alloc:
+            it.account(0)
     elif t is str or t is bytes or t is bytearray:
         n = len(value)
         if n > it.limits.max_str_len:
             raise LimitExceeded(f"string of more than {it.limits.max_str_len} characters")
-        it.account(49 + n)
+        it.allocated += 49 + n
+        if it.allocated > it.limits.max_total_alloc:
+            it.account(0)
     elif isinstance(value, _SIZED_COLL):
         n = len(value)
         if n > it.limits.max_collection_len:
             raise LimitExceeded(f"collection of more than {it.limits.max_collection_len} items")
         it.account(56 + n * 8)
-    elif t in _UNWRAPPED or isinstance(value, Internal):
+    elif value is None or t in _UNWRAPPED or isinstance(value, Internal):
         pass
     elif _plain_iterator(t):
         return Metered(it, value)

@@ -156,8 +156,11 @@ _NOWRAP = (
 )
 
 
+_BASE: dict[str, Any] = {name: getattr(_py, name) for name in _PLAIN + _EXCEPTIONS}
+
+
 def make_builtins(it: Compiler) -> tuple[dict[str, Any], frozenset[str], set[int]]:
-    b: dict[str, Any] = {name: getattr(_py, name) for name in _PLAIN + _EXCEPTIONS}
+    b: dict[str, Any] = dict(_BASE)
     lim = it.limits
 
     def _print(*args: Any, sep: Any = " ", end: Any = "\n", **_ignored: Any) -> None:

@@ -16,14 +16,44 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._fast import operand
 from memagent.sandbox._names import ExprFn
+from memagent.sandbox._objects import SandboxFunction
 from memagent.sandbox._policy import (
     _BUILTIN_CALLABLE,
     _FAST_TYPES,
+    _MISSING,
     _RISKY_NAMES,
     _SIMPLE,
     _Super,
 )
-from memagent.sandbox._scope import Ctx, Scope
+from memagent.sandbox._scope import MODULE, Ctx, Scope
+
+
+def result_sizer(it: Compiler) -> ExprFn:
+    """`check_size` for the result of a host call, with ints and strings (what
+    `d.get(w, 0)` and `s.strip()` return) sized and charged inline."""
+    check_size, account = it.check_size, it.account
+    limits = it.limits
+    max_bits, max_len, max_alloc = limits.max_int_bits, limits.max_str_len, limits.max_total_alloc
+
+    def sized(r: Any) -> Any:
+        t = type(r)
+        if t is int:
+            bits = r.bit_length()
+            if bits <= max_bits:
+                it.allocated += 28 + bits // 8
+                if it.allocated > max_alloc:
+                    account(0)
+                return r
+        elif t is str:
+            n = len(r)
+            if n <= max_len:
+                it.allocated += 49 + n
+                if it.allocated > max_alloc:
+                    account(0)
+                return r
+        return check_size(r)
+
+    return sized
 
 
 def e_attribute(it: Compiler, node: ast.Attribute, ctx: Ctx) -> ExprFn:
@@ -45,9 +75,22 @@ def e_attribute(it: Compiler, node: ast.Attribute, ctx: Ctx) -> ExprFn:
 
 def e_subscript(it: Compiler, node: ast.Subscript, ctx: Ctx) -> ExprFn:
     n, _, obj = operand(it, node.value, ctx)
-    key = it.compile_expr(node.slice, ctx)
+    _, constant, key = operand(it, node.slice, ctx)
     getitem = it.getitem
     fast = _FAST_TYPES
+    if n is not None and constant is not _MISSING:
+        name, k = n, constant
+
+        def subscript_name_const(s: Scope) -> Any:
+            try:
+                o = s.vars[name]
+            except KeyError:
+                o = obj(s)
+            if type(o) in fast:
+                return o[k]
+            return getitem(o, k)
+
+        return subscript_name_const
     if n is not None:
         name = n
 
@@ -82,36 +125,79 @@ def e_call(it: Compiler, node: ast.Call, ctx: Ctx) -> ExprFn:
     if isinstance(func_node, ast.Attribute) and len(node.args) <= 2:
         ctx.weight += 1  # the attribute node
         return _method_call(it, func_node, list(node.args), ctx)
+    if len(node.args) == 1:
+        module = ctx.kind == MODULE
+        return _call1(it, operand(it, func_node, ctx), operand(it, node.args[0], ctx), module)
     func = it.compile_expr(func_node, ctx)
     args = [it.compile_expr(a, ctx) for a in node.args]
     call = it.call
-    if len(args) == 1:
-        return _name_call1(it, func, args[0])
     if not args:
         return lambda s: call(func(s), (), {})
     return lambda s: call(func(s), [a(s) for a in args], {})
 
 
-def _name_call1(it: Compiler, func: ExprFn, arg: ExprFn) -> ExprFn:
-    call, check_size, wrap_arg = it.call, it.check_size, it._wrap_arg
+def _call1(
+    it: Compiler,
+    fop: tuple[str | None, Any, ExprFn],
+    aop: tuple[str | None, Any, ExprFn],
+    module: bool,
+) -> ExprFn:
+    """`str(i)`, `len(x)`, `f(x)`: one positional argument."""
+    fn_name, _, func = fop
+    an, ac, arg = aop
+    builtins = it.builtins
+    sized = result_sizer(it)
+    call_function = it.call_function
+    sandbox_function = SandboxFunction
+    call, wrap_arg = it.call, it._wrap_arg
     nowrap, type_calls = it.nowrap, it.type_calls
     simple = _SIMPLE
     builtin: Any = _BUILTIN_CALLABLE
 
+    max_alloc = it.limits.max_total_alloc
+    account = it.account
+
     def call1(s: Scope) -> Any:
-        f = func(s)
-        x = arg(s)
+        if fn_name is not None:
+            f = s.vars.get(fn_name, _MISSING)
+            if f is _MISSING:
+                # at module level a missing global is a builtin or an error
+                f = builtins.get(fn_name, _MISSING) if module else _MISSING
+                if f is _MISSING:
+                    f = func(s)
+        else:
+            f = func(s)
+        if an is not None:
+            try:
+                x = s.vars[an]
+            except KeyError:
+                x = arg(s)
+        elif ac is not _MISSING:
+            x = ac
+        else:
+            x = arg(s)
         tf = type(f)
+        if f is str:
+            tx = type(x)
+            if (tx is int and x.bit_length() < 4096) or tx is float or tx is bool:
+                # what `_str` -> `to_str` -> `check_size` does for a number
+                r = str(x)
+                it.allocated += 49 + len(r)
+                if it.allocated > max_alloc:
+                    account(0)
+                return r
         if tf is builtin or tf is FunctionType:
             if type(x) not in simple and id(f) not in nowrap:
                 x = wrap_arg(x)
-            return check_size(f(x))
+            return sized(f(x))
         if tf is type:
             special = type_calls.get(f)  # str, int, bytes, bytearray: never a metaclass
             if special is not None:
                 if type(x) not in simple:
                     x = wrap_arg(x)
-                return check_size(special(x))
+                return sized(special(x))
+        if tf is sandbox_function:
+            return call_function(f, None, (x,), {})
         return call(f, (x,), {})
 
     return call1
@@ -120,66 +206,126 @@ def _name_call1(it: Compiler, func: ExprFn, arg: ExprFn) -> ExprFn:
 def _method_call(
     it: Compiler, func_node: ast.Attribute, arg_nodes: list[ast.expr], ctx: Ctx
 ) -> ExprFn:
-    base = it.compile_expr(func_node.value, ctx)
+    rn, _, base = operand(it, func_node.value, ctx)
     name = func_node.attr
-    args = [it.compile_expr(a, ctx) for a in arg_nodes]
+    ops = [operand(it, a, ctx) for a in arg_nodes]
+    args = [f for _, _, f in ops]
     call, getattr_ = it.call, it.getattr
     if name[:1] == "_" or name in _RISKY_NAMES:
         return lambda s: call(getattr_(base(s), name), [a(s) for a in args], {})
-    check_size, wrap_arg = it.check_size, it._wrap_arg
+    wrap_arg = it._wrap_arg
+    sized = result_sizer(it)
     fast, simple = _FAST_TYPES, _SIMPLE
     builtin: Any = _BUILTIN_CALLABLE
-    if not args:
+    if len(args) == 2 and rn is not None:
+        return _method2(it, rn, base, name, ops, sized)
+    if len(args) != 1 or rn is None:
+        return _method_any(it, base, name, args, sized)
+    # `parts.append(x)`, `s.count(c)`: a name's method, one argument
+    an, ac, a0 = ops[0]
 
-        def method0(s: Scope) -> Any:
+    def method1(s: Scope) -> Any:
+        v = s.vars
+        try:
+            o = v[rn]
+        except KeyError:
             o = base(s)
-            if type(o) in fast:
-                m: Any = getattr(o, name)
-                if type(m) is builtin:
-                    r = m()
-                    return r if r is None else check_size(r)
-                return call(m, (), {})
-            return call(getattr_(o, name), (), {})
-
-        return method0
-    if len(args) == 1:
-        a0 = args[0]
-
-        def method1(s: Scope) -> Any:
-            o = base(s)
-            if type(o) in fast:
-                m: Any = getattr(o, name)
-                x = a0(s)
-                if type(m) is builtin:
-                    if type(x) not in simple:
-                        x = wrap_arg(x)
-                    r = m(x)
-                    return r if r is None else check_size(r)
-                return call(m, (x,), {})
-            m = getattr_(o, name)
-            return call(m, (a0(s),), {})
-
-        return method1
-    a0, a1 = args
-
-    def method2(s: Scope) -> Any:
-        o = base(s)
         if type(o) in fast:
             m: Any = getattr(o, name)
-            x = a0(s)
-            y = a1(s)
+            if an is not None:
+                try:
+                    x = v[an]
+                except KeyError:
+                    x = a0(s)
+            elif ac is not _MISSING:
+                x = ac
+            else:
+                x = a0(s)
             if type(m) is builtin:
                 if type(x) not in simple:
                     x = wrap_arg(x)
-                if type(y) not in simple:
-                    y = wrap_arg(y)
-                r = m(x, y)
-                return r if r is None else check_size(r)
-            return call(m, (x, y), {})
-        m = getattr_(o, name)
-        return call(m, (a0(s), a1(s)), {})
+                r = m(x)
+                return r if r is None else sized(r)
+            return call(m, (x,), {})
+        return call(getattr_(o, name), (a0(s),), {})
+
+    return method1
+
+
+def _method2(
+    it: Compiler,
+    rn: str,
+    base: ExprFn,
+    name: str,
+    ops: list[tuple[str | None, Any, ExprFn]],
+    sized: ExprFn,
+) -> ExprFn:
+    """`d.get(w, 0)`: a name's method, two arguments."""
+    call, getattr_, wrap_arg = it.call, it.getattr, it._wrap_arg
+    fast, simple = _FAST_TYPES, _SIMPLE
+    builtin: Any = _BUILTIN_CALLABLE
+    (an, ac, a0), (bn, bc, b0) = ops
+
+    def method2(s: Scope) -> Any:
+        v = s.vars
+        try:
+            o = v[rn]
+        except KeyError:
+            o = base(s)
+        if type(o) not in fast:
+            return call(getattr_(o, name), (a0(s), b0(s)), {})
+        m: Any = getattr(o, name)
+        if an is not None:
+            try:
+                x = v[an]
+            except KeyError:
+                x = a0(s)
+        elif ac is not _MISSING:
+            x = ac
+        else:
+            x = a0(s)
+        if bn is not None:
+            try:
+                y = v[bn]
+            except KeyError:
+                y = b0(s)
+        elif bc is not _MISSING:
+            y = bc
+        else:
+            y = b0(s)
+        if type(m) is builtin:
+            if type(x) not in simple:
+                x = wrap_arg(x)
+            if type(y) not in simple:
+                y = wrap_arg(y)
+            r = m(x, y)
+            return r if r is None else sized(r)
+        return call(m, (x, y), {})
 
     return method2
+
+
+def _method_any(it: Compiler, base: ExprFn, name: str, args: list[ExprFn], sized: ExprFn) -> ExprFn:
+    call, getattr_, wrap_arg = it.call, it.getattr, it._wrap_arg
+    fast, simple = _FAST_TYPES, _SIMPLE
+    builtin: Any = _BUILTIN_CALLABLE
+
+    def method(s: Scope) -> Any:
+        o = base(s)
+        if type(o) in fast:
+            m: Any = getattr(o, name)
+            values = []
+            for a in args:
+                values.append(a(s))
+            if type(m) is builtin:
+                values = [x if type(x) in simple else wrap_arg(x) for x in values]
+                r = m(*values)
+                return r if r is None else sized(r)
+            return call(m, values, {})
+        m = getattr_(o, name)
+        return call(m, [a(s) for a in args], {})
+
+    return method
 
 
 def _general_call(it: Compiler, node: ast.Call, ctx: Ctx) -> ExprFn:

@@ -10,6 +10,7 @@ from types import FunctionType
 from typing import Any
 
 from memagent.sandbox._api import Compiler
+from memagent.sandbox._names import block, mark
 from memagent.sandbox._objects import (
     BoundMethod,
     HostCall,
@@ -26,6 +27,8 @@ from memagent.sandbox._policy import (
     _FAST_TYPES,
     _MISSING,
     _SIMPLE,
+    RETURN,
+    Flow,
     _Return,
 )
 from memagent.sandbox._scope import (
@@ -175,26 +178,43 @@ def compile_function(it: Compiler, node: ast.FunctionDef | ast.Lambda, ctx: Ctx)
     info = analyse_function(node)
     parent = ctx.parent if ctx.kind == CLASS and ctx.parent is not None else ctx
     fctx = Ctx(FUNCTION, parent, info.local_names, info.globals_, info.nonlocals)
+    body: Callable[[Scope], Any] | None
+    tail: Callable[[Scope], Any] | None = None
+    tail_line = tail_weight = 0
     if isinstance(node, ast.Lambda):
         fctx.weight = 0
-        expr = it.compile_expr(node.body, fctx)
-        weight = fctx.weight
-
-        def lambda_body(s: Scope) -> Any:
-            it.ops += weight
-            if it.ops >= it.next_check:
-                it.check_limits()
-            return expr(s)
-
-        body: Callable[[Scope], Any] = lambda_body
+        tail = it.compile_expr(node.body, fctx)
+        tail_line, tail_weight, body = node.lineno, fctx.weight, None
         name = "<lambda>"
     else:
-        body = it.compile_block(node.body, fctx)
         name = node.name
+        last = node.body[-1]
+        if isinstance(last, ast.Return) and last.value is not None and not info.is_generator:
+            # `return <expr>` at the end: the expression is evaluated directly
+            fns, lines, weight = it.compile_body(node.body[:-1], fctx)
+            fctx.weight = 1
+            tail = it.compile_expr(last.value, fctx)
+            tail_line = last.lineno
+            body = block(it, fns, lines, 0) if fns else None
+            tail_weight = weight + fctx.weight
+        else:
+            body = it.compile_block(node.body, fctx)
     a = node.args
     params = tuple(p.arg for p in (*a.posonlyargs, *a.args))
     simple = not (a.vararg or a.kwarg or a.kwonlyargs or a.defaults)
-    return FunctionCode(node, info, body, params, simple, params[0] if params else None, name)
+    return FunctionCode(
+        node,
+        info,
+        body,
+        params,
+        simple,
+        params[0] if params else None,
+        name,
+        isinstance(node, ast.Lambda),
+        tail,
+        tail_line,
+        tail_weight,
+    )
 
 
 def call_function(
@@ -204,35 +224,61 @@ def call_function(
     args: tuple[Any, ...] | list[Any],
     kwargs: dict[str, Any],
 ) -> Any:
-    if it.depth >= it.limits.max_recursion:
+    if it.depth >= it.max_depth:
         raise LimitExceeded(f"recursion depth of {it.limits.max_recursion} reached")
-    it.tick()
+    it.ops += 1
+    if it.ops >= it.next_check:
+        it.check_limits()
     code: FunctionCode = func._code
     info = code.info
     if self_obj is not None:
         args = (self_obj, *args)
-    if code.simple and not kwargs and len(args) == len(code.params):
-        variables = dict(zip(code.params, args, strict=True))
+    params = code.params
+    if code.simple and not kwargs and len(args) == len(params):
+        if len(params) == 1:
+            variables = {params[0]: args[0]}
+        else:
+            variables = dict(zip(params, args, strict=True))
     else:
         variables = {}
         it._bind_args(func, variables, args, kwargs)
     scope = Scope(variables, func._scope, info.local_names, info.globals_, info.nonlocals)
     first = code.first
-    scope.self_obj = variables.get(first) if first is not None else None
+    if first is not None:
+        scope.self_obj = variables.get(first)
     scope.owner = func._owner
     it.depth += 1
+    body = code.body
     try:
+        tail = code.tail
+        if tail is not None:
+            it.ops += code.tail_weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            if body is not None:
+                flow = body(scope)
+                if flow is not None and type(flow) is Flow:
+                    if flow.kind == RETURN:
+                        return flow.value
+                    raise flow.escape()
+            try:
+                return tail(scope)
+            except BaseException as exc:
+                mark(it, exc, code.tail_line)
+                raise
+        assert body is not None
         if func._is_generator:
             scope.sink = []
             with contextlib.suppress(_Return):
-                code.body(scope)
+                flow = body(scope)
+                if flow is not None and type(flow) is Flow and flow.kind != RETURN:
+                    raise flow.escape()
             return Metered(it, iter(scope.sink))
-        if type(code.node) is ast.Lambda:
-            return code.body(scope)
-        try:
-            code.body(scope)
-        except _Return as r:
-            return r.value
+        flow = body(scope)
+        if flow is not None and type(flow) is Flow:
+            if flow.kind == RETURN:
+                return flow.value
+            raise flow.escape()  # `break`/`continue` outside a loop
         return None
     finally:
         it.depth -= 1

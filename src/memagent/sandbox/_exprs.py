@@ -92,6 +92,9 @@ def e_boolop(it: Compiler, node: ast.BoolOp, ctx: Ctx) -> ExprFn:
 
 
 def e_slice(it: Compiler, node: ast.Slice, ctx: Ctx) -> ExprFn:
+    constant = fold(node)
+    if constant is not _MISSING:
+        return lambda s: constant
     lower = None if node.lower is None else it.compile_expr(node.lower, ctx)
     upper = None if node.upper is None else it.compile_expr(node.upper, ctx)
     step = None if node.step is None else it.compile_expr(node.step, ctx)

@@ -68,6 +68,14 @@ def fold(node: ast.expr) -> Any:
         if type(value) is int and value.bit_length() > _FOLD_BITS:
             return _MISSING
         return value
+    if t is ast.Slice:
+        parts = [
+            None if p is None else fold(p)
+            for p in (node.lower, node.upper, node.step)  # type: ignore[attr-defined]
+        ]
+        if all(p is None or (type(p) is int and abs(p) < 2**62) for p in parts):
+            return slice(*parts)
+        return _MISSING
     if t is ast.Tuple and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
         items = [fold(e) for e in node.elts]  # type: ignore[attr-defined]
         if len(items) <= 64 and all(
@@ -104,7 +112,7 @@ def compile_binop(it: Compiler, node: ast.BinOp, ctx: Ctx) -> ExprFn:
     rn, rc, rf = operand(it, node.right, ctx)
     binop = it.binop
     if op is ast.Mult:
-        return _mult(it, ln, lf, rf)
+        return _mult(it, ln, lf, rn, rf)
     if op not in _NUM_OPS:
         return lambda s: binop(op, lf(s), rf(s))
     fn = BINOPS[op]
@@ -161,16 +169,60 @@ def compile_binop(it: Compiler, node: ast.BinOp, ctx: Ctx) -> ExprFn:
             return fn(a, b)
         return binop(op, a, b)
 
-    return num
+    if op is not ast.Add:
+        return num
+    max_len = it.limits.max_str_len
+    max_alloc = it.limits.max_total_alloc
+    account = it.account
+
+    def add(s: Scope) -> Any:
+        a = lf(s)
+        b = rf(s)
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float):
+            return a + b
+        if ta is str and tb is str:
+            # what `binop` does for two strings: size, then charge the result
+            n = len(a) + len(b)
+            if n <= max_len:
+                it.allocated += 49 + n
+                if it.allocated > max_alloc:
+                    account(0)
+                return a + b
+        return binop(op, a, b)
+
+    return add
 
 
-def _mult(it: Compiler, ln: str | None, lf: ExprFn, rf: ExprFn) -> ExprFn:
+def _mult(it: Compiler, ln: str | None, lf: ExprFn, rn: str | None, rf: ExprFn) -> ExprFn:
     """`a * b`: an int product is sized (`need_bits`) before it is computed, as
     in `binop`; sequences repeated go to `binop`, which sizes them."""
     binop = it.binop
     maxbits = it.limits.max_int_bits
     mult = ast.Mult
 
+    if ln is not None and rn is not None:
+        n1, n2 = ln, rn
+
+        def mult_names(s: Scope) -> Any:
+            v = s.vars
+            try:
+                a = v[n1]
+            except KeyError:
+                a = lf(s)
+            try:
+                b = v[n2]
+            except KeyError:
+                b = rf(s)
+            ta, tb = type(a), type(b)
+            if ta is int and tb is int:
+                if a.bit_length() + b.bit_length() <= maxbits:
+                    return a * b
+            elif ta is float and (tb is float or tb is int):
+                return a * b
+            return binop(mult, a, b)
+
+        return mult_names
     if ln is not None:
         n1 = ln
 
@@ -335,3 +387,38 @@ def compile_compare(it: Compiler, node: ast.Compare, ctx: Ctx) -> ExprFn:
         return compare(op, a, b)
 
     return cmp
+
+
+def assign_item(it: Compiler, value: ExprFn, target: ast.Subscript, ctx: Ctx) -> StmtFn:
+    """`obj[key] = value`: the value, then the object, then the key (Python's
+    order); a dict takes the item directly, as `setitem` would."""
+    n, _, obj = operand(it, target.value, ctx)
+    key = it.compile_expr(target.slice, ctx)
+    setitem = it.setitem
+    if n is not None:
+        name = n
+
+        def assign_item_name(s: Scope) -> None:
+            v = value(s)
+            try:
+                o = s.vars[name]
+            except KeyError:
+                o = obj(s)
+            k = key(s)
+            if type(o) is dict:
+                o[k] = v
+            else:
+                setitem(o, k, v)
+
+        return assign_item_name
+
+    def assign_item_any(s: Scope) -> None:
+        v = value(s)
+        o = obj(s)
+        k = key(s)
+        if type(o) is dict:
+            o[k] = v
+        else:
+            setitem(o, k, v)
+
+    return assign_item_any

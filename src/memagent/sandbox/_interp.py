@@ -34,6 +34,7 @@ from memagent.sandbox._policy import (
     _FAST_TYPES,
     _MISSING,
     MAX_DEFINITIONS,
+    Flow,
     is_dunder,
 )
 from memagent.sandbox._scope import MODULE, Ctx, Scope
@@ -48,15 +49,18 @@ _MAX_CACHED = 64
 """Compiled sources a session keeps (the oldest goes first)."""
 
 
+# a top-level statement compiled: its line, its operations, its closure, the
+# statement when it is a definition the session records, and whether its value
+# is the run's result (a final expression statement)
+Step = tuple[int, int, Callable[[Scope], Any], ast.stmt | None, bool]
+
+
 class CompiledModule:
-    """A module's top-level statements, compiled: (line, operations, closure,
-    the statement when it is a definition the session records)."""
+    """A module's top-level statements, compiled (see `Step`)."""
 
     __slots__ = ("steps",)
 
-    def __init__(
-        self, steps: list[tuple[int, int, Callable[[Scope], Any], ast.stmt | None]]
-    ) -> None:
+    def __init__(self, steps: list[Step]) -> None:
         self.steps = steps
 
 
@@ -118,8 +122,9 @@ class Interpreter:
         modules: Callable[[Interpreter, str], ModuleProxy | None],
     ) -> None:
         self.limits = limits
+        self.max_depth = limits.max_recursion
         self.type_calls: dict[type, Callable[..., Any]] = {}
-        self.rng = random.Random()
+        self._rng: random.Random | None = None
         self.globals: dict[str, Any] = {}
         self.global_scope = Scope(self.globals, None)
         self.builtins, self.denied_names, self.nowrap = make_builtins(self)
@@ -143,6 +148,13 @@ class Interpreter:
         self.handling: list[BaseException] = []
         self.definitions: list[tuple[str, str]] = []
         self._source = ""
+
+    @property
+    def rng(self) -> random.Random:
+        """The run's random generator, seeded from the OS when first used."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     def add_tool(self, name: str, fn: Callable[..., Any]) -> None:
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
@@ -168,18 +180,20 @@ class Interpreter:
             return cached
         tree = ast.parse(source, mode="exec")
         ctx = Ctx(MODULE, None)
-        steps: list[tuple[int, int, Callable[[Scope], Any], ast.stmt | None]] = []
+        steps: list[Step] = []
         body = tree.body
         for i, stmt in enumerate(body):
             ctx.weight = 1
-            if i == len(body) - 1 and isinstance(stmt, ast.Expr):
+            is_result = i == len(body) - 1 and isinstance(stmt, ast.Expr)
+            if is_result:
+                assert isinstance(stmt, ast.Expr)
                 fn: Callable[[Scope], Any] = self.compile_expr(stmt.value, ctx)
             else:
                 fn = self.compile_stmt(stmt, ctx)
             definition = isinstance(
                 stmt, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
             )
-            steps.append((stmt.lineno, ctx.weight, fn, stmt if definition else None))
+            steps.append((stmt.lineno, ctx.weight, fn, stmt if definition else None, is_result))
         compiled = CompiledModule(steps)
         if len(self._compiled) >= _MAX_CACHED:
             self._compiled.pop(next(iter(self._compiled)))
@@ -230,16 +244,20 @@ class Interpreter:
         """Run compiled module code; returns the value of a final expression statement."""
         result = None
         scope = self.global_scope
-        for line, weight, fn, definition in compiled.steps:
+        for line, weight, fn, definition, is_result in compiled.steps:
             self.line = line
             self.ops += weight
             if self.ops >= self.next_check:
                 self.check_limits()
             try:
-                result = fn(scope)
+                value = fn(scope)
             except BaseException as exc:
                 mark(self, exc, line)
                 raise
+            if is_result:
+                result = value
+            elif value is not None and type(value) is Flow:
+                raise value.escape()  # `return`/`break` outside a function or loop
             if definition is not None:
                 self._record_definition(definition)
         return result

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from memagent.sandbox._api import Compiler
-from memagent.sandbox._policy import _MISSING, _Break, _Continue, _Return, is_dunder
+from memagent.sandbox._policy import _MISSING, Flow, _Break, _Continue, _Return, is_dunder
 from memagent.sandbox._scope import CLASS, COMP, FUNCTION, MODULE, Ctx, Scope
 from memagent.sandbox.limits import SecurityError
 
 ExprFn = Callable[[Scope], Any]
-StmtFn = Callable[[Scope], None]
+StmtFn = Callable[[Scope], Any]
 StoreFn = Callable[[Scope, Any], None]
 
 _FLOW = frozenset({_Break, _Continue, _Return})
@@ -167,7 +167,8 @@ def check_at(it: Compiler, line: int) -> None:
 
 def block(it: Compiler, fns: list[StmtFn], lines: list[int], weight: int) -> StmtFn:
     """Run compiled statements in order; `weight` > 0 charges them on entry
-    (loops charge their body themselves, once per iteration)."""
+    (loops charge their body themselves, once per iteration). Returns the
+    `Flow` of a statement that leaves the block (anything else: go on)."""
     if not fns:
         if weight:
             return lambda s: charge(it, weight)
@@ -176,21 +177,21 @@ def block(it: Compiler, fns: list[StmtFn], lines: list[int], weight: int) -> Stm
         f, line = fns[0], lines[0]
         if weight:
 
-            def block1_charged(s: Scope) -> None:
+            def block1_charged(s: Scope) -> Any:
                 it.ops += weight
                 if it.ops >= it.next_check:
                     it.check_limits()
                 try:
-                    f(s)
+                    return f(s)
                 except BaseException as exc:
                     mark(it, exc, line)
                     raise
 
             return block1_charged
 
-        def block1(s: Scope) -> None:
+        def block1(s: Scope) -> Any:
             try:
-                f(s)
+                return f(s)
             except BaseException as exc:
                 mark(it, exc, line)
                 raise
@@ -199,7 +200,7 @@ def block(it: Compiler, fns: list[StmtFn], lines: list[int], weight: int) -> Stm
     line_of = dict(zip(fns, lines, strict=True))
     run = tuple(fns)
 
-    def block_n(s: Scope) -> None:
+    def block_n(s: Scope) -> Any:
         if weight:
             it.ops += weight
             if it.ops >= it.next_check:
@@ -207,10 +208,13 @@ def block(it: Compiler, fns: list[StmtFn], lines: list[int], weight: int) -> Stm
         f = run[0]
         try:
             for f in run:
-                f(s)
+                r = f(s)
+                if r is not None and type(r) is Flow:
+                    return r
         except BaseException as exc:
             mark(it, exc, line_of.get(f, 0))
             raise
+        return None
 
     return block_n
 

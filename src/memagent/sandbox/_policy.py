@@ -32,6 +32,32 @@ class _Return(BaseException):
 
 _CONTROL = (SandboxAbort, FinalAnswer, _Break, _Continue, _Return)
 
+
+class Flow:
+    """What a compiled statement returns to leave its block: `BREAK`,
+    `CONTINUE`, or a `return` with its value. Any other return value of a
+    statement closure (an expression statement's value) means "go on", so
+    callers test `type(r) is Flow`. Loops and calls take flow this way, without
+    raising an exception per `return` or `continue`; the exception classes
+    above remain for flow that escapes to where it is not allowed."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: int, value: Any = None) -> None:
+        self.kind = kind
+        self.value = value
+
+    def escape(self) -> BaseException:
+        """The exception for this flow outside a loop or function."""
+        if self.kind == RETURN:
+            return _Return(self.value)
+        return _Break() if self.kind == 0 else _Continue()
+
+
+RETURN = 2
+BREAK = Flow(0)
+CONTINUE = Flow(1)
+
 BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,

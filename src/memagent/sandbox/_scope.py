@@ -172,8 +172,14 @@ class FunctionCode:
 
     node: ast.FunctionDef | ast.Lambda
     info: FuncInfo
-    body: Callable[[Scope], Any]
+    body: Callable[[Scope], Any] | None  # None: a body that is only `return <expr>`
     params: tuple[str, ...]
     simple: bool  # positional parameters only: no defaults, *args, **kwargs or kw-only
     first: str | None
     name: str
+    is_lambda: bool = False
+    # a body ending in `return <expr>`: that expression, run after `body` (the
+    # statements before it) without a `Flow` for the return, and its line
+    tail: Callable[[Scope], Any] | None = None
+    tail_line: int = 0
+    tail_weight: int = 0  # the operations of the whole body, charged at the call

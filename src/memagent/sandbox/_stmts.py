@@ -10,7 +10,7 @@ from typing import Any
 
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._calls import compile_function
-from memagent.sandbox._fast import augassign_name
+from memagent.sandbox._fast import assign_item, augassign_name
 from memagent.sandbox._names import StmtFn, block, check_at, has_jump, mark, storer
 from memagent.sandbox._objects import (
     Internal,
@@ -22,6 +22,10 @@ from memagent.sandbox._objects import (
 from memagent.sandbox._policy import (
     _CONTROL,
     ALLOWED_DUNDERS,
+    BREAK,
+    CONTINUE,
+    RETURN,
+    Flow,
     _Break,
     _Continue,
     _Return,
@@ -61,6 +65,8 @@ def s_assign(it: Compiler, node: ast.Assign, ctx: Ctx) -> StmtFn:
             s.vars[name] = v
 
         return assign_name
+    if len(targets) == 1 and isinstance(targets[0], ast.Subscript):
+        return assign_item(it, value, targets[0], ctx)
     stores = [compile_target(it, t, ctx) for t in targets]
     if len(stores) == 1:
         store = stores[0]
@@ -118,12 +124,13 @@ def s_if(it: Compiler, node: ast.If, ctx: Ctx) -> StmtFn:
     orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
     truth = it.truth
 
-    def if_(s: Scope) -> None:
+    def if_(s: Scope) -> Any:
         t = test(s)
         if t is True or (t is not False and truth(t)):
-            body(s)
-        elif orelse is not None:
-            orelse(s)
+            return body(s)
+        if orelse is not None:
+            return orelse(s)
+        return None
 
     return if_
 
@@ -147,7 +154,7 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
         # no per-iteration `try` (the line is marked by the loop itself)
         f, line = fns[0], lines[0]
 
-        def for_1(s: Scope) -> None:
+        def for_1(s: Scope) -> Any:
             items = iterate(iterable(s))
             if name is not None:
                 check_bind(name)
@@ -161,18 +168,21 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
                         variables[name] = item  # type: ignore[index]
                     else:
                         store(s, item)
-                    f(s)
+                    r = f(s)
+                    if r is not None and type(r) is Flow:
+                        return r  # a `return` (the body has no break/continue)
             except BaseException as exc:
                 mark(it, exc, line)
                 raise
             if orelse is not None:
-                orelse(s)
+                return orelse(s)
+            return None
 
         return for_1
     body = block(it, fns, lines, 0)
     first_line = lines[0] if lines else node.lineno
 
-    def for_(s: Scope) -> None:
+    def for_(s: Scope) -> Any:
         items = iterate(iterable(s))
         if name is not None:
             check_bind(name)
@@ -185,17 +195,15 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
                 variables[name] = item  # type: ignore[index]
             else:
                 store(s, item)
-            if jumps:
-                try:
-                    body(s)
-                except _Break:
-                    return
-                except _Continue:
-                    continue
-            else:
-                body(s)
+            r = body(s)
+            if r is not None and type(r) is Flow:
+                if r is BREAK:
+                    return None
+                if r is not CONTINUE:
+                    return r
         if orelse is not None:
-            orelse(s)
+            return orelse(s)
+        return None
 
     return for_
 
@@ -212,7 +220,7 @@ def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
     truth = it.truth
     first_line = lines[0] if lines else node.lineno
 
-    def while_(s: Scope) -> None:
+    def while_(s: Scope) -> Any:
         while True:
             it.ops += weight
             if it.ops >= it.next_check:
@@ -220,30 +228,25 @@ def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
             t = test(s)
             if not (t is True or (t is not False and truth(t))):
                 break
-            try:
-                body(s)
-            except _Break:
-                return
-            except _Continue:
-                continue
+            r = body(s)
+            if r is not None and type(r) is Flow:
+                if r is BREAK:
+                    return None
+                if r is not CONTINUE:
+                    return r
         if orelse is not None:
-            orelse(s)
+            return orelse(s)
+        return None
 
     return while_
 
 
 def s_break(it: Compiler, node: ast.Break, ctx: Ctx) -> StmtFn:
-    def break_(s: Scope) -> None:
-        raise _Break
-
-    return break_
+    return lambda s: BREAK
 
 
 def s_continue(it: Compiler, node: ast.Continue, ctx: Ctx) -> StmtFn:
-    def continue_(s: Scope) -> None:
-        raise _Continue
-
-    return continue_
+    return lambda s: CONTINUE
 
 
 def s_pass(it: Compiler, node: ast.stmt, ctx: Ctx) -> StmtFn:
@@ -252,17 +255,9 @@ def s_pass(it: Compiler, node: ast.stmt, ctx: Ctx) -> StmtFn:
 
 def s_return(it: Compiler, node: ast.Return, ctx: Ctx) -> StmtFn:
     if node.value is None:
-
-        def return_none(s: Scope) -> None:
-            raise _Return(None)
-
-        return return_none
+        return lambda s: Flow(RETURN)
     value = it.compile_expr(node.value, ctx)
-
-    def return_(s: Scope) -> None:
-        raise _Return(value(s))
-
-    return return_
+    return lambda s: Flow(RETURN, value(s))
 
 
 def s_def(it: Compiler, node: ast.FunctionDef, ctx: Ctx) -> StmtFn:
@@ -320,7 +315,9 @@ def s_class(it: Compiler, node: ast.ClassDef, ctx: Ctx) -> StmtFn:
                     "a sandbox class may derive only from object, exceptions or sandbox classes"
                 )
         body_scope = Scope({}, s, is_class=True)
-        body(body_scope)
+        flow = body(body_scope)
+        if flow is not None and type(flow) is Flow:
+            raise flow.escape()
         attrs = body_scope.vars
         decos = [d(s) for d in decorators]
         cls = SandboxClass(it, name, tuple(bases), attrs, None)
@@ -356,9 +353,10 @@ def s_try(it: Compiler, node: ast.Try, ctx: Ctx) -> StmtFn:
     orelse = it.compile_block(node.orelse, ctx)
     finalbody = it.compile_block(node.finalbody, ctx)
 
-    def try_(s: Scope) -> None:
+    def try_(s: Scope) -> Any:
+        r: Any = None
         try:
-            body(s)
+            r = body(s)
         except (SandboxAbort, FinalAnswer):
             raise
         except (_Break, _Continue, _Return):
@@ -374,7 +372,7 @@ def s_try(it: Compiler, node: ast.Try, ctx: Ctx) -> StmtFn:
                     store(s, exc)
                 it.handling.append(exc)
                 try:
-                    handler(s)
+                    r = handler(s)
                 except (SandboxAbort, FinalAnswer):
                     raise
                 except BaseException:
@@ -387,14 +385,18 @@ def s_try(it: Compiler, node: ast.Try, ctx: Ctx) -> StmtFn:
                 finalbody(s)
                 raise
         else:
-            try:
-                orelse(s)
-            except (SandboxAbort, FinalAnswer):
-                raise
-            except BaseException:
-                finalbody(s)
-                raise
-        finalbody(s)
+            if r is None or type(r) is not Flow:
+                try:
+                    r = orelse(s)
+                except (SandboxAbort, FinalAnswer):
+                    raise
+                except BaseException:
+                    finalbody(s)
+                    raise
+        final = finalbody(s)
+        if final is not None and type(final) is Flow:
+            return final  # flow in `finally` wins, as in Python
+        return r
 
     return try_
 
@@ -455,7 +457,7 @@ def _with_item(it: Compiler, item: ast.withitem, inner: StmtFn, ctx: Ctx) -> Stm
     context = it.compile_expr(item.context_expr, ctx)
     store = None if item.optional_vars is None else compile_target(it, item.optional_vars, ctx)
 
-    def with_(s: Scope) -> None:
+    def with_(s: Scope) -> Any:
         cm = context(s)
         enter = it.dunder(cm, "__enter__")
         exit_ = it.dunder(cm, "__exit__")
@@ -466,8 +468,9 @@ def _with_item(it: Compiler, item: ast.withitem, inner: StmtFn, ctx: Ctx) -> Stm
         value = it.call(enter, (), {})
         if store is not None:
             store(s, value)
+        r: Any = None
         try:
-            inner(s)
+            r = inner(s)
         except _CONTROL:
             raise
         except Exception as exc:
@@ -475,6 +478,7 @@ def _with_item(it: Compiler, item: ast.withitem, inner: StmtFn, ctx: Ctx) -> Stm
                 raise
         else:
             it.call(exit_, (None, None, None), {})
+        return r
 
     return with_
 
