@@ -149,6 +149,8 @@ def _call1(
     sized = result_sizer(it)
     call_function = it.call_function
     sandbox_function = SandboxFunction
+    hi = 1 << 4095  # `to_str` renders ints under 4096 bits without a text estimate
+    lo = -hi
     call, wrap_arg = it.call, it._wrap_arg
     nowrap, type_calls = it.nowrap, it.type_calls
     simple = _SIMPLE
@@ -179,7 +181,7 @@ def _call1(
         tf = type(f)
         if f is str:
             tx = type(x)
-            if (tx is int and x.bit_length() < 4096) or tx is float or tx is bool:
+            if (tx is int and lo < x < hi) or tx is float or tx is bool:
                 # what `_str` -> `to_str` -> `check_size` does for a number
                 r = str(x)
                 it.allocated += 49 + len(r)
@@ -262,6 +264,7 @@ def _method2(
 ) -> ExprFn:
     """`d.get(w, 0)`: a name's method, two arguments."""
     call, getattr_, wrap_arg = it.call, it.getattr, it._wrap_arg
+    max_bits, max_alloc = it.limits.max_int_bits, it.limits.max_total_alloc
     fast, simple = _FAST_TYPES, _SIMPLE
     builtin: Any = _BUILTIN_CALLABLE
     (an, ac, a0), (bn, bc, b0) = ops
@@ -299,6 +302,13 @@ def _method2(
             if type(y) not in simple:
                 y = wrap_arg(y)
             r = m(x, y)
+            if type(r) is int:  # `d.get(w, 0)`: sized and charged as `sized` does
+                bits = r.bit_length()
+                if bits <= max_bits:
+                    it.allocated += 28 + bits // 8
+                    if it.allocated > max_alloc:
+                        it.account(0)
+                    return r
             return r if r is None else sized(r)
         return call(m, (x, y), {})
 

@@ -13,6 +13,7 @@ from memagent.sandbox._api import Compiler
 from memagent.sandbox._names import block, mark
 from memagent.sandbox._objects import (
     BoundMethod,
+    Checked,
     HostCall,
     Internal,
     Metered,
@@ -84,6 +85,11 @@ def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dic
         return it.call(m, args, kwargs)
     if t is HostCall:
         return func(*args, **kwargs)
+    if t is Checked and func._flat:
+        args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
+        if kwargs:
+            kwargs = it._wrap_kwargs(kwargs)
+        return it.check_size(func(*args, **kwargs))
     if t is type:
         if func is type or issubclass(func, type):
             raise SecurityError("creating types is not allowed")

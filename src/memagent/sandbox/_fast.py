@@ -137,6 +137,32 @@ def compile_binop(it: Compiler, node: ast.BinOp, ctx: Ctx) -> ExprFn:
         return num_names
     if rc is not _MISSING and type(rc) in (int, float):
         b = rc
+        if ln is not None and op is ast.Mod:
+            n1 = ln
+
+            def mod_name_const(s: Scope) -> Any:
+                try:
+                    a = s.vars[n1]
+                except KeyError:
+                    a = lf(s)
+                if type(a) is int:
+                    return a % b
+                return binop(op, a, b)
+
+            return mod_name_const
+        if ln is not None and op is ast.Add:
+            n1 = ln
+
+            def add_name_const(s: Scope) -> Any:
+                try:
+                    a = s.vars[n1]
+                except KeyError:
+                    a = lf(s)
+                if type(a) is int:
+                    return a + b
+                return binop(op, a, b)
+
+            return add_name_const
         if ln is not None:
             n1 = ln
 
@@ -159,7 +185,16 @@ def compile_binop(it: Compiler, node: ast.BinOp, ctx: Ctx) -> ExprFn:
                 return fn(a, b)
             return binop(op, a, b)
 
-        return num_const
+        if op is not ast.Add:
+            return num_const
+
+        def add_const(s: Scope) -> Any:
+            a = lf(s)
+            if type(a) is int:
+                return a + b
+            return binop(op, a, b)
+
+        return add_const
 
     def num(s: Scope) -> Any:
         a = lf(s)
@@ -393,18 +428,25 @@ def assign_item(it: Compiler, value: ExprFn, target: ast.Subscript, ctx: Ctx) ->
     """`obj[key] = value`: the value, then the object, then the key (Python's
     order); a dict takes the item directly, as `setitem` would."""
     n, _, obj = operand(it, target.value, ctx)
-    key = it.compile_expr(target.slice, ctx)
+    kn, _, key = operand(it, target.slice, ctx)
     setitem = it.setitem
     if n is not None:
         name = n
 
         def assign_item_name(s: Scope) -> None:
             v = value(s)
+            variables = s.vars
             try:
-                o = s.vars[name]
+                o = variables[name]
             except KeyError:
                 o = obj(s)
-            k = key(s)
+            if kn is None:
+                k = key(s)
+            else:
+                try:
+                    k = variables[kn]
+                except KeyError:
+                    k = key(s)
             if type(o) is dict:
                 o[k] = v
             else:

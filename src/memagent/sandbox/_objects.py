@@ -171,17 +171,21 @@ class Checked(Internal):
     """A host callable (module function or risky method) whose arguments are
     checked against the limits before it runs."""
 
-    __slots__ = ("_check", "_fn", "_name")
+    __slots__ = ("_check", "_flat", "_fn", "_name")
 
     def __init__(
         self,
         name: str,
         fn: Callable[..., Any],
         check: Callable[[tuple[Any, ...], dict[str, Any]], None] | None,
+        flat: bool = False,
     ) -> None:
         self._name = name
         self._fn = fn
         self._check = check
+        # True when `fn` never iterates what is inside its container arguments
+        # (`str.join` takes strings): they need no search for iterators
+        self._flat = flat
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._check is not None:

@@ -135,6 +135,11 @@ def s_if(it: Compiler, node: ast.If, ctx: Ctx) -> StmtFn:
     return if_
 
 
+PREPAY = 32
+"""Iterations a loop charges ahead when no limit check is due within them
+(refunded when the loop ends early): one counter update per 33 iterations."""
+
+
 def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
     iterable = it.compile_expr(node.iter, ctx)
     target = node.target
@@ -153,17 +158,29 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
         # the common shape: one statement, no break/continue: no block layer,
         # no per-iteration `try` (the line is marked by the loop itself)
         f, line = fns[0], lines[0]
+        ahead = PREPAY * weight
 
         def for_1(s: Scope) -> Any:
             items = iterate(iterable(s))
             if name is not None:
                 check_bind(name)
             variables = s.vars
+            prepaid = 0
             try:
                 for item in items:
-                    it.ops += weight
-                    if it.ops >= it.next_check:
-                        it.check_limits()
+                    if prepaid:
+                        prepaid -= 1
+                    else:
+                        # charge this iteration and, while no check is due
+                        # within them, the next PREPAY (refunded if unused)
+                        ops = it.ops + weight
+                        if ops + ahead < it.next_check:
+                            it.ops = ops + ahead
+                            prepaid = PREPAY
+                        else:
+                            it.ops = ops
+                            if ops >= it.next_check:
+                                it.check_limits()
                     if store is None:
                         variables[name] = item  # type: ignore[index]
                     else:
@@ -174,6 +191,9 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
             except BaseException as exc:
                 mark(it, exc, line)
                 raise
+            finally:
+                if prepaid:
+                    it.ops -= prepaid * weight
             if orelse is not None:
                 return orelse(s)
             return None
