@@ -376,3 +376,21 @@ def test_writes_keep_list_order_reads_do_not_wait_for_each_other(vault: Vault) -
     # every write takes the home's write lock anyway: declared, it keeps list order
     assert plan.dependencies_of("1:update_file") == ["0:update_file"]
     assert plan.dependencies_of("3:check_dir_exists") == []
+
+
+def test_a_cancelled_request_stops_its_batch(vault: Vault) -> None:
+    """A batch runs under the sending request's whole budget, its cancel event
+    included (not only its time): a cancelled request's batch stops."""
+    from memagent.core.deadline import deadline
+    from memagent.core.errors import DeadlineExceeded
+
+    cancel = threading.Event()
+    cancel.set()  # the server gave up on the request (a 504, the client gone)
+    batch = acts(
+        {"action": "read_file", "path": "a.md"},
+        {"action": "read_file", "path": "b.md"},
+    )
+    assert plan_actions(vault, batch).max_parallelism > 1  # a plan for the pool threads
+    with deadline(None, cancel=cancel), pytest.raises(DeadlineExceeded, match="cancelled"):
+        run_actions(vault, batch)
+    assert run_actions(vault, batch)["ok"]  # the next request is served

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-import time
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +51,7 @@ from pydantic import ValidationError
 from memagent.actions._models import BaseAction, VarRef
 from memagent.actions._tools import SPECS, WHOLE_VAULT, resources_of
 from memagent.core import InvalidInput, MemagentError
-from memagent.core.deadline import check_deadline, deadline, remaining_time
+from memagent.core.deadline import Budget, check_deadline, current_budget, within
 from memagent.memory.vault import Vault
 from memagent.plan import ExecutionPlan, Executor, Planner, PlanStep, tool_spec
 
@@ -376,17 +375,16 @@ class _FairShare(_PoolExecutor):
     the deadline of the request that sent the batch (the pool threads do not
     inherit it otherwise)."""
 
-    def __init__(self, owner: str, pool: ThreadPoolExecutor, end: float | None) -> None:
+    def __init__(self, owner: str, pool: ThreadPoolExecutor, budget: Budget) -> None:
         self.owner = owner
         self.pool = pool
-        self.end = end
+        self.budget = budget
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        end = self.end
+        budget = self.budget
 
         def call() -> Any:
-            left = None if end is None else end - time.monotonic()
-            with deadline(left):
+            with within(budget):  # its time and its cancel event
                 check_deadline("the batch of actions")
                 return fn(*args, **kwargs)
 
@@ -410,9 +408,9 @@ def _shared() -> _Background:
 
 
 async def _execute(
-    plan: ExecutionPlan, owner: str, end: float | None = None
+    plan: ExecutionPlan, owner: str, budget: Budget | None = None
 ) -> list[dict[str, Any]]:
-    executor = Executor(thread_pool=_FairShare(owner, _shared().pool, end))
+    executor = Executor(thread_pool=_FairShare(owner, _shared().pool, budget or Budget()))
     result = await executor.execute_plan(plan, raise_on_failure=False)
     entries: list[dict[str, Any]] = []
     for step in plan.steps:
@@ -462,9 +460,7 @@ def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
     if _inline(plan, vault):
         return _summary(_run_inline(plan))
     loop = _shared().loop
-    left = remaining_time()
-    end = None if left is None else time.monotonic() + left
-    batch = _execute(plan, _owner(vault), end)
+    batch = _execute(plan, _owner(vault), current_budget())
     return _summary(asyncio.run_coroutine_threadsafe(batch, loop).result())
 
 
@@ -476,9 +472,7 @@ async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str,
         if _holds_home_lock(vault):  # the lock is this thread's; stay on it
             return _summary(_run_inline(plan))
         return _summary(await asyncio.to_thread(_run_inline, plan))
-    left = remaining_time()
-    end = None if left is None else time.monotonic() + left
-    return _summary(await _execute(plan, _owner(vault), end))
+    return _summary(await _execute(plan, _owner(vault), current_budget()))
 
 
 def run_actions_in_order(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:

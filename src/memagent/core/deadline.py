@@ -83,6 +83,17 @@ def deadline(seconds: float | None, *, cancel: threading.Event | None = None) ->
         _BUDGET.reset(token)
 
 
+@contextlib.contextmanager
+def within(budget: Budget) -> Iterator[Budget]:
+    """Run the block under `budget` as it is (one taken with `current_budget()` in
+    another thread: a pool thread that does not inherit the caller's context)."""
+    token = _BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _BUDGET.reset(token)
+
+
 def current_budget() -> Budget:
     """The budget of the work running now (unbounded outside any `deadline`)."""
     return _BUDGET.get()
