@@ -28,7 +28,18 @@ def test_serve_subprocess_end_to_end(tmp_path: Path) -> None:
     )
     key = made.stdout.strip().splitlines()[-1]
     assert key.startswith("mak_") and "created" in made.stderr
-    proc, url = start_serve(["--keyword-only", "--max-body", "5000"], env=env)
+    proc, url = start_serve(
+        [
+            "--keyword-only",
+            "--max-body",
+            "5000",
+            "--in-flight",
+            "model=2",
+            "--in-flight",
+            "keyless=2",
+        ],
+        env=env,
+    )
     try:
         headers = {"Authorization": f"Bearer {key}"}
         made_memory = httpx.post(
@@ -101,3 +112,28 @@ def test_commands_refuse_a_file_as_root_or_home(tmp_path: Path) -> None:
         assert result.exit_code != 0, args
         assert result.exception is None or isinstance(result.exception, SystemExit), args
     assert a_file.read_text() == "not a folder"
+
+
+def test_in_flight_caps_from_the_command_line(tmp_path: Path) -> None:
+    from memagent.cli.commands.serve import _settings
+
+    settings = _settings(["model=2", "KEYLESS=3", "auth=1"])
+    assert (settings.model_in_flight, settings.anon_in_flight, settings.auth_in_flight) == (2, 3, 1)
+    assert settings.search_in_flight == 8  # the others keep their defaults
+    runner = CliRunner()
+    root = tmp_path / "root"
+    for bad, says in (
+        (["bogus=3"], "give CLASS=N"),
+        (["model"], "give CLASS=N"),
+        (["model=x"], "whole number"),
+        (["model=0"], "greater than or equal to 1"),
+        (["model=30", "search=20"], "add up to"),
+    ):
+        args = ["serve", "--root", str(root), "--port", "1"]
+        for spec in bad:
+            args += ["--in-flight", spec]
+        result = runner.invoke(cli_app, args)
+        assert result.exit_code != 0, bad
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and says in lines[0], (bad, result.stderr)
+    assert not root.exists()  # nothing written

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memagent.cli._common import HomeOption, StoreOption, err_console, open_home
 from memagent.cli.commands.keys import RootOption
+from memagent.core import InvalidInput
+
+if TYPE_CHECKING:
+    from memagent.server import ServerSettings
 
 
 def serve(
@@ -50,6 +54,16 @@ def serve(
             "--max-tokens", min=1, max=32_768, help="Most tokens one reply may ask the model for."
         ),
     ] = 1024,
+    in_flight: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--in-flight",
+            metavar="CLASS=N",
+            help="Server-wide requests in flight for one route class (repeatable): "
+            "auth (2), model (4), search (8), write (8), read (12), keyless (4); "
+            "together under 40.",
+        ),
+    ] = None,
     as_user: Annotated[
         str | None,
         typer.Option(
@@ -65,11 +79,12 @@ def serve(
     <root>/users/<user>/). Keys come from `memagent keys create --user U`."""
     import uvicorn
 
-    from memagent.server import ServerSettings, create_app, default_server_root
+    from memagent.server import create_app, default_server_root
 
     server_root = default_server_root(root, home)
     served = open_home(home) if as_user is not None else None
-    settings = ServerSettings(
+    settings = _settings(
+        in_flight or [],
         max_body_bytes=max_body,
         rate_per_second=rate,
         rate_burst=burst,
@@ -95,6 +110,54 @@ def serve(
             highlight=False,
         )
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+IN_FLIGHT_FIELDS = {
+    "auth": "auth_in_flight",
+    "model": "model_in_flight",
+    "search": "search_in_flight",
+    "write": "write_in_flight",
+    "read": "read_in_flight",
+    "keyless": "anon_in_flight",
+}
+
+
+def in_flight_caps(specs: list[str]) -> dict[str, int]:
+    """`["model=2", …]` as `ServerSettings` fields; a bad one is an `InvalidInput`."""
+    caps: dict[str, int] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        field = IN_FLIGHT_FIELDS.get(name.strip().lower())
+        if not sep or field is None:
+            raise InvalidInput(
+                f"--in-flight {spec[:80]!r}: give CLASS=N, CLASS one of "
+                + ", ".join(IN_FLIGHT_FIELDS)
+            )
+        if not value.strip().isdigit():
+            raise InvalidInput(f"--in-flight {spec[:80]!r}: N must be a whole number")
+        caps[field] = int(value)
+    return caps
+
+
+def _settings(in_flight: list[str], **given: object) -> ServerSettings:
+    """The server's settings, checked before anything is written (caps included)."""
+    from pydantic import ValidationError
+
+    from memagent.server import ServerSettings
+    from memagent.server.app import admission_limits
+
+    try:
+        settings = ServerSettings.model_validate({**given, **in_flight_caps(in_flight)})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = next((k for k, f in IN_FLIGHT_FIELDS.items() if (f,) == err["loc"]), None)
+        name = f"--in-flight {where}" if where else ".".join(map(str, err["loc"]))
+        raise InvalidInput(f"{name}: {err['msg']}") from None
+    try:
+        admission_limits(settings)
+    except ValueError as exc:  # the caps add up to too many
+        raise InvalidInput(f"--in-flight: {exc}") from None
+    return settings
 
 
 def openapi(
