@@ -1,11 +1,15 @@
 """The vault actions as plain functions for sandboxed code.
 
 `vault_tools(vault)` returns `{"read_file": read_file, …}`, one function per
-action, ready for `memagent.sandbox.Session(tools=...)`. Arguments are the
-action's fields, positional in the order the JSON action lists them
-(`update_file(path, old_content, new_content)`) or by keyword, and every call
-goes through the action's own function (`run_action`): the same path
-confinement, size limits, write lock and ops log as a JSON batch.
+action, ready for `memagent.sandbox.IsolatedSession(tools=...)`: the agent and
+the server run model code in a pre-started worker process of the sandbox's
+`WorkerPool`, and a tool call made there is sent back over the worker's pipe
+and runs here, in the host process, with the host's vault; only its (plain)
+result goes back to the worker. Arguments are the action's fields, positional
+in the order the JSON action lists them (`update_file(path, old_content,
+new_content)`) or by keyword, and every call goes through the action's own
+function (`run_action`): the same path confinement, size limits, write lock
+and ops log as a JSON batch.
 
 A failure is raised as the built-in exception model code expects, carrying the
 vault's message, so `try: … except FileNotFoundError:` works:

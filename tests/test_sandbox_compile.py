@@ -1,0 +1,223 @@
+"""The sandbox compiles code once into closures: Python's scoping and control
+flow hold, and the specialised closures for common shapes make every check the
+general path makes (sizes, memory budget, operations, the attribute policy)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from memagent.sandbox import Limits, Session
+
+
+def result_of(code: str, **limits: Any) -> Any:
+    r = Session(limits=Limits(**limits)).run(textwrap.dedent(code))
+    assert r.error is None, r.error
+    return r.result
+
+
+def error_of(code: str, **limits: Any) -> str:
+    r = Session(limits=Limits(**limits)).run(textwrap.dedent(code))
+    assert r.error is not None, r
+    return r.error
+
+
+# ------------------------------------------------------------------ scoping
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # a closure sees the enclosing function's variable at call time
+        ("def f():\n    x = 1\n    def g():\n        return x\n    x = 2\n    return g()\nf()", 2),
+        (
+            "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n"
+            "        return n\n    inc()\n    return inc()\ncounter()",
+            2,
+        ),
+        ("g = 1\ndef f():\n    global g\n    g += 1\nf()\nf()\ng", 3),
+        # a method does not see its class body's names; a class body does
+        (
+            "x = 'module'\nclass A:\n    x = 'class'\n    y = x\n    def m(self):\n"
+            "        return x\n(A.y, A().m())",
+            ("class", "module"),
+        ),
+        # a comprehension's variable stays inside; its first iterable is outside
+        ("x = [1, 2]\nys = [x for x in x]\n(x, ys)", ([1, 2], [1, 2])),
+        ("[(i, j) for i in range(3) if i for j in range(i)]", [(1, 0), (2, 0), (2, 1)]),
+        ("def f():\n    return [y := v * 2 for v in range(3)], y\nf()", ([0, 2, 4], 4)),
+        ("len = 5\nlen", 5),  # a global shadows a builtin
+        ("def f(str):\n    return str(3)\nf(repr)", "3"),
+        ("s = 0\nfor i in range(5):\n    s += i\nelse:\n    s += 100\ns", 110),
+        (
+            "total = 0\nfor a, (b, c) in [(1, (2, 3)), (4, (5, 6))]:\n"
+            "    total += a * b * c\ntotal",
+            126,
+        ),
+        ("a, *rest, z = range(5)\n(a, rest, z)", (0, [1, 2, 3], 4)),
+        ("d = {}\nd['k'] = d.get('k', 0) + 1\nd['k'] += 2\nd", {"k": 3}),
+        ("f = lambda n: 1 if n < 2 else n * f(n - 1)\nf(10)", 3628800),
+        (
+            "def gen(n):\n    for i in range(n):\n        if i == 3:\n            return\n"
+            "        yield i\nlist(gen(10))",
+            [0, 1, 2],
+        ),
+    ],
+)
+def test_python_semantics_hold(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+def test_unbound_local_and_free_names_fail_like_python() -> None:
+    assert "UnboundLocalError" in error_of("x = 1\ndef f():\n    y = x\n    x = 2\nf()")
+    assert "NameError: name 'nope' is not defined (line 2)" in error_of("x = 1\nnope")
+    assert "SecurityError" in error_of("__import__")
+
+
+# ------------------------------------------------------------------ control flow
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (
+            "out = []\nfor i in range(10):\n    if i % 2:\n        continue\n    if i > 6:\n"
+            "        break\n    out.append(i)\nout",
+            [0, 2, 4, 6],
+        ),
+        ("i = 0\nwhile True:\n    i += 1\n    if i == 5:\n        break\nelse:\n    i = -1\ni", 5),
+        ("def f():\n    for i in range(10):\n        if i == 4:\n            return i\nf()", 4),
+        # `finally` runs on return and its own return wins
+        (
+            "log = []\ndef f():\n    try:\n        return 1\n    finally:\n"
+            "        log.append('f')\n(f(), log)",
+            (1, ["f"]),
+        ),
+        ("def f():\n    try:\n        return 1\n    finally:\n        return 2\nf()", 2),
+        (
+            "def f():\n    for i in range(3):\n        try:\n            continue\n"
+            "        finally:\n            pass\n    return i\nf()",
+            2,
+        ),
+        (
+            "def f():\n    try:\n        raise ValueError('x')\n    except ValueError:\n"
+            "        return 'caught'\n"
+            "    finally:\n        pass\nf()",
+            "caught",
+        ),
+        # leaving a `with` by return still calls __exit__
+        (
+            "log = []\nclass C:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, *a):\n        log.append('exit')\n"
+            "def f():\n    with C():\n        return 1\n(f(), log)",
+            (1, ["exit"]),
+        ),
+    ],
+)
+def test_control_flow(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+@pytest.mark.parametrize(
+    ("code", "word"),
+    [("return 5", "return"), ("break", "break"), ("def f():\n    continue\nf()", "continue")],
+)
+def test_flow_outside_its_place_is_a_syntax_error(code: str, word: str) -> None:
+    assert error_of(code).startswith(f"SyntaxError: '{word}' outside function or loop")
+
+
+def test_error_lines_come_from_the_innermost_statement() -> None:
+    code = "def f(x):\n    y = x + 1\n    return y / 0\nfor i in range(3):\n    f(i)"
+    assert error_of(code) == "ZeroDivisionError: division by zero (line 3)"
+    assert error_of("x = 0\nfor i in range(3):\n    x += 1\n    x += None").endswith("(line 4)")
+
+
+# ------------------------------------------------------------------ checks kept
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = 3\nfor _ in range(40):\n    x *= x",  # augmented assignment to a local
+        "x = 3\nfor _ in range(40):\n    x = x * x",  # a product of two names
+        "def f(x):\n    return x * x\nx = 3\nfor _ in range(40):\n    x = f(x)",
+        "x = 2\nx ** 10_000_000",
+        "x = 1\nx << 10_000_000",
+    ],
+)
+def test_fast_int_paths_still_size_the_result(code: str) -> None:
+    assert "LimitExceeded: int of" in error_of(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "s = 'ab'\nfor _ in range(40):\n    s = s + s",
+        "s = 'ab'\nfor _ in range(40):\n    s += s",
+        "parts = ['x' * 1000]\nfor _ in range(40):\n    parts = parts + parts",
+    ],
+)
+def test_fast_string_paths_still_size_the_result(code: str) -> None:
+    assert error_of(code).startswith("LimitExceeded")
+
+
+def test_small_allocations_in_fast_paths_count_toward_the_memory_budget() -> None:
+    # each path allocates little per step; together they pass the run's budget
+    for body in ("out.append(str(i))", "out.append(s + str(i))", "out.append(d.get(i, s))"):
+        code = f"s = 'x' * 500\nd = {{}}\nout = []\nfor i in range(100000):\n    {body}"
+        err = error_of(code, max_total_alloc=2_000_000, max_operations=10**8)
+        assert "memory budget" in err, (body, err)
+
+
+def test_operation_limit_and_count_are_exact_across_prepaid_iterations() -> None:
+    s = Session(limits=Limits(max_operations=10**7))
+    ops = [s.run(f"for i in range({n}):\n    x = i").operations for n in (10, 1000, 1001)]
+    assert (ops[1] - ops[0]) == 990 * (ops[2] - ops[1])  # the same charge every iteration
+    assert "operation limit of 5000" in error_of(
+        "for i in range(10**9):\n    x = i", max_operations=5000
+    )
+    # a loop that stops early is charged only for what ran
+    early = Session().run("for i in range(10**9):\n    if i == 3:\n        break")
+    assert early.error is None and early.operations < 50
+
+
+def test_method_fast_path_keeps_the_attribute_policy() -> None:
+    assert "SecurityError" in error_of("x = []\nx.__class__")
+    assert "SecurityError" in error_of("x = 'a'\nx.__len__()")
+    assert "LimitExceeded" in error_of("s = 'ab'\ns.ljust(10**9)")  # a risky method stays checked
+    assert "LimitExceeded" in error_of("'-'.join(['x' * 100000] * 200)")
+
+
+def test_compiled_code_is_cached_per_session_and_tools_stay_protected() -> None:
+    s = Session(tools={"a": lambda: 1})
+    code = "b = 2\nb + a()"
+    assert s.run(code).result == 3
+    assert s.run(code).result == 3  # the compiled form is reused
+    assert s.run("c = 1\ndel c").error is None
+    s.add_tools({"c": lambda: 0})
+    # the cached code that bound `c` may not rebind it now that it is a tool
+    assert "cannot be rebound" in (s.run("c = 1\ndel c").error or "")
+    s2 = Session()
+    assert s2.run(code).error is not None  # a cache never crosses sessions
+
+
+def test_iterators_nested_in_arguments_are_metered_at_any_depth_up_to_the_bound() -> None:
+    from memagent.sandbox._calls import WRAP_DEPTH
+    from memagent.sandbox._objects import Metered
+
+    it = Session()._interp
+    arg: Any = iter([1])
+    for _ in range(WRAP_DEPTH - 1):
+        arg = [arg]
+    wrapped = it._wrap_nested(arg)
+    for _ in range(WRAP_DEPTH - 1):
+        wrapped = wrapped[0]
+    assert isinstance(wrapped, Metered)
+    plain = [[1, "a"], {"k": (2.5, None)}]
+    assert it._wrap_nested(plain) is plain  # nothing to wrap: the same object
+    # host functions that change the code's own list still do
+    assert result_of("import heapq\nh = []\nheapq.heappush(h, (2, 'b'))\nh") == [(2, "b")]
+    code = "import itertools\nlist(itertools.chain.from_iterable([(x for x in [1, 2]), [3]]))"
+    assert result_of(code) == [1, 2, 3]
