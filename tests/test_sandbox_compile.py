@@ -221,3 +221,16 @@ def test_iterators_nested_in_arguments_are_metered_at_any_depth_up_to_the_bound(
     assert result_of("import heapq\nh = []\nheapq.heappush(h, (2, 'b'))\nh") == [(2, "b")]
     code = "import itertools\nlist(itertools.chain.from_iterable([(x for x in [1, 2]), [3]]))"
     assert result_of(code) == [1, 2, 3]
+
+
+def test_a_call_site_seen_with_several_types_calls_each_ones_method() -> None:
+    code = (
+        "def size(o, depth):\n"
+        "    return o.count(o[0] if depth else size('aab', 1))\n"
+        "(size([1, 1, 2], 0), size('xyz', 1), [x.count(1) for x in ([1], (1, 1), [2])])"
+    )
+    assert result_of(code) == (1, 1, [1, 2, 0])
+    code = (
+        "def g(d, k):\n    return d.get(k, g({'a': 7}, 'a') if k != 'a' else 0)\ng({'b': 1}, 'b')"
+    )
+    assert result_of(code) == 1

@@ -10,7 +10,7 @@ arguments, the size of the result) and leave every other callable to
 from __future__ import annotations
 
 import ast
-from types import FunctionType
+from types import FunctionType, MethodDescriptorType
 from typing import Any
 
 from memagent.sandbox._api import Compiler
@@ -205,6 +205,19 @@ def _call1(
     return call1
 
 
+def method_of(cache: list[Any], t: type, name: str) -> bool:
+    """Fill a call site's cache with `t`'s method descriptor `name` when `t` is
+    a built-in value type whose attribute `name` is a plain method (what
+    `Interpreter.getattr` hands out for it, bound); False otherwise."""
+    if t not in _FAST_TYPES:
+        return False
+    desc = getattr(t, name, None)
+    if type(desc) is not MethodDescriptorType:
+        return False
+    cache[0], cache[1] = t, desc
+    return True
+
+
 def _method_call(
     it: Compiler, func_node: ast.Attribute, arg_nodes: list[ast.expr], ctx: Ctx
 ) -> ExprFn:
@@ -226,13 +239,33 @@ def _method_call(
     # `parts.append(x)`, `s.count(c)`: a name's method, one argument
     an, ac, a0 = ops[0]
 
+    cache: list[Any] = [None, None]  # this call site's last type and its method
+
     def method1(s: Scope) -> Any:
         v = s.vars
         try:
             o = v[rn]
         except KeyError:
             o = base(s)
-        if type(o) in fast:
+        to = type(o)
+        if to is cache[0] or method_of(cache, to, name):
+            # the type's own method descriptor: `list.append(o, x)` is `o.append(x)`
+            # (taken now: the argument may re-enter this call site with another type)
+            desc = cache[1]
+            if an is not None:
+                try:
+                    x = v[an]
+                except KeyError:
+                    x = a0(s)
+            elif ac is not _MISSING:
+                x = ac
+            else:
+                x = a0(s)
+            if type(x) not in simple:
+                x = wrap_arg(x)
+            r = desc(o, x)
+            return r if r is None else sized(r)
+        if to in fast:
             m: Any = getattr(o, name)
             if an is not None:
                 try:
@@ -268,6 +301,7 @@ def _method2(
     fast, simple = _FAST_TYPES, _SIMPLE
     builtin: Any = _BUILTIN_CALLABLE
     (an, ac, a0), (bn, bc, b0) = ops
+    cache: list[Any] = [None, None]  # this call site's last type and its method
 
     def method2(s: Scope) -> Any:
         v = s.vars
@@ -275,9 +309,15 @@ def _method2(
             o = v[rn]
         except KeyError:
             o = base(s)
-        if type(o) not in fast:
+        to = type(o)
+        desc: Any = None
+        if to is cache[0] or method_of(cache, to, name):
+            m: Any = None  # the call site's cached descriptor, called with `o`
+            desc = cache[1]  # taken now: an argument may re-enter this call site
+        elif to in fast:
+            m = getattr(o, name)
+        else:
             return call(getattr_(o, name), (a0(s), b0(s)), {})
-        m: Any = getattr(o, name)
         if an is not None:
             try:
                 x = v[an]
@@ -296,12 +336,12 @@ def _method2(
             y = bc
         else:
             y = b0(s)
-        if type(m) is builtin:
+        if m is None or type(m) is builtin:
             if type(x) not in simple:
                 x = wrap_arg(x)
             if type(y) not in simple:
                 y = wrap_arg(y)
-            r = m(x, y)
+            r = desc(o, x, y) if m is None else m(x, y)
             if type(r) is int:  # `d.get(w, 0)`: sized and charged as `sized` does
                 bits = r.bit_length()
                 if bits <= max_bits:
