@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -55,6 +55,13 @@ ANON_PREFIX = "addr:"
 """How `identify` names a caller with no valid key or session (by its address)."""
 MAX_TRACKED = 4096
 """Identities whose Retry-After is remembered at once."""
+
+
+class Identify(Protocol):
+    """Who a request is, for admission (`ServerRoot.identify`); `verify=False`:
+    without reading the key store (only keys already seen valid count)."""
+
+    def __call__(self, scope: Scope, *, verify: bool = True) -> str: ...
 
 
 class RouteClass(StrEnum):
@@ -156,7 +163,7 @@ class AdmissionMiddleware:
         app: ASGIApp,
         *,
         limits: AdmissionLimits,
-        identify: Callable[[Scope], str],
+        identify: Identify,
     ) -> None:
         self.app = app
         self.limits = limits
@@ -176,10 +183,12 @@ class AdmissionMiddleware:
             await self.app(scope, receive, send)
             return
         cls = classify(scope["method"], scope["path"])
-        who = self.identify(scope)
+        passing = cls is RouteClass.META or (cls is RouteClass.SEARCH and scope["method"] == "GET")
+        # a request that is not admitted here reads no key store on the loop
+        who = self.identify(scope, verify=not passing)
         await self._pace(who)
         app_send = self._watching(send, who)
-        if cls is RouteClass.META or (cls is RouteClass.SEARCH and scope["method"] == "GET"):
+        if passing:
             # An MCP event stream (GET /mcp) waits on the loop and holds no worker.
             await self.app(scope, receive, app_send)
             return

@@ -203,15 +203,17 @@ class ServerRoot:
             self._llm = load_llm(self.llm_spec, home.config.llm)
             return self._llm
 
-    def identify(self, scope: Mapping[str, Any]) -> str:
+    def identify(self, scope: Mapping[str, Any], *, verify: bool = True) -> str:
         """Whose share of the server an HTTP request uses (admission control): the
         user of its bearer key (an admin key by id) or of its web session, else
-        `addr:<client address>` (no valid key or session: the keyless share)."""
+        `addr:<client address>` (no valid key or session: the keyless share).
+        `verify=False` looks keys up only among those already seen valid (no key
+        store read: for routes answered on the event loop, such as `/health`)."""
         for name, value in scope.get("headers", []):
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
                 if scheme.lower() == "bearer":
-                    who = self._who(token.strip())
+                    who = self._who(token.strip(), verify=verify)
                     if who is not None:
                         return who
             elif name == b"cookie" and UI_COOKIE.encode() + b"=" in value:
@@ -225,32 +227,38 @@ class ServerRoot:
         """Remember that the web-page session `cookie` was found valid for `user`, so
         its next requests share that user's admission share (the page checks the
         session again on every request; this only shares out capacity)."""
-        digest = "ui:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
-        with self._guard:
-            self._idents[digest] = f"user:{user}"
-            self._idents.move_to_end(digest)
-            while len(self._idents) > MAX_IDENTS:
-                self._idents.popitem(last=False)
+        self._remember("ui:" + _digest(cookie), f"user:{user}")
 
     def _session_who(self, header: bytes) -> str | None:
         for part in header.decode("latin-1").split(";"):
             name, _, cookie = part.strip().partition("=")
             if name == UI_COOKIE:
-                digest = "ui:" + hashlib.sha256(cookie.encode("utf-8", "replace")).hexdigest()
+                digest = "ui:" + _digest(cookie)
                 with self._guard:
                     return self._idents.get(digest)
         return None
 
-    def _who(self, token: str) -> str | None:
+    def note_key(self, token: str, key: ApiKey) -> None:
+        """Remember that `token` was found valid for `key` (by `authenticate`)."""
+        self._remember(_digest(token), _identity(key))
+
+    def _remember(self, digest: str, who: str) -> None:
+        with self._guard:
+            self._idents[digest] = who
+            self._idents.move_to_end(digest)
+            while len(self._idents) > MAX_IDENTS:
+                self._idents.popitem(last=False)
+
+    def _who(self, token: str, *, verify: bool = True) -> str | None:
         """The admission identity of a key, remembered per process: it only shares
         out capacity (the route checks the key, revocation included, on every
         request), so it needs no database round trip on the event loop after the
         first. A key that cannot be checked now (database down) counts as its
         address; its request then gets the 503 from the route."""
-        digest = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+        digest = _digest(token)
         with self._guard:
             who = self._idents.get(digest)
-        if who is not None:
+        if who is not None or not verify:
             return who
         try:
             key = self.keys.verify(token)
@@ -258,11 +266,8 @@ class ServerRoot:
             return None
         if key is None:
             return None
-        who = f"user:{key.user}" if key.user else f"key:{key.id}"
-        with self._guard:
-            self._idents[digest] = who
-            while len(self._idents) > MAX_IDENTS:
-                self._idents.popitem(last=False)
+        who = _identity(key)
+        self._remember(digest, who)
         return who
 
     def after_reply(self, user: str, work: Callable[[], None]) -> None:
@@ -293,6 +298,14 @@ class ServerRoot:
             if self.db is not None:
                 self.db.close()
                 self.db = None
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
+
+
+def _identity(key: ApiKey) -> str:
+    return f"user:{key.user}" if key.user else f"key:{key.id}"
 
 
 @dataclass(frozen=True)
@@ -346,6 +359,7 @@ async def authenticate(
         raise ProblemError(
             401, "invalid or revoked API key", slug="unauthenticated", headers=challenge
         )
+    server.note_key(credentials.credentials, key)  # admission knows it from now on
     wait = server.bucket.take(key.id)
     if wait > 0:
         raise ProblemError(
