@@ -159,6 +159,8 @@ def _call1(
     max_alloc = it.limits.max_total_alloc
     account = it.account
 
+    arg_kind = 1 if an is not None else 0 if ac is _MISSING else 2
+
     def call1(s: Scope) -> Any:
         if fn_name is not None:
             f = s.vars.get(fn_name, _MISSING)
@@ -169,16 +171,15 @@ def _call1(
                     f = func(s)
         else:
             f = func(s)
-        if an is not None:
+        if arg_kind == 0:
+            x = arg(s)
+        elif arg_kind == 1:
             try:
-                x = s.vars[an]
+                x = s.vars[an]  # type: ignore[index]
             except KeyError:
                 x = arg(s)
-        elif ac is not _MISSING:
-            x = ac
         else:
-            x = arg(s)
-        tf = type(f)
+            x = ac
         if f is str:
             tx = type(x)
             if (tx is int and lo < x < hi) or tx is float or tx is bool:
@@ -188,6 +189,7 @@ def _call1(
                 if it.allocated > max_alloc:
                     account(0)
                 return r
+        tf = type(f)
         if tf is builtin or tf is FunctionType:
             if type(x) not in simple and id(f) not in nowrap:
                 x = wrap_arg(x)
