@@ -159,6 +159,7 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
         # no per-iteration `try` (the line is marked by the loop itself)
         f, line = fns[0], lines[0]
         ahead = PREPAY * weight
+        direct = store is None
 
         def for_1(s: Scope) -> Any:
             items = iterate(iterable(s))
@@ -181,10 +182,10 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
                             it.ops = ops
                             if ops >= it.next_check:
                                 it.check_limits()
-                    if store is None:
+                    if direct:
                         variables[name] = item  # type: ignore[index]
                     else:
-                        store(s, item)
+                        store(s, item)  # type: ignore[misc]
                     r = f(s)
                     if r is not None and type(r) is Flow:
                         return r  # a `return` (the body has no break/continue)
