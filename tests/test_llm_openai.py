@@ -8,13 +8,14 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-from memagent.core.errors import InvalidInput, MemagentError
+from memagent.core.deadline import deadline
+from memagent.core.errors import DeadlineExceeded, InvalidInput, MemagentError
 from memagent.llm import LLM, LLMError
 from memagent.llm.openai_compat import OpenAICompatLLM
 
@@ -61,6 +62,48 @@ class RawBody:
     data: bytes
 
 
+def sse_event(piece: str | None, usage: dict[str, int] | None = None) -> bytes:
+    chunk: dict[str, Any] = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "fake-model",
+        "choices": [] if piece is None else [{"index": 0, "delta": {"content": piece}}],
+    }
+    if usage is not None:
+        chunk["usage"] = {**usage, "total_tokens": sum(usage.values())}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+@dataclass
+class SlowStream:
+    """A long stream written chunk by chunk; after `cancel_after` chunks it sets
+    `cancel` (as the memagent server does on a 504) and records whether the client
+    closed the connection before the stream's end."""
+
+    total: int = 2000
+    cancel_after: int | None = None
+    cancel: threading.Event | None = None
+    sent: int = 0
+    closed_by_client: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def write(self, out: Any) -> None:
+        try:
+            for i in range(self.total):
+                out.write(sse_event(f"t{i} "))
+                out.flush()
+                self.sent += 1
+                if self.cancel is not None and self.sent == self.cancel_after:
+                    self.cancel.set()
+                time.sleep(0.005)
+            out.write(b"data: [DONE]\n\n")
+        except OSError:  # broken pipe / reset: the client hung up
+            self.closed_by_client = True
+        finally:
+            self.done.set()
+
+
 class FakeServer:
     def __init__(self, responder: Responder) -> None:
         self.responder = responder
@@ -78,6 +121,12 @@ class FakeServer:
                 body["_auth"] = self.headers.get("Authorization")
                 fake.requests.append(body)
                 status, payload = fake.responder(body)
+                if isinstance(payload, SlowStream):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    payload.write(self.wfile)
+                    return
                 if isinstance(payload, RawBody):
                     self.send_response(status)
                     self.send_header("Content-Type", payload.content_type)
@@ -359,6 +408,80 @@ def test_oversized_reply_is_passed_through_not_crashing(serve: Any) -> None:
     big = "x" * 2_000_000
     server = serve(lambda body: completion(big))
     assert len(client(server).chat(USER).text) == len(big)
+
+
+# -- under a request's budget the whole reply is read as a stream -----------------------
+
+
+def test_under_a_deadline_chat_streams_and_keeps_usage(serve: Any) -> None:
+    events = sse_event("Ana ") + sse_event("is 31.") + sse_event(None, {"prompt_tokens": 7})
+    events = events.replace(b'"prompt_tokens": 7', b'"prompt_tokens": 7, "completion_tokens": 2')
+    server = serve(lambda body: (200, RawBody("text/event-stream", events + b"data: [DONE]\n\n")))
+    llm = client(server)
+    with deadline(30.0):
+        result = llm.chat(USER, max_tokens=50)
+    assert result.text == "Ana is 31."
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (7, 2)
+    req = server.requests[0]
+    assert req["stream"] is True
+    assert req["stream_options"] == {"include_usage": True}
+    assert llm.supports_stream_usage is True
+
+
+def test_server_rejecting_stream_options_is_asked_without_them(serve: Any) -> None:
+    def respond(body: dict[str, Any]) -> Reply:
+        if "stream_options" in body:
+            return error(400, "unknown field stream_options")
+        return 200, ["Ana ", "is ", "31."]
+
+    server = serve(respond)
+    llm = client(server)
+    with deadline(30.0):
+        first = llm.chat(USER)
+        second = llm.chat(USER)
+    assert first.text == second.text == "Ana is 31."
+    assert first.usage.completion_tokens == 3  # no usage chunk: one token per chunk
+    assert llm.supports_stream_usage is False
+    assert ["stream_options" in r for r in server.requests] == [True, False, False]
+
+
+def test_server_ignoring_stream_flag_still_answers(serve: Any) -> None:
+    server = serve(lambda body: completion("Ana is 31."))
+    with deadline(30.0):
+        result = client(server).chat(USER, response_schema=None)
+    assert result.text == "Ana is 31."
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (7, 3)
+
+
+def test_schema_rejection_under_a_deadline_still_falls_back(serve: Any) -> None:
+    server = serve(rejecting(['{"name": "Ana", "age": 31}']))
+    llm = client(server)
+    with deadline(30.0):
+        result = llm.chat(USER, response_schema=SCHEMA)
+    assert json.loads(result.text) == {"name": "Ana", "age": 31}
+    assert llm.supports_response_format is False
+
+
+def test_cancel_stops_a_non_streamed_call_and_closes_the_connection(serve: Any) -> None:
+    cancel = threading.Event()
+    stream = SlowStream(cancel_after=3, cancel=cancel)
+    server = serve(lambda body: (200, stream))
+    with pytest.raises(DeadlineExceeded, match="cancelled"), deadline(None, cancel=cancel):
+        client(server).chat(USER, max_tokens=4000)
+    assert stream.done.wait(30.0)
+    assert stream.closed_by_client  # the server saw the hang-up and stopped generating
+    assert stream.sent < stream.total
+    assert server.requests[0]["stream"] is True
+
+
+def test_running_out_of_time_stops_a_non_streamed_call(serve: Any) -> None:
+    stream = SlowStream()
+    server = serve(lambda body: (200, stream))
+    with pytest.raises(DeadlineExceeded, match="ran out of time"), deadline(0.3):
+        client(server).chat(USER, max_tokens=4000)
+    assert stream.done.wait(30.0)
+    assert stream.closed_by_client
+    assert stream.sent < stream.total
 
 
 @pytest.mark.slow

@@ -7,6 +7,13 @@ with the schema in the prompt instead, for the rest of this object's life. Eithe
 way the reply is validated, and an invalid one gets exactly one repair round
 before an `LLMError`. Transport and server failures become an `LLMError` that
 says what to check, never a raw client traceback.
+
+Deadlines: a call made under a request's budget (`core.deadline`) is decoded as a
+stream even when the caller wants the whole reply, and the budget is checked per
+streamed chunk, so a cancel (a 504, a client gone) or the end of the time closes
+the connection within one token instead of when the server finishes. Token usage
+then comes from `stream_options.include_usage`; a server that rejects that option
+is asked without it, and one that sends no usage is counted one token per chunk.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import openai
+import pydantic
+from openai.types.chat import ChatCompletion
 
-from memagent.core.deadline import check_deadline, remaining_time
+from memagent.core.deadline import Budget, check_deadline, current_budget, remaining_time
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -48,6 +57,8 @@ class OpenAICompatLLM:
         self.base_url = str(self._client.base_url)
         self.supports_response_format: bool | None = None
         """None until the server has accepted or rejected a JSON-schema `response_format`."""
+        self.supports_stream_usage: bool | None = None
+        """None until the server has accepted or rejected `stream_options.include_usage`."""
 
     def close(self) -> None:
         self._client.close()
@@ -140,10 +151,19 @@ class OpenAICompatLLM:
                 raise LLMError(f"{self.name} streamed a reply that does not fit the schema: {why}")
 
     def _complete(self, msgs: list[Message], kwargs: dict[str, Any]) -> ChatResult:
+        budget = current_budget()
+        if budget.bounded:  # a deadline or a cancel can stop it: decode chunk by chunk
+            return self._complete_streamed(msgs, kwargs, budget)
         started = time.perf_counter()
         try:
             resp = self._create(msgs, kwargs, stream=False)
-            elapsed = time.perf_counter() - started
+        except _MALFORMED as exc:  # a body the client cannot even decode
+            raise LLMError(f"{self.name} at {self.base_url} returned a malformed reply") from exc
+        return self._result(resp, time.perf_counter() - started)
+
+    def _result(self, resp: Any, elapsed: float) -> ChatResult:
+        """The `ChatResult` of a whole (non-streamed) completion."""
+        try:
             if not resp.choices:
                 raise LLMError(f"{self.name} at {self.base_url} returned no choices")
             text = resp.choices[0].message.content or ""
@@ -156,9 +176,69 @@ class OpenAICompatLLM:
             model = str(resp.model or self.model)
         except _MALFORMED as exc:
             raise LLMError(f"{self.name} at {self.base_url} returned a malformed reply") from exc
-        if usage.completion_tokens and elapsed > 0:
-            usage.tokens_per_second = usage.completion_tokens / elapsed
-        return ChatResult(text=str(text), usage=usage, model=model)
+        return ChatResult(text=str(text), usage=_with_speed(usage, elapsed), model=model)
+
+    def _complete_streamed(
+        self, msgs: list[Message], kwargs: dict[str, Any], budget: Budget
+    ) -> ChatResult:
+        """The whole reply, read as a stream so that `budget` is checked per chunk;
+        leaving early (`DeadlineExceeded`) closes the connection, which tells the
+        server to stop generating."""
+        started = time.perf_counter()
+        pieces = self._open_stream(msgs, kwargs)
+        text: list[str] = []
+        events = chunks = 0
+        usage: Usage | None = None
+        model = self.model
+        try:
+            if _is_json(pieces):  # a server that ignores `stream` sends the whole reply
+                body = ChatCompletion.model_validate_json(pieces.response.read())
+                return self._result(body, time.perf_counter() - started)
+            for chunk in pieces:
+                budget.check("the model call")
+                events += 1
+                model = str(chunk.model or model)
+                if chunk.usage is not None:
+                    usage = Usage(
+                        prompt_tokens=chunk.usage.prompt_tokens or 0,
+                        completion_tokens=chunk.usage.completion_tokens or 0,
+                    )
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text.append(chunk.choices[0].delta.content)
+                    chunks += 1
+        except openai.OpenAIError as exc:
+            budget.check("the model call")  # a read broken off by the cancel itself
+            raise self._error(exc) from exc
+        except (*_MALFORMED, pydantic.ValidationError) as exc:
+            raise LLMError(f"{self.name} at {self.base_url} returned a malformed reply") from exc
+        finally:
+            pieces.close()
+        if not events:
+            raise LLMError(f"{self.name} at {self.base_url} sent no stream events")
+        if usage is None:  # no usage chunk: one token per content chunk, prompt unknown
+            usage = Usage(completion_tokens=chunks)
+        return ChatResult(
+            text="".join(text), usage=_with_speed(usage, time.perf_counter() - started), model=model
+        )
+
+    def _open_stream(self, msgs: list[Message], kwargs: dict[str, Any]) -> Any:
+        """A streamed completion that asks for usage in its last chunk while the server
+        takes `stream_options`; one that rejects it (400/422) is asked without it, and
+        from then on never with it."""
+        if self.supports_stream_usage is False:
+            return self._create(msgs, kwargs, stream=True)
+        try:
+            pieces = self._create(
+                msgs, {**kwargs, "stream_options": {"include_usage": True}}, stream=True
+            )
+        except LLMError as exc:
+            if self.supports_stream_usage is not None or not _rejects_format(exc):
+                raise
+            pieces = self._create(msgs, kwargs, stream=True)  # the same refusal: raised
+            self.supports_stream_usage = False
+            return pieces
+        self.supports_stream_usage = True
+        return pieces
 
     def _structured(
         self, msgs: list[Message], base: dict[str, Any], schema: dict[str, Any]
@@ -230,6 +310,18 @@ class OpenAICompatLLM:
             err = LLMError(f"{where} failed: {str(exc)[:_DETAIL_CHARS]}")
         err.status_code = getattr(exc, "status_code", None)  # type: ignore[attr-defined]
         return err
+
+
+def _with_speed(usage: Usage, elapsed: float) -> Usage:
+    if usage.completion_tokens and elapsed > 0:
+        usage.tokens_per_second = usage.completion_tokens / elapsed
+    return usage
+
+
+def _is_json(pieces: Any) -> bool:
+    """Whether a streamed call was answered with a plain JSON body instead of events."""
+    kind = str(pieces.response.headers.get("content-type", ""))
+    return kind.split(";")[0].strip().lower() == "application/json"
 
 
 def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
