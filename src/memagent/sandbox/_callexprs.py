@@ -14,6 +14,7 @@ from types import FunctionType, MethodDescriptorType
 from typing import Any
 
 from memagent.sandbox._api import Compiler
+from memagent.sandbox._calls import _SCALARS
 from memagent.sandbox._fast import operand
 from memagent.sandbox._names import ExprFn
 from memagent.sandbox._objects import SandboxFunction
@@ -160,6 +161,7 @@ def _call1(
     account = it.account
 
     arg_kind = 1 if an is not None else 0 if ac is _MISSING else 2
+    scalars = _SCALARS
 
     def call1(s: Scope) -> Any:
         if fn_name is not None:
@@ -200,6 +202,8 @@ def _call1(
                 if type(x) not in simple:
                     x = wrap_arg(x)
                 return sized(special(x))
+            if type(x) in scalars and not issubclass(f, type):
+                return sized(f(x))  # `range(n)`, `list('ab')`: nothing to meter or wrap
         if tf is sandbox_function:
             return call_function(f, None, (x,), {})
         return call(f, (x,), {})

@@ -104,7 +104,8 @@ def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dic
     if not callable(func):
         raise TypeError(f"'{type(func).__name__}' object is not callable")
     # types and module functions: containers may carry iterables they consume
-    args = [it._wrap_nested(a) if type(a) in _CONTAINERS else it._wrap_arg(a) for a in args]
+    if args and not all(type(a) in _SCALARS for a in args):
+        args = [it._wrap_nested(a) if type(a) in _CONTAINERS else it._wrap_arg(a) for a in args]
     if kwargs:
         kwargs = {
             k: it._wrap_nested(v) if type(v) in _CONTAINERS else it._wrap_arg(v)

@@ -14,7 +14,7 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._names import ExprFn, StoreFn
 from memagent.sandbox._objects import Metered
-from memagent.sandbox._scope import COMP, Ctx, Scope
+from memagent.sandbox._scope import COMP, CompScope, Ctx, Scope
 from memagent.sandbox._targets import compile_target
 from memagent.sandbox.limits import LimitExceeded
 
@@ -111,7 +111,7 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
 
     def comprehension(s: Scope) -> Any:
         items = first(s)
-        cs = Scope({}, s, is_comp=True)
+        cs = CompScope({}, s)
         out = kind()
         state.append(out)
         try:
@@ -122,22 +122,40 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
         return out
 
     _, store, ifs, weight = levels[0]
-    if kind is not list or len(levels) > 1 or ifs:
+    if kind is not list or len(levels) > 1:
         return comprehension
-    # [elt for x in items]: one generator, no condition
+    # [elt for x in items if cond]: one generator, the common shape
     elt = out_fns[0]
-    iterate = it.iterate
+    iterate, truth = it.iterate, it.truth
+    target = node.generators[0].target
+    name = target.id if isinstance(target, ast.Name) else None
+    bindable, check_bind = it.bindable, it.check_bind
 
     def list_comprehension(s: Scope) -> Any:
         items = first(s)
-        cs = Scope({}, s, is_comp=True)
+        cv: dict[str, Any] = {}
+        cs = CompScope(cv, s)
+        if name is not None and name not in bindable:
+            check_bind(name)
         out: list[Any] = []
         append = out.append
         for item in iterate(items):
             it.ops += weight
             if it.ops >= it.next_check:
                 it.check_limits()
-            store(cs, item)
+            if name is not None:
+                cv[name] = item
+            else:
+                store(cs, item)
+            if ifs:
+                kept = True
+                for cond in ifs:
+                    t = cond(cs)
+                    if not (t is True or (t is not False and truth(t))):
+                        kept = False
+                        break
+                if not kept:
+                    continue
             append(elt(cs))
             if len(out) > limit:
                 raise LimitExceeded(f"collection of more than {limit} items")
@@ -182,7 +200,7 @@ def e_genexp(it: Compiler, node: ast.GeneratorExp, ctx: Ctx) -> ExprFn:
 
     def genexp(s: Scope) -> Any:
         items = first(s)
-        cs = Scope({}, s, is_comp=True)
+        cs = CompScope({}, s)
         return Metered(it, gen(cs, items, 0))
 
     return genexp

@@ -113,7 +113,25 @@ def elements(it: Compiler, elts: list[ast.expr], ctx: Ctx) -> Callable[[Scope], 
     """The items of a list/tuple/set display, starred ones unpacked (metered)."""
     if not any(isinstance(e, ast.Starred) for e in elts):
         fns = [it.compile_expr(e, ctx) for e in elts]
-        return lambda s: [f(s) for f in fns]
+        if not fns:
+            return lambda s: []
+        if len(fns) == 1:
+            (f0,) = fns
+            return lambda s: [f0(s)]
+        if len(fns) == 2:
+            f0, f1 = fns
+            return lambda s: [f0(s), f1(s)]
+        if len(fns) == 3:
+            f0, f1, f2 = fns
+            return lambda s: [f0(s), f1(s), f2(s)]
+
+        def items(s: Scope) -> list[Any]:
+            out = []
+            for f in fns:
+                out.append(f(s))
+            return out
+
+        return items
     parts = [
         (True, it.compile_expr(e.value, ctx))
         if isinstance(e, ast.Starred)
@@ -137,10 +155,13 @@ def elements(it: Compiler, elts: list[ast.expr], ctx: Ctx) -> Callable[[Scope], 
 def e_list(it: Compiler, node: ast.List, ctx: Ctx) -> ExprFn:
     build = elements(it, node.elts, ctx)
     account = it.account
+    max_alloc = it.limits.max_total_alloc
 
     def list_(s: Scope) -> Any:
         out = build(s)
-        account(56 + 8 * len(out))
+        it.allocated += 56 + 8 * len(out)
+        if it.allocated > max_alloc:
+            account(0)
         return out
 
     return list_
@@ -150,6 +171,9 @@ def e_tuple(it: Compiler, node: ast.Tuple, ctx: Ctx) -> ExprFn:
     value = fold(node)
     if value is not _MISSING:
         return lambda s: value
+    if len(node.elts) == 2 and not any(isinstance(e, ast.Starred) for e in node.elts):
+        f0, f1 = (it.compile_expr(e, ctx) for e in node.elts)
+        return lambda s: (f0(s), f1(s))
     build = elements(it, node.elts, ctx)
     return lambda s: tuple(build(s))
 

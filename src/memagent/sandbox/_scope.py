@@ -8,45 +8,59 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+_EMPTY: frozenset[str] = frozenset()
+
 
 class Scope:
     """One namespace: the module globals, a function call, a class body or a
-    comprehension. Lookups walk `parent` up to the globals."""
+    comprehension. Lookups walk `parent` up to the globals.
 
-    __slots__ = (
-        "globals_",
-        "is_class",
-        "is_comp",
-        "local_names",
-        "nonlocals",
-        "owner",
-        "parent",
-        "self_obj",
-        "sink",
-        "vars",
-    )
+    A call or a comprehension makes one, so it is cheap to create: only `vars`
+    and `parent` are set on every instance, the rest default on the class (no
+    `__slots__`, which would need all ten set each time)."""
+
+    is_class = False
+    is_comp = False
+    local_names = _EMPTY
+    globals_ = _EMPTY
+    nonlocals = _EMPTY
+    sink: list[Any] | None = None
+    self_obj: Any = None
+    owner: Any = None
 
     def __init__(
         self,
         vars: dict[str, Any],
         parent: Scope | None,
-        local_names: frozenset[str] = frozenset(),
-        globals_: frozenset[str] = frozenset(),
-        nonlocals: frozenset[str] = frozenset(),
+        local_names: frozenset[str] = _EMPTY,
+        globals_: frozenset[str] = _EMPTY,
+        nonlocals: frozenset[str] = _EMPTY,
         *,
         is_class: bool = False,
         is_comp: bool = False,
     ) -> None:
         self.vars = vars
         self.parent = parent
-        self.local_names = local_names
-        self.globals_ = globals_
-        self.nonlocals = nonlocals
-        self.is_class = is_class
-        self.is_comp = is_comp
-        self.sink: list[Any] | None = None
-        self.self_obj: Any = None
-        self.owner: Any = None
+        if local_names:
+            self.local_names = local_names
+        if globals_:
+            self.globals_ = globals_
+        if nonlocals:
+            self.nonlocals = nonlocals
+        if is_class:
+            self.is_class = True
+        if is_comp:
+            self.is_comp = True
+
+
+class CompScope(Scope):
+    """A comprehension's scope (the common case, made with two stores)."""
+
+    is_comp = True
+
+    def __init__(self, vars: dict[str, Any], parent: Scope | None) -> None:
+        self.vars = vars
+        self.parent = parent
 
 
 @dataclass(frozen=True)
