@@ -11,7 +11,8 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._calls import compile_function
 from memagent.sandbox._fast import assign_item, augassign_name
-from memagent.sandbox._names import StmtFn, block, check_at, has_jump, mark, storer
+from memagent.sandbox._loops import s_for, s_while
+from memagent.sandbox._names import StmtFn, mark, storer
 from memagent.sandbox._objects import (
     Internal,
     SandboxClass,
@@ -133,133 +134,6 @@ def s_if(it: Compiler, node: ast.If, ctx: Ctx) -> StmtFn:
         return None
 
     return if_
-
-
-PREPAY = 32
-"""Iterations a loop charges ahead when no limit check is due within them
-(refunded when the loop ends early): one counter update per 33 iterations."""
-
-
-def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
-    iterable = it.compile_expr(node.iter, ctx)
-    target = node.target
-    saved = ctx.weight
-    ctx.weight = 1
-    name = target.id if isinstance(target, ast.Name) and ctx.direct(target.id) else None
-    store = None if name is not None else compile_target(it, target, ctx)
-    fns, lines, body_weight = it.compile_body(node.body, ctx)
-    weight = ctx.weight + body_weight  # charged once per iteration
-    ctx.weight = saved
-    orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
-    jumps = has_jump(node.body)
-    iterate = it.iterate
-    check_bind = it.check_bind
-    if len(fns) == 1 and not jumps:
-        # the common shape: one statement, no break/continue: no block layer,
-        # no per-iteration `try` (the line is marked by the loop itself)
-        f, line = fns[0], lines[0]
-        ahead = PREPAY * weight
-        direct = store is None
-
-        def for_1(s: Scope) -> Any:
-            items = iterate(iterable(s))
-            if name is not None:
-                check_bind(name)
-            variables = s.vars
-            prepaid = 0
-            try:
-                for item in items:
-                    if prepaid:
-                        prepaid -= 1
-                    else:
-                        # charge this iteration and, while no check is due
-                        # within them, the next PREPAY (refunded if unused)
-                        ops = it.ops + weight
-                        if ops + ahead < it.next_check:
-                            it.ops = ops + ahead
-                            prepaid = PREPAY
-                        else:
-                            it.ops = ops
-                            if ops >= it.next_check:
-                                it.check_limits()
-                    if direct:
-                        variables[name] = item  # type: ignore[index]
-                    else:
-                        store(s, item)  # type: ignore[misc]
-                    r = f(s)
-                    if r is not None and type(r) is Flow:
-                        return r  # a `return` (the body has no break/continue)
-            except BaseException as exc:
-                mark(it, exc, line)
-                raise
-            finally:
-                if prepaid:
-                    it.ops -= prepaid * weight
-            if orelse is not None:
-                return orelse(s)
-            return None
-
-        return for_1
-    body = block(it, fns, lines, 0)
-    first_line = lines[0] if lines else node.lineno
-
-    def for_(s: Scope) -> Any:
-        items = iterate(iterable(s))
-        if name is not None:
-            check_bind(name)
-        variables = s.vars
-        for item in items:
-            it.ops += weight
-            if it.ops >= it.next_check:
-                check_at(it, first_line)
-            if store is None:
-                variables[name] = item  # type: ignore[index]
-            else:
-                store(s, item)
-            r = body(s)
-            if r is not None and type(r) is Flow:
-                if r is BREAK:
-                    return None
-                if r is not CONTINUE:
-                    return r
-        if orelse is not None:
-            return orelse(s)
-        return None
-
-    return for_
-
-
-def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
-    saved = ctx.weight
-    ctx.weight = 1
-    test = it.compile_expr(node.test, ctx)
-    fns, lines, body_weight = it.compile_body(node.body, ctx)
-    weight = ctx.weight + body_weight
-    ctx.weight = saved
-    body = block(it, fns, lines, 0)
-    orelse = it.compile_block(node.orelse, ctx) if node.orelse else None
-    truth = it.truth
-    first_line = lines[0] if lines else node.lineno
-
-    def while_(s: Scope) -> Any:
-        while True:
-            it.ops += weight
-            if it.ops >= it.next_check:
-                check_at(it, first_line)
-            t = test(s)
-            if not (t is True or (t is not False and truth(t))):
-                break
-            r = body(s)
-            if r is not None and type(r) is Flow:
-                if r is BREAK:
-                    return None
-                if r is not CONTINUE:
-                    return r
-        if orelse is not None:
-            return orelse(s)
-        return None
-
-    return while_
 
 
 def s_break(it: Compiler, node: ast.Break, ctx: Ctx) -> StmtFn:
