@@ -224,6 +224,9 @@ def compile_function(it: Compiler, node: ast.FunctionDef | ast.Lambda, ctx: Ctx)
     )
 
 
+_new_scope = object.__new__
+
+
 def call_function(
     it: Compiler,
     func: SandboxFunction,
@@ -233,10 +236,10 @@ def call_function(
 ) -> Any:
     if it.depth >= it.max_depth:
         raise LimitExceeded(f"recursion depth of {it.limits.max_recursion} reached")
-    it.ops += 1
+    code: FunctionCode = func._code
+    it.ops += 1 + code.tail_weight  # the call, and a `return <expr>` body with it
     if it.ops >= it.next_check:
         it.check_limits()
-    code: FunctionCode = func._code
     info = code.info
     if self_obj is not None:
         args = (self_obj, *args)
@@ -249,19 +252,26 @@ def call_function(
     else:
         variables = {}
         it._bind_args(func, variables, args, kwargs)
-    scope = Scope(variables, func._scope, info.local_names, info.globals_, info.nonlocals)
+    # a Scope without running its __init__: set what differs from the defaults
+    scope = _new_scope(Scope)
+    scope.vars = variables
+    scope.parent = func._scope
+    scope.local_names = info.local_names
+    if info.globals_:
+        scope.globals_ = info.globals_
+    if info.nonlocals:
+        scope.nonlocals = info.nonlocals
     first = code.first
     if first is not None:
         scope.self_obj = variables.get(first)
-    scope.owner = func._owner
+    owner = func._owner
+    if owner is not None:
+        scope.owner = owner
     it.depth += 1
     body = code.body
     try:
         tail = code.tail
         if tail is not None:
-            it.ops += code.tail_weight
-            if it.ops >= it.next_check:
-                it.check_limits()
             if body is not None:
                 flow = body(scope)
                 if flow is not None and type(flow) is Flow:

@@ -18,6 +18,8 @@ from memagent.sandbox._scope import COMP, CompScope, Ctx, Scope
 from memagent.sandbox._targets import compile_target
 from memagent.sandbox.limits import LimitExceeded
 
+_new_scope = object.__new__  # a CompScope without running its __init__
+
 # one generator: (its iterable, None for the first one, evaluated outside),
 # the target store, the conditions, the operations charged per item
 Level = tuple[ExprFn | None, StoreFn, list[ExprFn], int]
@@ -111,7 +113,9 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
 
     def comprehension(s: Scope) -> Any:
         items = first(s)
-        cs = CompScope({}, s)
+        cs = _new_scope(CompScope)
+        cs.vars = {}
+        cs.parent = s
         out = kind()
         state.append(out)
         try:
@@ -134,7 +138,9 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
     def list_comprehension(s: Scope) -> Any:
         items = first(s)
         cv: dict[str, Any] = {}
-        cs = CompScope(cv, s)
+        cs = _new_scope(CompScope)
+        cs.vars = cv
+        cs.parent = s
         if name is not None and name not in bindable:
             check_bind(name)
         out: list[Any] = []
@@ -200,7 +206,9 @@ def e_genexp(it: Compiler, node: ast.GeneratorExp, ctx: Ctx) -> ExprFn:
 
     def genexp(s: Scope) -> Any:
         items = first(s)
-        cs = CompScope({}, s)
+        cs = _new_scope(CompScope)
+        cs.vars = {}
+        cs.parent = s
         return Metered(it, gen(cs, items, 0))
 
     return genexp
