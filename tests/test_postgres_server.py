@@ -5,9 +5,12 @@ database see the same memory, users stay apart, the database going away is a
 from __future__ import annotations
 
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -82,6 +85,56 @@ def test_two_servers_share_memory_and_keep_users_apart(
     shown = alice_one.get("/v1/profile/user_food_prefs").json()
     likes = shown["resources"]["resource_user_food_prefs.json"]["food"]["likes"]
     assert [i["item"] for i in likes] == ["figs"]
+
+
+class _StalledKeys:
+    """The database's key store, with every check held until `release` is set (a
+    database that has stalled)."""
+
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+        self.release = threading.Event()
+        self.entered = threading.Semaphore(0)
+
+    def verify(self, presented: str) -> Any:
+        self.entered.release()
+        self.release.wait(60)
+        return self.keys.verify(presented)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.keys, name)
+
+
+def test_key_checks_run_off_the_event_loop_with_their_own_admission(
+    pg_url: str, tmp_path: Path
+) -> None:
+    with Database.open(pg_url, max_size=1) as db:
+        key, _ = PgKeyStore(db).create(user=f"dana-{uuid.uuid4().hex[:6]}")
+    app = create_app(tmp_path / "server", ServerSettings(mcp=False, embeddings=False, store=pg_url))
+    server = app.state.server
+    server.auth_threads, server.auth_queue = 1, 1
+    stalled = _StalledKeys(server.keys)
+    server.keys = stalled
+    auth = {"Authorization": f"Bearer {key}"}
+    with LiveServer(app) as live, ThreadPoolExecutor(2) as pool:
+        client = httpx.Client(base_url=live.url, timeout=30)
+        held = pool.submit(client.get, "/v1/me", headers=auth)  # takes the one key thread
+        assert stalled.entered.acquire(timeout=30)
+        waiting = pool.submit(client.get, "/v1/me", headers=auth)  # waits for it
+        while server._auth_limiter.statistics().tasks_waiting < 1:
+            assert not waiting.done()
+            threading.Event().wait(0.01)
+        # the event loop is free while the database is stuck: /health answers
+        assert client.get("/health").status_code == 200
+        # one more key check than the pool and its queue hold: 503 at once, no thread
+        refused = client.get("/v1/me", headers=auth)
+        assert "checking API keys" in assert_problem(refused, 503)["detail"]
+        assert int(refused.headers["Retry-After"]) >= 1
+        stalled.release.set()
+        assert held.result().status_code == 200
+        assert waiting.result().status_code == 200
+        assert client.get("/v1/me", headers=auth).json()["user"].startswith("dana-")
+        client.close()
 
 
 def test_database_stopped_is_503_and_unreachable_database_refuses_to_start(

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio
+import anyio.to_thread
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
-from memagent.core import MemagentError, MemoryHome
+from memagent.core import MemagentError, MemoryHome, Overloaded
 from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
 from memagent.server._keys import ApiKey, Keys, validate_user
@@ -51,6 +53,11 @@ class _UserStores:
 
 DEFAULT_MAX_USERS = 256
 MAX_IDENTS = 4096
+AUTH_THREADS = 4
+"""Key checks against a database run in at most this many threads at once, off the
+event loop and apart from the threads of admitted work."""
+AUTH_QUEUE = 64
+"""At most this many key checks wait for one of those threads; more answer 503."""
 
 
 UI_COOKIE = "memagent_ui"
@@ -87,6 +94,9 @@ class ServerRoot:
     _after_reply: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(2, thread_name_prefix="memagent-after-reply")
     )
+    auth_threads: int = AUTH_THREADS
+    auth_queue: int = AUTH_QUEUE
+    _auth_limiter: anyio.CapacityLimiter | None = None
 
     @classmethod
     def open(
@@ -238,6 +248,23 @@ class ServerRoot:
                     return self._idents.get(digest)
         return None
 
+    async def verify_key(self, token: str) -> ApiKey | None:
+        """The active key `token` presents, else None. Keys in a database are checked
+        in worker threads of their own (at most `auth_threads` at once and
+        `auth_queue` waiting; one more is `Overloaded`, a 503), so a slow database
+        never stalls the event loop, and key checks neither wait behind nor take the
+        threads of admitted work. Every check reads the key's row: a key revoked
+        through any server stops at its next request. The file store checks in
+        memory (a hash and a cached key list), on the loop."""
+        if self.db is None:
+            return self.keys.verify(token)
+        if self._auth_limiter is None:
+            self._auth_limiter = anyio.CapacityLimiter(max(1, self.auth_threads))
+        limiter = self._auth_limiter
+        if limiter.statistics().tasks_waiting >= self.auth_queue:
+            raise Overloaded("the server is busy checking API keys; retry shortly", per_user=False)
+        return await anyio.to_thread.run_sync(self.keys.verify, token, limiter=limiter)
+
     def note_key(self, token: str, key: ApiKey) -> None:
         """Remember that `token` was found valid for `key` (by `authenticate`)."""
         self._remember(_digest(token), _identity(key))
@@ -254,11 +281,13 @@ class ServerRoot:
         out capacity (the route checks the key, revocation included, on every
         request), so it needs no database round trip on the event loop after the
         first. A key that cannot be checked now (database down) counts as its
-        address; its request then gets the 503 from the route."""
+        address; its request then gets the 503 from the route. With a database, a
+        key not seen yet also counts as its address (no query on the event loop),
+        until `authenticate` has checked it off the loop and noted it."""
         digest = _digest(token)
         with self._guard:
             who = self._idents.get(digest)
-        if who is not None or not verify:
+        if who is not None or not verify or self.db is not None:
             return who
         try:
             key = self.keys.verify(token)
@@ -344,8 +373,8 @@ async def authenticate(
     server: Annotated[ServerRoot, Depends(get_server)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Caller:
-    """Check the bearer key, then spend one token of its rate limit. Async (cheap:
-    a hash and a cached key list), so it never waits for a worker thread."""
+    """Check the bearer key, then spend one token of its rate limit. Async, so it
+    never waits for a worker thread of admitted work (`ServerRoot.verify_key`)."""
     challenge = {"WWW-Authenticate": "Bearer"}
     if credentials is None:
         raise ProblemError(
@@ -354,7 +383,7 @@ async def authenticate(
             slug="unauthenticated",
             headers=challenge,
         )
-    key = server.keys.verify(credentials.credentials)
+    key = await server.verify_key(credentials.credentials)
     if key is None:
         raise ProblemError(
             401, "invalid or revoked API key", slug="unauthenticated", headers=challenge

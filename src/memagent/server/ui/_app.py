@@ -94,7 +94,7 @@ async def login(request: Request) -> Response:
     if not pre or not cookie or not hmac.compare_digest(pre.encode(), cookie.encode()):
         return _login_failed(request, 403, "The sign-in form expired; try again.")
     presented = (form.get("key") or [""])[0].strip()
-    key = server.keys.verify(presented) if presented and len(presented) < 200 else None
+    key = await server.verify_key(presented) if presented and len(presented) < 200 else None
     if key is None:
         return _login_failed(request, 401, "That key is not valid (or was revoked).")
     if key.user is None:
