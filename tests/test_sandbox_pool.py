@@ -108,15 +108,27 @@ def test_a_worker_that_stops_answering_is_killed_after_its_time_limit(pool: Work
 def test_the_request_budget_kills_code_mid_run(pool: WorkerPool) -> None:
     """A request's cancel (or deadline) stops sandboxed code at once, well inside its
     own time limit: the worker is killed and the session starts over."""
-    s = IsolatedSession(limits=Limits(timeout_s=60), pool=pool)
+    s = IsolatedSession(limits=Limits(timeout_s=60, max_operations=10**12), pool=pool)
     cancel = threading.Event()
     try:
         s.add_tools({"started": lambda: cancel.set()})  # the code is running: cancel it
         s.run("x = 1")
         with deadline(None, cancel=cancel), pytest.raises(DeadlineExceeded, match="sandboxed"):
             s.run("started()\nwhile True:\n    pass")
-        after = s.run("1 + 1")  # a fresh worker; the state is gone and a note says so
-        assert after.result == 2 and any("crashed" in n for n in after.notes)
+        after = s.run("1 + 1")  # a fresh worker; the state is gone and a note says why
+        assert after.result == 2
+        assert after.notes == [
+            "the previous run was cancelled with its request: "
+            "this session started over, its variables are gone"
+        ]
+        assert s.run("2").notes == []  # said once
+        with deadline(0.3), pytest.raises(DeadlineExceeded, match="ran out of time"):
+            s.run("y = 1\nwhile True:\n    pass")
+        with pytest.raises(InvalidInput, match="stopped by its request's deadline"):
+            s.snapshot()
+        later = s.run("3")
+        assert later.result == 3 and not any("crashed" in n for n in later.notes)
+        assert any("stopped by its request's deadline" in n for n in later.notes)
     finally:
         s.close()
 

@@ -44,6 +44,10 @@ class Budget:
             return 0.0
         return None if self.end is None else max(0.0, self.end - time.monotonic())
 
+    def cancelled(self) -> bool:
+        """Whether the cancel event is set (as opposed to the time being up)."""
+        return self.cancel is not None and self.cancel.is_set()
+
     def stopped(self) -> bool:
         """Whether the work should stop now (time up or cancelled); cheap enough to
         ask once per generated token."""

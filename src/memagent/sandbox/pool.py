@@ -49,6 +49,12 @@ _EXTRA_IDLE = 4
 """Returned workers kept beyond the pre-started ones (spawning is the cost to avoid)."""
 
 
+_CRASHED = "the previous run's worker crashed"
+_OUT_OF_TIME = "the previous run was stopped by its request's deadline"
+_CANCELLED = "the previous run was cancelled with its request"
+"""Why a session started over (its next run's note; `snapshot`'s refusal)."""
+
+
 class SandboxCrashed(Exception):
     """The worker running the code died or was killed; the host is unharmed."""
 
@@ -260,7 +266,8 @@ class IsolatedSession:
         self._pool = pool or default_pool()
         self._worker: _Worker | None = None
         self._lock = threading.Lock()
-        self._lost_state = False
+        self._lost: str | None = None
+        """Why the session's state was lost since its last run (it started over)."""
         self.last_peak_rss = 0
 
     @staticmethod
@@ -288,7 +295,7 @@ class IsolatedSession:
         if self._worker is None or not self._worker.alive:
             if self._worker is not None:
                 self._worker.kill()
-                self._lost_state = True
+                self._lost = self._lost or _CRASHED
             self._worker = self._pool.acquire()
             self._request(
                 {"op": "open", "limits": self.limits.model_dump(), "tools": list(self._tools)}
@@ -306,7 +313,7 @@ class IsolatedSession:
                 reply = worker.recv(deadline, budget)
             except DeadlineExceeded:
                 self._worker = None  # killed: the next run starts a fresh worker
-                self._lost_state = True
+                self._lost = _CANCELLED if budget.cancelled() else _OUT_OF_TIME
                 raise
             if reply.get("op") != "call":
                 if reply.get("op") == "error":
@@ -348,12 +355,12 @@ class IsolatedSession:
                 if self._worker is not None:
                     self._worker.kill()
                 self._worker = None
-                self._lost_state = True
+                self._lost = _CRASHED
                 return RunResult("", None, f"SandboxCrashed: {exc}")
         notes = list(reply.get("notes", []))
-        if self._lost_state:
-            notes.append("the previous worker crashed: this session started over")
-            self._lost_state = False
+        if self._lost is not None:
+            notes.append(f"{self._lost}: this session started over, its variables are gone")
+            self._lost = None
         self.last_peak_rss = int(reply.get("peak_rss_bytes", 0))
         if self._worker is not None:
             self._worker.peak_rss = self.last_peak_rss
@@ -382,8 +389,8 @@ class IsolatedSession:
     def snapshot(self) -> tuple[dict[str, Any], list[str]]:
         with self._lock:
             if self._worker is None or not self._worker.alive:
-                if self._lost_state:
-                    raise InvalidInput("the sandbox worker crashed: its state cannot be saved")
+                if self._lost is not None:
+                    raise InvalidInput(f"{self._lost}: its state cannot be saved")
                 return {"version": 1, "variables": {}, "definitions": []}, []
             reply = self._request({"op": "snapshot"})
         return dict(reply["doc"]), list(reply["skipped"])
