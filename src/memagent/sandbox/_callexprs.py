@@ -211,17 +211,14 @@ def _call1(
     return call1
 
 
-def method_of(cache: list[Any], t: type, name: str) -> bool:
-    """Fill a call site's cache with `t`'s method descriptor `name` when `t` is
-    a built-in value type whose attribute `name` is a plain method (what
-    `Interpreter.getattr` hands out for it, bound); False otherwise."""
+def method_of(t: type, name: str) -> Any:
+    """`t`'s method descriptor `name` when `t` is a built-in value type whose
+    attribute `name` is a plain method (what `Interpreter.getattr` hands out
+    for it, bound), else None. Call sites keep the last one they used."""
     if t not in _FAST_TYPES:
-        return False
+        return None
     desc = getattr(t, name, None)
-    if type(desc) is not MethodDescriptorType:
-        return False
-    cache[0], cache[1] = t, desc
-    return True
+    return desc if type(desc) is MethodDescriptorType else None
 
 
 def _method_call(
@@ -245,19 +242,23 @@ def _method_call(
     # `parts.append(x)`, `s.count(c)`: a name's method, one argument
     an, ac, a0 = ops[0]
 
-    cache: list[Any] = [None, None]  # this call site's last type and its method
+    seen_type: Any = None  # this call site's last type and its method
+    seen_desc: Any = None
 
     def method1(s: Scope) -> Any:
+        nonlocal seen_type, seen_desc
         v = s.vars
         try:
             o = v[rn]
         except KeyError:
             o = base(s)
         to = type(o)
-        if to is cache[0] or method_of(cache, to, name):
+        if to is not seen_type and (found := method_of(to, name)) is not None:
+            seen_type, seen_desc = to, found
+        if to is seen_type:
             # the type's own method descriptor: `list.append(o, x)` is `o.append(x)`
             # (taken now: the argument may re-enter this call site with another type)
-            desc = cache[1]
+            desc = seen_desc
             if an is not None:
                 try:
                     x = v[an]
@@ -307,7 +308,8 @@ def _method2(
     fast, simple = _FAST_TYPES, _SIMPLE
     builtin: Any = _BUILTIN_CALLABLE
     (an, ac, a0), (bn, bc, b0) = ops
-    cache: list[Any] = [None, None]  # this call site's last type and its method
+    seen_type: Any = None  # this call site's last type and its method
+    seen_desc: Any = None
 
     def method2(s: Scope) -> Any:
         v = s.vars
@@ -316,10 +318,13 @@ def _method2(
         except KeyError:
             o = base(s)
         to = type(o)
+        nonlocal seen_type, seen_desc
         desc: Any = None
-        if to is cache[0] or method_of(cache, to, name):
+        if to is not seen_type and (found := method_of(to, name)) is not None:
+            seen_type, seen_desc = to, found
+        if to is seen_type:
             m: Any = None  # the call site's cached descriptor, called with `o`
-            desc = cache[1]  # taken now: an argument may re-enter this call site
+            desc = seen_desc  # taken now: an argument may re-enter this call site
         elif to in fast:
             m = getattr(o, name)
         else:
