@@ -16,6 +16,13 @@ Reported per question type and overall, for every system in the same run:
   NDCG@10 with those turns as the relevant ones.
 
     python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N] [--cv]
+                                       [--deep [--model SPEC]]
+
+`--deep` adds "memagent --deep": the query expanded by the LLM first (`recall
+--deep`, `memagent.agent.expand`; the embedded model unless `--model`). Its
+terms and generation times are cached in bench/results/lme-expansions.json (keyed
+by model, prompt and question), so a second run only queries; the generation
+time reported is the one measured when the terms were made.
 
 `--cv` cross-validates the session-head knobs inside the slice: the questions
 (in type-stratified order) fall into 5 folds; on each 4 folds the grid setting
@@ -30,6 +37,7 @@ in bench/results/, so a second run only queries.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -45,6 +53,7 @@ import numpy as np
 
 from bench.embcache import RESULTS, CachedEmbedder
 from bench.evaldata import eval_dir
+from memagent.agent.expand import Expansion, expand_query
 from memagent.core import MemoryHome
 from memagent.embeddings import load_embedder
 from memagent.index import SearchParams
@@ -203,6 +212,48 @@ def systems_to_run() -> dict[str, SearchParams | None]:
     }
 
 
+DEEP = "memagent --deep"
+EXPANSIONS = RESULTS / "lme-expansions.json"
+
+
+def expansion_key(model: str, question: str) -> str:
+    from memagent.agent.prompts import load_prompt_set
+
+    system = load_prompt_set("expand").render("system")
+    return hashlib.sha256(f"{model}\n{system}\n{question}".encode()).hexdigest()[:24]
+
+
+def expansions(
+    questions: list[dict[str, Any]], model: str, path: Path = EXPANSIONS, *, quiet: bool = False
+) -> dict[str, Expansion]:
+    """The expansion of each question (by question id), from the cache file or
+    made now with `model` (the model is loaded only if one is missing)."""
+    cache: dict[str, Any] = {}
+    if path.is_file():
+        cache = json.loads(path.read_text(encoding="utf-8"))
+    out: dict[str, Expansion] = {}
+    llm = None
+    for n, q in enumerate(questions, 1):
+        key = expansion_key(model, q["question"])
+        if key not in cache:
+            if llm is None:
+                from memagent.llm import load_llm
+
+                llm = load_llm(model)
+            got = expand_query(llm, q["question"])
+            cache[key] = {"terms": got.terms, "seconds": round(got.seconds, 3)}
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(cache, indent=0), encoding="utf-8")
+            tmp.replace(path)
+            if not quiet:
+                print(f"\r{n}/{len(questions)} expanded", end="", file=sys.stderr, flush=True)
+        hit = cache[key]
+        out[q["question_id"]] = Expansion(q["question"], list(hit["terms"]), float(hit["seconds"]))
+    if llm is not None and not quiet:
+        print(file=sys.stderr)
+    return out
+
+
 def run(
     questions: list[dict[str, Any]],
     workdir: Path,
@@ -210,8 +261,10 @@ def run(
     embedder: CachedEmbedder,
     *,
     quiet: bool = False,
+    deep: dict[str, Expansion] | None = None,
 ) -> tuple[dict[str, dict[str, list[dict[str, float]]]], float, int]:
-    """Per system, per question type, the metrics of each question."""
+    """Per system, per question type, the metrics of each question. A system named
+    `DEEP` asks the question as `deep` expanded it."""
     from rank_bm25 import BM25Okapi
 
     results: dict[str, dict[str, list[dict[str, float]]]] = {s: defaultdict(list) for s in systems}
@@ -237,8 +290,11 @@ def run(
         for name, params in systems.items():
             if params is None:
                 continue
+            asked = q["question"]
+            if name == DEEP and deep is not None:
+                asked = deep[q["question_id"]].expanded
             t1 = time.perf_counter()
-            hits = store.recall(q["question"], k=DEPTH, params=params, now=now)
+            hits = store.recall(asked, k=DEPTH, params=params, now=now)
             t_query += time.perf_counter() - t1
             n_queries += 1
             ranked = [str((h.row.source or {}).get("id")) for h in hits]
@@ -369,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=RESULTS / "lme-homes")
     ap.add_argument("--limit", type=int, default=None, help="only N questions (every type in turn)")
     ap.add_argument("--cv", action="store_true", help="cross-validate the session-head knobs")
+    ap.add_argument("--deep", action="store_true", help="add recall with LLM query expansion")
+    ap.add_argument("--model", default="embedded", help="the LLM of --deep (a load_llm spec)")
     args = ap.parse_args(argv)
 
     base = load_embedder()
@@ -380,8 +438,13 @@ def main(argv: list[str] | None = None) -> int:
         questions = questions[: args.limit]
     embedder = CachedEmbedder(base, RESULTS, "lme-dev50-")
     args.workdir.mkdir(parents=True, exist_ok=True)
+    systems = systems_to_run()
+    deep = None
+    if args.deep:
+        deep = expansions(questions, args.model)
+        systems[DEEP] = DEFAULT_PARAMS
     t0 = time.perf_counter()
-    results, t_query, n_queries = run(questions, args.workdir, systems_to_run(), embedder)
+    results, t_query, n_queries = run(questions, args.workdir, systems, embedder, deep=deep)
     print(f"LongMemEval_S retrieval, {len(questions)} questions (one home each)")
     overall = report(results)
     ours, bm = overall["memagent"], overall["BM25 (rank-bm25)"]
@@ -391,6 +454,16 @@ def main(argv: list[str] | None = None) -> int:
         f"total {time.perf_counter() - t0:.1f}s; recall {1000 * t_query / max(n_queries, 1):.1f} "
         f"ms/query over {n_queries} queries"
     )
+    if deep is not None:
+        secs = [e.seconds for e in deep.values()]
+        d = overall[DEEP]
+        print(
+            f"memagent --deep vs memagent: all@5 {d['all@5']:.3f} vs {ours['all@5']:.3f}, "
+            f"any@5 {d['any@5']:.3f} vs {ours['any@5']:.3f}, turn@10 {d['turn@10']:.3f} vs "
+            f"{ours['turn@10']:.3f}, NDCG@10 {d['ndcg@10']:.3f} vs {ours['ndcg@10']:.3f}; "
+            f"expansion ({args.model}) p50 {np.percentile(secs, 50):.1f} s, "
+            f"p95 {np.percentile(secs, 95):.1f} s per question"
+        )
     if args.cv:
         grid = cv_grid()
         by_config, _, _ = run(questions, args.workdir, dict(grid), embedder, quiet=True)

@@ -83,7 +83,7 @@ def test_every_prompt_example_is_a_valid_step_for_its_schema() -> None:
         schema = (
             reply_schema() if ps.schema == "reply" else step_schema(mode, registry.loaded_tools())
         )
-        assert ps.examples or name in ("instruct", "qa"), name  # rules, no examples
+        assert ps.examples or name in ("instruct", "qa", "expand"), name  # rules, no examples
         for m in ps.example_messages(structured=True):
             if m.role == "assistant":
                 step = parse_step(m.content, mode, structured=True)

@@ -123,3 +123,31 @@ def test_cross_validation_picks_on_other_folds() -> None:
     assert {s["picked"] for s in tie} == {"default"}
     qs = [{"question_type": t} for t in "aba"]
     assert in_order({"a": [row(1), row(3)], "b": [row(2)]}, qs) == [row(1), row(2), row(3)]
+
+
+def test_expansions_are_made_once_and_cached(tmp_path: Path) -> None:
+    import json
+
+    from bench.recall_longmemeval import expansions
+
+    qs = [
+        {"question_id": "a", "question": "How many art events did I attend?"},
+        {"question_id": "b", "question": "Where do I work?"},
+    ]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["gallery, museum", "office, job"]), encoding="utf-8")
+    cache = tmp_path / "exp.json"
+    got = expansions(qs, f"scripted:{script}", cache, quiet=True)
+    assert got["a"].terms == ["gallery", "museum"] and got["b"].terms == ["office", "job"]
+    assert got["a"].expanded == "How many art events did I attend? gallery, museum"
+    # A second run reads the file: an empty script would fail if asked.
+    script.write_text("[]", encoding="utf-8")
+    again = expansions(qs, f"scripted:{script}", cache, quiet=True)
+    assert {k: v.terms for k, v in again.items()} == {k: v.terms for k, v in got.items()}
+    # Another model is another key: it is asked (and this one has nothing to say).
+    from memagent.llm import LLMError
+
+    other = tmp_path / "other.json"
+    other.write_text("[]", encoding="utf-8")
+    with pytest.raises(LLMError):
+        expansions(qs[:1], f"scripted:{other}", cache, quiet=True)

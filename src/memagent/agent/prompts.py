@@ -6,7 +6,8 @@ Sets: `instruct` (the embedded instruct model: reply only, memory handled by the
 loop, no few-shot examples), `small` (the tiny embedded base model: the same job
 shown by few-shot turns with placeholders), `qa` (short-phrase answers from
 memory: `ask --short` and `ask --batch`), `json` and `python` (the two modes
-for capable models) and `deep` (recursive retrieval). Examples are written as
+for capable models), `deep` (recursive retrieval) and `expand` (search terms
+for `recall --deep`). Examples are written as
 JSON steps; for a model asked for tagged text instead (`structured=False`) they
 are rendered as tags.
 """
@@ -25,7 +26,7 @@ from jinja2 import Environment, StrictUndefined
 from memagent.core import InvalidInput
 from memagent.llm import Message
 
-PROMPT_SETS = ("instruct", "qa", "small", "json", "python", "deep")
+PROMPT_SETS = ("instruct", "qa", "small", "json", "python", "deep", "expand")
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 

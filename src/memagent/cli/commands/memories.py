@@ -1,10 +1,11 @@
 """`memagent remember`, `memagent import` and `memagent recall`: episodic memory
-in and out, no LLM needed."""
+in and out, no LLM needed (`recall --deep` asks one for search terms first)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -232,6 +233,26 @@ def _batch_queries(path: Path) -> list[tuple[Any, str]]:
     return out
 
 
+def _expander(store: ChunkStore, model: str | None) -> Callable[[str], tuple[list[str], str]]:
+    """`--deep`: a function from a query to (the model's terms, the query to run).
+    A model that fails leaves the query as it is, with a warning on stderr."""
+    from memagent.agent.expand import expand_query
+    from memagent.llm import LLMError, load_llm
+
+    cfg = store.config.llm
+    llm = load_llm(model or cfg.model, cfg)
+
+    def expand(query: str) -> tuple[list[str], str]:
+        try:
+            got = expand_query(llm, query)
+        except LLMError as exc:
+            err_console.print(f"[yellow]--deep: the model failed ({exc}); plain recall[/]")
+            return [], query
+        return got.terms, got.expanded
+
+    return expand
+
+
 def recall(
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
     home: HomeOption = None,
@@ -257,6 +278,17 @@ def recall(
     ] = None,
     user: Annotated[str | None, typer.Option("--user", help="User id (scope).")] = None,
     keyword_only: KeywordOnly = False,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Let the LLM add search terms to the query first (slower: one generation).",
+        ),
+    ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="LLM for --deep (default: llm.model of the home's config)."),
+    ] = None,
 ) -> None:
     """Search all memory (chunks, notes, profile facts): hybrid keyword + embeddings."""
     from rich.markup import escape
@@ -269,21 +301,34 @@ def recall(
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
     filters = _filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
+    if model is not None and not deep:
+        raise InvalidInput("--model is for --deep")
     store = _store(home, keyword_only, store_url, store_user)
+    expand = _expander(store, model) if deep else None
     # The first search opens the index: changed files are re-read and documents a
     # keyword-only run left without vectors are embedded, with progress on stderr.
     with progress("updating the index", "documents") as update:
         store.progress = update
         if batch is not None:
             for qid, q in queries:
+                terms, q = expand(q) if expand else ([], q)
                 hits = store.recall(q, k=k, filters=filters)
-                print_json({"id": qid, "hits": [h.to_json() for h in hits]})
+                out: dict[str, Any] = {"id": qid, "hits": [h.to_json() for h in hits]}
+                if expand:
+                    out["expansion"] = terms
+                print_json(out)
             return
         assert query is not None
-        hits = store.recall(query, k=k, filters=filters)
+        terms, searched = expand(query) if expand else ([], query)
+        hits = store.recall(searched, k=k, filters=filters)
     if as_json:
-        print_json({"hits": [h.to_json() for h in hits]})  # the shape of HTTP /v1/search
+        doc: dict[str, Any] = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
+        if expand:
+            doc["expansion"] = terms
+        print_json(doc)
         return
+    if expand:
+        err_console.print(f"[dim]expanded with: {escape(', '.join(terms) or '(nothing)')}[/]")
     mode = "hybrid" if store.embedder is not None else f"keyword-only ({store.keyword_only_reason})"
     err_console.print(f"[dim]{len(hits)} hits · {mode}[/]")
     table = Table(
