@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from memagent.agent import Agent, Conversations, Traces
-from memagent.core import InvalidInput, MemoryHome, NotFound
+from memagent.core import Conflict, InvalidInput, MemoryHome, NotFound, sha256_hex
 from memagent.core.state import FileState
 from memagent.llm import ScriptedLLM
 from memagent.postgres import Database, PgState
@@ -132,3 +132,60 @@ def test_persona_choices_live_in_the_database(db: Database, tmp_path: Path) -> N
     with pytest.raises(InvalidInput):
         on_a.set_slider("humor", 101)
     assert on_b.active().sliders["humor"] == 90
+
+
+def test_swap_writes_only_over_the_expected_document(state: Any) -> None:
+    name = "sandbox/s.json"
+    assert state.swap(name, b"1", None, actor="t", op="x")
+    assert not state.swap(name, b"2", None, actor="t", op="x")  # someone wrote it first
+    assert not state.swap(name, b"2", sha256_hex(b"other"), actor="t", op="x")
+    assert state.read(name) == b"1"
+    assert state.swap(name, b"2", sha256_hex(b"1"), actor="t", op="x")
+    assert state.read(name) == b"2"
+
+
+def test_sandbox_sessions_persist_in_the_state(
+    state: Any, home: MemoryHome, tmp_path: Path
+) -> None:
+    from memagent.sandbox import Session, run_persisted, save_session, state_digest
+
+    assert run_persisted(home, "s", Session(), "kept = 41", state=state)["error"] is None
+    other = MemoryHome.open(tmp_path / "other")  # another server's local home
+    init_home(other)
+    assert run_persisted(other, "s", Session(), "kept + 1", state=state)["result"] == 42
+    assert state.names("sandbox") == ["sandbox/s.json"]
+    assert not (other.layout.state / "sandbox").exists()
+    saved = state_digest(home, "s", state=state)
+    stale = Session()
+    stale.run("kept = 0")
+    with pytest.raises(Conflict, match="saved by another run"):
+        save_session(home, "s", stale, expected=sha256_hex(b"stale"), state=state)
+    assert state_digest(other, "s", state=state) == saved
+
+
+def test_a_python_session_continues_on_another_server(pg_url: str, tmp_path: Path) -> None:
+    user = f"st-{uuid.uuid4().hex[:10]}"
+    homes = [MemoryHome.open(tmp_path / name) for name in ("a", "b")]
+    for h in homes:
+        init_home(h)
+    start = ScriptedLLM([_step(python="count = 41\nfinal_answer('Counting from 41.')")])
+    with (
+        open_stores(homes[0], store=pg_url, user=user, embeddings=False) as stores,
+        Agent(
+            homes[0], start, stores=stores, mode="python", learn_profile=False, embeddings=False
+        ) as a,
+    ):
+        first = a.turn("Count from 41.")
+        conversation = a.conversation_id
+    assert first.reply == "Counting from 41."
+    more = ScriptedLLM([_step(python="count += 1\nfinal_answer(str(count))")])
+    with open_stores(homes[1], store=pg_url, user=user, embeddings=False) as stores:
+        with Agent(
+            homes[1], more, stores=stores, mode="python", conversation=conversation,
+            learn_profile=False, embeddings=False,
+        ) as b:  # fmt: skip
+            second = b.turn("One more?")
+        assert second.reply == "42"  # the variable came from the database
+        assert stores.state.names("sandbox") == [f"sandbox/agent-{conversation}.json"]
+    for h in homes:
+        assert not (h.layout.state / "sandbox").exists()

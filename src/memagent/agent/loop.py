@@ -764,7 +764,8 @@ class Agent:
             self._session = IsolatedSession(tools=self._sandbox_tools())
             if self.persist and self.conversation.messages:
                 try:
-                    load_session(self.home, self._session_name(), self._session)
+                    state = self.memory.stores.state  # a shared database's, else state/ files
+                    load_session(self.home, self._session_name(), self._session, state=state)
                 except MemagentError:
                     self._session = IsolatedSession(tools=self._sandbox_tools())
         return self._session
@@ -817,7 +818,6 @@ class Agent:
             and not looks_like_request(message)
             and not is_small_talk(message)
         )
-        home = self.home
         turn_no = trace.turn
 
         def job() -> None:
@@ -825,13 +825,8 @@ class Agent:
             if persist:
                 if not shared:
                     self.conversations.save(snapshot)
-                if session is not None:
-                    from memagent.sandbox import save_session
-
-                    try:
-                        save_session(home, self._session_name(), session)
-                    except MemagentError as exc:
-                        notes.append(f"sandbox state not saved: {exc}")
+                if session is not None and not shared:
+                    self._save_sandbox(session, notes)
             try:
                 # an honest fallback is not worth remembering; what the user said is
                 stored_reply = reply if ok else ""
@@ -858,7 +853,18 @@ class Agent:
         shared = persist and memory.stores.db is not None
         if shared:
             self.conversations.save(snapshot)
+            if session is not None:  # and the Python session's variables with it
+                self._save_sandbox(session, trace.background)
         self._writer.submit(f"turn {turn_no}", job)
+
+    def _save_sandbox(self, session: Any, notes: list[str]) -> None:
+        from memagent.sandbox import save_session
+
+        try:
+            state = self.memory.stores.state
+            save_session(self.home, self._session_name(), session, state=state)
+        except MemagentError as exc:
+            notes.append(f"sandbox state not saved: {exc}")
 
 
 def _open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:

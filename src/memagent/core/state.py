@@ -12,6 +12,7 @@ from typing import Protocol
 
 from memagent.core.errors import NotFound
 from memagent.core.home import MemoryHome
+from memagent.core.storage import sha256_hex
 
 
 class State(Protocol):
@@ -21,6 +22,12 @@ class State(Protocol):
 
     def write(self, name: str, data: bytes, *, actor: str, op: str) -> None:
         """Create or replace the document (atomically)."""
+        ...
+
+    def swap(self, name: str, data: bytes, expected: str | None, *, actor: str, op: str) -> bool:
+        """Create or replace the document only while its sha256 is `expected` (None:
+        while there is none), as one atomic step; False, writing nothing, when
+        another writer changed it meanwhile."""
         ...
 
     def names(self, folder: str) -> list[str]:
@@ -47,6 +54,17 @@ class FileState:
 
     def write(self, name: str, data: bytes, *, actor: str, op: str) -> None:
         self.home.storage.write_bytes(self.dir / name, data, actor=actor, op=op)
+
+    def swap(self, name: str, data: bytes, expected: str | None, *, actor: str, op: str) -> bool:
+        with self.home.storage.lock():  # serializes writers of this home, all processes
+            try:
+                current: str | None = sha256_hex((self.dir / name).read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != expected:
+                return False
+            self.home.storage.write_bytes(self.dir / name, data, actor=actor, op=op)
+            return True
 
     def delete(self, name: str, *, actor: str, op: str) -> None:
         try:

@@ -41,6 +41,38 @@ class PgState:
 
         self.db.run(self.user, go)
 
+    def swap(self, name: str, data: bytes, expected: str | None, *, actor: str, op: str) -> bool:
+        """Write only while the row's sha256 is `expected` (None: no row), in one
+        transaction (the row locked), so two servers saving one document cannot
+        both win."""
+
+        def go(c: Any) -> bool:
+            if expected is None:
+                made = c.execute(
+                    "INSERT INTO state(user_id, name, data) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (user_id, name) DO NOTHING RETURNING name",
+                    (self.user, name, data),
+                ).fetchone()
+                if made is None:
+                    return False
+            else:
+                row = c.execute(
+                    "SELECT data FROM state WHERE user_id = %s AND name = %s FOR UPDATE",
+                    (self.user, name),
+                ).fetchone()
+                if row is None or digest(bytes(row[0])) != expected:
+                    return False
+                c.execute(
+                    "UPDATE state SET data = %s, updated = now() WHERE user_id = %s AND name = %s",
+                    (data, self.user, name),
+                )
+            self.ops.append(
+                actor=actor, op=op, path=f"state/{name}", before=expected, after=digest(data)
+            )
+            return True
+
+        return self.db.run(self.user, go)
+
     def delete(self, name: str, *, actor: str, op: str) -> None:
         def go(c: Any) -> bool:
             row = c.execute(

@@ -1,6 +1,9 @@
 """Keeping a named session's state in a memory home, between processes.
 
-What persists (file `state/sandbox/<name>.json`, written through `Storage`):
+What persists (document `sandbox/<name>.json` of the home's agent state: the file
+`state/sandbox/<name>.json`, written through `Storage`, or with a shared database
+a row of its `state` table, passed as `state=`, so any server can take the next
+turn of a conversation):
 
 - variables whose values are data: None, bool, int, float, str, bytes, and
   list / tuple / dict / set / frozenset of those (nested), stored as tagged JSON;
@@ -21,7 +24,8 @@ import json
 import re
 from typing import Any
 
-from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, sha256_hex
+from memagent.core import Conflict, CorruptFile, InvalidInput, MemoryHome, NotFound, sha256_hex
+from memagent.core.state import FileState, State
 from memagent.sandbox._codec import STATE_VERSION, decode_value, encode_value
 from memagent.sandbox._interp import MAX_DEFINITIONS
 from memagent.sandbox.session import SessionLike as Session
@@ -40,31 +44,48 @@ __all__ = [
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def session_path(home: MemoryHome, name: str) -> Any:
+def _document(name: str) -> str:
+    """The state document of session `name` (the name checked)."""
     if not isinstance(name, str) or not _NAME.match(name) or ".." in name:
         raise InvalidInput(
             f"invalid session name {name!r}: use 1-64 letters, digits, '_', '-' or '.'"
         )
-    return home.layout.state / "sandbox" / f"{name}.json"
+    return f"sandbox/{name}.json"
 
 
-def state_digest(home: MemoryHome, name: str) -> str | None:
-    """sha256 of the saved state file, or None when there is none."""
+def session_path(home: MemoryHome, name: str) -> Any:
+    """Where session `name`'s state lives in a home's files."""
+    return home.layout.state / _document(name)
+
+
+def _read(home: MemoryHome, name: str, state: State | None) -> bytes | None:
     try:
-        return sha256_hex(session_path(home, name).read_bytes())
-    except FileNotFoundError:
+        return (state or FileState(home)).read(_document(name))
+    except NotFound:
         return None
 
 
+def state_digest(home: MemoryHome, name: str, *, state: State | None = None) -> str | None:
+    """sha256 of the saved state, or None when there is none."""
+    raw = _read(home, name, state)
+    return None if raw is None else sha256_hex(raw)
+
+
 def save_session(
-    home: MemoryHome, name: str, session: Session, *, expected: str | bool | None = False
+    home: MemoryHome,
+    name: str,
+    session: Session,
+    *,
+    expected: str | bool | None = False,
+    state: State | None = None,
 ) -> list[str]:
     """Write the session's state (atomically, logged); returns skipped names.
     Refuses, writing nothing, when the state exceeds `limits.max_file_bytes`.
-    `expected` (a digest from `state_digest`, or None for "no file yet") makes
+    `expected` (a digest from `state_digest`, or None for "none yet") makes
     the save optimistic: if another run saved the session meanwhile, `Conflict`
-    is raised instead of overwriting its work."""
-    path = session_path(home, name)
+    is raised instead of overwriting its work. `state`: where it is kept (the
+    home's `state/` files when None)."""
+    document = _document(name)
     doc, skipped = session.snapshot()
     data = json.dumps(doc, ensure_ascii=False, allow_nan=False).encode("utf-8")
     limit = home.config.limits.max_file_bytes
@@ -72,30 +93,27 @@ def save_session(
         raise InvalidInput(
             f"session state is {len(data)} bytes, more than the limit of {limit}; nothing saved"
         )
-    with home.storage.lock():
-        if expected is not False and state_digest(home, name) != expected:
-            raise Conflict(
-                f"sandbox session {name!r} was saved by another run meanwhile; run again"
-            )
-        home.storage.write_bytes(
-            path, data, actor="sandbox", op="sandbox.save", meta={"session": name}
-        )
+    target = state or FileState(home)
+    if isinstance(expected, bool):  # False: no check
+        target.write(document, data, actor="sandbox", op="sandbox.save")
+    elif not target.swap(document, data, expected, actor="sandbox", op="sandbox.save"):
+        raise Conflict(f"sandbox session {name!r} was saved by another run meanwhile; run again")
     return skipped
 
 
 REPLAY_FAILED = "(replaying the session's definitions)"
 
 
-def read_state(home: MemoryHome, name: str) -> tuple[str | None, dict[str, Any], list[str]]:
+def read_state(
+    home: MemoryHome, name: str, *, state: State | None = None
+) -> tuple[str | None, dict[str, Any], list[str]]:
     """The saved state of session `name`, checked as untrusted input and nothing
-    run: (digest of the file or None, variables, definition sources). Needs no
-    lock: files are replaced atomically, and the digest is of the bytes read."""
-    path = session_path(home, name)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    run: (digest of the document or None, variables, definition sources). Needs
+    no lock: documents are replaced atomically, and the digest is of the bytes read."""
+    raw = _read(home, name, state)
+    if raw is None:
         return None, {}, []
-    rel = home.storage.relative(path)
+    rel = f"state/{_document(name)}"
     try:
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -136,11 +154,13 @@ def _is_one_definition(source: str) -> bool:
     )
 
 
-def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
-    """Restore a saved state into `session` (a fresh one). Missing file: nothing
+def load_session(
+    home: MemoryHome, name: str, session: Session, *, state: State | None = None
+) -> list[str]:
+    """Restore a saved state into `session` (a fresh one). None saved: nothing
     to restore. The definitions replay in one run under one budget, with no lock
     held. Returns notes about definitions that failed to replay."""
-    _, variables, sources = read_state(home, name)
+    _, variables, sources = read_state(home, name, state=state)
     session.restore_variables(variables)
     if not sources:
         return []
@@ -151,7 +171,9 @@ def load_session(home: MemoryHome, name: str, session: Session) -> list[str]:
     return notes
 
 
-def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> dict[str, Any]:
+def run_persisted(
+    home: MemoryHome, name: str, session: Session, code: str, *, state: State | None = None
+) -> dict[str, Any]:
     """Load session `name` into `session` (a fresh one), run `code`, save it back.
 
     Returns the run's result object plus `session`, `notes` (definitions that did
@@ -162,7 +184,7 @@ def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> d
     overwriting it. A run whose replay failed, or whose worker crashed, saves
     nothing.
     """
-    digest, variables, sources = read_state(home, name)
+    digest, variables, sources = read_state(home, name, state=state)
     session.restore_variables(variables)
     result = session.run(code, replay=sources)
     doc = result.to_json()
@@ -172,7 +194,7 @@ def run_persisted(home: MemoryHome, name: str, session: Session, code: str) -> d
         result.error.endswith(REPLAY_FAILED) or result.error.startswith("SandboxCrashed")
     )
     if not failed:
-        skipped = save_session(home, name, session, expected=digest)
+        skipped = save_session(home, name, session, expected=digest, state=state)
         if skipped:
             doc["not_persisted"] = skipped
     if notes:
