@@ -80,6 +80,11 @@ def test_first_person_and_single_shared_words_do_not_refuse() -> None:
     assert attribute(hits, "What did Caroline lean on a lot?", k=10).others_answer
 
 
+def test_a_question_naming_both_speakers_is_never_refused() -> None:
+    question = "Did Caroline and Melanie both run a charity race?"
+    assert not attribute(HITS, question, k=10).others_answer
+
+
 def test_nothing_named_keeps_every_line_and_lines_without_speaker_stay() -> None:
     assert attribute(HITS, "Who ran a charity race?", k=10).hits == HITS
     mixed = [*HITS, hit(None, "You said: my sister Ann lives in Oslo")]

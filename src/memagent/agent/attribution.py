@@ -21,9 +21,9 @@ small model answers them from the other speaker's line.
   have that in memory") without asking the model.
 
 Measured offline on all questions of LoCoMo's five dev conversations (margin
-picked on conv-26 and conv-30, checked on conv-41/42/43): the gate refuses 113 of
-237 adversarial questions (0.32–0.55 per conversation) and 37 of 762 answerable
-ones (2.5–6.5% per conversation).
+picked on conv-26 and conv-30, checked on conv-41/42/43): the gate refuses 103 of
+237 adversarial questions (0.32–0.55 per conversation) and 31 of 762 answerable
+ones (1.2–5.6% per conversation).
 """
 
 from __future__ import annotations
@@ -110,7 +110,13 @@ def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[
         for sentence in _SENTENCE.findall(content):
             spoken_to = _SECOND_PERSON.search(sentence) or _VOCATIVE.search(sentence)
             to_other = bool(spoken_to) and not _FIRST_PERSON.search(sentence)
-            if any(_mentions(sentence, n) for n in named) or (speaker in named) != to_other:
+            # spoken to someone: about them; when two named people talk, the other one
+            to_named = to_other and len(named - {speaker}) > 0
+            if (
+                any(_mentions(sentence, n) for n in named)
+                or to_named
+                or (speaker in named and not to_other)
+            ):
                 about.append(sentence)
             else:
                 others.append(sentence)
