@@ -54,8 +54,9 @@ def test_two_servers_share_memory_and_keep_users_apart(
     assert [h["id"] for h in hits.json()["hits"]] == [mid]
     assert_problem(bob.get(f"/v1/memories/{mid}"), 404)
     assert bob.get("/v1/memories/search", params={"q": "spare key"}).json()["hits"] == []
-    # Chunks are not files under the server root in this mode.
+    # Chunks are not files under the server root in this mode, nor is any user's folder.
     assert not list((tmp_path / "server").rglob("chunk-*.json"))
+    assert not (tmp_path / "server" / "users").exists()
 
     op = {
         "operation": "append",

@@ -2,7 +2,7 @@
 behave as one service: a key made through A works on B, a note written through
 A is read and searched through B, a chat started on A continues on B, and a key
 revoked through B stops working on A at its next request. Neither root keeps
-anything the other would need."""
+anything the other would need, nor a folder per user."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_two_servers_on_one_database_are_one_service(
     assert second.status_code == 200, second.text
     assert second.json()["conversation_id"] == conversation
     with Database.open(pg_url, max_size=1) as db:
-        home = MemoryHome.open(tmp_path / "a" / "users" / user)
+        home = MemoryHome.open(tmp_path / "a" / "shared")
         conv = Conversations(home, PgState(db, user)).load(conversation)
         assert [m.content for m in conv.messages if m.role == "user"] == [
             "My sister Ana lives in Lisbon.",
@@ -113,9 +113,11 @@ def test_two_servers_on_one_database_are_one_service(
     assert a.get("/v1/me", headers=auth).status_code == 401
     assert b.get("/v1/me", headers=auth).status_code == 401
 
-    # the local roots hold no keys, no notes and no conversations
+    # the local roots hold no keys, no notes and no conversations, and no user folders
     for name in ("a", "b"):
         root = tmp_path / name
+        assert not (root / "users").exists()
+        assert not list((root / "shared" / "state").rglob("*.json"))
         assert not list(root.rglob("keys.json"))
         assert not list(root.rglob("ana.md"))
         assert not list(root.rglob("c-*.json"))

@@ -672,6 +672,11 @@ def test_page_on_the_postgresql_backend(pg_url: str, tmp_path: Path) -> None:
         one.state.ui.signed.ttl = 0  # let server one see the rotated secret at once
         one.state.ui.signed._cache.clear()
         assert a1.get("/ui/search").status_code == 303  # signed out everywhere
+    for root in (tmp_path / "one", tmp_path / "two"):  # nothing of a user is local
+        assert not (root / "users").exists()
+        shared = root / "shared"
+        assert [p.name for p in (shared / "vault").rglob("*.md")] == ["user.md"]
+        assert not list((shared / "state").rglob("*.json"))
 
 
 def test_forged_and_tampered_cookies_are_refused(s: Setup) -> None:

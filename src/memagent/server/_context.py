@@ -4,7 +4,10 @@ A server root holds `keys.json` and one memory home per user under
 `users/<user>/`, created (with every store's starter files) the first time that
 user makes a request. A request's key decides its user; nothing in the request
 can name another user's home, which is how one user's objects stay invisible
-(404) to another.
+(404) to another. With a database (`--store postgresql://…`) keys, memory and
+agent state are all rows; the root then holds only `shared/`, one home of
+settings (`config.toml`) and persona definitions that every user is served
+with, and nothing of any user.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class ServerRoot:
     _users: OrderedDict[str, _UserStores] = field(default_factory=OrderedDict)
     _idents: OrderedDict[str, str] = field(default_factory=OrderedDict)
     _pinned: dict[str, MemoryHome] = field(default_factory=dict)
+    _shared_home: MemoryHome | None = None
     _guard: threading.Lock = field(default_factory=threading.Lock)
     _pending: dict[str, list[Future[None]]] = field(default_factory=dict)
     _after_reply: ThreadPoolExecutor = field(
@@ -143,10 +147,7 @@ class ServerRoot:
             if entry is not None:
                 self._users.move_to_end(user)
                 return entry
-            home = self._pinned.get(user)
-            if home is None:
-                home = MemoryHome.open(self.root / "users" / user)
-                init_home(home)
+            home = self._pinned.get(user) or self._local_home(user)
             if self.quotas is not None:
                 quotas = self.quotas
                 home.storage.quota_source = lambda: quotas
@@ -159,6 +160,20 @@ class ServerRoot:
         for old in evicted:  # outside the guard: closing waits for the user's requests
             old.close()
         return entry
+
+    def _local_home(self, user: str) -> MemoryHome:
+        """`users/<user>/` (made on first use); with a database, where every store
+        and all agent state are rows, the one `shared/` home of settings and persona
+        definitions instead, so no folder is made per user. Under `_guard`."""
+        if self.db is None:
+            home = MemoryHome.open(self.root / "users" / user)
+            init_home(home)
+            return home
+        if self._shared_home is None:
+            home = MemoryHome.open(self.root / "shared")
+            init_home(home)
+            self._shared_home = home
+        return self._shared_home
 
     def home_for(self, user: str) -> MemoryHome:
         """The user's memory home, initialised on first use."""

@@ -76,7 +76,9 @@ def serve(
     """Serve every user's memory over HTTP. The server root is --root, else
     <home>/server; each user's memory lives in <root>/users/<user>/, not in the
     home itself (to serve memories made with the CLI, copy that home's files to
-    <root>/users/<user>/). Keys come from `memagent keys create --user U`."""
+    <root>/users/<user>/). With --store postgresql://… every user's memory and the
+    keys live in the database, and the root holds only shared/ (settings and
+    persona definitions). Keys come from `memagent keys create --user U`."""
     import uvicorn
 
     from memagent.server import create_app, default_server_root
