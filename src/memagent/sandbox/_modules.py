@@ -410,14 +410,6 @@ def _random(it: Compiler) -> dict[str, Any]:
     ):
         out[name] = _fn(f"random.{name}", getattr(rng, name))
 
-    def k_check(pos: int) -> _Check:
-        def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            k = _arg(args, kwargs, pos, "k", 1)
-            if isinstance(k, int):
-                it.need_len(k, "coll")
-
-        return check
-
     def bits_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if args and isinstance(args[0], int):
             it.need_bits(args[0])
@@ -426,8 +418,36 @@ def _random(it: Compiler) -> dict[str, Any]:
         if args and isinstance(args[0], int):
             it.need_len(args[0])
 
-    out["choices"] = _fn("random.choices", rng.choices, k_check(99))
-    out["sample"] = _fn("random.sample", rng.sample, k_check(1))
+    def numbers(name: str, values: Any) -> list[Any] | None:
+        """Weights and counts, collected first (metered, within the collection
+        limit) and numbers only: `random` accumulates them in host code, and
+        accumulating strings from an endless iterator grew without bound."""
+        if values is None:
+            return None
+        items = it.collect(values)
+        if not all(type(x) in (int, float, bool) for x in items):
+            raise TypeError(f"{name} must be numbers")
+        return items
+
+    def choices(
+        population: Any, weights: Any = None, *, cum_weights: Any = None, k: Any = 1
+    ) -> Any:
+        if isinstance(k, int):
+            it.need_len(k, "coll")
+        return rng.choices(
+            population,
+            numbers("weights", weights),
+            cum_weights=numbers("cum_weights", cum_weights),
+            k=k,
+        )
+
+    def sample(population: Any, k: Any, *, counts: Any = None) -> Any:
+        if isinstance(k, int):
+            it.need_len(k, "coll")
+        return rng.sample(population, k, counts=numbers("counts", counts))
+
+    out["choices"] = _fn("random.choices", choices)
+    out["sample"] = _fn("random.sample", sample)
     out["getrandbits"] = _fn("random.getrandbits", rng.getrandbits, bits_check)
     out["randbytes"] = _fn("random.randbytes", rng.randbytes, bytes_check)
     return out
