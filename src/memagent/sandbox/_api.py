@@ -119,8 +119,6 @@ class Compiler(Protocol):
 
     def iterate(self, obj: Any) -> Iterator[Any]: ...
 
-    def load(self, name: str, scope: Scope) -> Any: ...
-
     def make_function(
         self,
         code: FunctionCode,

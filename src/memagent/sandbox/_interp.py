@@ -32,7 +32,6 @@ from memagent.sandbox._objects import (
 )
 from memagent.sandbox._policy import (
     _FAST_TYPES,
-    _MISSING,
     MAX_DEFINITIONS,
     Flow,
     is_dunder,
@@ -281,29 +280,6 @@ class Interpreter:
         self.definitions.append((key, src))
 
     # ------------------------------------------------------------------ names
-
-    def load(self, name: str, scope: Scope) -> Any:
-        s: Scope | None = scope
-        while s is not None:
-            value = s.vars.get(name, _MISSING)
-            if value is not _MISSING:
-                return value
-            if name in s.local_names:
-                raise UnboundLocalError(
-                    f"cannot access local variable '{name}' where it is not associated with a value"
-                )
-            if name in s.globals_:
-                s = self.global_scope
-                continue
-            s = s.parent
-        value = self.builtins.get(name, _MISSING)
-        if value is not _MISSING:
-            return value
-        if is_dunder(name):
-            raise SecurityError(f"access to '{name}' is not allowed")
-        if name in self.denied_names:
-            raise SecurityError(f"'{name}' is not available in the sandbox")
-        raise NameError(f"name '{name}' is not defined")
 
     def check_bind(self, name: str) -> None:
         if name in self.bindable:

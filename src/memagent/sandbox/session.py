@@ -87,8 +87,9 @@ class Session:
     `tools` maps names to plain host callables; the code calls them like
     functions but can neither rebind them nor reach their internals.
     `final_answer(x)`, `FINAL(x)` and `FINAL_VAR("name")` end a run with an
-    answer. Model code is never compiled by CPython: the AST is walked by the
-    interpreter, which enforces `limits` on every step.
+    answer. Model code is never compiled to CPython bytecode: the interpreter
+    compiles its AST into closures that make every check and enforce `limits`
+    on every step.
     """
 
     allowed_modules = ALLOWED_MODULES
