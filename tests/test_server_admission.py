@@ -186,6 +186,25 @@ def test_deadline_stops_the_model_call(tmp_path: Path) -> None:
         assert s.client("alice").get("/health").status_code == 200
 
 
+def test_deadline_closes_an_openai_compatible_model_call(tmp_path: Path) -> None:
+    """The same through the OpenAI-compatible backend against a fake server on
+    loopback: the 504 stops the (non-streamed) call, which hangs up on the server."""
+    from memagent.llm.openai_compat import OpenAICompatLLM
+    from test_llm_openai import FakeServer, SlowStream
+
+    stream = SlowStream()
+    fake = FakeServer(lambda body: (200, stream))
+    try:
+        llm = OpenAICompatLLM("fake-model", base_url=fake.url, max_retries=0)
+        for s in _serve(tmp_path, llm, request_timeout_s=0.5):
+            assert_problem(_completion(s.client("alice")), 504)
+            assert stream.done.wait(30)
+            assert stream.closed_by_client and stream.sent < stream.total
+            assert fake.requests[0]["stream"] is True
+    finally:
+        fake.close()
+
+
 def test_max_tokens_is_capped_by_config(tmp_path: Path) -> None:
     llm = RecordingLLM(delay_s=0)
     for s in _serve(tmp_path, llm, max_tokens=64):
