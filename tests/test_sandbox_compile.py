@@ -234,3 +234,13 @@ def test_a_call_site_seen_with_several_types_calls_each_ones_method() -> None:
         "def g(d, k):\n    return d.get(k, g({'a': 7}, 'a') if k != 'a' else 0)\ng({'b': 1}, 'b')"
     )
     assert result_of(code) == 1
+
+
+def test_the_compile_cache_is_bounded() -> None:
+    s = Session()
+    for i in range(80):
+        assert s.run(f"x{i} = {i}").error is None
+    big = "y = 0\n" + "y += 1\n" * 6000
+    assert s.run(big).result is None and s.run("y").result == 6000
+    cache = s._interp._compiled
+    assert len(cache) <= 64 and big not in cache

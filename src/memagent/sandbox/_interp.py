@@ -45,7 +45,10 @@ from memagent.sandbox.limits import (
 )
 
 _MAX_CACHED = 64
-"""Compiled sources a session keeps (the oldest goes first)."""
+_MAX_CACHED_SOURCE = 32_768
+"""Compiled sources a session keeps (the oldest goes first), each of at most
+`_MAX_CACHED_SOURCE` characters: a live session in a worker stays small even
+when fed many large scripts."""
 
 
 # a top-level statement compiled: its line, its operations, its closure, the
@@ -194,9 +197,10 @@ class Interpreter:
             )
             steps.append((stmt.lineno, ctx.weight, fn, stmt if definition else None, is_result))
         compiled = CompiledModule(steps)
-        if len(self._compiled) >= _MAX_CACHED:
-            self._compiled.pop(next(iter(self._compiled)))
-        self._compiled[source] = compiled
+        if len(source) <= _MAX_CACHED_SOURCE:  # a big one-off script is not kept
+            if len(self._compiled) >= _MAX_CACHED:
+                self._compiled.pop(next(iter(self._compiled)))
+            self._compiled[source] = compiled
         return compiled
 
     def compile_stmt(self, stmt: ast.stmt, ctx: Ctx) -> Callable[[Scope], None]:
