@@ -114,17 +114,29 @@ def test_key_checks_run_off_the_event_loop_with_their_own_admission(
     app = create_app(tmp_path / "server", ServerSettings(mcp=False, embeddings=False, store=pg_url))
     server = app.state.server
     server.auth_threads, server.auth_queue = 1, 1
-    stalled = _StalledKeys(server.keys)
-    server.keys = stalled
+    server.new_key_threads, server.new_key_queue = 1, 0
     auth = {"Authorization": f"Bearer {key}"}
-    with LiveServer(app) as live, ThreadPoolExecutor(2) as pool:
-        client = httpx.Client(base_url=live.url, timeout=30)
-        held = pool.submit(client.get, "/v1/me", headers=auth)  # takes the one key thread
-        assert stalled.entered.acquire(timeout=30)
-        waiting = pool.submit(client.get, "/v1/me", headers=auth)  # waits for it
-        while server._auth_limiter.statistics().tasks_waiting < 1:
-            assert not waiting.done()
+    junk = {"Authorization": "Bearer mk_0123456789ab_" + "x" * 40}
+
+    def waiting_for_a_thread(known: bool, future: Any) -> None:
+        while server._auth_limiters[known].statistics().tasks_waiting < 1:
+            assert not future.done()
             threading.Event().wait(0.01)
+
+    with LiveServer(app) as live, ThreadPoolExecutor(3) as pool:
+        client = httpx.Client(base_url=live.url, timeout=30)
+        assert client.get("/v1/me", headers=auth).status_code == 200  # now a known key
+        stalled = _StalledKeys(server.keys)
+        server.keys = stalled  # the database stalls
+        # made-up tokens: one thread of their own, no queue
+        flood = pool.submit(client.get, "/v1/me", headers=junk)
+        assert stalled.entered.acquire(timeout=30)
+        assert_problem(client.get("/v1/me", headers=junk), 503)
+        # the known key is not behind them: its own thread, and a queue of one
+        held = pool.submit(client.get, "/v1/me", headers=auth)
+        assert stalled.entered.acquire(timeout=30)
+        waiting = pool.submit(client.get, "/v1/me", headers=auth)
+        waiting_for_a_thread(True, waiting)
         # the event loop is free while the database is stuck: /health answers
         assert client.get("/health").status_code == 200
         # one more key check than the pool and its queue hold: 503 at once, no thread
@@ -134,6 +146,7 @@ def test_key_checks_run_off_the_event_loop_with_their_own_admission(
         stalled.release.set()
         assert held.result().status_code == 200
         assert waiting.result().status_code == 200
+        assert_problem(flood.result(), 401)
         assert client.get("/v1/me", headers=auth).json()["user"].startswith("dana-")
         client.close()
 

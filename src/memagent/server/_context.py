@@ -57,10 +57,14 @@ class _UserStores:
 DEFAULT_MAX_USERS = 256
 MAX_IDENTS = 4096
 AUTH_THREADS = 4
-"""Key checks against a database run in at most this many threads at once, off the
-event loop and apart from the threads of admitted work."""
+"""Checks of keys seen valid before run against a database in at most this many
+threads at once, off the event loop and apart from the threads of admitted work."""
 AUTH_QUEUE = 64
-"""At most this many key checks wait for one of those threads; more answer 503."""
+"""At most this many of those checks wait for a thread; more answer 503."""
+NEW_KEY_THREADS = 2
+"""Checks of tokens not seen valid yet (new keys, junk) get threads of their own, so
+a flood of made-up tokens never delays the users whose keys are known."""
+NEW_KEY_QUEUE = 16
 
 
 UI_COOKIE = "memagent_ui"
@@ -100,7 +104,9 @@ class ServerRoot:
     )
     auth_threads: int = AUTH_THREADS
     auth_queue: int = AUTH_QUEUE
-    _auth_limiter: anyio.CapacityLimiter | None = None
+    new_key_threads: int = NEW_KEY_THREADS
+    new_key_queue: int = NEW_KEY_QUEUE
+    _auth_limiters: dict[bool, anyio.CapacityLimiter] = field(default_factory=dict)
 
     @classmethod
     def open(
@@ -265,20 +271,35 @@ class ServerRoot:
 
     async def verify_key(self, token: str) -> ApiKey | None:
         """The active key `token` presents, else None. Keys in a database are checked
-        in worker threads of their own (at most `auth_threads` at once and
-        `auth_queue` waiting; one more is `Overloaded`, a 503), so a slow database
-        never stalls the event loop, and key checks neither wait behind nor take the
-        threads of admitted work. Every check reads the key's row: a key revoked
-        through any server stops at its next request. The file store checks in
-        memory (a hash and a cached key list), on the loop."""
+        in worker threads of their own (keys seen valid before: at most
+        `auth_threads` at once and `auth_queue` waiting; other tokens:
+        `new_key_threads` and `new_key_queue`; one more is `Overloaded`, a 503), so
+        a slow database never stalls the event loop, key checks neither wait behind
+        nor take the threads of admitted work, and made-up tokens never delay known
+        users. Every check reads the key's row: a key revoked through any server
+        stops at its next request. The file store checks in memory (a hash and a
+        cached key list), on the loop."""
         if self.db is None:
             return self.keys.verify(token)
-        if self._auth_limiter is None:
-            self._auth_limiter = anyio.CapacityLimiter(max(1, self.auth_threads))
-        limiter = self._auth_limiter
-        if limiter.statistics().tasks_waiting >= self.auth_queue:
+        digest = _digest(token)
+        with self._guard:
+            known = digest in self._idents
+        threads, queue = (
+            (self.auth_threads, self.auth_queue)
+            if known
+            else (self.new_key_threads, self.new_key_queue)
+        )
+        limiter = self._auth_limiters.get(known)
+        if limiter is None:
+            limiter = self._auth_limiters[known] = anyio.CapacityLimiter(max(1, threads))
+        stats = limiter.statistics()
+        if stats.borrowed_tokens >= stats.total_tokens and stats.tasks_waiting >= queue:
             raise Overloaded("the server is busy checking API keys; retry shortly", per_user=False)
-        return await anyio.to_thread.run_sync(self.keys.verify, token, limiter=limiter)
+        key = await anyio.to_thread.run_sync(self.keys.verify, token, limiter=limiter)
+        if key is None and known:
+            with self._guard:  # revoked: its checks go back to the pool of unknown tokens
+                self._idents.pop(digest, None)
+        return key
 
     def note_key(self, token: str, key: ApiKey) -> None:
         """Remember that `token` was found valid for `key` (by `authenticate`)."""
