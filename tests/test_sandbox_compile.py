@@ -156,6 +156,7 @@ def test_fast_int_paths_still_size_the_result(code: str) -> None:
     [
         "s = 'ab'\nfor _ in range(40):\n    s = s + s",
         "s = 'ab'\nfor _ in range(40):\n    s += s",
+        "s = 'ab'\nfor _ in range(40):\n    t = s\n    s += t",
         "parts = ['x' * 1000]\nfor _ in range(40):\n    parts = parts + parts",
     ],
 )
@@ -165,8 +166,14 @@ def test_fast_string_paths_still_size_the_result(code: str) -> None:
 
 def test_small_allocations_in_fast_paths_count_toward_the_memory_budget() -> None:
     # each path allocates little per step; together they pass the run's budget
-    for body in ("out.append(str(i))", "out.append(s + str(i))", "out.append(d.get(i, s))"):
-        code = f"s = 'x' * 500\nd = {{}}\nout = []\nfor i in range(100000):\n    {body}"
+    bodies = (
+        "out.append(str(i))",
+        "out.append(s + str(i))",
+        "out.append(d.get(i, s))",
+        "t += 'ab'",
+    )
+    for body in bodies:
+        code = f"s = 'x' * 500\nd = {{}}\nout = []\nt = ''\nfor i in range(100000):\n    {body}"
         err = error_of(code, max_total_alloc=2_000_000, max_operations=10**8)
         assert "memory budget" in err, (body, err)
 
@@ -178,6 +185,11 @@ def test_operation_limit_and_count_are_exact_across_prepaid_iterations() -> None
     assert "operation limit of 5000" in error_of(
         "for i in range(10**9):\n    x = i", max_operations=5000
     )
+    # a body of several statements: the same per-iteration charge and check
+    loop = "for i in range({}):\n    x = i\n    y = x"
+    ops = [s.run(loop.format(n)).operations for n in (10, 1000, 1001)]
+    assert (ops[1] - ops[0]) == 990 * (ops[2] - ops[1])
+    assert "operation limit of 5000" in error_of(loop.format(10**9), max_operations=5000)
     # a loop that stops early is charged only for what ran
     early = Session().run("for i in range(10**9):\n    if i == 3:\n        break")
     assert early.error is None and early.operations < 50

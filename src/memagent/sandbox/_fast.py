@@ -331,8 +331,37 @@ def augassign_name(
             check_bind(name)
         v[name] = r
 
+    max_len = it.limits.max_str_len
+    max_alloc = it.limits.max_total_alloc
+    account = it.account
+
+    def aug_local_add(s: Scope) -> None:
+        # `total += x`, `text += piece`: what `binop` does for numbers and for
+        # two strings (sized, then the result charged), inline
+        v = s.vars
+        try:
+            a = v[name]
+        except KeyError:
+            a = load(s)
+        b = value(s)
+        ta, tb = type(a), type(b)
+        if ta is int and tb is int:
+            r = a + b
+        elif ta is str and tb is str and len(a) + len(b) <= max_len:
+            r = a + b
+            it.allocated += 49 + len(r)
+            if it.allocated > max_alloc:
+                account(0)
+        elif (ta is int or ta is float) and (tb is int or tb is float):
+            r = a + b
+        else:
+            r = binop(op, a, b, True)
+        if name not in bindable:
+            check_bind(name)
+        v[name] = r
+
     if const is _MISSING or is_mult or type(const) is not int:
-        return aug_local
+        return aug_local_add if op is ast.Add else aug_local
     b_const = const
 
     def aug_local_int(s: Scope) -> None:

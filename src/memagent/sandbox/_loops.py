@@ -45,6 +45,8 @@ def s_for(it: Compiler, node: ast.For, ctx: Ctx) -> StmtFn:
     body = block(it, fns, lines, 0) if jumps else None
     if len(fns) == 1 and not jumps:
         return _for_1(it, iterable, name, store, fns[0], lines[0], weight, orelse)
+    if direct and body is None:
+        return _for_run(it, iterable, name, run, line_of, first_line, weight, orelse)  # type: ignore[arg-type]
 
     def for_(s: Scope) -> Any:
         items = iterate(iterable(s))
@@ -148,7 +150,96 @@ def _for_1(
             return orelse(s)
         return None
 
-    return for_1
+    if store is not None:
+        return for_1
+    target: str = name  # type: ignore[assignment]
+
+    def for_1_name(s: Scope) -> Any:
+        # `for i in ...:` with one statement: the loop variable stored inline
+        items = iterate(iterable(s))
+        check_bind(target)
+        variables = s.vars
+        prepaid = 0
+        try:
+            for item in items:
+                if prepaid:
+                    prepaid -= 1
+                else:
+                    ops = it.ops + weight
+                    if ops + ahead < it.next_check:
+                        it.ops = ops + ahead
+                        prepaid = PREPAY
+                    else:
+                        it.ops = ops
+                        if ops >= it.next_check:
+                            it.check_limits()
+                variables[target] = item
+                r = f(s)
+                if r is not None and type(r) is Flow:
+                    return r  # a `return` (the body has no break/continue)
+        except BaseException as exc:
+            mark(it, exc, line)
+            raise
+        finally:
+            if prepaid:
+                it.ops -= prepaid * weight
+        if orelse is not None:
+            return orelse(s)
+        return None
+
+    return for_1_name
+
+
+def _for_run(
+    it: Compiler,
+    iterable: Callable[[Scope], Any],
+    target: str,
+    run: tuple[StmtFn, ...],
+    line_of: dict[StmtFn, int],
+    first_line: int,
+    weight: int,
+    orelse: StmtFn | None,
+) -> StmtFn:
+    """`for name in ...:` over several statements, no break/continue: `s_for`
+    without the per-iteration choices."""
+    iterate, check_bind = it.iterate, it.check_bind
+    ahead = PREPAY * weight
+
+    def for_run(s: Scope) -> Any:
+        items = iterate(iterable(s))
+        check_bind(target)
+        variables = s.vars
+        prepaid = 0
+        f = None
+        try:
+            for item in items:
+                if prepaid:
+                    prepaid -= 1
+                else:
+                    ops = it.ops + weight
+                    if ops + ahead < it.next_check:
+                        it.ops = ops + ahead
+                        prepaid = PREPAY
+                    else:
+                        it.ops = ops
+                        if ops >= it.next_check:
+                            check_at(it, first_line)
+                variables[target] = item
+                for f in run:
+                    r = f(s)
+                    if r is not None and type(r) is Flow:
+                        return r  # a `return`: this body has no break/continue
+        except BaseException as exc:
+            mark(it, exc, line_of.get(f, first_line))  # type: ignore[arg-type]
+            raise
+        finally:
+            if prepaid:
+                it.ops -= prepaid * weight
+        if orelse is not None:
+            return orelse(s)
+        return None
+
+    return for_run
 
 
 def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
