@@ -256,3 +256,38 @@ def test_the_compile_cache_is_bounded() -> None:
     assert s.run(big).result is None and s.run("y").result == 6000
     cache = s._interp._compiled
     assert len(cache) <= 64 and big not in cache
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # a global or builtin read inside a function is looked up when it runs
+        ("def f(x):\n    return str(x)\na = f(1)\nstr = len\n(a, f('abc'))", ("1", 3)),
+        ("def f():\n    return g(2)\ndef g(x):\n    return x + 1\nf()", 3),
+        ("def f():\n    return len(k)\nk = [1, 2]\nf()", 2),
+        # an enclosing function's own name wins over the global of that name
+        (
+            "len = 5\ndef f():\n    len = str\n    def g():\n        return len(7)\n"
+            "    return g()\nf()",
+            "7",
+        ),
+        ("def f():\n    x = 'local'\n    return [len(x) for _ in range(2)]\nx = 'no'\nf()", [5, 5]),
+        # a class body's names are seen by its comprehension's first iterable only
+        ("class C:\n    n = 3\n    v = [str(i) for i in range(n)]\nC.v", ["0", "1", "2"]),
+        ("def f():\n    global h\n    h = 4\n    return str(h)\nf()", "4"),
+    ],
+)
+def test_globals_and_builtins_read_from_functions(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+def test_len_fast_path_keeps_instances_errors_and_the_memory_budget() -> None:
+    code = (
+        "class A:\n    def __len__(self):\n        return 4\ndef f(o):\n    return len(o)\n"
+        "(len(A()), f(A()), f('ab'), len({1: 2}))"
+    )
+    assert result_of(code) == (4, 4, 2, 1)
+    assert "has no len()" in error_of("def f(x):\n    return len(x)\nf(3)")
+    assert "NameError" in error_of("def f():\n    return nothere(1)\nf()")
+    err = error_of("s = 'ab'\nfor i in range(100000):\n    n = len(s)", max_total_alloc=1_000_000)
+    assert "memory budget" in err

@@ -16,7 +16,7 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._calls import _SCALARS
 from memagent.sandbox._fast import operand
-from memagent.sandbox._names import ExprFn
+from memagent.sandbox._names import ExprFn, resolves_global
 from memagent.sandbox._objects import SandboxFunction
 from memagent.sandbox._policy import (
     _BUILTIN_CALLABLE,
@@ -128,7 +128,11 @@ def e_call(it: Compiler, node: ast.Call, ctx: Ctx) -> ExprFn:
         return _method_call(it, func_node, list(node.args), ctx)
     if len(node.args) == 1:
         module = ctx.kind == MODULE
-        return _call1(it, operand(it, func_node, ctx), operand(it, node.args[0], ctx), module)
+        gname = None  # a global or builtin called from inside a function: `str(i)`, `f(x)`
+        if type(func_node) is ast.Name and not module and not ctx.direct(func_node.id):
+            gname = func_node.id if resolves_global(ctx, func_node.id) else None
+        fop = operand(it, func_node, ctx)
+        return _call1(it, fop, operand(it, node.args[0], ctx), module, gname)
     func = it.compile_expr(func_node, ctx)
     args = [it.compile_expr(a, ctx) for a in node.args]
     call = it.call
@@ -142,11 +146,14 @@ def _call1(
     fop: tuple[str | None, Any, ExprFn],
     aop: tuple[str | None, Any, ExprFn],
     module: bool,
+    gname: str | None = None,
 ) -> ExprFn:
-    """`str(i)`, `len(x)`, `f(x)`: one positional argument."""
+    """`str(i)`, `len(x)`, `f(x)`: one positional argument. `gname`: the
+    function is that global or builtin name, read from inside a function."""
     fn_name, _, func = fop
     an, ac, arg = aop
     builtins = it.builtins
+    global_scope = it.global_scope
     sized = result_sizer(it)
     call_function = it.call_function
     sandbox_function = SandboxFunction
@@ -162,6 +169,8 @@ def _call1(
 
     arg_kind = 1 if an is not None else 0 if ac is _MISSING else 2
     scalars = _SCALARS
+    sandbox_len = builtins.get("len")
+    fast = _FAST_TYPES
 
     def call1(s: Scope) -> Any:
         if fn_name is not None:
@@ -171,6 +180,13 @@ def _call1(
                 f = builtins.get(fn_name, _MISSING) if module else _MISSING
                 if f is _MISSING:
                     f = func(s)
+        elif gname is not None:
+            # what `func` (`_names._free_global_loader`) reads, inline
+            f = global_scope.vars.get(gname, _MISSING)
+            if f is _MISSING:
+                f = builtins.get(gname, _MISSING)
+                if f is _MISSING:
+                    f = func(s)  # the error `func` raises
         else:
             f = func(s)
         if arg_kind == 0:
@@ -191,6 +207,14 @@ def _call1(
                 if it.allocated > max_alloc:
                     account(0)
                 return r
+        elif f is sandbox_len and type(x) in fast:
+            # what the sandbox's `len` (and `sized` on its result) does for a
+            # built-in value: `len(x)`, the int charged
+            n = len(x)
+            it.allocated += 28 + (n.bit_length() >> 3)
+            if it.allocated > max_alloc:
+                account(0)
+            return n
         tf = type(f)
         if tf is builtin or tf is FunctionType:
             if type(x) not in simple and id(f) not in nowrap:

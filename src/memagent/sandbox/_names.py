@@ -67,6 +67,8 @@ def loader(it: Compiler, name: str, ctx: Ctx) -> ExprFn:
             module = _module_loader(it, name)
             global_scope = it.global_scope
             return lambda s: module(global_scope)
+    if kind != CLASS and resolves_global(ctx, name):
+        return _free_global_loader(it, name)
     assert ctx.parent is not None
     outer = loader(it, name, ctx.parent)
     if kind == COMP and name in ctx.local_names:
@@ -88,6 +90,39 @@ def loader(it: Compiler, name: str, ctx: Ctx) -> ExprFn:
 
         return load_class
     return lambda s: outer(s.parent)  # type: ignore[arg-type]
+
+
+def resolves_global(ctx: Ctx, name: str) -> bool:
+    """Whether `name`, read in a function or comprehension compiled as `ctx`,
+    is a global or builtin whatever runs: no enclosing function or
+    comprehension has it as its own and no class body lies between (a class
+    body's names are looked up at run time)."""
+    c: Ctx | None = ctx
+    while c is not None and c.kind != MODULE:
+        if c.kind == CLASS or name in c.local_names or name in c.nonlocals:
+            return False
+        if c.kind == FUNCTION and name in c.globals_:
+            return True
+        c = c.parent
+    return c is not None
+
+
+def _free_global_loader(it: Compiler, name: str) -> ExprFn:
+    """A global or builtin read from inside a function: the module's dict,
+    then the builtins, without walking the scope chain up to them (what
+    `_module_loader` does on the global scope)."""
+    builtins = it.builtins
+    global_scope = it.global_scope
+
+    def load_free_global(s: Scope) -> Any:
+        value = global_scope.vars.get(name, _MISSING)
+        if value is _MISSING:
+            value = builtins.get(name, _MISSING)
+            if value is _MISSING:
+                raise name_error(it, name)
+        return value
+
+    return load_free_global
 
 
 def _module_loader(it: Compiler, name: str) -> ExprFn:
