@@ -291,3 +291,26 @@ def test_len_fast_path_keeps_instances_errors_and_the_memory_budget() -> None:
     assert "NameError" in error_of("def f():\n    return nothere(1)\nf()")
     err = error_of("s = 'ab'\nfor i in range(100000):\n    n = len(s)", max_total_alloc=1_000_000)
     assert "memory budget" in err
+
+
+def test_one_argument_calls_of_return_expression_functions_keep_every_check() -> None:
+    # the same operations charged as the general call path (a keyword argument)
+    base = "def g(x):\n    return x + 1\nfor i in range(50):\n    y = g({})"
+    assert (
+        Session().run(base.format("i")).operations == Session().run(base.format("x=i")).operations
+    )
+    assert "recursion depth" in error_of("def f(n):\n    return f(n + 1)\nf(0)")
+    assert "operation limit" in error_of(
+        "def f(n):\n    return n * 2\nfor i in range(10**6):\n    f(i)", max_operations=5000
+    )
+    err = error_of("def f(s):\n    return s + s\nx = 'ab'\nfor i in range(60):\n    x = f(x)")
+    assert err.startswith("LimitExceeded")
+    assert error_of("def f(x):\n    return 1 // x\nf(0)").endswith("(line 2)")
+    # a method, a generator and a global-declaring function take the general path
+    code = (
+        "class A:\n    def m(self):\n        return self\n"
+        "def gen(n):\n    yield n\n"
+        "def h(v):\n    global k\n    k = v\n    return k\n"
+        "a = A()\n(a.m() is a, list(gen(3)), h(4), k, A.m(a) is a)"
+    )
+    assert result_of(code) == (True, [3], 4, 4, True)

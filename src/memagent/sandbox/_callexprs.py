@@ -16,7 +16,7 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._calls import _SCALARS
 from memagent.sandbox._fast import operand
-from memagent.sandbox._names import ExprFn, resolves_global
+from memagent.sandbox._names import ExprFn, mark, resolves_global
 from memagent.sandbox._objects import SandboxFunction
 from memagent.sandbox._policy import (
     _BUILTIN_CALLABLE,
@@ -26,7 +26,7 @@ from memagent.sandbox._policy import (
     _SIMPLE,
     _Super,
 )
-from memagent.sandbox._scope import MODULE, Ctx, Scope
+from memagent.sandbox._scope import MODULE, Ctx, FunctionCode, Scope
 
 
 def result_sizer(it: Compiler) -> ExprFn:
@@ -171,6 +171,10 @@ def _call1(
     scalars = _SCALARS
     sandbox_len = builtins.get("len")
     fast = _FAST_TYPES
+    seen_code: Any = None  # this call site's last sandbox function code
+    seen_plain = False
+    new_scope = object.__new__
+    scope_type = Scope
 
     def call1(s: Scope) -> Any:
         if fn_name is not None:
@@ -229,10 +233,50 @@ def _call1(
             if type(x) in scalars and not issubclass(f, type):
                 return sized(f(x))  # `range(n)`, `list('ab')`: nothing to meter or wrap
         if tf is sandbox_function:
+            nonlocal seen_code, seen_plain
+            code = f._code
+            if code is not seen_code:
+                seen_code, seen_plain = code, _plain1(code)
+            if seen_plain and f._owner is None and it.depth < it.max_depth:
+                # `call_function` for `def f(x): return <expr>`, inline: the
+                # same charge, limit check, scope, depth and error line
+                it.ops += 1 + code.tail_weight
+                if it.ops >= it.next_check:
+                    it.check_limits()
+                scope = new_scope(scope_type)
+                scope.vars = {code.params[0]: x}
+                scope.parent = f._scope
+                scope.local_names = code.info.local_names
+                if code.first is not None:
+                    scope.self_obj = x  # the first parameter, as `call_function` sets it
+                it.depth += 1
+                try:
+                    return code.tail(scope)
+                except BaseException as exc:
+                    mark(it, exc, code.tail_line)
+                    raise
+                finally:
+                    it.depth -= 1
             return call_function(f, None, (x,), {})
         return call(f, (x,), {})
 
     return call1
+
+
+def _plain1(code: FunctionCode) -> bool:
+    """Whether a call of one positional argument runs `code` as only a
+    `return <expr>` in a scope with nothing but that parameter bound."""
+    info = code.info
+    return (
+        code.simple
+        and len(code.params) == 1
+        and code.body is None
+        and code.tail is not None
+        and code.first in (None, code.params[0])
+        and not info.globals_
+        and not info.nonlocals
+        and not info.is_generator
+    )
 
 
 def method_of(t: type, name: str) -> Any:
