@@ -314,3 +314,17 @@ def test_one_argument_calls_of_return_expression_functions_keep_every_check() ->
         "a = A()\n(a.m() is a, list(gen(3)), h(4), k, A.m(a) is a)"
     )
     assert result_of(code) == (True, [3], 4, 4, True)
+
+
+def test_str_call_fast_path_keeps_every_check() -> None:
+    code = (
+        "class A:\n    def __str__(self):\n        return 'a!'\n"
+        "out = [str(A()), str(1.5), str(True), str([1, 'x'])]\n"
+        "def f(v):\n    return str(v)\nout.append(f(A()))\n"
+        "str = lambda v: 'mine'\nout.append(str(1))\nout.append(f(2))\nout"
+    )
+    assert result_of(code) == ["a!", "1.5", "True", "[1, 'x']", "a!", "mine", "mine"]
+    assert error_of("x = 2 ** 60000\nstr(x)").startswith("ValueError: Exceeds the limit")
+    assert error_of("x = ['y' * 5000] * 5000\nstr(x)").startswith("LimitExceeded")
+    err = error_of("for i in range(100000):\n    s = str(i)", max_total_alloc=1_000_000)
+    assert "memory budget" in err

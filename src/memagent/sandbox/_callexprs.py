@@ -260,7 +260,48 @@ def _call1(
             return call_function(f, None, (x,), {})
         return call(f, (x,), {})
 
-    return call1
+    callee = fn_name if module else gname
+    if callee != "str" or builtins.get("str") is not str or arg_kind == 2:
+        return call1
+    return _str1(it, call1, arg, an, sized)
+
+
+def _str1(it: Compiler, general: ExprFn, arg: ExprFn, an: str | None, sized: ExprFn) -> ExprFn:
+    """`str(x)` where `str` is the global or builtin name: when no global
+    shadows it, what `call1` does for `str`, without choosing the callee's
+    kind; anything else is `call1` (`general`), called before any part of the
+    call ran."""
+    global_vars = it.global_scope.vars
+    builtins = it.builtins
+    max_alloc = it.limits.max_total_alloc
+    account, wrap_arg = it.account, it._wrap_arg
+    to_str = it.type_calls[str]
+    simple = _SIMPLE
+    hi = 1 << 4095
+    lo = -hi
+
+    def str1(s: Scope) -> Any:
+        if "str" in global_vars or builtins.get("str") is not str:
+            return general(s)
+        if an is None:
+            x = arg(s)
+        else:
+            try:
+                x = s.vars[an]
+            except KeyError:
+                x = arg(s)
+        tx = type(x)
+        if (tx is int and lo < x < hi) or tx is float or tx is bool:
+            r = str(x)
+            it.allocated += 49 + len(r)
+            if it.allocated > max_alloc:
+                account(0)
+            return r
+        if tx not in simple:
+            x = wrap_arg(x)
+        return sized(to_str(x))
+
+    return str1
 
 
 def _plain1(code: FunctionCode) -> bool:
