@@ -171,6 +171,7 @@ def test_small_allocations_in_fast_paths_count_toward_the_memory_budget() -> Non
         "out.append(s + str(i))",
         "out.append(d.get(i, s))",
         "t += 'ab'",
+        "out.append(d.get(i, '" + "x" * 500 + "'))",  # a constant default, returned each time
     )
     for body in bodies:
         code = f"s = 'x' * 500\nd = {{}}\nout = []\nt = ''\nfor i in range(100000):\n    {body}"
@@ -328,3 +329,16 @@ def test_str_call_fast_path_keeps_every_check() -> None:
     assert error_of("x = ['y' * 5000] * 5000\nstr(x)").startswith("LimitExceeded")
     err = error_of("for i in range(100000):\n    s = str(i)", max_total_alloc=1_000_000)
     assert "memory budget" in err
+
+
+def test_get_with_a_constant_default_follows_the_type_at_the_call_site() -> None:
+    code = (
+        "class D:\n    def get(self, k, d):\n        return ('mine', k, d)\n"
+        "def look(o, k):\n    return o.get(k, 0)\n"
+        "k = 'a'\nout = []\nfor o in [{'a': 1}, D(), {}, 'str has no get']:\n"
+        "    out.append(o.get(k, 0) if type(o) is not str else look({}, k))\n"
+        "(out, look(D(), 'z'))"
+    )
+    assert result_of(code) == ([1, ("mine", "a", 0), 0, 0], ("mine", "z", 0))
+    assert "AttributeError" in error_of("d = 5\nk = 1\nd.get(k, 0)")
+    assert "SecurityError" in error_of("d = {}\nk = 1\nd.__class__(k, 0)")

@@ -472,7 +472,39 @@ def _method2(
             return r if r is None else sized(r)
         return call(m, (x, y), {})
 
-    return method2
+    if an is None or bc is _MISSING or type(bc) not in simple:
+        return method2
+    y_const = bc
+
+    def method2_name_const(s: Scope) -> Any:
+        # `d.get(w, 0)` on the call site's last type: what `method2` does for
+        # it, without choosing the arguments' kinds; anything else is `method2`
+        # (only names were read so far)
+        v = s.vars
+        try:
+            o = v[rn]
+        except KeyError:
+            o = base(s)
+        if type(o) is not seen_type:
+            return method2(s)
+        desc = seen_desc
+        try:
+            x = v[an]
+        except KeyError:
+            x = a0(s)
+        if type(x) not in simple:
+            x = wrap_arg(x)
+        r = desc(o, x, y_const)
+        if type(r) is int:
+            bits = r.bit_length()
+            if bits <= max_bits:
+                it.allocated += 28 + bits // 8
+                if it.allocated > max_alloc:
+                    it.account(0)
+                return r
+        return r if r is None else sized(r)
+
+    return method2_name_const
 
 
 def _method_any(it: Compiler, base: ExprFn, name: str, args: list[ExprFn], sized: ExprFn) -> ExprFn:
