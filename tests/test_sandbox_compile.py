@@ -342,3 +342,32 @@ def test_get_with_a_constant_default_follows_the_type_at_the_call_site() -> None
     assert result_of(code) == ([1, ("mine", "a", 0), 0, 0], ("mine", "z", 0))
     assert "AttributeError" in error_of("d = 5\nk = 1\nd.get(k, 0)")
     assert "SecurityError" in error_of("d = {}\nk = 1\nd.__class__(k, 0)")
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("[x for x in range(4)]", [0, 1, 2, 3]),
+        ("[x for x in 'abc' if x != 'b']", ["a", "c"]),
+        ("[x * 2 for x in (1, 2) if x if x > 1]", [4]),
+        ("d = {'a': 1}\n[k for k in d]", ["a"]),
+        ("x = 'outer'\n[x for x in [1]]\nx", "outer"),
+        ("[y for x in [1, 2, 3] if (y := x * 10) > 10]", [20, 30]),
+        (
+            "class It:\n    def __iter__(self):\n        return iter([5, 6])\n[v for v in It()]",
+            [5, 6],
+        ),
+    ],
+)
+def test_list_comprehensions_over_a_name(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+def test_list_comprehension_fast_path_keeps_its_limits() -> None:
+    assert "collection of more than" in error_of(
+        "[x for x in range(10**6)]", max_collection_len=1000
+    )
+    assert "operation limit" in error_of("[x for x in range(10**6)]", max_operations=5000)
+    err = error_of("for i in range(10**5):\n    y = [x for x in 'ab']", max_total_alloc=1_000_000)
+    assert "memory budget" in err
+    assert "SecurityError" in error_of("[__class__ for __class__ in [1]]")

@@ -168,7 +168,65 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
         account(64 + 8 * len(out))
         return out
 
-    return list_comprehension
+    if name is None:
+        return list_comprehension
+    return _list_comp_name(it, first, name, ifs, elt, weight, node.elt)
+
+
+_PLAIN_ITERABLES = frozenset({list, tuple, range, str, dict, set, frozenset, bytes})
+
+
+def _list_comp_name(
+    it: Compiler,
+    first: ExprFn,
+    name: str,
+    ifs: list[ExprFn],
+    elt: ExprFn,
+    weight: int,
+    elt_node: ast.expr,
+) -> ExprFn:
+    """`[elt for name in items if cond]`: `list_comprehension` for a name
+    target, with `iter()` of a built-in container and the final charge inline
+    and `[name for name in ...]` appending the item itself."""
+    iterate, truth = it.iterate, it.truth
+    bindable, check_bind = it.bindable, it.check_bind
+    limit, max_alloc, account = it.limits.max_collection_len, it.limits.max_total_alloc, it.account
+    plain = _PLAIN_ITERABLES
+    same = type(elt_node) is ast.Name and elt_node.id == name  # the element is the item
+
+    def list_comp_name(s: Scope) -> Any:
+        items = first(s)
+        cv: dict[str, Any] = {}
+        cs = _new_scope(CompScope)
+        cs.vars = cv
+        cs.parent = s
+        if name not in bindable:
+            check_bind(name)
+        out: list[Any] = []
+        append = out.append
+        for item in iter(items) if type(items) in plain else iterate(items):
+            it.ops += weight
+            if it.ops >= it.next_check:
+                it.check_limits()
+            cv[name] = item
+            if ifs:
+                kept = True
+                for cond in ifs:
+                    t = cond(cs)
+                    if not (t is True or (t is not False and truth(t))):
+                        kept = False
+                        break
+                if not kept:
+                    continue
+            append(item if same else elt(cs))
+            if len(out) > limit:
+                raise LimitExceeded(f"collection of more than {limit} items")
+        it.allocated += 64 + 8 * len(out)  # what `account` charges
+        if it.allocated > max_alloc:
+            account(0)
+        return out
+
+    return list_comp_name
 
 
 def e_listcomp(it: Compiler, node: ast.ListComp, ctx: Ctx) -> ExprFn:
