@@ -371,3 +371,20 @@ def test_list_comprehension_fast_path_keeps_its_limits() -> None:
     err = error_of("for i in range(10**5):\n    y = [x for x in 'ab']", max_total_alloc=1_000_000)
     assert "memory budget" in err
     assert "SecurityError" in error_of("[__class__ for __class__ in [1]]")
+
+
+def test_method_call_of_an_expression_argument_follows_the_type_at_the_call_site() -> None:
+    code = (
+        "class Box:\n    def __init__(self):\n        self.got = []\n"
+        "    def append(self, v):\n        self.got.append(v)\n"
+        "b = Box()\nout = []\n"
+        "for o in [out, b, out, set()]:\n"
+        "    if type(o) is set:\n        o.add(len(out))\n"
+        "    else:\n        o.append(len(out) + 1)\n"
+        "(out, b.got)"
+    )
+    assert result_of(code) == ([1, 2], [2])
+    err = error_of(
+        "out = []\nfor i in range(10**5):\n    out.append(str(i) * 50)", max_total_alloc=10**6
+    )
+    assert "memory budget" in err

@@ -400,7 +400,26 @@ def _method_call(
             return call(m, (x,), {})
         return call(getattr_(o, name), (a0(s),), {})
 
-    return method1
+    if an is not None or ac is not _MISSING:
+        return method1
+
+    def method1_expr(s: Scope) -> Any:
+        # `parts.append(str(i))` on the call site's last type: what `method1`
+        # does for it; anything else is `method1` (only a name was read so far)
+        try:
+            o = s.vars[rn]
+        except KeyError:
+            o = base(s)
+        if type(o) is not seen_type:
+            return method1(s)
+        desc = seen_desc  # taken now: the argument may re-enter this call site
+        x = a0(s)
+        if type(x) not in simple:
+            x = wrap_arg(x)
+        r = desc(o, x)
+        return r if r is None else sized(r)
+
+    return method1_expr
 
 
 def _method2(
