@@ -388,3 +388,46 @@ def test_method_call_of_an_expression_argument_follows_the_type_at_the_call_site
         "out = []\nfor i in range(10**5):\n    out.append(str(i) * 50)", max_total_alloc=10**6
     )
     assert "memory budget" in err
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("def g(a, b):\n    return a - b\ng(5, 2)", 3),
+        ("def g(a, b, c):\n    t = a * b\n    return t + c\ng(2, 3, 4)", 10),
+        ("def g(a, b):\n    a += b\ng(1, 2)", None),
+        ("def g(a, b=10):\n    return a + b\n(g(1, 2), g(1))", (3, 11)),
+        ("def g(*a):\n    return a\ng(1, 2)", (1, 2)),
+        ("def g(a, b):\n    global k\n    k = a + b\n    return k\n(g(1, 2), k)", (3, 3)),
+        ("def g(a, b):\n    yield a\n    yield b\nlist(g(1, 2))", [1, 2]),
+        (
+            "def f(a, b):\n    def h(c, d):\n        return a + b + c + d\n"
+            "    return h(3, 4)\nf(1, 2)",
+            10,
+        ),
+        (
+            "class P:\n    def m(self, a, b):\n        return self.k + a + b\np = P()\np.k = 1\n"
+            "(p.m(2, 3), P.m(p, 2, 3))",
+            (6, 6),
+        ),
+        (
+            "def g(a, b):\n    for i in range(a):\n        if i == b:\n"
+            "            return i\ng(10, 3)",
+            3,
+        ),
+    ],
+)
+def test_positional_calls_of_the_codes_functions(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+def test_positional_call_fast_path_keeps_every_check() -> None:
+    base = "def g(a, b):\n    t = a + b\n    return t\nfor i in range(50):\n    y = g({})"
+    fast, general = (Session().run(base.format(args)) for args in ("i, 1", "a=i, b=1"))
+    assert fast.result is None and fast.operations == general.operations
+    assert "recursion depth" in error_of("def f(a, b):\n    return f(b, a)\nf(0, 1)")
+    assert "TypeError" in error_of("def f(a, b):\n    return a\nf(1, 2, 3)")
+    assert error_of("def f(a, b):\n    x = 1\n    return a // b\nf(1, 0)").endswith("(line 3)")
+    assert "operation limit" in error_of(
+        "def f(a, b):\n    while True:\n        a += b\nf(0, 1)", max_operations=5000
+    )

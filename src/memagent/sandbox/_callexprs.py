@@ -14,6 +14,7 @@ from types import FunctionType, MethodDescriptorType
 from typing import Any
 
 from memagent.sandbox._api import Compiler
+from memagent.sandbox._callfast import call_positional, plain_call
 from memagent.sandbox._calls import _SCALARS
 from memagent.sandbox._fast import operand
 from memagent.sandbox._names import ExprFn, mark, resolves_global
@@ -138,7 +139,7 @@ def e_call(it: Compiler, node: ast.Call, ctx: Ctx) -> ExprFn:
     call = it.call
     if not args:
         return lambda s: call(func(s), (), {})
-    return lambda s: call(func(s), [a(s) for a in args], {})
+    return call_positional(it, func, args)
 
 
 def _call1(
@@ -307,17 +308,7 @@ def _str1(it: Compiler, general: ExprFn, arg: ExprFn, an: str | None, sized: Exp
 def _plain1(code: FunctionCode) -> bool:
     """Whether a call of one positional argument runs `code` as only a
     `return <expr>` in a scope with nothing but that parameter bound."""
-    info = code.info
-    return (
-        code.simple
-        and len(code.params) == 1
-        and code.body is None
-        and code.tail is not None
-        and code.first in (None, code.params[0])
-        and not info.globals_
-        and not info.nonlocals
-        and not info.is_generator
-    )
+    return code.body is None and code.tail is not None and plain_call(code, 1)
 
 
 def method_of(t: type, name: str) -> Any:

@@ -247,8 +247,10 @@ def call_function(
     if code.simple and not kwargs and len(args) == len(params):
         if len(params) == 1:
             variables = {params[0]: args[0]}
+        elif len(params) == 2:
+            variables = {params[0]: args[0], params[1]: args[1]}
         else:
-            variables = dict(zip(params, args, strict=True))
+            variables = dict(zip(params, args, strict=False))  # as many (checked above)
     else:
         variables = {}
         it._bind_args(func, variables, args, kwargs)
