@@ -431,3 +431,22 @@ def test_positional_call_fast_path_keeps_every_check() -> None:
     assert "operation limit" in error_of(
         "def f(a, b):\n    while True:\n        a += b\nf(0, 1)", max_operations=5000
     )
+
+
+def test_one_argument_methods_of_the_codes_classes() -> None:
+    code = (
+        "class A:\n    def m(self, v):\n        return ('A', v)\n"
+        "    @staticmethod\n    def st(v):\n        return ('st', v)\n"
+        "    @classmethod\n    def cm(cls, v):\n        return ('cm', v)\n"
+        "class B(A):\n    def m(self, v):\n        return ('B', super().m(v))\n"
+        "a, b = A(), B()\nc = A()\nc.m = len\n"
+        "out = []\nfor o in [a, b, c]:\n    out.append(o.m('xy'))\n"
+        "(out, a.st(1), a.cm(2), b.m(3))"
+    )
+    expected = ([("A", "xy"), ("B", ("A", "xy")), 2], ("st", 1), ("cm", 2), ("B", ("A", 3)))
+    assert result_of(code) == expected
+    assert "AttributeError" in error_of("class A:\n    pass\na = A()\nx = 1\na.nope(x)")
+    assert "TypeError" in error_of("class A:\n    def m(self):\n        return 1\nA().m(1)")
+    assert "recursion depth" in error_of(
+        "class A:\n    def m(self, n):\n        return self.m(n)\nA().m(1)"
+    )

@@ -14,11 +14,11 @@ from types import FunctionType, MethodDescriptorType
 from typing import Any
 
 from memagent.sandbox._api import Compiler
-from memagent.sandbox._callfast import call_positional, plain_call
+from memagent.sandbox._callfast import call_positional, plain_call, str_call
 from memagent.sandbox._calls import _SCALARS
 from memagent.sandbox._fast import operand
 from memagent.sandbox._names import ExprFn, mark, resolves_global
-from memagent.sandbox._objects import SandboxFunction
+from memagent.sandbox._objects import SandboxFunction, SandboxInstance
 from memagent.sandbox._policy import (
     _BUILTIN_CALLABLE,
     _FAST_TYPES,
@@ -264,45 +264,7 @@ def _call1(
     callee = fn_name if module else gname
     if callee != "str" or builtins.get("str") is not str or arg_kind == 2:
         return call1
-    return _str1(it, call1, arg, an, sized)
-
-
-def _str1(it: Compiler, general: ExprFn, arg: ExprFn, an: str | None, sized: ExprFn) -> ExprFn:
-    """`str(x)` where `str` is the global or builtin name: when no global
-    shadows it, what `call1` does for `str`, without choosing the callee's
-    kind; anything else is `call1` (`general`), called before any part of the
-    call ran."""
-    global_vars = it.global_scope.vars
-    builtins = it.builtins
-    max_alloc = it.limits.max_total_alloc
-    account, wrap_arg = it.account, it._wrap_arg
-    to_str = it.type_calls[str]
-    simple = _SIMPLE
-    hi = 1 << 4095
-    lo = -hi
-
-    def str1(s: Scope) -> Any:
-        if "str" in global_vars or builtins.get("str") is not str:
-            return general(s)
-        if an is None:
-            x = arg(s)
-        else:
-            try:
-                x = s.vars[an]
-            except KeyError:
-                x = arg(s)
-        tx = type(x)
-        if (tx is int and lo < x < hi) or tx is float or tx is bool:
-            r = str(x)
-            it.allocated += 49 + len(r)
-            if it.allocated > max_alloc:
-                account(0)
-            return r
-        if tx not in simple:
-            x = wrap_arg(x)
-        return sized(to_str(x))
-
-    return str1
+    return str_call(it, call1, arg, an, sized)
 
 
 def _plain1(code: FunctionCode) -> bool:
@@ -341,6 +303,8 @@ def _method_call(
         return _method_any(it, base, name, args, sized)
     # `parts.append(x)`, `s.count(c)`: a name's method, one argument
     an, ac, a0 = ops[0]
+    instance, sandbox_function = SandboxInstance, SandboxFunction
+    call_function = it.call_function
 
     seen_type: Any = None  # this call site's last type and its method
     seen_desc: Any = None
@@ -389,6 +353,11 @@ def _method_call(
                 r = m(x)
                 return r if r is None else sized(r)
             return call(m, (x,), {})
+        if to is instance and name not in o._attrs:
+            found, value = o._cls.lookup(name)
+            if found and type(value) is sandbox_function:
+                # what `getattr` binds and `call` runs for a method of the code's class
+                return call_function(value, o, (a0(s),), {})
         return call(getattr_(o, name), (a0(s),), {})
 
     if an is not None or ac is not _MISSING:

@@ -6,7 +6,8 @@ methods; a call like `f(a, b)` of a plain `def f(a, b)` needs none of that.
 These closures do for it exactly what `call_function` does (the recursion
 limit, the call's operations and limit check, a scope with the parameters
 bound, the depth, the body's flow and the error line of a `return <expr>`)
-and hand every other callee to `Interpreter.call`."""
+and hand every other callee to `Interpreter.call`. `str(x)` of the builtin
+`str` gets its own closure here too."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._names import ExprFn, mark
 from memagent.sandbox._objects import SandboxFunction
-from memagent.sandbox._policy import RETURN, Flow
+from memagent.sandbox._policy import _SIMPLE, RETURN, Flow
 from memagent.sandbox._scope import FunctionCode, Scope
 
 _new_scope = object.__new__  # a Scope without running its __init__
@@ -92,3 +93,41 @@ def call_positional(it: Compiler, func: ExprFn, args: list[ExprFn]) -> ExprFn:
             it.depth -= 1
 
     return call_n
+
+
+def str_call(it: Compiler, general: ExprFn, arg: ExprFn, an: str | None, sized: ExprFn) -> ExprFn:
+    """`str(x)` where `str` is the global or builtin name: when no global
+    shadows it, what `call1` does for `str`, without choosing the callee's
+    kind; anything else is `call1` (`general`), called before any part of the
+    call ran."""
+    global_vars = it.global_scope.vars
+    builtins = it.builtins
+    max_alloc = it.limits.max_total_alloc
+    account, wrap_arg = it.account, it._wrap_arg
+    to_str = it.type_calls[str]
+    simple = _SIMPLE
+    hi = 1 << 4095
+    lo = -hi
+
+    def str1(s: Scope) -> Any:
+        if "str" in global_vars or builtins.get("str") is not str:
+            return general(s)
+        if an is None:
+            x = arg(s)
+        else:
+            try:
+                x = s.vars[an]
+            except KeyError:
+                x = arg(s)
+        tx = type(x)
+        if (tx is int and lo < x < hi) or tx is float or tx is bool:
+            r = str(x)
+            it.allocated += 49 + len(r)
+            if it.allocated > max_alloc:
+                account(0)
+            return r
+        if tx not in simple:
+            x = wrap_arg(x)
+        return sized(to_str(x))
+
+    return str1
