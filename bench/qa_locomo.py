@@ -161,7 +161,9 @@ def transcript(conv: dict[str, Any]) -> str:
     n = 1
     while f"session_{n}" in conv:
         when = session_time(conv[f"session_{n}_date_time"])
-        lines.append(f"Session {n}, {when:%Y-%m-%d %H:%M}:")
+        # the date as memagent's memory lines write it ("8 May 2023"), so both arms
+        # can quote a date the way LoCoMo's gold answers do
+        lines.append(f"Session {n}, {when.day} {when:%B %Y}, {when:%H:%M}:")
         for t in conv[f"session_{n}"]:
             text = f"{t['speaker']}: {t['text']}"
             if t.get("blip_caption"):
