@@ -450,3 +450,17 @@ def test_one_argument_methods_of_the_codes_classes() -> None:
     assert "recursion depth" in error_of(
         "class A:\n    def m(self, n):\n        return self.m(n)\nA().m(1)"
     )
+
+
+def test_instance_attributes_read_and_written_directly_keep_the_policy() -> None:
+    code = (
+        "class P:\n    k = 'class'\n    def m(self):\n        return 1\n"
+        "p = P()\nout = [p.k]\np.k = 'own'\nout.append(p.k)\n"
+        "for i in range(3):\n    p.n = i\nout.append(p.n)\nP.k = 'set'\n"
+        "(out, P().k, p.m())"
+    )
+    assert result_of(code) == (["class", "own", 2], "set", 1)
+    assert "SecurityError" in error_of("class P:\n    pass\np = P()\np.__class__ = int")
+    assert "SecurityError" in error_of("class P:\n    pass\np = P()\np.__dict__")
+    assert "SecurityError" in error_of("x = [1]\nx.k = 2")
+    assert "AttributeError" in error_of("class P:\n    pass\nP().missing")

@@ -65,11 +65,19 @@ def e_attribute(it: Compiler, node: ast.Attribute, ctx: Ctx) -> ExprFn:
     if name[:1] == "_" or name in _RISKY_NAMES:
         return lambda s: getattr_(base(s), name)
     fast = _FAST_TYPES
+    instance = SandboxInstance
 
     def attribute(s: Scope) -> Any:
         o = base(s)
-        if type(o) in fast:
+        to = type(o)
+        if to in fast:
             return getattr(o, name)
+        if to is instance:
+            # `self.count`: an instance's own attribute, as `getattr` reads it
+            # first for a name that is not a dunder
+            v = o._attrs.get(name, _MISSING)
+            if v is not _MISSING:
+                return v
         return getattr_(o, name)
 
     return attribute

@@ -8,6 +8,8 @@ from typing import Any
 
 from memagent.sandbox._api import Compiler
 from memagent.sandbox._names import StoreFn, charge, storer
+from memagent.sandbox._objects import SandboxInstance
+from memagent.sandbox._policy import is_dunder
 from memagent.sandbox._scope import Ctx, Scope
 
 
@@ -46,9 +48,16 @@ def compile_target(it: Compiler, target: ast.expr, ctx: Ctx) -> StoreFn:
         base = it.compile_expr(target.value, ctx)
         attr = target.attr
         setattr_ = it.setattr
+        if is_dunder(attr):
+            return lambda s, value: setattr_(base(s), attr, value)
+        instance = SandboxInstance
 
         def store_attr(s: Scope, value: Any) -> None:
-            setattr_(base(s), attr, value)
+            o = base(s)
+            if type(o) is instance:
+                o._attrs[attr] = value  # what `setattr` does for a name that is not a dunder
+            else:
+                setattr_(o, attr, value)
 
         return store_attr
     if t is ast.Starred:
