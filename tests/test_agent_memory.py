@@ -151,7 +151,7 @@ def test_no_few_shot_example_holds_a_concrete_fact() -> None:
 
 
 def test_default_prompt_sets() -> None:
-    from memagent.agent.loop import default_prompt_set
+    from memagent.agent.turn import default_prompt_set
 
     assert default_prompt_set("embedded", "json") == "instruct"
     assert default_prompt_set("embedded:gemma-270m", "json") == "small"

@@ -9,12 +9,13 @@ traces and saved conversations live beside it.
 from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.deep import DeepResult, deep_ask
 from memagent.agent.hud import hud_status, render_hud, write_hud
-from memagent.agent.loop import Agent, TurnResult
+from memagent.agent.loop import Agent
 from memagent.agent.memory import AgentMemory, MemoryContext
 from memagent.agent.personas import Persona, Personas, Slider, init_personas
 from memagent.agent.protocol import Step, StepInvalid, parse_step, step_schema
 from memagent.agent.tools import Tool, ToolRegistry
 from memagent.agent.traces import Trace, Traces
+from memagent.agent.turn import TurnResult
 
 __all__ = [
     "Agent",

@@ -21,26 +21,18 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
-
-from pydantic import ValidationError
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from memagent.actions import (
     MODELS_BY_NAME,
-    SPECS,
-    ActionsInvalid,
-    run_actions,
-    validate_actions,
-    vault_tools,
 )
+from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import COMMANDS, Command, help_text, parse_command
 from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.learning import PendingLearning, PendingStatement
 from memagent.agent.memory import (
-    MAX_MESSAGE_CHARS,
     AgentMemory,
     MemoryContext,
     count_tokens,
@@ -52,6 +44,18 @@ from memagent.agent.protocol import MODES, StepInvalid, parse_step, reply_schema
 from memagent.agent.streaming import ReplyStreamer
 from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
 from memagent.agent.traces import Trace, Traces
+from memagent.agent.turn import (
+    FALLBACK_PERSONA,
+    TextCallback,
+    TurnResult,
+    add_usage,
+    as_text,
+    check_message,
+    default_prompt_set,
+    honest_reply,
+    learn_note,
+    open_home,
+)
 from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
@@ -59,57 +63,7 @@ from memagent.core.errors import DeadlineExceeded
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
-    from memagent.memory.profile import ProfileStore
     from memagent.stores import Stores
-
-FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
-TextCallback = Callable[[str], None]
-
-
-@dataclass
-class TurnResult:
-    """What one user turn produced."""
-
-    reply: str
-    ok: bool
-    """True when the model gave the reply; False for the agent's honest fallback."""
-    conversation_id: str
-    steps: int
-    usage: Usage = field(default_factory=Usage)
-    seconds: float = 0.0
-    memory_tokens: int = 0
-    memory_sources: list[dict[str, Any]] = field(default_factory=list)
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "reply": self.reply,
-            "ok": self.ok,
-            "conversation_id": self.conversation_id,
-            "steps": self.steps,
-            "usage": {
-                "prompt_tokens": self.usage.prompt_tokens,
-                "completion_tokens": self.usage.completion_tokens,
-            },
-            "seconds": round(self.seconds, 3),
-            "memory_tokens": self.memory_tokens,
-            "memory_sources": self.memory_sources,
-            "error": self.error,
-        }
-
-
-def check_message(message: object) -> str:
-    if not isinstance(message, str):
-        raise InvalidInput("the message must be text")
-    if "\x00" in message:
-        raise InvalidInput("the message contains a NUL character")
-    if not message.strip():
-        raise InvalidInput("the message is empty")
-    if len(message) > MAX_MESSAGE_CHARS:
-        raise InvalidInput(
-            f"the message is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}"
-        )
-    return message.strip()
 
 
 class Agent:
@@ -150,7 +104,7 @@ class Agent:
         stores: Stores | None = None,
         record: bool = True,
     ) -> None:
-        home = _open_home(home)
+        home = open_home(home)
         self.home = home
         cfg = home.config.agent
         if llm is not None and model is not None:
@@ -206,8 +160,7 @@ class Agent:
         self.conversation: Conversation = (
             self.conversations.load(conversation) if conversation else self.conversations.new()
         )
-        self._session: Any = None
-        self._python_done: list[tuple[str, Any]] = []
+        self.python = PythonMode(home, self.memory, self.registry, persist)
         self._writer = BackgroundWriter()
         self._learner = BackgroundWriter("memagent-agent-learner")
         self.background_errors = self._writer.errors
@@ -235,9 +188,7 @@ class Agent:
         `memagent.agent.learning`)."""
         self._writer.flush()
         learned = self._learner.flush(timeout=learn_wait)
-        if self._session is not None:  # its sandbox worker goes back to the pool
-            self._session.close()
-            self._session = None
+        self.python.close()  # its sandbox worker goes back to the pool
         self._writer.close()
         if learned:
             self._learner.close()
@@ -267,7 +218,7 @@ class Agent:
         pending, store, llm = self.pending_learning, self.memory.stores.profile, self.llm
 
         def job() -> None:
-            note = _learn(store, llm, item.message)
+            note = learn_note(store, llm, item.message)
             pending.done(item)
             if trace is not None:
                 trace.background.append(note)
@@ -302,7 +253,7 @@ class Agent:
     def tool_cards(self) -> list[dict[str, Any]]:
         cards = [t.card() for t in self.registry.loaded_tools()]
         if self.mode == "python":
-            cards = [*_vault_function_cards(), *cards]
+            cards = [*vault_function_cards(), *cards]
         return cards
 
     # -- prompt --------------------------------------------------------------------------
@@ -457,7 +408,7 @@ class Agent:
                 continue
             record["parsed"] = parsed.to_json()
             if parsed.actions is not None:
-                result = self._run_actions(parsed.actions)
+                result = run_action_batch(parsed.actions, self.registry, self.memory)
                 record["result"] = result
                 if not result["ok"]:
                     last_error = result["error"]
@@ -472,10 +423,12 @@ class Agent:
                 self._feed(work, text, result)
                 continue
             if parsed.python is not None:
-                run = self._run_python(parsed.python)
+                run = self.python.run(
+                    parsed.python, self.conversation.id, resume=bool(self.conversation.messages)
+                )
                 record["result"] = run
                 if run["error"] is None and run["final"]:
-                    reply = _as_text(run["result"])
+                    reply = as_text(run["result"])
                     break
                 if run["error"] is not None:
                     last_error = f"the code failed: {run['error']}"
@@ -491,7 +444,7 @@ class Agent:
             break
         ok = reply is not None
         if reply is None:
-            reply = _honest_reply(last_error, failed_write, self.max_steps)
+            reply = honest_reply(last_error, failed_write, self.max_steps)
         elif speaks:
             reply = to_user(reply, message)
         if on_text is not None and emitted.strip() != reply.strip():
@@ -525,7 +478,7 @@ class Agent:
         if name == "new":
             self.flush()
             self.conversation = self.conversations.new()
-            self._session = None
+            self.python.close()
             return f"Started a new conversation ({self.conversation.id})."
         if name == "history":
             n = int(arg) if arg.isdigit() and 0 < int(arg) <= 200 else 10
@@ -590,7 +543,7 @@ class Agent:
         except MemagentError as exc:
             record["error"] = f"the model failed: {exc}"
             return
-        _add_usage(usage, res.usage)
+        add_usage(usage, res.usage)
         plan = res.text.strip()
         try:
             obj = json.loads(plan)
@@ -619,7 +572,7 @@ class Agent:
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
             )
-            _add_usage(usage, res.usage)
+            add_usage(usage, res.usage)
             return res.text
         pieces: list[str] = []
         for piece in self.llm.stream(
@@ -642,175 +595,13 @@ class Agent:
             payload = payload[:8000] + "… [cut]"
         work.append(Message(role="user", content=self.prompts.render("result", result=payload)))
 
-    # -- JSON mode: actions ---------------------------------------------------------------
-    def _run_actions(self, raw: Sequence[Any]) -> dict[str, Any]:
-        """Validate every action, then run them all or (on a failure) none."""
-        problems: list[str] = []
-        plan: list[tuple[str, Any]] = []
-        vault_dicts: list[dict[str, Any]] = []
-        writes = False
-        for i, item in enumerate(raw):
-            if not isinstance(item, dict):
-                problems.append(f'action {i} is not an object like {{"action": ...}}')
-                continue
-            name = item.get("action")
-            if isinstance(name, str) and name in MODELS_BY_NAME:
-                vault_dicts.append(item)
-                plan.append(("vault", i))
-                writes = writes or bool(SPECS[name].writes)
-                continue
-            tool = self.registry.catalog.get(name) if isinstance(name, str) else None
-            if tool is None:
-                known = [*MODELS_BY_NAME, *self.registry.loaded]
-                problems.append(f"action {i}: unknown action {name!r}; valid: {', '.join(known)}")
-                continue
-            if not self.registry.is_loaded(tool.name):
-                problems.append(
-                    f"action {i}: tool {tool.name!r} is not loaded; first run "
-                    f'{{"action": "load_tools", "names": ["{tool.name}"]}}'
-                )
-                continue
-            args = {k: v for k, v in item.items() if k not in ("action", "assign_to")}
-            if any(isinstance(v, dict) and "$var" in v for v in args.values()):
-                problems.append(f"action {i} ({tool.name}): $var works only in vault actions")
-                continue
-            try:
-                tool.params.model_validate(args)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "arguments"
-                problems.append(
-                    f"action {i} ({tool.name}): {where}: {first['msg']}; "
-                    f"signature {tool.signature()}"
-                )
-                continue
-            writes = writes or tool.name in ("remember", "forget")
-            plan.append(("tool", (i, tool, args, item.get("assign_to"))))
-        if vault_dicts and not problems:
-            try:
-                vault_actions = validate_actions(vault_dicts)
-            except ActionsInvalid as exc:
-                note = (
-                    " (vault actions numbered among themselves)"
-                    if len(vault_dicts) < len(raw)
-                    else ""
-                )
-                problems.append(str(exc) + note)
-        if problems:
-            return {
-                "ok": False,
-                "applied": False,
-                "error": "nothing was run: " + "; ".join(problems),
-                "writes": writes,
-            }
-        vault = self.memory.vault
-        vault.begin()
-        results: list[dict[str, Any]] = []
-        done_tools: list[tuple[str, Any]] = []
-        vi = 0
-        k = 0
-        while k < len(plan):
-            kind, payload = plan[k]
-            if kind == "vault":
-                group_idx = []
-                while k < len(plan) and plan[k][0] == "vault":
-                    group_idx.append(plan[k][1])
-                    k += 1
-                group = vault_actions[vi : vi + len(group_idx)]
-                vi += len(group_idx)
-                out = run_actions(vault, group)
-                for orig, done in zip(group_idx, out["results"], strict=True):
-                    done["index"] = orig
-                    results.append(done)
-                continue
-            i, tool, args, assign_to = payload
-            entry: dict[str, Any] = {"index": i, "action": tool.name}
-            if assign_to:
-                entry["assign_to"] = assign_to
-            try:
-                value = tool.call(args)
-                entry.update(ok=True, value=value)
-                done_tools.append((tool.name, value))
-            except MemagentError as exc:
-                entry.update(ok=False, error=str(exc))
-            except Exception as exc:  # a tool's own bug is reported, not raised
-                entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
-            results.append(entry)
-            k += 1
-        failed: list[dict[str, Any]] = [r for r in results if not r["ok"]]
-        if not failed:
-            return {"ok": True, "results": results}
-        restored = vault.rollback()
-        for name, value in reversed(done_tools):
-            self.memory.undo_tool(name, value)
-        bad = failed[0]
-        return {
-            "ok": False,
-            "applied": False,
-            "rolled_back": restored,
-            "error": (
-                f"action {bad['index']} ({bad['action']}) failed: {bad['error']}; "
-                "the whole batch was undone"
-            ),
-            "results": results,
-            "writes": writes,
-        }
-
-    # -- Python mode --------------------------------------------------------------------------
-    def _sandbox(self) -> Any:
-        if self._session is None:
-            from memagent.sandbox import IsolatedSession, load_session
-
-            self._session = IsolatedSession(tools=self._sandbox_tools())
-            if self.persist and self.conversation.messages:
-                try:
-                    state = self.memory.stores.state  # a shared database's, else state/ files
-                    load_session(self.home, self._session_name(), self._session, state=state)
-                except MemagentError:
-                    self._session = IsolatedSession(tools=self._sandbox_tools())
-        return self._session
-
-    def _session_name(self) -> str:
-        return f"agent-{self.conversation.id}"
-
-    def _sandbox_tools(self) -> dict[str, Callable[..., Any]]:
-        fns: dict[str, Callable[..., Any]] = dict(vault_tools(self.memory.vault))
-        done = self._python_done
-        for tool in self.registry.catalog.values():
-            fns[tool.name] = _gated(tool, self.registry, done)
-        return fns
-
-    def _run_python(self, code: str) -> dict[str, Any]:
-        self._python_done.clear()
-        session = self._sandbox()
-        vault = self.memory.vault
-        vault.begin()
-        try:
-            run = session.run(code)
-        except DeadlineExceeded:
-            # the request's budget killed the code mid-run: undo what it had written
-            vault.rollback()
-            for name, value in reversed(self._python_done):
-                self.memory.undo_tool(name, value)
-            raise
-        except MemagentError as exc:
-            return {"output": "", "result": None, "error": str(exc), "final": False}
-        out = run.to_json()
-        if run.error is not None:
-            restored = vault.rollback()
-            for name, value in reversed(self._python_done):
-                self.memory.undo_tool(name, value)
-            if restored:
-                out["rolled_back"] = restored
-        return out
-
     # -- after the reply ------------------------------------------------------------------
     def _after_turn(self, message: str, reply: str, ok: bool, trace: Trace) -> None:
         if not self.record:
             return
         conv = self.conversation
         persist = self.persist
-        session = self._session if self.mode == "python" else None
+        session = self.python.session if self.mode == "python" else None
         memory = self.memory
         learn = (
             self.learn_profile
@@ -826,7 +617,7 @@ class Agent:
                 if not shared:
                     self.conversations.save(snapshot)
                 if session is not None and not shared:
-                    self._save_sandbox(session, notes)
+                    self.python.save(session, conv.id, notes)
             try:
                 # an honest fallback is not worth remembering; what the user said is
                 stored_reply = reply if ok else ""
@@ -854,99 +645,5 @@ class Agent:
         if shared:
             self.conversations.save(snapshot)
             if session is not None:  # and the Python session's variables with it
-                self._save_sandbox(session, trace.background)
+                self.python.save(session, conv.id, trace.background)
         self._writer.submit(f"turn {turn_no}", job)
-
-    def _save_sandbox(self, session: Any, notes: list[str]) -> None:
-        from memagent.sandbox import save_session
-
-        try:
-            state = self.memory.stores.state
-            save_session(self.home, self._session_name(), session, state=state)
-        except MemagentError as exc:
-            notes.append(f"sandbox state not saved: {exc}")
-
-
-def _open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
-    if isinstance(home, MemoryHome):
-        return home.require()
-    if home is not None and not isinstance(home, str | os.PathLike):
-        raise InvalidInput(f"home must be a folder path or a MemoryHome, not {type(home).__name__}")
-    mh = MemoryHome.open(home)
-    if not mh.exists:
-        from memagent.setup import init_home
-
-        mh.check_folder()
-        init_home(mh)
-    return mh.require()
-
-
-def default_prompt_set(model_name: str, mode: str) -> str:
-    """`instruct` for the embedded instruct model, `small` for the tiny base model
-    (both in JSON mode: reply only), else the mode's full set."""
-    if mode == "json" and model_name == "embedded":
-        return "instruct"
-    if mode == "json" and model_name.startswith("embedded:"):
-        return "small"
-    return mode
-
-
-def _learn(store: ProfileStore, llm: LLM, message: str) -> str:
-    from memagent.memory.profile import LearnFailed, learn
-
-    if not store.names():
-        return "profile: no resources"
-    try:
-        res = learn(store, llm, message)
-    except LearnFailed as exc:
-        return f"profile: {exc}"
-    except MemagentError as exc:
-        return f"profile: {exc}"
-    return f"profile: {len(res.facts)} facts, {len(res.operations)} operations"
-
-
-def _add_usage(total: Usage, part: Usage) -> None:
-    total.prompt_tokens += part.prompt_tokens
-    total.completion_tokens += part.completion_tokens
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _honest_reply(error: str | None, failed_write: bool, max_steps: int) -> str:
-    why = (error or "no valid response").strip()
-    if len(why) > 400:
-        why = why[:400] + "…"
-    if failed_write:
-        return f"I couldn't save that because {why}"
-    if error and error.startswith("the model failed"):
-        return f"I couldn't answer: {why}"
-    return f"I couldn't finish that within {max_steps} steps: {why}"
-
-
-def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if not registry.is_loaded(tool.name):
-            raise NameError(
-                f"tool {tool.name!r} is not loaded; call load_tools([{tool.name!r}]) first"
-            )
-        value = tool(*args, **kwargs)
-        done.append((tool.name, value))
-        return value
-
-    call.__name__ = tool.name
-    return call
-
-
-def _vault_function_cards() -> list[dict[str, Any]]:
-    """Signatures of the vault functions as sandboxed code sees them."""
-    from memagent.memory.vault import Vault
-
-    probe = cast(Vault, None)  # only the signatures are read; nothing is called
-    return [Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items()]

@@ -35,7 +35,7 @@ class BatchQuestion:
 
 def read_batch(path: Path) -> list[BatchQuestion]:
     """The questions in `path`; `InvalidInput` naming the first bad line."""
-    from memagent.agent.loop import check_message
+    from memagent.agent.turn import check_message
 
     try:
         size = path.stat().st_size

@@ -304,7 +304,7 @@ def ask(
     ] = None,
 ) -> None:
     """Ask one question; prints only the answer on stdout."""
-    from memagent.agent.loop import check_message
+    from memagent.agent.turn import check_message
     from memagent.core import InvalidInput
 
     mh = open_home(home)

@@ -1,0 +1,250 @@
+"""What the agent's steps do: a JSON batch of actions, or Python in the sandbox.
+
+Both are all-or-nothing over the memory: a batch whose action fails, or code
+that raises or runs out of budget, has its vault writes rolled back and its tool
+writes (`remember`, `forget`) undone before the model sees the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from pydantic import ValidationError
+
+from memagent.actions import (
+    MODELS_BY_NAME,
+    SPECS,
+    ActionsInvalid,
+    run_actions,
+    validate_actions,
+    vault_tools,
+)
+from memagent.agent.memory import AgentMemory
+from memagent.agent.tools import Tool, ToolRegistry
+from memagent.core import MemagentError, MemoryHome
+from memagent.core.errors import DeadlineExceeded
+
+
+def undo_writes(memory: AgentMemory, done_tools: list[tuple[str, Any]]) -> list[str]:
+    """Roll back the vault's open batch and undo the tools' writes, newest first;
+    returns what the vault restored."""
+    restored = memory.vault.rollback()
+    for name, value in reversed(done_tools):
+        memory.undo_tool(name, value)
+    return restored
+
+
+def run_action_batch(
+    raw: Sequence[Any], registry: ToolRegistry, memory: AgentMemory
+) -> dict[str, Any]:
+    """JSON mode: validate every action, then run them all or (on a failure) none:
+    a failed batch rolls the vault back and undoes the tools that had written."""
+    problems: list[str] = []
+    plan: list[tuple[str, Any]] = []
+    vault_dicts: list[dict[str, Any]] = []
+    writes = False
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            problems.append(f'action {i} is not an object like {{"action": ...}}')
+            continue
+        name = item.get("action")
+        if isinstance(name, str) and name in MODELS_BY_NAME:
+            vault_dicts.append(item)
+            plan.append(("vault", i))
+            writes = writes or bool(SPECS[name].writes)
+            continue
+        tool = registry.catalog.get(name) if isinstance(name, str) else None
+        if tool is None:
+            known = [*MODELS_BY_NAME, *registry.loaded]
+            problems.append(f"action {i}: unknown action {name!r}; valid: {', '.join(known)}")
+            continue
+        if not registry.is_loaded(tool.name):
+            problems.append(
+                f"action {i}: tool {tool.name!r} is not loaded; first run "
+                f'{{"action": "load_tools", "names": ["{tool.name}"]}}'
+            )
+            continue
+        args = {k: v for k, v in item.items() if k not in ("action", "assign_to")}
+        if any(isinstance(v, dict) and "$var" in v for v in args.values()):
+            problems.append(f"action {i} ({tool.name}): $var works only in vault actions")
+            continue
+        try:
+            tool.params.model_validate(args)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            problems.append(
+                f"action {i} ({tool.name}): {where}: {first['msg']}; signature {tool.signature()}"
+            )
+            continue
+        writes = writes or tool.name in ("remember", "forget")
+        plan.append(("tool", (i, tool, args, item.get("assign_to"))))
+    if vault_dicts and not problems:
+        try:
+            vault_actions = validate_actions(vault_dicts)
+        except ActionsInvalid as exc:
+            note = (
+                " (vault actions numbered among themselves)" if len(vault_dicts) < len(raw) else ""
+            )
+            problems.append(str(exc) + note)
+    if problems:
+        return {
+            "ok": False,
+            "applied": False,
+            "error": "nothing was run: " + "; ".join(problems),
+            "writes": writes,
+        }
+    vault = memory.vault
+    vault.begin()
+    results: list[dict[str, Any]] = []
+    done_tools: list[tuple[str, Any]] = []
+    vi = 0
+    k = 0
+    while k < len(plan):
+        kind, payload = plan[k]
+        if kind == "vault":
+            group_idx = []
+            while k < len(plan) and plan[k][0] == "vault":
+                group_idx.append(plan[k][1])
+                k += 1
+            group = vault_actions[vi : vi + len(group_idx)]
+            vi += len(group_idx)
+            out = run_actions(vault, group)
+            for orig, done in zip(group_idx, out["results"], strict=True):
+                done["index"] = orig
+                results.append(done)
+            continue
+        i, tool, args, assign_to = payload
+        entry: dict[str, Any] = {"index": i, "action": tool.name}
+        if assign_to:
+            entry["assign_to"] = assign_to
+        try:
+            value = tool.call(args)
+            entry.update(ok=True, value=value)
+            done_tools.append((tool.name, value))
+        except MemagentError as exc:
+            entry.update(ok=False, error=str(exc))
+        except Exception as exc:  # a tool's own bug is reported, not raised
+            entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
+        results.append(entry)
+        k += 1
+    failed: list[dict[str, Any]] = [r for r in results if not r["ok"]]
+    if not failed:
+        return {"ok": True, "results": results}
+    restored = undo_writes(memory, done_tools)
+    bad = failed[0]
+    return {
+        "ok": False,
+        "applied": False,
+        "rolled_back": restored,
+        "error": (
+            f"action {bad['index']} ({bad['action']}) failed: {bad['error']}; "
+            "the whole batch was undone"
+        ),
+        "results": results,
+        "writes": writes,
+    }
+
+
+class PythonMode:
+    """Python mode: one sandbox session per conversation, on a pool worker.
+
+    The session's variables persist between turns (saved in `state`, so with a
+    shared database another server continues them); tools are gated by the
+    registry (a tool not loaded is a NameError in the code) and every call that
+    wrote is remembered so a failed run can be undone.
+    """
+
+    def __init__(
+        self, home: MemoryHome, memory: AgentMemory, registry: ToolRegistry, persist: bool
+    ) -> None:
+        self.home = home
+        self.memory = memory
+        self.registry = registry
+        self.persist = persist
+        self.session: Any = None  # an IsolatedSession once code has run
+        self._done: list[tuple[str, Any]] = []
+
+    def _open(self, conversation_id: str, resume: bool) -> Any:
+        from memagent.sandbox import IsolatedSession, load_session
+
+        if self.session is None:
+            self.session = IsolatedSession(tools=self._tools())
+            if self.persist and resume:
+                try:
+                    state = self.memory.stores.state  # a shared database's, else state/ files
+                    load_session(self.home, _name(conversation_id), self.session, state=state)
+                except MemagentError:
+                    self.session = IsolatedSession(tools=self._tools())
+        return self.session
+
+    def _tools(self) -> dict[str, Callable[..., Any]]:
+        fns: dict[str, Callable[..., Any]] = dict(vault_tools(self.memory.vault))
+        for tool in self.registry.catalog.values():
+            fns[tool.name] = _gated(tool, self.registry, self._done)
+        return fns
+
+    def run(self, code: str, conversation_id: str, *, resume: bool) -> dict[str, Any]:
+        """Run `code` in the conversation's session (`resume`: load its saved
+        variables first). A deadline that stops the code undoes its writes and is
+        raised; any other failure is the result's `error`, its writes undone."""
+        self._done.clear()
+        session = self._open(conversation_id, resume)
+        vault = self.memory.vault
+        vault.begin()
+        try:
+            run = session.run(code)
+        except DeadlineExceeded:
+            undo_writes(self.memory, self._done)  # the budget killed the code mid-run
+            raise
+        except MemagentError as exc:
+            return {"output": "", "result": None, "error": str(exc), "final": False}
+        out = run.to_json()
+        if run.error is not None:
+            restored = undo_writes(self.memory, self._done)
+            if restored:
+                out["rolled_back"] = restored
+        return out
+
+    def save(self, session: Any, conversation_id: str, notes: list[str]) -> None:
+        """Persist the session's variables; a failure is a note, not an error."""
+        from memagent.sandbox import save_session
+
+        try:
+            state = self.memory.stores.state
+            save_session(self.home, _name(conversation_id), session, state=state)
+        except MemagentError as exc:
+            notes.append(f"sandbox state not saved: {exc}")
+
+    def close(self) -> None:
+        """Give the session's worker back to the pool (a new conversation starts fresh)."""
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+
+def _name(conversation_id: str) -> str:
+    return f"agent-{conversation_id}"
+
+
+def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not registry.is_loaded(tool.name):
+            raise NameError(
+                f"tool {tool.name!r} is not loaded; call load_tools([{tool.name!r}]) first"
+            )
+        value = tool(*args, **kwargs)
+        done.append((tool.name, value))
+        return value
+
+    call.__name__ = tool.name
+    return call
+
+
+def vault_function_cards() -> list[dict[str, Any]]:
+    """Signatures of the vault functions as sandboxed code sees them."""
+    from memagent.memory.vault import Vault
+
+    probe = cast(Vault, None)  # only the signatures are read; nothing is called
+    return [Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items()]

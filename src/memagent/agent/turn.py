@@ -1,0 +1,130 @@
+"""What one agent turn takes and gives, and the small rules around it: the
+message check, the honest fallback reply, which prompt set a model gets, and
+opening (or creating) the memory home an `Agent` is given."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memagent.agent.memory import MAX_MESSAGE_CHARS
+from memagent.core import InvalidInput, MemagentError, MemoryHome
+from memagent.llm import LLM, Usage
+
+if TYPE_CHECKING:
+    from memagent.memory.profile import ProfileStore
+
+FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
+TextCallback = Callable[[str], None]
+
+
+@dataclass
+class TurnResult:
+    """What one user turn produced."""
+
+    reply: str
+    ok: bool
+    """True when the model gave the reply; False for the agent's honest fallback."""
+    conversation_id: str
+    steps: int
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    memory_tokens: int = 0
+    memory_sources: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reply": self.reply,
+            "ok": self.ok,
+            "conversation_id": self.conversation_id,
+            "steps": self.steps,
+            "usage": {
+                "prompt_tokens": self.usage.prompt_tokens,
+                "completion_tokens": self.usage.completion_tokens,
+            },
+            "seconds": round(self.seconds, 3),
+            "memory_tokens": self.memory_tokens,
+            "memory_sources": self.memory_sources,
+            "error": self.error,
+        }
+
+
+def check_message(message: object) -> str:
+    if not isinstance(message, str):
+        raise InvalidInput("the message must be text")
+    if "\x00" in message:
+        raise InvalidInput("the message contains a NUL character")
+    if not message.strip():
+        raise InvalidInput("the message is empty")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise InvalidInput(
+            f"the message is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}"
+        )
+    return message.strip()
+
+
+def open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+    if isinstance(home, MemoryHome):
+        return home.require()
+    if home is not None and not isinstance(home, str | os.PathLike):
+        raise InvalidInput(f"home must be a folder path or a MemoryHome, not {type(home).__name__}")
+    mh = MemoryHome.open(home)
+    if not mh.exists:
+        from memagent.setup import init_home
+
+        mh.check_folder()
+        init_home(mh)
+    return mh.require()
+
+
+def default_prompt_set(model_name: str, mode: str) -> str:
+    """`instruct` for the embedded instruct model, `small` for the tiny base model
+    (both in JSON mode: reply only), else the mode's full set."""
+    if mode == "json" and model_name == "embedded":
+        return "instruct"
+    if mode == "json" and model_name.startswith("embedded:"):
+        return "small"
+    return mode
+
+
+def learn_note(store: ProfileStore, llm: LLM, message: str) -> str:
+    from memagent.memory.profile import LearnFailed, learn
+
+    if not store.names():
+        return "profile: no resources"
+    try:
+        res = learn(store, llm, message)
+    except LearnFailed as exc:
+        return f"profile: {exc}"
+    except MemagentError as exc:
+        return f"profile: {exc}"
+    return f"profile: {len(res.facts)} facts, {len(res.operations)} operations"
+
+
+def add_usage(total: Usage, part: Usage) -> None:
+    total.prompt_tokens += part.prompt_tokens
+    total.completion_tokens += part.completion_tokens
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def honest_reply(error: str | None, failed_write: bool, max_steps: int) -> str:
+    why = (error or "no valid response").strip()
+    if len(why) > 400:
+        why = why[:400] + "…"
+    if failed_write:
+        return f"I couldn't save that because {why}"
+    if error and error.startswith("the model failed"):
+        return f"I couldn't answer: {why}"
+    return f"I couldn't finish that within {max_steps} steps: {why}"
