@@ -464,3 +464,34 @@ def test_instance_attributes_read_and_written_directly_keep_the_policy() -> None
     assert "SecurityError" in error_of("class P:\n    pass\np = P()\np.__dict__")
     assert "SecurityError" in error_of("x = [1]\nx.k = 2")
     assert "AttributeError" in error_of("class P:\n    pass\nP().missing")
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("i = 0\nwhile i < 5:\n    i += 1\ni", 5),
+        ("x = 'b'\n(x == 'b', x < 'a', x != None, x >= 'b')", (True, False, True, True)),
+        ("x = [1]\n(x == 1, x != 'a')", (False, True)),
+        ("class V:\n    def __lt__(self, o):\n        return 'lt'\nv = V()\nv < 3", "lt"),
+        (
+            "class V:\n    def __eq__(self, o):\n        return o == 4\nv = V()\n(v == 4, v == 5)",
+            (True, False),
+        ),
+        ("t = 0\ni = 0\nwhile i < 3:\n    t += i\n    i += 1\nelse:\n    t = -t\nt", -3),
+        (
+            "def f():\n    i = 0\n    while True:\n        i += 1\n"
+            "        if i > 3:\n            return i\nf()",
+            4,
+        ),
+    ],
+)
+def test_comparisons_with_a_constant_and_while_bodies(code: str, expected: Any) -> None:
+    assert result_of(code) == expected
+
+
+def test_while_body_errors_name_their_line_and_limits_hold() -> None:
+    assert error_of("i = 0\nwhile i < 9:\n    i += 1\n    j = 1 // (5 - i)").endswith("(line 4)")
+    assert error_of("x = 'a'\nwhile x < 1:\n    pass").startswith("TypeError")
+    assert "operation limit" in error_of(
+        "i = 0\nwhile i < 10**9:\n    i += 1\n    j = i", max_operations=5000
+    )

@@ -402,7 +402,7 @@ def compile_compare(it: Compiler, node: ast.Compare, ctx: Ctx) -> ExprFn:
         return chain
     op = type(node.ops[0])
     ln, _, lf = operand(it, node.left, ctx)
-    rn, _, rf = operand(it, node.comparators[0], ctx)
+    rn, rc, rf = operand(it, node.comparators[0], ctx)
     if op is ast.Is or op is ast.IsNot:
         fn = CMPOPS[op]
         return lambda s: fn(lf(s), rf(s))
@@ -442,6 +442,20 @@ def compile_compare(it: Compiler, node: ast.Compare, ctx: Ctx) -> ExprFn:
             return compare(op, a, b)
 
         return cmp_names
+    if ln is not None and type(rc) in plain:
+        n1, b = ln, rc
+
+        def cmp_name_const(s: Scope) -> Any:
+            # `i < n_max`, `x == 'a'`: the constant is plain; so must the name be
+            try:
+                a = s.vars[n1]
+            except KeyError:
+                a = lf(s)
+            if type(a) in plain:
+                return fn(a, b)
+            return compare(op, a, b)
+
+        return cmp_name_const
 
     def cmp(s: Scope) -> Any:
         a = lf(s)

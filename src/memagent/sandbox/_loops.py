@@ -254,6 +254,8 @@ def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
     truth = it.truth
     first_line = lines[0] if lines else node.lineno
     ahead = PREPAY * weight
+    if fns and not has_jump(node.body):
+        return _while_run(it, test, fns, lines, first_line, weight, orelse)
 
     def while_(s: Scope) -> Any:
         prepaid = 0
@@ -287,3 +289,59 @@ def s_while(it: Compiler, node: ast.While, ctx: Ctx) -> StmtFn:
         return None
 
     return while_
+
+
+def _while_run(
+    it: Compiler,
+    test: Callable[[Scope], Any],
+    fns: list[StmtFn],
+    lines: list[int],
+    first_line: int,
+    weight: int,
+    orelse: StmtFn | None,
+) -> StmtFn:
+    """`while test:` over statements without break/continue: `s_while` with
+    the body's statements run in place of a block (each error still names
+    its statement's line; an error of the test is left to the enclosing
+    statement, as there)."""
+    truth = it.truth
+    ahead = PREPAY * weight
+    run = tuple(fns)
+    line_of = dict(zip(fns, lines, strict=True))
+
+    def while_run(s: Scope) -> Any:
+        prepaid = 0
+        f = None
+        try:
+            while True:
+                if prepaid:
+                    prepaid -= 1
+                else:
+                    ops = it.ops + weight
+                    if ops + ahead < it.next_check:
+                        it.ops = ops + ahead
+                        prepaid = PREPAY
+                    else:
+                        it.ops = ops
+                        if ops >= it.next_check:
+                            check_at(it, first_line)
+                f = None
+                t = test(s)
+                if not (t is True or (t is not False and truth(t))):
+                    break
+                for f in run:
+                    r = f(s)
+                    if r is not None and type(r) is Flow:
+                        return r  # a `return`: this body has no break/continue
+        except BaseException as exc:
+            if f is not None:
+                mark(it, exc, line_of[f])
+            raise
+        finally:
+            if prepaid:
+                it.ops -= prepaid * weight
+        if orelse is not None:
+            return orelse(s)
+        return None
+
+    return while_run
