@@ -17,7 +17,8 @@ import pytest
 
 from memagent.index import Filters
 from memagent.postgres import Database, PgChunkStore
-from memagent.postgres.chunks import DIM, vector_text
+from memagent.postgres.chunks import DIM
+from memagent.postgres.vectors import vector_text
 
 USERS = 1000
 K = 5

@@ -19,7 +19,7 @@ from memagent import Memory
 from memagent.core import MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.server import KeyStore, ServerSettings, create_app
-from memagent.server.ui import local_app
+from memagent.server.local_ui import local_app
 from memagent.server.ui.pages_profile import _tail
 
 XSS = [

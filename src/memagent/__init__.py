@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from memagent.agent import Agent
     from memagent.api import Memory
 
-__version__ = "0.1.0"
+from memagent.core.version import __version__
 
 __all__ = ["Agent", "MemagentError", "Memory", "MemoryHome", "__version__"]
 

@@ -86,7 +86,7 @@ DEBUG_ENV = "MEMAGENT_DEBUG"
 
 def _print_version(value: bool) -> None:
     if value:
-        from memagent import __version__
+        from memagent.core.version import __version__
 
         sys.stdout.write(f"memagent {__version__}\n")
         raise typer.Exit(0)

@@ -10,10 +10,9 @@ filter with true or false instead of a column test).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-if TYPE_CHECKING:
-    from memagent.index.search import Filters
+from pydantic import BaseModel, ConfigDict, Field
 
 _FIELDS = ("type", "user_id", "agent_id", "session_id", "conversation_id")
 
@@ -88,3 +87,33 @@ class PostgresFilterSQL(FilterSQL):
 
 
 SQLITE = FilterSQL()
+
+
+class Filters(BaseModel):
+    """The same filters as listing: all given ones must hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] | None = None
+    tags: list[str] = Field(default_factory=list)
+    type: str | None = None
+    since: float | None = None
+    until: float | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    conversation_id: str | None = None
+    include_deleted: bool = False
+
+    def sql(self, alias: str = "docs", dialect: FilterSQL | None = None) -> tuple[str, list[Any]]:
+        """These filters as a WHERE fragment and its parameters (SQLite unless a
+        `dialect` says otherwise; see `memagent.index.filters`)."""
+        return (dialect or SQLITE).where(self, alias)
+
+    @property
+    def narrowing(self) -> bool:
+        """True when more than deleted documents are excluded."""
+        return (
+            any(v for k, v in self.model_dump().items() if k != "include_deleted")
+            or self.include_deleted
+        )

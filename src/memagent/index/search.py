@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memagent.core import InvalidInput
 from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
-from memagent.index.filters import SQLITE, FilterSQL
+from memagent.index.filters import Filters
 from memagent.index.roles import asks_about_assistant, said_by_assistant
 from memagent.index.store import Index, Row
 from memagent.index.temporal import time_ranges
@@ -91,36 +91,6 @@ class SearchParams(BaseModel):
     @property
     def diversifies(self) -> bool:
         return self.session_decay < 1.0 or self.mmr_weight > 0 or self.session_head > 0
-
-
-class Filters(BaseModel):
-    """The same filters as listing: all given ones must hold."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kinds: list[str] | None = None
-    tags: list[str] = Field(default_factory=list)
-    type: str | None = None
-    since: float | None = None
-    until: float | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-    session_id: str | None = None
-    conversation_id: str | None = None
-    include_deleted: bool = False
-
-    def sql(self, alias: str = "docs", dialect: FilterSQL | None = None) -> tuple[str, list[Any]]:
-        """These filters as a WHERE fragment and its parameters (SQLite unless a
-        `dialect` says otherwise; see `memagent.index.filters`)."""
-        return (dialect or SQLITE).where(self, alias)
-
-    @property
-    def narrowing(self) -> bool:
-        """True when more than deleted documents are excluded."""
-        return (
-            any(v for k, v in self.model_dump().items() if k != "include_deleted")
-            or self.include_deleted
-        )
 
 
 @dataclass

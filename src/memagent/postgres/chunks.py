@@ -36,6 +36,7 @@ from memagent.postgres import docs as pgdocs
 from memagent.postgres.bm25 import bm25
 from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
+from memagent.postgres.vectors import parse_vector, vector_text
 
 DIM = 384
 EXACT_MAX_ROWS = 20_000
@@ -44,16 +45,6 @@ _ROW_COLS = (
     "seq, id, content, tags, type, created, created_at, conversation_id, session_id, "
     "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source, data"
 )
-
-
-def vector_text(vec: npt.NDArray[np.float32]) -> str:
-    return "[" + ",".join(f"{float(x):.7g}" for x in vec.ravel()) + "]"
-
-
-def parse_vector(text: str | None) -> npt.NDArray[np.float32] | None:
-    if text is None:
-        return None
-    return np.asarray(json.loads(text), dtype=np.float32)
 
 
 def _row(r: tuple[Any, ...]) -> Row:

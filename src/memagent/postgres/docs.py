@@ -15,6 +15,7 @@ from memagent.index import Filters, Row
 from memagent.index.documents import NOTE, Doc, fact_docs, note_doc
 from memagent.index.filters import PostgresFilterSQL
 from memagent.postgres.bm25 import bm25
+from memagent.postgres.vectors import vector_text
 
 if TYPE_CHECKING:
     from memagent.embeddings import Embedder
@@ -72,7 +73,6 @@ def replace_docs(
     )
     if not docs:
         return
-    from memagent.postgres.chunks import vector_text
 
     vectors = embedder.embed([d.content for d in docs]) if embedder is not None else None
     rows = []

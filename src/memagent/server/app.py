@@ -117,7 +117,7 @@ def create_app(
     embedding program's own backend, or a scripted one in tests); otherwise
     `settings.llm`, else each user's configured model.
     """
-    from memagent import __version__
+    from memagent.core.version import __version__
     from memagent.server.routes import ROUTERS
 
     settings = settings or ServerSettings()

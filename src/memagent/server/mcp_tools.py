@@ -112,7 +112,7 @@ class _MemagentMCP(MCPServer[Any]):
 
 def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
     """The memagent MCP server; `memory_of` picks the Memory for each request."""
-    from memagent import __version__
+    from memagent.core.version import __version__
 
     mcp = _MemagentMCP(
         memory_of,

@@ -37,7 +37,7 @@ def ui(
     import uvicorn
 
     from memagent.core import InvalidInput
-    from memagent.server.ui import local_app
+    from memagent.server.local_ui import local_app
 
     if host not in LOOPBACK:
         raise InvalidInput(f"--host {host}: the local page listens on loopback only; use serve")

@@ -11,14 +11,29 @@ An undo is itself an edit (op `undo`, `meta.undoes`), so it can be undone too.
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
 from memagent.memory.chunks.model import Chunk, ChunkMetadata, check_id, check_tags, editable_fields
 
-if TYPE_CHECKING:
-    from memagent.memory.chunks.store import ChunkStore
+
+class EditableStore(Protocol):
+    """What history and undo need of a chunk store (`ChunkStore` on either backend)."""
+
+    last_edit: str | None
+
+    def _read(self, chunk_id: str) -> Chunk: ...
+
+    def _lock(self) -> AbstractContextManager[None]: ...
+
+    def op_records(self, mentioning: str | None = None) -> list[OpRecord]: ...
+
+    def _save_edit(
+        self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
+    ) -> Chunk: ...
+
 
 EDIT_OPS = frozenset({"update", "soft_delete", "restore", "undo"})
 EDIT_ID_RE = re.compile(r"^edit-[0-9a-f]{16}$")
@@ -75,7 +90,7 @@ def edits_of(records: list[OpRecord], chunk_id: str | None = None) -> list[Chunk
     return [ChunkEdit(**{**e.__dict__, "undone": True}) if e.edit in undone else e for e in raw]
 
 
-def history(store: ChunkStore, chunk_id: str) -> list[ChunkEdit]:
+def history(store: EditableStore, chunk_id: str) -> list[ChunkEdit]:
     """Every logged edit of one chunk, oldest first."""
     check_id(chunk_id)
     store._read(chunk_id)
@@ -94,7 +109,9 @@ def _apply(chunk: Chunk, fields: dict[str, Any]) -> Chunk:
     return Chunk.model_validate(data)
 
 
-def undo(store: ChunkStore, chunk_id: str | None = None, *, edit: str | None = None) -> ChunkEdit:
+def undo(
+    store: EditableStore, chunk_id: str | None = None, *, edit: str | None = None
+) -> ChunkEdit:
     """Revert one edit: `edit` by id, else `chunk_id`'s newest edit not yet undone.
 
     Returns the undo (itself an edit). `Conflict` when the chunk changed since the

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,9 @@ from memagent.index import (
 )
 from memagent.index.documents import chunk_doc
 from memagent.memory.chunks.chunking import detect_type, split_text
+from memagent.memory.chunks.edits import ChunkEdit
+from memagent.memory.chunks.edits import history as edit_history
+from memagent.memory.chunks.edits import undo as undo_edit
 from memagent.memory.chunks.linker import IndexLinkSource, LinkSource, auto_links
 from memagent.memory.chunks.model import (
     MANUAL_LINK_TYPES,
@@ -68,9 +71,6 @@ from memagent.memory.chunks.model import (
     new_chunk_id,
     parse_timestamp,
 )
-
-if TYPE_CHECKING:
-    from memagent.memory.chunks.edits import ChunkEdit
 
 ACTOR = "chunks"
 Progress = Callable[[int, int], None]
@@ -461,16 +461,12 @@ class ChunkStore:
 
     def history(self, chunk_id: str) -> list[ChunkEdit]:
         """Every logged edit of one chunk, oldest first (before/after of each)."""
-        from memagent.memory.chunks.edits import history
-
-        return history(self, chunk_id)
+        return edit_history(self, chunk_id)
 
     def undo(self, chunk_id: str | None = None, *, edit: str | None = None) -> ChunkEdit:
         """Revert an edit (the chunk's newest not yet undone, or `edit`); refused with
         `Conflict` when the chunk changed since."""
-        from memagent.memory.chunks.edits import undo
-
-        return undo(self, chunk_id, edit=edit)
+        return undo_edit(self, chunk_id, edit=edit)
 
     def soft_delete(self, chunk_id: str) -> Chunk:
         """Hide from search and listing; `restore` brings it back."""

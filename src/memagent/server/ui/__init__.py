@@ -2,11 +2,12 @@
 
 Server-rendered (Jinja2) with htmx for small in-page updates; every page reads
 without JavaScript. `mount_ui(app)` adds it at `/ui` to the HTTP server
-(sign-in with an API key); `local_app(home)` is `memagent ui`: one memory home,
-loopback only, signed in by a one-time token in the printed URL.
+(sign-in with an API key); `memagent.server.local_ui.local_app(home)` is
+`memagent ui`: one memory home, loopback only, signed in by a one-time token in
+the printed URL.
 """
 
-from memagent.server.ui._app import local_app, mount_ui
+from memagent.server.ui._app import mount_ui
 from memagent.server.ui._session import UiState
 
-__all__ = ["UiState", "local_app", "mount_ui"]
+__all__ = ["UiState", "mount_ui"]

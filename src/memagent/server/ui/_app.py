@@ -1,17 +1,13 @@
-"""Sign-in, sign-out, and putting the page on an app (`mount_ui`, `local_app`)."""
+"""Sign-in, sign-out, and putting the page on an app (`mount_ui`)."""
 
 from __future__ import annotations
 
 import hmac
 import secrets
-import tempfile
-from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
-from memagent.core import MemoryHome
-from memagent.llm import LLM
 from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
 from memagent.server.ui._base import HERE, UiRoute, go, page
 from memagent.server.ui._session import (
@@ -143,25 +139,3 @@ def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = Fals
     ):
         app.include_router(r)
     return state
-
-
-def local_app(
-    home: MemoryHome,
-    *,
-    llm: LLM | None = None,
-    llm_spec: str | None = None,
-    embeddings: bool | None = None,
-    root: Path | None = None,
-) -> tuple[FastAPI, UiState]:
-    """`memagent ui`: the page for one memory home, no API key (one-time tokens).
-
-    The server's own folder (`root`, default a new temporary folder) holds nothing
-    of the user's: the home is served in place.
-    """
-    from memagent.server.app import ServerSettings, create_app
-
-    server_root = root or Path(tempfile.mkdtemp(prefix="memagent-ui-"))
-    settings = ServerSettings(mcp=False, ui=False, embeddings=embeddings, llm=llm_spec)
-    app = create_app(server_root, settings, llm=llm)
-    app.state.server.pin_home(LOCAL_USER, home)
-    return app, mount_ui(app, local_user=LOCAL_USER)

@@ -1,0 +1,3 @@
+"""The package version, where every layer may read it (pyproject.toml has the same)."""
+
+__version__ = "0.1.0"
