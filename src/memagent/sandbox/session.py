@@ -220,7 +220,14 @@ class Session:
                 message = str(exc)
             except Exception:
                 message = "<unprintable>"
-            error = _fmt(type(exc).__name__, message, line)
+            kind = type(exc).__name__
+            if isinstance(exc, ValueError) and "integer string conversion" in message:
+                kind = "LimitExceeded"  # CPython's hint (set_int_max_str_digits) is not ours
+                message = (
+                    f"an integer of more than {sys.get_int_max_str_digits()} digits "
+                    "cannot be turned into text"
+                )
+            error = _fmt(kind, message, line)
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
                 raise
