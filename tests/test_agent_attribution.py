@@ -116,3 +116,27 @@ def test_the_agent_answers_from_the_named_speakers_lines(home: MemoryHome) -> No
     assert r.reply == "Sweden" and len(llm.calls) == 1
     prompt = llm.calls[0].messages[-1].content
     assert "Sweden" in prompt and "charity race" not in prompt
+
+
+def test_a_named_speakers_line_only_about_the_one_spoken_to_is_withheld() -> None:
+    hits = [
+        hit("Jon", "Wow, you found the perfect spot for your store!"),
+        hit("Jon", "You found a great spot, I'm so happy for you."),
+        hit("Jon", "I found a studio by the water."),
+        hit("Gina", "I opened my store last week."),
+    ]
+    kept = [h["content"] for h in attribute(hits, "What did Jon find for his store?", k=10).hits]
+    # Jon speaking to Gina about her store is not about Jon; a sentence of his own stays
+    assert kept == [hits[1]["content"], hits[2]["content"]]
+    # asked about both of them, Jon speaking to Gina is about a named person: it stays
+    assert attribute(hits, "What did Jon and Gina find?", k=10).hits == hits
+
+
+def test_the_model_never_sees_a_line_spoken_to_someone_else(home: MemoryHome) -> None:
+    imported(home)
+    llm = ScriptedLLM([json.dumps({"reply": "I don't have that in memory."})])
+    with Agent(home, llm, prompt_set="qa", learn_profile=False, embeddings=False) as a:
+        a.turn("How did Caroline feel after the race she ran?")
+    prompt = llm.calls[0].messages[-1].content if llm.calls else ""
+    # Caroline's "Your charity race sounds great. How did you feel after it?" is about Melanie
+    assert "sounds great" not in prompt
