@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 
 
 _Check = Callable[[tuple[Any, ...], dict[str, Any]], None]
-_REGEX_DENIED = ("subf", "subfn", "expandf")
-_REGEX_METHODS = (
+# Names `_policy` also treats as risky, so a method reached unbound is checked too.
+REGEX_DENIED = ("subf", "subfn", "expandf")
+REGEX_METHODS = (
     "scanner",
     "match",
     "search",
@@ -47,6 +48,7 @@ _REGEX_METHODS = (
     "split",
     "splititer",
 )
+SEQUENCE_MATCHER_SETTERS = ("set_seqs", "set_seq1", "set_seq2")
 _DIFF_CAP = 20_000
 
 
@@ -108,12 +110,12 @@ def _sub_check(it: Compiler, pattern: Any, repl: Any, text: Any, flags: int = 0)
 
 
 def pattern_method(it: Compiler, obj: Any, name: str) -> Any:
-    if name in _REGEX_DENIED and isinstance(obj, (regex.Pattern, regex.Match)):
+    if name in REGEX_DENIED and isinstance(obj, (regex.Pattern, regex.Match)):
         # format-style templates would reach attributes outside the sandbox's rules
         raise SecurityError(f"{name}() is not available in the sandbox")
-    if isinstance(obj, re.Pattern) and name in _REGEX_METHODS:
+    if isinstance(obj, re.Pattern) and name in REGEX_METHODS:
         raise SecurityError("patterns of the host's re engine cannot run here; use the re module")
-    if isinstance(obj, regex.Pattern) and name in _REGEX_METHODS:
+    if isinstance(obj, regex.Pattern) and name in REGEX_METHODS:
         method = getattr(obj, name)
         run = _with_timeout(it, method, f"re.{name}")
         if name in ("sub", "subn"):
@@ -126,7 +128,7 @@ def pattern_method(it: Compiler, obj: Any, name: str) -> Any:
 
             return Checked(name, checked_sub, None)
         return Checked(name, run, None)
-    if isinstance(obj, difflib.SequenceMatcher) and name in ("set_seqs", "set_seq1", "set_seq2"):
+    if isinstance(obj, difflib.SequenceMatcher) and name in SEQUENCE_MATCHER_SETTERS:
         method = getattr(obj, name)
         return Checked(name, method, lambda a, k: _diff_cap(a, k))
     return None

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, ItemsView, KeysView, ValuesView
 from typing import Any
 
+from memagent.sandbox._modules import REGEX_DENIED, REGEX_METHODS, SEQUENCE_MATCHER_SETTERS
 from memagent.sandbox._objects import Internal, SandboxClass
 from memagent.sandbox.limits import FinalAnswer, SandboxAbort
 
@@ -177,24 +178,9 @@ _RISKY_NAMES = frozenset(
         "format",
         "format_map",
         "to_bytes",
-        "subf",
-        "subfn",
-        "expandf",
-        "scanner",
-        *(
-            "match",
-            "search",
-            "fullmatch",
-            "findall",
-            "finditer",
-            "sub",
-            "subn",
-            "split",
-            "splititer",
-            "set_seqs",
-            "set_seq1",
-            "set_seq2",
-        ),
+        *REGEX_DENIED,
+        *REGEX_METHODS,
+        *SEQUENCE_MATCHER_SETTERS,
     }
 )
 
