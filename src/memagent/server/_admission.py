@@ -247,14 +247,7 @@ class AdmissionMiddleware:
     async def _hold_if_early(self, who: str) -> None:
         """Wait out `who`'s current Retry-After, if it has one (it came back early);
         then start a new one."""
-        loop = asyncio.get_running_loop()
-        wait = self.refused_until.get(who, 0.0) - loop.time()
-        if wait > 0 and self.held < self.limits.max_held_refusals:
-            self.held += 1
-            try:
-                await asyncio.sleep(wait)
-            finally:
-                self.held -= 1
+        await self._wait_until(self.refused_until.get(who, 0.0))
         self._note_refusal(who)
 
     def _note_refusal(self, who: str) -> None:
@@ -264,7 +257,12 @@ class AdmissionMiddleware:
         """A caller back before the Retry-After of its last rate-limit refusal (the
         app's 429, e.g. the per-key rate) waits that out here, holding no thread,
         then goes on; so hammering a rate limit gains nothing and costs little."""
-        wait = self.rate_until.get(who, 0.0) - asyncio.get_running_loop().time()
+        await self._wait_until(self.rate_until.get(who, 0.0))
+
+    async def _wait_until(self, until: float) -> None:
+        """Sleep until loop time `until`, holding no thread; at most
+        `max_held_refusals` callers wait at once (the rest go on at once)."""
+        wait = until - asyncio.get_running_loop().time()
         if wait > 0 and self.held < self.limits.max_held_refusals:
             self.held += 1
             try:
