@@ -327,10 +327,11 @@ def run_conversations(
         store = build_home(workdir, path.stem, turns_of(conv))
         store.close()
         home = MemoryHome.open(workdir / path.stem)
-        set_agent_config(
-            home.layout.config,
-            {"recall_k": args.recall_k, "recall_min_ratio": 0.0, "context_tokens": 1600},
-        )
+        values: dict[str, float | int] = {
+            "recall_k": args.recall_k, "recall_min_ratio": 0.0, "context_tokens": 1600}  # fmt: skip
+        if args.verify_min is not None:
+            values["verify_min"] = args.verify_min
+        set_agent_config(home.layout.config, values)
         home = MemoryHome.open(workdir / path.stem)
         # each arm runs all its questions in a row, so its fixed prompt prefix stays in
         # the cache; the full-context arm (long, slow) comes last
@@ -379,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
     ap.add_argument("--recall-k", type=int, default=10)
+    ap.add_argument(
+        "--verify-min",
+        type=float,
+        default=None,
+        help="the grounding check's P(yes) threshold (agent.verify_min; 0: off); "
+        "default: the product's",
+    )
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
     ap.add_argument("--json-out", type=Path, default=None, help="answers, written as they come")
     ap.add_argument("--categories", nargs="*", type=int, default=None, help="default: 1-5")

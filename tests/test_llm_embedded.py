@@ -208,6 +208,21 @@ def test_instruct_model_answers_through_its_chat_template(instruct: EmbeddedLLM)
 
 
 @pytest.mark.slow
+def test_yes_probability_reads_the_models_confidence(
+    instruct: EmbeddedLLM, llm: EmbeddedLLM
+) -> None:
+    def asked(claim: str) -> list[dict[str, str]]:
+        lines = "- Melanie: I ran a charity race last Saturday."
+        return [{"role": "user", "content": f"Memory:\n{lines}\n\n{claim} Answer yes or no."}]
+
+    yes = instruct.yes_probability(asked("Do these lines say that Melanie ran a race?"))
+    no = instruct.yes_probability(asked("Do these lines say that Caroline ran a race?"))
+    assert 0.0 <= no < 0.5 < yes <= 1.0
+    with pytest.raises(LLMError, match="base model"):
+        llm.yes_probability(asked("Do these lines say that Melanie ran a race?"))
+
+
+@pytest.mark.slow
 def test_the_request_budget_stops_a_reply_mid_decode(
     llm: EmbeddedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,16 @@ def test_scripted_spec_replays_file() -> None:
     assert llm.chat([{"role": "user", "content": "hi"}]).text == "<reply>second</reply>"
 
 
+def test_scripted_spec_with_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"replies": ["an answer"], "verdicts": ["no", "0.8"]}))
+    llm = load_llm(f"scripted:{path}")
+    assert isinstance(llm, ScriptedLLM)
+    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]) == 0.0
+    assert llm.chat([{"role": "user", "content": "hi"}]).text == "an answer"
+    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]) == 0.8
+
+
 def test_embedded_spec_is_lazy() -> None:
     llm = load_llm("embedded", LLMConfig(n_ctx=1024, threads=1))
     assert isinstance(llm, EmbeddedLLM)
@@ -103,6 +113,9 @@ def test_bad_base_url_rejected() -> None:
         (b"\xff\xfe garbage", "not valid UTF-8 JSON"),
         (b'{"a": 1}', "JSON list of reply strings"),
         (b'["ok", 3]', "JSON list of reply strings"),
+        (b'{"replies": ["ok"], "verdicts": [0.5]}', "JSON list of reply strings"),
+        (b'{"replies": "ok"}', "JSON list of reply strings"),
+        (b'{"replies": [], "extra": []}', "JSON list of reply strings"),
     ],
 )
 def test_bad_script_files(tmp_path: Path, content: bytes, match: str) -> None:

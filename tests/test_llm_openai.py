@@ -4,6 +4,7 @@ start themselves (stdlib `http.server` in a thread)."""
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -511,3 +512,37 @@ def test_a_real_llama_cpp_server_takes_our_response_format() -> None:
     assert llm.supports_response_format is True
     assert result.usage.completion_tokens > 0
     assert "".join(llm.stream(USER, max_tokens=8))
+
+
+def with_logprobs(top: list[tuple[str, float]] | None) -> Reply:
+    status, body = completion(top[0][0] if top else "Yes", completion_tokens=1)
+    if top is not None:
+        alternatives = [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]
+        body["choices"][0]["logprobs"] = {
+            "content": [{**alternatives[0], "top_logprobs": alternatives}]
+        }
+    return status, body
+
+
+def test_yes_probability_reads_the_first_tokens_logprobs(serve: Any) -> None:
+    server = serve(lambda body: with_logprobs([("No", -0.2), ("Yes", -1.8), ("The", -3.0)]))
+    p = client(server).yes_probability([{"role": "system", "content": "S"}, *USER])
+    assert p == pytest.approx(math.exp(-1.8) / (math.exp(-1.8) + math.exp(-0.2)))
+    req = server.requests[0]
+    assert req["logprobs"] is True and req["top_logprobs"] == 20 and req["max_tokens"] == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "match"),
+    [
+        (with_logprobs(None), "no token probabilities"),  # a server that ignores logprobs
+        (with_logprobs([("Sure", -0.1)]), "neither yes nor no"),
+        (error(400, "logprobs are not supported"), "400"),
+    ],
+)
+def test_yes_probability_without_a_verdict_is_an_error(
+    serve: Any, reply: Reply, match: str
+) -> None:
+    server = serve(lambda body: reply)
+    with pytest.raises(LLMError, match=match):
+        client(server).yes_probability(USER)

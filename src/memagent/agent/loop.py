@@ -56,6 +56,7 @@ from memagent.agent.turn import (
     learn_note,
     open_home,
 )
+from memagent.agent.verify import refusal_if_ungrounded
 from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
@@ -364,6 +365,9 @@ class Agent:
         if ctx.about_others and speaks:  # speaker attribution: not this person's life
             reply = not_in_memory(ctx.about_others)
             trace.memory["refused"] = "the lines that match are about someone else"
+        elif speaks and ctx.text:  # do the lines answer it at all? (the model's P(yes))
+            reply = refusal_if_ungrounded(self.llm, self.prompts, base, work[0].content,
+                threshold=self.home.config.agent.verify_min, usage=usage, trace=trace)  # fmt: skip
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()

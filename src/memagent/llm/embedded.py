@@ -37,6 +37,7 @@ from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
 from memagent.llm.models import DEFAULT_MODEL, MODELS, ModelSpec, model_dir, model_path
+from memagent.llm.yesno import TOP_ALTERNATIVES, yes_share
 
 __all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_for"]
 
@@ -193,6 +194,30 @@ class EmbeddedLLM:
         if response_schema is not None:
             text = self._checked_json(text, response_schema, reply.finish)
         return ChatResult(text=text, usage=reply.usage, model=self.name)
+
+    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+        """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`):
+        one token decoded, its top alternatives read from llama.cpp's logprobs; the
+        prompt's prefix comes from the cache like any other request's. The base model
+        has no chat turns to ask in: `LLMError`."""
+        if not self.instruct:
+            raise LLMError(f"{self.name} cannot judge yes/no questions (a base model)")
+        request = self._request(messages, None, None, 1, 0.0)
+        request.update(logprobs=True, top_logprobs=TOP_ALTERNATIVES)
+        self._server()
+        current_budget().check("the model call")
+        try:
+            resp = self._handle(request)
+        except Exception as exc:
+            raise LLMError(f"the embedded model failed: {exc}") from exc
+        if not isinstance(resp, dict) or "error" in resp:
+            raise LLMError(f"the embedded model failed: {_error_text(resp)}")
+        try:
+            top = resp["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            pairs = [(t["token"], t["logprob"]) for t in top]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise LLMError("the embedded model gave no token probabilities") from exc
+        return yes_share(pairs)
 
     def stream(
         self,

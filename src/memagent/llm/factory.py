@@ -7,7 +7,8 @@ Specs:
   `$MEMAGENT_LLM_BASE_URL`, `llm.base_url` in config, `$OPENAI_BASE_URL`, else the
   client's default. API key from the env var named by `llm.api_key_env`
   (default `OPENAI_API_KEY`); a local server needs none.
-- `scripted:PATH.json` — a JSON list of reply strings replayed in order (CLI tests).
+- `scripted:PATH.json` — a JSON list of reply strings replayed in order (CLI tests),
+  or `{"replies": [...], "verdicts": [...]}` with the yes/no verdicts too.
 """
 
 from __future__ import annotations
@@ -109,6 +110,16 @@ def _scripted(arg: str) -> LLM:
         replies = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{path}: not valid UTF-8 JSON ({exc})") from exc
-    if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-        raise InvalidInput(f"{path}: a script is a JSON list of reply strings")
-    return ScriptedLLM(replies)
+    verdicts = None
+    if isinstance(replies, dict) and set(replies) <= {"replies", "verdicts"}:
+        replies, verdicts = replies.get("replies", []), replies.get("verdicts")
+    if not _strings(replies) or (verdicts is not None and not _strings(verdicts)):
+        raise InvalidInput(
+            f"{path}: a script is a JSON list of reply strings, or an object with "
+            '"replies" and "verdicts" (yes/no answers: "yes", "no", "0.3") lists of strings'
+        )
+    return ScriptedLLM(replies, verdicts=verdicts)
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(r, str) for r in value)

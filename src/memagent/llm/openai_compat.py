@@ -31,6 +31,7 @@ from memagent.core.deadline import Budget, check_deadline, current_budget, remai
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
+from memagent.llm.yesno import TOP_ALTERNATIVES, yes_share
 
 _DETAIL_CHARS = 300
 # What a non-conforming server body turns into inside the client's parsed objects.
@@ -104,6 +105,20 @@ class OpenAICompatLLM:
         if stops:
             base["stop"] = stops
         return self._stream(msgs, base, response_schema)
+
+    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+        """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`),
+        from the server's `logprobs`; a server that sends none is an `LLMError`."""
+        msgs, _ = checked_request(messages, None, None, 1, 0.0)
+        kwargs = {"max_tokens": 1, "temperature": 0.0}
+        resp = self._create(msgs, {**kwargs, "logprobs": True, "top_logprobs": TOP_ALTERNATIVES},
+                            stream=False)  # fmt: skip
+        try:
+            top = resp.choices[0].logprobs.content[0].top_logprobs
+            pairs = [(t.token, t.logprob) for t in top]
+        except (*_MALFORMED, pydantic.ValidationError) as exc:
+            raise LLMError(f"{self.name} at {self.base_url} sent no token probabilities") from exc
+        return yes_share(pairs)
 
     # -- internals ---------------------------------------------------------------------
 

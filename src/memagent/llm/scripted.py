@@ -12,6 +12,7 @@ from typing import Any
 
 from memagent.core.deadline import current_budget
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
+from memagent.llm.yesno import parse_probability
 
 Responder = Callable[[list[Message], dict[str, Any] | None], str]
 
@@ -42,12 +43,16 @@ class ScriptedLLM:
         fn: Responder | None = None,
         delay_s: float = 0.0,
         token_delay_s: float = 0.0,
+        verdicts: Iterable[str] | None = None,
     ) -> None:
         """`delay_s`: seconds each reply takes before its first token, like a slow
         model; `token_delay_s`: seconds per generated token (a word). Both waits
         check the request's budget (`memagent.core.deadline`), so a deadline or a
         cancel event stops the reply as it stops a real model's decoding:
-        `tokens_produced` counts the tokens generated before it stopped."""
+        `tokens_produced` counts the tokens generated before it stopped.
+        `verdicts`: the replies of `yes_probability` calls, in order, apart from the
+        chat replies ("yes", "no" or a probability); without them such a call is an
+        `LLMError`, as a backend that gives no token probabilities."""
         if (responses is None) == (fn is None):
             raise ValueError("give exactly one of `responses` or `fn`")
         self.delay_s = delay_s
@@ -55,6 +60,7 @@ class ScriptedLLM:
         self.tokens_produced = 0
         self._responses = list(responses) if responses is not None else []
         self._fn = fn
+        self._verdicts = list(verdicts) if verdicts is not None else None
         self.calls: list[ScriptedCall] = []
 
     @property
@@ -101,6 +107,17 @@ class ScriptedLLM:
             completion_tokens=len(reply.split()),
         )
         return ChatResult(text=reply, usage=usage, model=self.name)
+
+    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+        """The next scripted verdict read as P(yes): "yes" (1.0), "no" (0.0) or a
+        probability such as "0.3"; anything else, or no verdict left, is an
+        `LLMError` (as a real model's first token that is neither word is)."""
+        msgs = as_messages(messages)
+        if not self._verdicts:
+            raise ScriptExhausted(f"scripted model has no yes/no verdict left ({self.name})")
+        reply = self._verdicts.pop(0)
+        self.calls.append(ScriptedCall(msgs, None, reply))
+        return parse_probability(reply)
 
     def stream(
         self,

@@ -1,0 +1,94 @@
+"""Grounding check: do the recalled lines answer the question at all?
+
+A small model shown lines on the topic of a question answers from them, even
+when they do not hold the answer (LoCoMo's adversarial questions ask about one
+speaker what the other one did); asked to say "I don't know", it almost never
+does. Asked a yes/no question instead, its confidence shows in the probability
+of its first token: before answering, the agent asks "Do the Memory lines above
+contain the answer to this question?" (the prompt set's `verify` template, after
+the same system text, memory and question as the answer's prompt, so llama.cpp
+serves all but the last few tokens from its cache) and reads P(yes) from the
+token probabilities (`memagent.llm.yesno`). Below `agent.verify_min` the reply
+is "I don't have that in memory." and the model is not asked to answer.
+
+No verdict (a backend that gives no token probabilities, a first token that is
+neither yes nor no, a model error) never refuses: the answer goes ahead as
+without the check, and the trace says why. Only prompt sets with a `verify`
+template are checked (`qa`: `ask --short`, `ask --batch`); the threshold was
+picked by cross-validation on LoCoMo's dev conversations (see bench.qa_locomo).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from memagent.agent.memory import count_tokens
+from memagent.agent.prompts import PromptSet
+from memagent.agent.traces import Trace
+from memagent.agent.voice import NOT_IN_MEMORY
+from memagent.llm import LLM, LLMError, Message, Usage
+from memagent.llm.yesno import YesNoJudge
+
+
+@dataclass
+class Verdict:
+    """The grounding check of one question."""
+
+    p_yes: float | None = None
+    """P(yes) that the lines answer it; None when there was no verdict."""
+    error: str | None = None
+    """Why there was no verdict (the answer then goes ahead)."""
+    prompt: str = ""
+    """The verification question as sent (its last user message)."""
+
+    def refuses(self, threshold: float) -> bool:
+        return self.p_yes is not None and self.p_yes < threshold
+
+
+def check_grounded(
+    llm: LLM, prompts: PromptSet, base: list[Message], turn: str, *, threshold: float
+) -> Verdict | None:
+    """The verdict on whether the memory in `turn` (the user turn as the answer's
+    prompt renders it) answers its question; None when no check applies (a
+    threshold of 0, a prompt set without a `verify` template)."""
+    if threshold <= 0 or "verify" not in prompts.templates:
+        return None
+    prompt = prompts.render("verify", turn=turn)
+    if not isinstance(llm, YesNoJudge):
+        return Verdict(error=f"{llm.name} gives no token probabilities", prompt=prompt)
+    try:
+        p = llm.yes_probability([*base, Message(role="user", content=prompt)])
+    except LLMError as exc:
+        return Verdict(error=str(exc)[:300], prompt=prompt)
+    if not isinstance(p, int | float) or not math.isfinite(p) or not 0.0 <= p <= 1.0:
+        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", prompt=prompt)
+    return Verdict(p_yes=float(p), prompt=prompt)
+
+
+def refusal_if_ungrounded(
+    llm: LLM,
+    prompts: PromptSet,
+    base: list[Message],
+    turn: str,
+    *,
+    threshold: float,
+    usage: Usage,
+    trace: Trace,
+) -> str | None:
+    """The refusal when the grounding check says the memory in `turn` does not
+    answer its question, else None; the verdict goes in the trace, the check's
+    prompt in `usage` (as the agent counts a streamed call's: estimated)."""
+    verdict = check_grounded(llm, prompts, base, turn, threshold=threshold)
+    if verdict is None:
+        return None
+    usage.prompt_tokens += sum(count_tokens(m.content) for m in base) + count_tokens(verdict.prompt)
+    usage.completion_tokens += 1
+    p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
+    trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
+    if verdict.error is not None:
+        trace.memory["verify"]["error"] = verdict.error
+    if not verdict.refuses(threshold):
+        return None
+    trace.memory["refused"] = "the model judged that the recalled lines do not answer it"
+    return NOT_IN_MEMORY

@@ -1,0 +1,67 @@
+"""Yes/no questions answered by the model's token probabilities, not its text.
+
+A small model asked "does this say X? yes or no" mostly generates "Yes"; how sure
+it is shows in the probability of its first token. `yes_probability(messages)`
+(on the backends that can give it: the embedded instruct model and OpenAI-
+compatible servers through `logprobs`, the scripted model for tests) returns
+P(yes) / (P(yes) + P(no)) over the first token's most likely alternatives
+("Yes", " yes", "YES" all count as yes). The agent uses it to check an answer
+against the recalled lines (`memagent.agent.verify`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Protocol, runtime_checkable
+
+from memagent.llm.base import LLMError, MessageLike
+
+TOP_ALTERNATIVES = 20
+"""How many of the first token's alternatives are read (OpenAI's API allows 20)."""
+
+
+@runtime_checkable
+class YesNoJudge(Protocol):
+    """A backend that can say how likely its reply to `messages` begins with yes."""
+
+    def yes_probability(self, messages: Sequence[MessageLike]) -> float: ...
+
+
+def _word(token: str) -> str:
+    return token.strip().strip(".,!\"'").lower()
+
+
+def yes_share(top: Iterable[tuple[str, float]]) -> float:
+    """P(yes) / (P(yes) + P(no)) from (token, log probability) pairs of the first
+    token's alternatives; `LLMError` when neither word is among them (the model
+    meant to say something else: no verdict)."""
+    yes = no = 0.0
+    for token, logprob in top:
+        if not isinstance(token, str) or not isinstance(logprob, int | float):
+            raise LLMError("the model's token probabilities are malformed")
+        if not math.isfinite(logprob) or logprob > 0:
+            continue
+        word = _word(token)
+        if word == "yes":
+            yes += math.exp(logprob)
+        elif word == "no":
+            no += math.exp(logprob)
+    if yes + no <= 0.0:
+        raise LLMError("the model's likely first tokens hold neither yes nor no")
+    return yes / (yes + no)
+
+
+def parse_probability(text: str) -> float:
+    """A yes/no verdict written as text (the scripted model's): "yes" is 1, "no" is
+    0, a number in [0, 1] is P(yes); anything else is an `LLMError`."""
+    word = _word(text) if isinstance(text, str) else ""
+    if word in ("yes", "no"):
+        return 1.0 if word == "yes" else 0.0
+    try:
+        p = float(word)
+    except ValueError:
+        raise LLMError(f"a yes/no verdict must be yes, no or a probability: {text!r:.60}") from None
+    if not 0.0 <= p <= 1.0:
+        raise LLMError(f"a yes/no probability must be in [0, 1], not {p}")
+    return p

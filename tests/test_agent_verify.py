@@ -1,0 +1,188 @@
+"""The grounding check (`memagent.agent.verify`): before answering from memory, the
+model's probability that the recalled lines answer the question is read; under
+`agent.verify_min` the reply is the refusal and the model is not asked to answer."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memagent.agent import Agent
+from memagent.cli.app import app
+from memagent.core import MemoryHome
+from memagent.llm import ChatResult, LLMError, ScriptedLLM
+from memagent.llm.base import MessageLike
+from memagent.memory.chunks import ChunkDraft, ChunkStore
+
+QUESTION = "Where is Caroline's grandma from?"
+ANSWER = json.dumps({"reply": "Sweden"})
+
+
+def told(home: MemoryHome) -> None:
+    store = ChunkStore(home, embeddings=False)
+    store.create_many(
+        [
+            ChunkDraft(
+                content=f"Caroline: {text}",
+                created_at=f"2023-05-08T13:56:{i:02d}+00:00",
+                conversation_id="import:1",
+                source={"kind": "import", "speaker": "Caroline"},
+            )
+            for i, text in enumerate(
+                ["My grandma gave me this necklace; she is from Sweden.", "I love my grandma."]
+            )
+        ]
+    )
+    store.close()
+
+
+def set_verify_min(home: MemoryHome, value: float) -> MemoryHome:
+    cfg = home.layout.config
+    text = cfg.read_text(encoding="utf-8")
+    assert text.count("\nverify_min = ") == 1  # `init` writes every default
+    cfg.write_text(re.sub(r"\nverify_min = .*\n", f"\nverify_min = {value}\n", text))
+    return MemoryHome.open(home.root)
+
+
+def ask(home: MemoryHome, llm: object, question: str = QUESTION, prompt_set: str = "qa") -> tuple:
+    with Agent(home, llm, prompt_set=prompt_set, learn_profile=False, embeddings=False) as a:  # type: ignore[arg-type]
+        r = a.turn(question)
+        a.flush()
+        trace = a.traces.last()
+    return r, trace
+
+
+def test_a_low_probability_refuses_without_asking_for_the_answer(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["0.2"])
+    r, trace = ask(set_verify_min(home, 0.5), llm)
+    assert r.ok and r.reply == "I don't have that in memory."
+    assert len(llm.calls) == 1 and llm.remaining == 1  # only the yes/no question
+    check = llm.calls[0].messages
+    assert "Sweden" in check[-1].content and QUESTION in check[-1].content
+    assert check[-1].content.endswith("Answer yes or no.")
+    assert trace["memory"]["verify"] == {"p_yes": 0.2, "threshold": 0.5}
+    assert "do not answer it" in trace["memory"]["refused"]
+
+
+def test_the_check_shares_the_answers_prompt_prefix(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["0.9"])
+    r, _ = ask(set_verify_min(home, 0.5), llm)
+    assert r.reply == "Sweden" and len(llm.calls) == 2
+    check, answer = llm.calls[0].messages, llm.calls[1].messages
+    assert [m.role for m in check] == [m.role for m in answer]
+    assert check[0] == answer[0]  # the same system text: llama.cpp's cache serves it
+    assert check[-1].content.startswith(answer[-1].content)  # memory + question, then the ask
+    assert r.usage.prompt_tokens > 2 * len(QUESTION.split())
+
+
+@pytest.mark.parametrize(("p", "threshold", "answered"),
+    [("0.3", 0.25, True), ("0.3", 0.35, False), ("0.5", 0.5, True), ("yes", 0.99, True),
+     ("no", 0.01, False)])  # fmt: skip
+def test_threshold(home: MemoryHome, p: str, threshold: float, answered: bool) -> None:
+    told(home)
+    r, _ = ask(set_verify_min(home, threshold), ScriptedLLM([ANSWER], verdicts=[p]))
+    assert (r.reply == "Sweden") is answered
+
+
+def test_zero_turns_the_check_off(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["no"])
+    r, trace = ask(set_verify_min(home, 0.0), llm)
+    assert r.reply == "Sweden" and len(llm.calls) == 1 and "verify" not in trace["memory"]
+
+
+@pytest.mark.parametrize("verdict", ["maybe", "1.7", "", '{"reply": "no"}'])
+def test_a_malformed_verdict_never_refuses(home: MemoryHome, verdict: str) -> None:
+    told(home)
+    r, trace = ask(set_verify_min(home, 0.5), ScriptedLLM([ANSWER], verdicts=[verdict]))
+    assert r.ok and r.reply == "Sweden"
+    assert trace["memory"]["verify"]["p_yes"] is None and trace["memory"]["verify"]["error"]
+
+
+class NoProbabilities:
+    """A backend with chat only (no token probabilities), or with a broken judge."""
+
+    name = "plain"
+
+    def __init__(self, judge: object = None) -> None:
+        self.inner = ScriptedLLM([ANSWER])
+        if judge is not None:
+            self.yes_probability = judge
+
+    def chat(self, messages: Sequence[MessageLike], **kw: object) -> ChatResult:
+        return self.inner.chat(messages)
+
+    def stream(self, messages: Sequence[MessageLike], **kw: object) -> object:
+        return self.inner.stream(messages)
+
+
+def fails(messages: object) -> float:
+    raise LLMError("the server closed the connection")
+
+
+@pytest.mark.parametrize(
+    ("llm", "why"),
+    [
+        (NoProbabilities(), "gives no token probabilities"),
+        (NoProbabilities(fails), "closed the connection"),
+        (NoProbabilities(lambda m: float("nan")), "malformed"),
+        (NoProbabilities(lambda m: "0.1"), "malformed"),
+    ],
+)
+def test_no_verdict_from_the_backend_answers_as_before(
+    home: MemoryHome, llm: NoProbabilities, why: str
+) -> None:
+    told(home)
+    r, trace = ask(set_verify_min(home, 0.5), llm)
+    assert r.reply == "Sweden" and why in trace["memory"]["verify"]["error"]
+
+
+def test_only_sets_with_a_verify_template_and_memory_are_checked(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([json.dumps({"reply": "From Sweden."})], verdicts=["no"])
+    r, _ = ask(set_verify_min(home, 0.5), llm, prompt_set="instruct")
+    assert "Sweden" in r.reply and len(llm.calls) == 1
+    empty = ScriptedLLM([json.dumps({"reply": "I don't have that in memory."})], verdicts=["no"])
+    r, _ = ask(home, empty, question="What is my dog called?")  # nothing recalled: no check
+    assert r.reply == "I don't have that in memory." and len(empty.calls) == 1
+
+
+def test_cli_ask_short_and_batch_refuse_on_a_low_verdict(home: MemoryHome, tmp_path: Path) -> None:
+    told(set_verify_min(home, 0.5))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"replies": [ANSWER], "verdicts": ["0.1", "0.9"]}))
+    runner = CliRunner()
+    h, model = str(home.root), f"scripted:{script}"
+    res = runner.invoke(app, ["ask", QUESTION, "--short", "--home", h, "--model", model])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.strip() == "I don't have that in memory."
+    qs = tmp_path / "q.jsonl"
+    qs.write_text("".join(json.dumps({"id": i, "question": QUESTION}) + "\n" for i in (1, 2)))
+    res = runner.invoke(
+        app, ["ask", "--batch", str(qs), "--json", "--short", "--home", h, "--model", model]
+    )
+    assert res.exit_code == 0, res.stderr
+    first, second = (json.loads(x) for x in res.stdout.splitlines())
+    assert first["answer"] == "I don't have that in memory." and first["ok"]
+    assert second["answer"] == "Sweden"  # P(yes) 0.9: answered
+
+
+def test_chat_with_the_qa_set_refuses_on_a_low_verdict(home: MemoryHome, tmp_path: Path) -> None:
+    told(set_verify_min(home, 0.5))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"replies": [ANSWER], "verdicts": ["0.05", "0.95"]}))
+    res = CliRunner().invoke(
+        app,
+        ["chat", "--home", str(home.root), "--model", f"scripted:{script}", "--no-learn",
+         "--prompt-set", "qa"],
+        input=f"{QUESTION}\n{QUESTION}\n",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert [x for x in res.stdout.split("\n") if x] == ["I don't have that in memory.", "Sweden"]
