@@ -6,8 +6,11 @@ Each conversation is imported into a fresh memory home (one chunk per turn,
 then a sample of its questions is answered by three arms:
 
 - **memagent**: the agent's own path (`Agent(prompt_set="qa")`, as `memagent ask
-  --batch --short`): hybrid recall, the top hits as dated memory lines, the
-  model answers in a short phrase or says "I don't have that in memory."
+  --batch --short`): hybrid recall, the top hits as dated memory lines, speaker
+  attribution, the grounding check (the model's P(yes) that the lines answer
+  the question; under `--verify-min`, default the product's `agent.verify_min`,
+  it refuses), then the model answers in a short phrase or says "I don't have
+  that in memory."
 - **full context**: the whole conversation, each session headed by its date, in
   the system message (a fixed prefix llama.cpp's prompt cache keeps), then the
   question; same rules.
