@@ -74,10 +74,11 @@ class AgentConfig(_Section):
     """Recalled memories scoring under this fraction of the best hit stay out of context."""
     learn_profile: bool = True
     """Run the profile pipeline on each user message (in the background)."""
-    verify_min: float = Field(default=0.5, ge=0.0, le=1.0)
+    verify_min: float = Field(default=0.75, ge=0.0, le=1.0)
     """Grounding check (`memagent.agent.verify`, prompt sets with a `verify` template):
     refuse when the model's P(yes) that the recalled lines answer the question is
-    under this; 0 turns the check off."""
+    under this; 0 turns the check off. 0.75: picked by cross-validation on LoCoMo's
+    dev conversations (README, "Grounding check")."""
 
 
 class QuotasConfig(_Section):
