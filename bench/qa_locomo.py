@@ -129,6 +129,8 @@ class Outcome:
     seconds: float
     prompt_tokens: int
     ok: bool
+    p_grounded: float | None = None
+    """The grounding check's P(yes) (memagent arm; None where it did not run)."""
 
 
 @dataclass
@@ -196,6 +198,7 @@ def run_agent_arm(
                     time.perf_counter() - t0,
                     r.usage.prompt_tokens,
                     r.ok,
+                    r.p_grounded,
                 )
             )
             _progress(arm, q, r.reply)

@@ -61,7 +61,7 @@ def test_a_low_probability_refuses_without_asking_for_the_answer(home: MemoryHom
     told(home)
     llm = ScriptedLLM([ANSWER], verdicts=["0.2"])
     r, trace = ask(set_verify_min(home, 0.5), llm)
-    assert r.ok and r.reply == "I don't have that in memory."
+    assert r.ok and r.reply == "I don't have that in memory." and r.p_grounded == 0.2
     assert len(llm.calls) == 1 and llm.remaining == 1  # only the yes/no question
     check = llm.calls[0].messages
     assert "Sweden" in check[-1].content and QUESTION in check[-1].content
@@ -102,7 +102,7 @@ def test_zero_turns_the_check_off(home: MemoryHome) -> None:
 def test_a_malformed_verdict_never_refuses(home: MemoryHome, verdict: str) -> None:
     told(home)
     r, trace = ask(set_verify_min(home, 0.5), ScriptedLLM([ANSWER], verdicts=[verdict]))
-    assert r.ok and r.reply == "Sweden"
+    assert r.ok and r.reply == "Sweden" and r.p_grounded is None
     assert trace["memory"]["verify"]["p_yes"] is None and trace["memory"]["verify"]["error"]
 
 
@@ -172,6 +172,7 @@ def test_cli_ask_short_and_batch_refuse_on_a_low_verdict(home: MemoryHome, tmp_p
     first, second = (json.loads(x) for x in res.stdout.splitlines())
     assert first["answer"] == "I don't have that in memory." and first["ok"]
     assert second["answer"] == "Sweden"  # P(yes) 0.9: answered
+    assert (first["p_grounded"], second["p_grounded"]) == (0.1, 0.9)
 
 
 def test_chat_with_the_qa_set_refuses_on_a_low_verdict(home: MemoryHome, tmp_path: Path) -> None:

@@ -468,6 +468,7 @@ class Agent:
             memory_tokens=ctx.tokens,
             memory_sources=ctx.sources,
             error=None if ok else last_error,
+            p_grounded=trace.memory.get("verify", {}).get("p_yes"),
         )
         self._after_turn(message, reply, ok, trace)
         return turn_result

@@ -35,6 +35,9 @@ class TurnResult:
     memory_tokens: int = 0
     memory_sources: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    p_grounded: float | None = None
+    """The grounding check's P(yes) that the recalled lines answer the message
+    (`memagent.agent.verify`); None when it did not run or gave no verdict."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class TurnResult:
             "memory_tokens": self.memory_tokens,
             "memory_sources": self.memory_sources,
             "error": self.error,
+            "p_grounded": self.p_grounded,
         }
 
 

@@ -80,9 +80,9 @@ def answer_batch(agent: Agent, questions: list[BatchQuestion], *, as_json: bool)
         try:
             turn = agent.turn(q.question)
             ok, answer, error = turn.ok, turn.reply, turn.error
-            usage, sources = turn.usage, turn.memory_sources
+            usage, sources, grounded = turn.usage, turn.memory_sources, turn.p_grounded
         except MemagentError as exc:
-            ok, answer, error, usage, sources = False, "", str(exc), None, []
+            ok, answer, error, usage, sources, grounded = False, "", str(exc), None, [], None
         if not ok:
             failed += 1
         if as_json:
@@ -96,6 +96,7 @@ def answer_batch(agent: Agent, questions: list[BatchQuestion], *, as_json: bool)
                 "prompt_tokens": usage.prompt_tokens if usage else 0,
                 "completion_tokens": usage.completion_tokens if usage else 0,
                 "error": None if ok else error,
+                "p_grounded": grounded,
             }
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
         else:
