@@ -187,3 +187,15 @@ def test_chat_with_the_qa_set_refuses_on_a_low_verdict(home: MemoryHome, tmp_pat
     )  # fmt: skip
     assert res.exit_code == 0, res.stderr
     assert [x for x in res.stdout.split("\n") if x] == ["I don't have that in memory.", "Sweden"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Would Caroline's grandma likely enjoy Sweden?", "What might Caroline say about her grandma?"],
+)
+def test_a_question_asking_for_a_judgement_is_not_checked(home: MemoryHome, question: str) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["no"])
+    r, trace = ask(set_verify_min(home, 0.5), llm, question=question)
+    assert r.reply == "Sweden" and len(llm.calls) == 1 and r.p_grounded is None
+    assert trace["memory"]["verify"] == {"skipped": "the question asks for a judgement"}

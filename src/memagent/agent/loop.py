@@ -367,7 +367,8 @@ class Agent:
             trace.memory["refused"] = "the lines that match are about someone else"
         elif speaks and ctx.text:  # do the lines answer it at all? (the model's P(yes))
             reply = refusal_if_ungrounded(self.llm, self.prompts, base, work[0].content,
-                threshold=self.home.config.agent.verify_min, usage=usage, trace=trace)  # fmt: skip
+                message=message, threshold=self.home.config.agent.verify_min, usage=usage,
+                trace=trace)  # fmt: skip
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()

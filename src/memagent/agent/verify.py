@@ -11,6 +11,13 @@ serves all but the last few tokens from its cache) and reads P(yes) from the
 token probabilities (`memagent.llm.yesno`). Below `agent.verify_min` the reply
 is "I don't have that in memory." and the model is not asked to answer.
 
+A question that asks for a judgement ("Would Caroline pursue writing as a
+career?", "What might Melanie say…": would, could, might, likely, probably) is
+not checked: its answer is worked out from the lines, never written in them, so
+"do the lines contain the answer?" is the wrong test (on LoCoMo's dev questions
+the model's P(yes) refused most such answerable questions; none of the 237
+adversarial questions is worded so).
+
 No verdict (a backend that gives no token probabilities, a first token that is
 neither yes nor no, a model error) never refuses: the answer goes ahead as
 without the check, and the trace says why. Only prompt sets with a `verify`
@@ -21,6 +28,7 @@ picked by cross-validation on LoCoMo's dev conversations (see bench.qa_locomo).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from memagent.agent.memory import count_tokens
@@ -29,6 +37,13 @@ from memagent.agent.traces import Trace
 from memagent.agent.voice import NOT_IN_MEMORY
 from memagent.llm import LLM, LLMError, Message, Usage
 from memagent.llm.yesno import YesNoJudge
+
+_JUDGEMENT = re.compile(r"\b(would|could|might|likely|probably)\b", re.IGNORECASE)
+
+
+def asks_for_judgement(message: str) -> bool:
+    """Whether `message` asks for an inference rather than a stated fact."""
+    return _JUDGEMENT.search(message) is not None
 
 
 @dataclass
@@ -72,13 +87,17 @@ def refusal_if_ungrounded(
     base: list[Message],
     turn: str,
     *,
+    message: str,
     threshold: float,
     usage: Usage,
     trace: Trace,
 ) -> str | None:
     """The refusal when the grounding check says the memory in `turn` does not
-    answer its question, else None; the verdict goes in the trace, the check's
+    answer `message`, else None; the verdict goes in the trace, the check's
     prompt in `usage` (as the agent counts a streamed call's: estimated)."""
+    if threshold > 0 and asks_for_judgement(message):
+        trace.memory["verify"] = {"skipped": "the question asks for a judgement"}
+        return None
     verdict = check_grounded(llm, prompts, base, turn, threshold=threshold)
     if verdict is None:
         return None
