@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from memagent.embeddings import Embedder
+from memagent.embeddings import Embedder, embed_query
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -44,6 +44,10 @@ class CachedEmbedder:
 
     def count_tokens(self, text: str) -> int:
         return self.base.count_tokens(text)
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """A query is embedded by the model each time (not cached: queries are few)."""
+        return embed_query(self.base, text)
 
     def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
         keys = [text_key(t) for t in texts]

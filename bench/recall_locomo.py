@@ -11,8 +11,11 @@ time boost and MMR. Questions are asked the day after the last session (relative
 times in them count from there).
 
     python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
+                                  [--embedder minilm|e5|minilm+e5]
 
 `--workdir` keeps the built homes, so a second run skips the import.
+`--embedder` swaps the sentence embedder of the dense list and the hybrid
+(`bench.embedders`; its passage vectors cached under bench/results/).
 
 `--cv` adds cross-validation inside the dev split: every way of choosing 3 of the
 5 conversations (10 splits) picks the best of a small grid of ranking knobs
@@ -39,9 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from bench.embcache import RESULTS
+from bench.embedders import NAMES, cached
 from bench.evaldata import eval_dir
 from memagent.core import MemoryHome
-from memagent.embeddings import load_embedder
+from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
@@ -91,12 +96,16 @@ def evidence_of(q: dict[str, Any]) -> set[str]:
     return ids
 
 
-def build_home(root: Path, name: str, turns: list[dict[str, Any]]) -> ChunkStore:
+def build_home(
+    root: Path, name: str, turns: list[dict[str, Any]], embedder: Embedder | None = None
+) -> ChunkStore:
     home = MemoryHome.open(root / name)
     fresh = not (home.layout.chunks.is_dir() and any(home.layout.chunks.iterdir()))
     if fresh:
         init_home(home)
     store = ChunkStore(home, embeddings=True)
+    if embedder is not None:
+        store.embedder = embedder
     if fresh:
         drafts = [
             ChunkDraft(
@@ -169,14 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--conversations", nargs="*", default=None)
     ap.add_argument("--cv", action="store_true", help="cross-validate the knobs (slower)")
+    ap.add_argument("--embedder", choices=NAMES, default="minilm")
     args = ap.parse_args(argv)
 
     from rank_bm25 import BM25Okapi
 
-    embedder = load_embedder()
+    embedder = cached(args.embedder, RESULTS, "locomo")
     if embedder is None:
-        print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
+        print(
+            f"embedder {args.embedder} is not installed: this benchmark needs it", file=sys.stderr
+        )
         return 2
+    dense_name = "dense (MiniLM)" if args.embedder == "minilm" else f"dense ({args.embedder})"
     files = sorted(args.data.glob("conv-*.json"))
     if not files:
         print(f"no conv-*.json under {args.data}", file=sys.stderr)
@@ -195,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # the ranking before this round: no time boost, no diversity
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
-        "dense (MiniLM)": None,
+        dense_name: None,
         "plain RRF": plain,
         "no time/MMR": before,
         "memagent hybrid": DEFAULT_PARAMS,
@@ -212,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         turns = turns_of(conv.get("conversation", conv))
         ids = [t["dia_id"] for t in turns]
         t0 = time.perf_counter()
-        store = build_home(workdir, f.stem, turns)
+        store = build_home(workdir, f.stem, turns, embedder)
         t_import += time.perf_counter() - t0
         # Questions are asked the day after the last session.
         now = datetime.fromisoformat(turns[-1]["created_at"]).timestamp() + 86400
@@ -230,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             scores["BM25 (rank-bm25)"][cat].append(
                 recall_at([ids[i] for i in np.argsort(-bm)[:10]], gold)
             )
-            sims = vecs @ embedder.embed([question])[0]
-            scores["dense (MiniLM)"][cat].append(
+            sims = vecs @ embed_query(embedder, question)
+            scores[dense_name][cat].append(
                 recall_at([ids[i] for i in np.argsort(-sims)[:10]], gold)
             )
             for name, params in systems.items():
@@ -250,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
                 ranked = [str((h.row.source or {}).get("id")) for h in hits]
                 per_conv[name][f.stem].append(recall_at(ranked, gold)[5])
         store.close()
+        save = getattr(embedder, "save", None)
+        if save is not None:
+            save()
 
     header = f"{'system':<18} {'category':<12} {'n':>4} " + " ".join(
         f"{'R@' + str(k):>6}" for k in KS
@@ -286,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"import {t_import:.1f}s (files + embeddings + auto-links); "
         f"recall {1000 * t_query / max(n_queries, 1):.1f} ms/query over {n_queries} queries"
+    )
+    print(
+        "hybrid recall@5 per conversation: "
+        + ", ".join(f"{c} {np.mean(v):.3f}" for c, v in sorted(per_conv["memagent hybrid"].items()))
     )
     if args.cv and len(files) >= 3:
         print_cv(per_conv)

@@ -16,7 +16,7 @@ Reported per question type and overall, for every system in the same run:
   NDCG@10 with those turns as the relevant ones.
 
     python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N] [--cv]
-                                       [--deep [--model SPEC]]
+                                       [--deep [--model SPEC]] [--embedder minilm|e5|minilm+e5]
 
 `--deep` adds "memagent --deep": the query expanded by the LLM first (`recall
 --deep`, `memagent.agent.expand`; the embedded model unless `--model`). Its
@@ -30,8 +30,9 @@ with the best mean of all@5 and turn@10 is picked (ties go to the defaults) and
 scored on the fifth. Reported: held-out figures of the picked and the default
 settings, mean ± standard deviation over the folds.
 
-Homes are kept in `--workdir` (default bench/results/lme-homes) and embeddings
-in bench/results/, so a second run only queries.
+Homes are kept in `--workdir` (default bench/results/lme-homes, or
+lme-homes-<embedder> for another `--embedder`, see `bench.embedders`) and
+embeddings in bench/results/, so a second run only queries.
 """
 
 from __future__ import annotations
@@ -51,11 +52,12 @@ from typing import Any
 
 import numpy as np
 
-from bench.embcache import RESULTS, CachedEmbedder
+from bench.embcache import RESULTS
+from bench.embedders import NAMES, cached
 from bench.evaldata import eval_dir
 from memagent.agent.expand import Expansion, expand_query
 from memagent.core import MemoryHome
-from memagent.embeddings import load_embedder
+from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
@@ -139,7 +141,7 @@ def turns_of(q: dict[str, Any]) -> list[Turn]:
     return out
 
 
-def build_home(root: Path, qid: str, turns: list[Turn], embedder: CachedEmbedder) -> ChunkStore:
+def build_home(root: Path, qid: str, turns: list[Turn], embedder: Embedder) -> ChunkStore:
     home = MemoryHome.open(root / qid)
     fresh = not (home.layout.chunks.is_dir() and any(home.layout.chunks.iterdir()))
     if fresh:
@@ -182,7 +184,7 @@ def score(ranked: list[str], turns: dict[str, Turn], gold_sessions: set[str]) ->
     return out
 
 
-def systems_to_run() -> dict[str, SearchParams | None]:
+def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | None]:
     plain = DEFAULT_PARAMS.model_copy(
         update={
             "neighbour_weight": 0.0,
@@ -196,7 +198,7 @@ def systems_to_run() -> dict[str, SearchParams | None]:
     )
     return {
         "BM25 (rank-bm25)": None,
-        "dense (MiniLM)": None,
+        dense: None,
         "plain RRF": plain,
         "no time/diversity": DEFAULT_PARAMS.model_copy(
             update={
@@ -258,7 +260,7 @@ def run(
     questions: list[dict[str, Any]],
     workdir: Path,
     systems: dict[str, SearchParams | None],
-    embedder: CachedEmbedder,
+    embedder: Embedder,
     *,
     quiet: bool = False,
     deep: dict[str, Expansion] | None = None,
@@ -281,11 +283,12 @@ def run(
             bm = bm25.get_scores(_WORD.findall(q["question"].lower()))
             ranked = [ids[i] for i in np.argsort(-bm, kind="stable")[:DEPTH]]
             results["BM25 (rank-bm25)"][qtype].append(score(ranked, by_id, gold))
-        if "dense (MiniLM)" in systems:
+        dense = next((s for s in systems if s.startswith("dense (")), None)
+        if dense is not None:
             vecs = embedder.embed([t.content for t in turns])
-            sims = vecs @ embedder.embed([q["question"]])[0]
+            sims = vecs @ embed_query(embedder, q["question"])
             ranked = [ids[i] for i in np.argsort(-sims, kind="stable")[:DEPTH]]
-            results["dense (MiniLM)"][qtype].append(score(ranked, by_id, gold))
+            results[dense][qtype].append(score(ranked, by_id, gold))
         now = lme_time(q["question_date"]).timestamp()
         for name, params in systems.items():
             if params is None:
@@ -300,7 +303,9 @@ def run(
             ranked = [str((h.row.source or {}).get("id")) for h in hits]
             results[name][qtype].append(score(ranked, by_id, gold))
         store.close()
-        embedder.save()
+        save = getattr(embedder, "save", None)
+        if save is not None:
+            save()
         if not quiet:
             print(f"\r{n}/{len(questions)} questions", end="", file=sys.stderr, flush=True)
     if not quiet:
@@ -422,23 +427,28 @@ def print_cv(splits: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--workdir", type=Path, default=RESULTS / "lme-homes")
+    ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--limit", type=int, default=None, help="only N questions (every type in turn)")
     ap.add_argument("--cv", action="store_true", help="cross-validate the session-head knobs")
     ap.add_argument("--deep", action="store_true", help="add recall with LLM query expansion")
     ap.add_argument("--model", default="embedded", help="the LLM of --deep (a load_llm spec)")
+    ap.add_argument("--embedder", choices=NAMES, default="minilm")
     args = ap.parse_args(argv)
 
-    base = load_embedder()
-    if base is None:
-        print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
+    embedder = cached(args.embedder, RESULTS, "lme-dev50")
+    if embedder is None:
+        print(
+            f"embedder {args.embedder} is not installed: this benchmark needs it", file=sys.stderr
+        )
         return 2
+    minilm = args.embedder == "minilm"
+    if args.workdir is None:
+        args.workdir = RESULTS / ("lme-homes" if minilm else f"lme-homes-{args.embedder}")
     questions = stratified(json.loads(args.data.read_text(encoding="utf-8")))
     if args.limit:
         questions = questions[: args.limit]
-    embedder = CachedEmbedder(base, RESULTS, "lme-dev50-")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    systems = systems_to_run()
+    systems = systems_to_run("dense (MiniLM)" if minilm else f"dense ({args.embedder})")
     deep = None
     if args.deep:
         deep = expansions(questions, args.model)

@@ -11,6 +11,7 @@ from memagent.embeddings._minilm import (
     Embedder,
     MiniLMEmbedder,
     count_tokens,
+    embed_query,
     embeddings_unavailable_reason,
     load_embedder,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Embedder",
     "MiniLMEmbedder",
     "count_tokens",
+    "embed_query",
     "embeddings_unavailable_reason",
     "load_embedder",
 ]

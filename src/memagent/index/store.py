@@ -29,7 +29,7 @@ import numpy as np
 
 from memagent.core import CorruptFile
 from memagent.core.deadline import deadline, remaining_time
-from memagent.embeddings import Embedder
+from memagent.embeddings import Embedder, embed_query
 from memagent.index.documents import Doc
 from memagent.index.vectors import ExactVectors, Vector, VectorSearch
 
@@ -450,7 +450,7 @@ class Index:
             if cached is not None:
                 self._query_vectors.move_to_end(text)
                 return cached
-        vec = np.array(self.embedder.embed([text])[0], dtype=np.float32)
+        vec = np.array(embed_query(self.embedder, text), dtype=np.float32)
         vec.flags.writeable = False
         with self._query_lock:
             self._query_vectors[text] = vec

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memagent.core import Config, InvalidInput, MemagentError, NotFound, OpRecord
+from memagent.embeddings import embed_query
 from memagent.index import Filters, Hit, Row, SearchParams, SyncReport
 from memagent.index.documents import chunk_doc
 from memagent.index.filters import PostgresFilterSQL
@@ -343,7 +344,7 @@ class PgChunkStore(ChunkStore):
         p = params
         n = max(p.candidates, k)
         terms = query_terms(query)
-        qvec = self.embedder.embed([query])[0] if self.embedder is not None else None
+        qvec = embed_query(self.embedder, query) if self.embedder is not None else None
         where, wparams = filter_sql(f)
 
         def go(conn: Any) -> list[Hit]:
