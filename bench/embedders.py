@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.embcache import CachedEmbedder
+from bench.embcache import CachedEmbedder, text_key
 from memagent.embeddings import Embedder, embed_query, load_embedder
 
 NAMES = ("minilm", "e5", "minilm+e5", "e5c", "minilm+e5c")
@@ -74,6 +74,37 @@ class E5Small:
 
     def count_tokens(self, text: str) -> int:
         return int(self._model.token_count(text))
+
+
+class CacheOnly:
+    """A cached embedder that never runs its model on a passage: one it has no
+    vector for gets the mean direction of the cached ones (a generic passage,
+    near the bottom of the cosine distribution after centring), so the model
+    cannot promote it. For a partly filled cache; conservative for that model."""
+
+    def __init__(self, cache: CachedEmbedder) -> None:
+        self.cache = cache
+        self.name = cache.name
+        self.dim = cache.dim
+        mean = np.mean(np.stack(list(cache.vectors.values())), axis=0)
+        self.fallback = (mean / np.linalg.norm(mean)).astype(np.float32)
+        self.missing = 0
+
+    def embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        out = np.tile(self.fallback, (len(texts), 1))
+        for i, t in enumerate(texts):
+            vec = self.cache.vectors.get(text_key(t))
+            if vec is None:
+                self.missing += 1
+            else:
+                out[i] = vec
+        return out
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self.cache.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
 
 
 class Centered:
@@ -130,16 +161,18 @@ class Ensemble:
                 save()
 
 
-def cached(name: str, folder: Path, bench: str) -> Embedder | None:
+def cached(name: str, folder: Path, bench: str, *, cache_only: bool = False) -> Embedder | None:
     """The embedder `name` for benchmark `bench` ("lme-dev50", "locomo"), its
-    passage vectors cached in `folder`; None when its package is missing."""
+    passage vectors cached in `folder`; None when its package is missing.
+    `cache_only`: e5 embeds no passage, it reads its cache (`CacheOnly`)."""
     if name in ("minilm+e5", "minilm+e5c"):
-        a, b = cached("minilm", folder, bench), cached(name.split("+")[1], folder, bench)
+        a = cached("minilm", folder, bench)
+        b = cached(name.split("+")[1], folder, bench, cache_only=cache_only)
         if a is None or b is None:
             return None
         return Ensemble(a, b)
     if name == "e5c":
-        base = cached("e5", folder, bench)
+        base = cached("e5", folder, bench, cache_only=cache_only)
         other = sorted(folder.glob(f"e5-{_OTHER.get(bench, bench)}-*.npz"))
         if base is None or not other:
             return None
@@ -153,9 +186,10 @@ def cached(name: str, folder: Path, bench: str) -> Embedder | None:
         return CachedEmbedder(base, folder, f"{bench}-")
     if name == "e5":
         try:
-            return CachedEmbedder(E5Small(), folder, f"e5-{bench}-")
+            e5 = CachedEmbedder(E5Small(), folder, f"e5-{bench}-")
         except ImportError:
             return None
+        return CacheOnly(e5) if cache_only and e5.vectors else e5
     raise ValueError(f"unknown embedder {name!r} (one of {', '.join(NAMES)})")
 
 

@@ -433,9 +433,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deep", action="store_true", help="add recall with LLM query expansion")
     ap.add_argument("--model", default="embedded", help="the LLM of --deep (a load_llm spec)")
     ap.add_argument("--embedder", choices=NAMES, default="minilm")
+    ap.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="e5 embeds no turn: one its cache lacks gets a generic vector (bench.embedders)",
+    )
     args = ap.parse_args(argv)
 
-    embedder = cached(args.embedder, RESULTS, "lme-dev50")
+    embedder = cached(args.embedder, RESULTS, "lme-dev50", cache_only=args.cached_only)
     if embedder is None:
         print(
             f"embedder {args.embedder} is not installed: this benchmark needs it", file=sys.stderr
@@ -443,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     minilm = args.embedder == "minilm"
     if args.workdir is None:
-        args.workdir = RESULTS / ("lme-homes" if minilm else f"lme-homes-{args.embedder}")
+        tag = "" if minilm else f"-{args.embedder}" + ("-cached" if args.cached_only else "")
+        args.workdir = RESULTS / f"lme-homes{tag}"
     questions = stratified(json.loads(args.data.read_text(encoding="utf-8")))
     if args.limit:
         questions = questions[: args.limit]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bench.embcache import CachedEmbedder
-from bench.embedders import NAMES, Ensemble, cached
+from bench.embedders import NAMES, CacheOnly, Ensemble, cached
 
 from memagent.embeddings import embed_query
 
@@ -74,3 +74,16 @@ def test_unknown_embedder_is_refused(tmp_path: Path) -> None:
     assert "minilm+e5" in NAMES
     with pytest.raises(ValueError, match="unknown embedder"):
         cached("word2vec", tmp_path, "locomo")
+
+
+def test_cache_only_never_runs_the_model(tmp_path: Path) -> None:
+    _, b = _pair()
+    cache = CachedEmbedder(b, tmp_path, "t-")
+    cache.embed(["doc", "x"])
+    only = CacheOnly(cache)
+    before = b.calls
+    got = only.embed(["x", "unseen text"])
+    assert b.calls == before and only.missing == 1
+    assert np.allclose(got[0], b.table["x"])
+    mean = b.table["doc"] + b.table["x"]
+    assert np.allclose(got[1], mean / np.linalg.norm(mean))  # the cached vectors' direction
