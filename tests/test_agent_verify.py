@@ -142,13 +142,20 @@ def test_no_verdict_from_the_backend_answers_as_before(
     told(home)
     r, trace = ask(set_verify_min(home, 0.5), llm)
     assert r.reply == "Sweden" and why in trace["memory"]["verify"]["error"]
+    # the answer's own prompt is counted; the check's only when the model was asked
+    answer_tokens = len(ANSWER.split())
+    asked = why != "gives no token probabilities"
+    assert r.usage.completion_tokens == answer_tokens + (1 if asked else 0)
 
 
 def test_only_sets_with_a_verify_template_and_memory_are_checked(home: MemoryHome) -> None:
     told(home)
     llm = ScriptedLLM([json.dumps({"reply": "From Sweden."})], verdicts=["no"])
-    r, _ = ask(set_verify_min(home, 0.5), llm, prompt_set="instruct")
-    assert "Sweden" in r.reply and len(llm.calls) == 1
+    r, trace = ask(set_verify_min(home, 0.5), llm, prompt_set="instruct")
+    assert "Sweden" in r.reply and len(llm.calls) == 1 and "verify" not in trace["memory"]
+    llm = ScriptedLLM([json.dumps({"reply": "From Sweden."})], verdicts=["no"])
+    r, trace = ask(home, llm, question="Would Caroline like Sweden?", prompt_set="instruct")
+    assert len(llm.calls) == 1 and "verify" not in trace["memory"]
     empty = ScriptedLLM([json.dumps({"reply": "I don't have that in memory."})], verdicts=["no"])
     r, _ = ask(home, empty, question="What is my dog called?")  # nothing recalled: no check
     assert r.reply == "I don't have that in memory." and len(empty.calls) == 1

@@ -55,7 +55,9 @@ class Verdict:
     error: str | None = None
     """Why there was no verdict (the answer then goes ahead)."""
     prompt: str = ""
-    """The verification question as sent (its last user message)."""
+    """The verification question (its last user message)."""
+    asked: bool = True
+    """Whether the model was asked (False: the backend cannot judge)."""
 
     def refuses(self, threshold: float) -> bool:
         return self.p_yes is not None and self.p_yes < threshold
@@ -71,7 +73,7 @@ def check_grounded(
         return None
     prompt = prompts.render("verify", turn=turn)
     if not isinstance(llm, YesNoJudge):
-        return Verdict(error=f"{llm.name} gives no token probabilities", prompt=prompt)
+        return Verdict(error=f"{llm.name} gives no token probabilities", prompt=prompt, asked=False)
     try:
         p = llm.yes_probability([*base, Message(role="user", content=prompt)])
     except LLMError as exc:
@@ -95,14 +97,16 @@ def refusal_if_ungrounded(
     """The refusal when the grounding check says the memory in `turn` does not
     answer `message`, else None; the verdict goes in the trace, the check's
     prompt in `usage` (as the agent counts a streamed call's: estimated)."""
-    if threshold > 0 and asks_for_judgement(message):
+    if threshold > 0 and "verify" in prompts.templates and asks_for_judgement(message):
         trace.memory["verify"] = {"skipped": "the question asks for a judgement"}
         return None
     verdict = check_grounded(llm, prompts, base, turn, threshold=threshold)
     if verdict is None:
         return None
-    usage.prompt_tokens += sum(count_tokens(m.content) for m in base) + count_tokens(verdict.prompt)
-    usage.completion_tokens += 1
+    if verdict.asked:
+        usage.prompt_tokens += sum(count_tokens(m.content) for m in base)
+        usage.prompt_tokens += count_tokens(verdict.prompt)
+        usage.completion_tokens += 1
     p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
     trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
     if verdict.error is not None:
