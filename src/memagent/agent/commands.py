@@ -8,7 +8,13 @@ word (`/help`, `/foo bar`); a path such as `/etc/hosts is big` is not.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
+
+from memagent.agent.conversations import ConversationMessage
+from memagent.agent.memory import AgentMemory
+from memagent.core import MemagentError
 
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z-]{0,31})(?:\s+(.*))?$", re.DOTALL)
 
@@ -48,3 +54,61 @@ def help_text() -> str:
     lines += [f"  /{name:<{width}} {what}" for name, what in COMMANDS.items()]
     lines.append("Anything else is a message to the assistant.")
     return "\n".join(lines)
+
+
+class CommandHost(Protocol):
+    """What a command needs of the agent whose chat it is typed in."""
+
+    memory: AgentMemory
+
+    def flush(self) -> None:
+        """Wait for the background writes of earlier turns (so /recall sees them)."""
+
+    def new_conversation(self) -> str:
+        """Start a new conversation; its id."""
+
+    def recent_messages(self, n: int) -> Sequence[ConversationMessage]:
+        """The last `n` messages of this conversation."""
+
+
+def answer_command(command: Command, host: CommandHost) -> str:
+    """The answer to `command`: text for the user, never an exception for a
+    failed recall or forget (the reason is in the answer)."""
+    name, arg = command.name, command.arg
+    if name == "help":
+        return help_text()
+    if name == "exit":
+        return "Goodbye."
+    if name == "new":
+        return f"Started a new conversation ({host.new_conversation()})."
+    if name == "history":
+        msgs = host.recent_messages(
+            int(arg) if arg.isdigit() and len(arg) <= 3 and 0 < int(arg) <= 200 else 10
+        )
+        if not msgs:
+            return "Nothing said yet in this conversation."
+        return "\n".join(f"{'you' if m.role == 'user' else 'assistant'}: {m.content}" for m in msgs)
+    if name in ("recall", "forget") and not arg:
+        return (
+            "Usage: /recall QUERY"
+            if name == "recall"
+            else "Usage: /forget ID (ids come from /recall)"
+        )
+    if name == "recall":
+        host.flush()  # earlier turns of this chat are stored in the background
+        try:
+            hits = host.memory.recall(arg, k=5)
+        except MemagentError as exc:
+            return f"Recall failed: {exc}"
+        if not hits:
+            return "Nothing in memory matches that."
+        return "\n".join(f"{h['id']}  {' '.join(str(h['content']).split())[:120]}" for h in hits)
+    if name == "forget":
+        host.flush()
+        try:
+            host.memory.forget(arg)
+        except MemagentError as exc:
+            return f"Could not forget {arg}: {exc}"
+        return f"Forgot {arg} (memagent chunks restore {arg} brings it back)."
+    known = ", ".join(f"/{c}" for c in COMMANDS)
+    return f"Unknown command /{name}. Commands: {known} (/help explains them)."

@@ -29,8 +29,8 @@ from memagent.actions import (
 )
 from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
 from memagent.agent.background import BackgroundWriter
-from memagent.agent.commands import COMMANDS, Command, help_text, parse_command
-from memagent.agent.conversations import Conversation, Conversations
+from memagent.agent.commands import Command, answer_command, parse_command
+from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
 from memagent.agent.learning import PendingLearning, PendingStatement
 from memagent.agent.memory import (
     AgentMemory,
@@ -476,48 +476,17 @@ class Agent:
 
     def run_command(self, command: Command) -> str:
         """The answer to a chat command (see `memagent.agent.commands`)."""
-        name, arg = command.name, command.arg
-        if name == "help":
-            return help_text()
-        if name == "exit":
-            return "Goodbye."
-        if name == "new":
-            self.flush()
-            self.conversation = self.conversations.new()
-            self.python.close()
-            return f"Started a new conversation ({self.conversation.id})."
-        if name == "history":
-            n = int(arg) if arg.isdigit() and 0 < int(arg) <= 200 else 10
-            msgs = self.conversation.messages[-n:]
-            if not msgs:
-                return "Nothing said yet in this conversation."
-            return "\n".join(
-                f"{'you' if m.role == 'user' else 'assistant'}: {m.content}" for m in msgs
-            )
-        if name == "recall":
-            if not arg:
-                return "Usage: /recall QUERY"
-            self.flush()  # earlier turns of this chat are stored in the background
-            try:
-                hits = self.memory.recall(arg, k=5)
-            except MemagentError as exc:
-                return f"Recall failed: {exc}"
-            if not hits:
-                return "Nothing in memory matches that."
-            return "\n".join(
-                f"{h['id']}  {' '.join(str(h['content']).split())[:120]}" for h in hits
-            )
-        if name == "forget":
-            if not arg:
-                return "Usage: /forget ID (ids come from /recall)"
-            self.flush()
-            try:
-                self.memory.forget(arg)
-            except MemagentError as exc:
-                return f"Could not forget {arg}: {exc}"
-            return f"Forgot {arg} (memagent chunks restore {arg} brings it back)."
-        known = ", ".join(f"/{c}" for c in COMMANDS)
-        return f"Unknown command /{name}. Commands: {known} (/help explains them)."
+        return answer_command(command, self)
+
+    def new_conversation(self) -> str:
+        """Start a new conversation (the Python session's variables go with the old one)."""
+        self.flush()
+        self.conversation = self.conversations.new()
+        self.python.close()
+        return self.conversation.id
+
+    def recent_messages(self, n: int) -> list[ConversationMessage]:
+        return self.conversation.messages[-n:]
 
     def _recalls_for(self, message: str) -> bool:
         return self.prompts.recall_for == "all" or looks_like_request(message)
