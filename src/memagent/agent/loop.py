@@ -48,6 +48,7 @@ from memagent.agent.turn import (
     FALLBACK_PERSONA,
     TextCallback,
     TurnResult,
+    add_estimated_usage,
     add_usage,
     as_text,
     check_message,
@@ -559,8 +560,7 @@ class Agent:
             pieces.append(piece)
             streamer.feed(piece)
         text = "".join(pieces)
-        usage.prompt_tokens += sum(count_tokens(m.content) for m in messages)
-        usage.completion_tokens += count_tokens(text)
+        add_estimated_usage(usage, messages, count_tokens(text))
         return text
 
     def _feed(self, work: list[Message], text: str, result: dict[str, Any]) -> None:

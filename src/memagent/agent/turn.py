@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memagent.agent.memory import MAX_MESSAGE_CHARS
+from memagent.agent.memory import MAX_MESSAGE_CHARS, count_tokens
 from memagent.core import InvalidInput, MemagentError, MemoryHome
-from memagent.llm import LLM, Usage
+from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
@@ -112,6 +112,13 @@ def learn_note(store: ProfileStore, llm: LLM, message: str) -> str:
 def add_usage(total: Usage, part: Usage) -> None:
     total.prompt_tokens += part.prompt_tokens
     total.completion_tokens += part.completion_tokens
+
+
+def add_estimated_usage(total: Usage, messages: list[Message], completion_tokens: int) -> None:
+    """Count a call whose backend reports no usage (a streamed reply, a yes/no
+    probe): its prompt estimated as the context budget counts tokens."""
+    total.prompt_tokens += sum(count_tokens(m.content) for m in messages)
+    total.completion_tokens += completion_tokens
 
 
 def as_text(value: Any) -> str:

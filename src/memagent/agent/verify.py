@@ -31,9 +31,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from memagent.agent.memory import count_tokens
 from memagent.agent.prompts import PromptSet
 from memagent.agent.traces import Trace
+from memagent.agent.turn import add_estimated_usage
 from memagent.agent.voice import NOT_IN_MEMORY
 from memagent.llm import LLM, LLMError, Message, Usage
 from memagent.llm.yesno import YesNoJudge
@@ -54,8 +54,6 @@ class Verdict:
     """P(yes) that the lines answer it; None when there was no verdict."""
     error: str | None = None
     """Why there was no verdict (the answer then goes ahead)."""
-    prompt: str = ""
-    """The verification question (its last user message)."""
     asked: bool = True
     """Whether the model was asked (False: the backend cannot judge)."""
 
@@ -63,24 +61,16 @@ class Verdict:
         return self.p_yes is not None and self.p_yes < threshold
 
 
-def check_grounded(
-    llm: LLM, prompts: PromptSet, base: list[Message], turn: str, *, threshold: float
-) -> Verdict | None:
-    """The verdict on whether the memory in `turn` (the user turn as the answer's
-    prompt renders it) answers its question; None when no check applies (a
-    threshold of 0, a prompt set without a `verify` template)."""
-    if threshold <= 0 or "verify" not in prompts.templates:
-        return None
-    prompt = prompts.render("verify", turn=turn)
+def _verdict(llm: LLM, messages: list[Message]) -> Verdict:
     if not isinstance(llm, YesNoJudge):
-        return Verdict(error=f"{llm.name} gives no token probabilities", prompt=prompt, asked=False)
+        return Verdict(error=f"{llm.name} gives no token probabilities", asked=False)
     try:
-        p = llm.yes_probability([*base, Message(role="user", content=prompt)])
+        p = llm.yes_probability(messages)
     except LLMError as exc:
-        return Verdict(error=str(exc)[:300], prompt=prompt)
+        return Verdict(error=str(exc)[:300])
     if not isinstance(p, int | float) or not math.isfinite(p) or not 0.0 <= p <= 1.0:
-        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", prompt=prompt)
-    return Verdict(p_yes=float(p), prompt=prompt)
+        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}")
+    return Verdict(p_yes=float(p))
 
 
 def refusal_if_ungrounded(
@@ -94,19 +84,20 @@ def refusal_if_ungrounded(
     usage: Usage,
     trace: Trace,
 ) -> str | None:
-    """The refusal when the grounding check says the memory in `turn` does not
-    answer `message`, else None; the verdict goes in the trace, the check's
-    prompt in `usage` (as the agent counts a streamed call's: estimated)."""
-    if threshold > 0 and "verify" in prompts.templates and asks_for_judgement(message):
+    """The refusal when the grounding check says the memory in `turn` (the user
+    turn as the answer's prompt renders it) does not answer `message`, else None.
+    No check runs at a threshold of 0 or for a prompt set without a `verify`
+    template. The verdict goes in the trace, the check's prompt in `usage` (as
+    the agent counts a streamed call's: estimated)."""
+    if threshold <= 0 or "verify" not in prompts.templates:
+        return None
+    if asks_for_judgement(message):
         trace.memory["verify"] = {"skipped": "the question asks for a judgement"}
         return None
-    verdict = check_grounded(llm, prompts, base, turn, threshold=threshold)
-    if verdict is None:
-        return None
+    messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
+    verdict = _verdict(llm, messages)
     if verdict.asked:
-        usage.prompt_tokens += sum(count_tokens(m.content) for m in base)
-        usage.prompt_tokens += count_tokens(verdict.prompt)
-        usage.completion_tokens += 1
+        add_estimated_usage(usage, messages, 1)
     p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
     trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
     if verdict.error is not None:
