@@ -110,9 +110,13 @@ class OpenAICompatLLM:
         """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`),
         from the server's `logprobs`; a server that sends none is an `LLMError`."""
         msgs, _ = checked_request(messages, None, None, 1, 0.0)
-        kwargs = {"max_tokens": 1, "temperature": 0.0}
-        resp = self._create(msgs, {**kwargs, "logprobs": True, "top_logprobs": TOP_ALTERNATIVES},
-                            stream=False)  # fmt: skip
+        probe = {
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": TOP_ALTERNATIVES,
+        }
+        resp = self._create(msgs, probe, stream=False)
         try:
             top = resp.choices[0].logprobs.content[0].top_logprobs
             pairs = [(t.token, t.logprob) for t in top]
