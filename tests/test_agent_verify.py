@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from memagent.agent import Agent
 from memagent.cli.app import app
-from memagent.core import MemoryHome
+from memagent.core import CorruptFile, MemoryHome
 from memagent.llm import ChatResult, LLMError, ScriptedLLM
 from memagent.llm.base import MessageLike
 from memagent.memory.chunks import ChunkDraft, ChunkStore
@@ -206,3 +206,16 @@ def test_a_question_asking_for_a_judgement_is_not_checked(home: MemoryHome, ques
     r, trace = ask(set_verify_min(home, 0.5), llm, question=question)
     assert r.reply == "Sweden" and len(llm.calls) == 1 and r.p_grounded is None
     assert trace["memory"]["verify"] == {"skipped": "the question asks for a judgement"}
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", '"high"', "nan"])
+def test_a_verify_min_outside_zero_to_one_is_a_clear_config_error(
+    home: MemoryHome, value: str
+) -> None:
+    cfg = home.layout.config
+    text = cfg.read_text(encoding="utf-8")
+    cfg.write_text(re.sub(r"\nverify_min = .*\n", f"\nverify_min = {value}\n", text))
+    written = cfg.read_bytes()
+    with pytest.raises(CorruptFile, match=r"agent\.verify_min"):
+        ask(MemoryHome.open(home.root), ScriptedLLM([ANSWER], verdicts=["yes"]))
+    assert cfg.read_bytes() == written
