@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from memagent.agent import Agent
 from memagent.cli.app import app
 from memagent.core import CorruptFile, MemoryHome
+from memagent.core.config import load_config
 from memagent.llm import ChatResult, LLMError, ScriptedLLM
 from memagent.llm.base import MessageLike
 from memagent.memory.chunks import ChunkDraft, ChunkStore
@@ -80,6 +81,24 @@ def test_the_check_shares_the_answers_prompt_prefix(home: MemoryHome) -> None:
     assert check[0] == answer[0]  # the same system text: llama.cpp's cache serves it
     assert check[-1].content.startswith(answer[-1].content)  # memory + question, then the ask
     assert r.usage.prompt_tokens > 2 * len(QUESTION.split())
+
+
+def test_the_checks_tokens_are_the_backends_count(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["0.9"])
+    r, _ = ask(set_verify_min(home, 0.5), llm)
+    # the scripted model counts words: both prompts, as sent, and one token for the verdict
+    sent = [sum(len(m.content.split()) for m in c.messages) for c in llm.calls]
+    assert r.usage.prompt_tokens == sum(sent)
+    assert r.usage.completion_tokens == len(ANSWER.split()) + 1
+
+
+def test_the_qa_set_sends_no_persona(home: MemoryHome) -> None:
+    told(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["0.9"])
+    ask(set_verify_min(home, 0.5), llm)
+    system = llm.calls[0].messages[0].content
+    assert system.startswith("You answer questions from memory.") and "Style:" not in system
 
 
 @pytest.mark.parametrize(("p", "threshold", "answered"),
@@ -219,3 +238,110 @@ def test_a_verify_min_outside_zero_to_one_is_a_clear_config_error(
     with pytest.raises(CorruptFile, match=r"agent\.verify_min"):
         ask(MemoryHome.open(home.root), ScriptedLLM([ANSWER], verdicts=["yes"]))
     assert cfg.read_bytes() == written
+
+
+# -- the contrast probe: the same question about the other speaker -------------------
+
+
+def two_speakers(home: MemoryHome) -> MemoryHome:
+    store = ChunkStore(home, embeddings=False)
+    lines = [
+        ("Caroline", "My grandma gave me this necklace; she is from Sweden."),
+        ("Melanie", "My grandma is from Norway, she taught me to knit."),
+        ("Melanie", "I ran a charity race for mental health last Saturday."),
+    ]
+    store.create_many(
+        [
+            ChunkDraft(
+                content=f"{who}: {text}",
+                created_at=f"2023-05-08T13:56:{i:02d}+00:00",
+                conversation_id="import:1",
+                source={"kind": "import", "speaker": who},
+            )
+            for i, (who, text) in enumerate(lines)
+        ]
+    )
+    store.close()
+    return set_agent(home, verify_min=0.5, contrast_below=0.9, contrast_margin=0.05)
+
+
+def set_agent(home: MemoryHome, **values: float) -> MemoryHome:
+    cfg = home.layout.config
+    text = cfg.read_text(encoding="utf-8")
+    for key, value in values.items():
+        assert text.count(f"\n{key} = ") == 1  # `init` writes every default
+        text = re.sub(rf"\n{key} = .*\n", f"\n{key} = {value}\n", text)
+    cfg.write_text(text)
+    return MemoryHome.open(home.root)
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "answered"),
+    [(["0.8", "0.95"], False), (["0.8", "0.84"], True), (["0.8", "no"], True)],
+)
+def test_the_question_about_the_other_speaker_refuses_when_it_fits_better(
+    home: MemoryHome, verdicts: list[str], answered: bool
+) -> None:
+    h = two_speakers(home)
+    llm = ScriptedLLM([ANSWER], verdicts=verdicts)
+    r, trace = ask(h, llm)
+    assert (r.reply == "Sweden") is answered
+    assert len(llm.calls) == (3 if answered else 2)
+    probe = llm.calls[1].messages
+    assert probe[0] == llm.calls[0].messages[0]  # the same system text
+    assert "Where is Melanie's grandma from?" in probe[-1].content
+    assert "Norway" in probe[-1].content and "Sweden" not in probe[-1].content  # its own memory
+    contrast = trace["memory"]["contrast"]
+    assert contrast["question"] == "Where is Melanie's grandma from?"
+    assert contrast["p_yes"] == float(verdicts[1] if verdicts[1] != "no" else 0.0)
+    if not answered:
+        assert "another person" in trace["memory"]["refused"]
+    # every call's prompt is counted
+    assert r.usage.prompt_tokens == sum(
+        sum(len(m.content.split()) for m in c.messages) for c in llm.calls
+    )
+
+
+def test_no_probe_above_the_band_or_when_off(home: MemoryHome) -> None:
+    h = two_speakers(home)
+    llm = ScriptedLLM([ANSWER], verdicts=["0.95"])
+    r, trace = ask(h, llm)  # over contrast_below: one check, then the answer
+    assert r.reply == "Sweden" and len(llm.calls) == 2 and "contrast" not in trace["memory"]
+    llm = ScriptedLLM([ANSWER], verdicts=["0.6"])
+    r, trace = ask(set_agent(h, contrast_below=0.0), llm)
+    assert r.reply == "Sweden" and len(llm.calls) == 2 and "contrast" not in trace["memory"]
+
+
+def test_no_probe_when_attribution_refuses_the_swapped_question(home: MemoryHome) -> None:
+    h = two_speakers(home)
+    llm = ScriptedLLM([json.dumps({"reply": "a charity race"})], verdicts=["0.8", "yes"])
+    r, trace = ask(h, llm, question="What did Melanie do last Saturday for her grandma?")
+    # "What did Caroline do last Saturday …?" matches Melanie's line better: attribution
+    # refuses it, so the lines are about Melanie; no model call for it, the answer goes ahead
+    assert r.reply == "a charity race" and len(llm.calls) == 2
+    assert "attribution" in trace["memory"]["contrast"]["skipped"]
+
+
+def test_no_probe_without_one_named_speaker(home: MemoryHome) -> None:
+    h = two_speakers(home)
+    for question in (
+        "Whose grandma is from Sweden?",
+        "Are Caroline and Melanie's grandmas from Sweden?",
+    ):
+        llm = ScriptedLLM([ANSWER], verdicts=["0.8"])
+        _, trace = ask(h, llm, question=question)
+        assert len(llm.calls) == 2 and "contrast" not in trace["memory"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("contrast_below", v) for v in ('"high"', "-0.1", "1.5", "nan", '"0.8; rm -rf /"', "1e400")]
+    + [("contrast_margin", v) for v in ('"big"', "-1.5", "2", "nan", "[0.1]", "1e400")],
+)
+def test_contrast_config_must_be_in_range(home: MemoryHome, key: str, value: str) -> None:
+    cfg = home.layout.config
+    before = cfg.read_text(encoding="utf-8")
+    assert before.count(f"\n{key} = ") == 1  # `init` writes every default
+    cfg.write_text(re.sub(rf"\n{key} = .*\n", lambda _: f"\n{key} = {value}\n", before))
+    with pytest.raises(CorruptFile, match=rf"agent\.{key}"):
+        load_config(cfg)

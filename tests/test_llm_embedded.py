@@ -217,7 +217,8 @@ def test_yes_probability_reads_the_models_confidence(
 
     yes = instruct.yes_probability(asked("Do these lines say that Melanie ran a race?"))
     no = instruct.yes_probability(asked("Do these lines say that Caroline ran a race?"))
-    assert 0.0 <= no < 0.5 < yes <= 1.0
+    assert 0.0 <= no.p_yes < 0.5 < yes.p_yes <= 1.0
+    assert yes.usage is not None and yes.usage.prompt_tokens > 20  # llama.cpp's count
     with pytest.raises(LLMError, match="base model"):
         llm.yes_probability(asked("Do these lines say that Melanie ran a race?"))
 

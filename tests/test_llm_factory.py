@@ -33,9 +33,9 @@ def test_scripted_spec_with_verdicts(tmp_path: Path) -> None:
     path.write_text(json.dumps({"replies": ["an answer"], "verdicts": ["no", "0.8"]}))
     llm = load_llm(f"scripted:{path}")
     assert isinstance(llm, ScriptedLLM)
-    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]) == 0.0
+    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]).p_yes == 0.0
     assert llm.chat([{"role": "user", "content": "hi"}]).text == "an answer"
-    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]) == 0.8
+    assert llm.yes_probability([{"role": "user", "content": "yes or no?"}]).p_yes == 0.8
 
 
 def test_embedded_spec_is_lazy() -> None:

@@ -526,8 +526,9 @@ def with_logprobs(top: list[tuple[str, float]] | None) -> Reply:
 
 def test_yes_probability_reads_the_first_tokens_logprobs(serve: Any) -> None:
     server = serve(lambda body: with_logprobs([("No", -0.2), ("Yes", -1.8), ("The", -3.0)]))
-    p = client(server).yes_probability([{"role": "system", "content": "S"}, *USER])
-    assert p == pytest.approx(math.exp(-1.8) / (math.exp(-1.8) + math.exp(-0.2)))
+    got = client(server).yes_probability([{"role": "system", "content": "S"}, *USER])
+    assert got.p_yes == pytest.approx(math.exp(-1.8) / (math.exp(-1.8) + math.exp(-0.2)))
+    assert got.usage is not None and got.usage.prompt_tokens > 0  # the server's count
     req = server.requests[0]
     assert req["logprobs"] is True and req["top_logprobs"] == 20 and req["max_tokens"] == 1
 

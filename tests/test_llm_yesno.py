@@ -54,9 +54,11 @@ def test_parse_probability_refuses_anything_else(text: str) -> None:
 def test_scripted_verdicts_are_apart_from_replies() -> None:
     llm = ScriptedLLM(["an answer"], verdicts=["no", "0.7", "perhaps"])
     assert isinstance(llm, YesNoJudge)
-    assert llm.yes_probability([{"role": "user", "content": "Is it? yes or no"}]) == 0.0
+    first = llm.yes_probability([{"role": "user", "content": "Is it? yes or no"}])
+    assert first.p_yes == 0.0 and first.usage is not None
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (5, 1)  # words
     assert llm.chat([{"role": "user", "content": "Q"}]).text == "an answer"
-    assert llm.yes_probability([{"role": "user", "content": "Again?"}]) == 0.7
+    assert llm.yes_probability([{"role": "user", "content": "Again?"}]).p_yes == 0.7
     with pytest.raises(LLMError, match="yes, no or a probability"):
         llm.yes_probability([{"role": "user", "content": "And?"}])
     with pytest.raises(LLMError, match="no yes/no verdict left"):

@@ -46,7 +46,8 @@ MIN_MATCHED = 2
 """...and share at least this many of its words (one shared word is chance)."""
 
 
-def _speaker(hit: dict[str, Any]) -> str | None:
+def speaker_of(hit: dict[str, Any]) -> str | None:
+    """Who said a recalled line (an imported conversation's speaker), if anyone."""
     speaker = (hit.get("source") or {}).get("speaker")
     return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
 
@@ -104,7 +105,7 @@ def _split(hit: dict[str, Any], named: set[str]) -> tuple[list[str], list[str]]:
     person. A line with no speaker has no sentences about anyone."""
     about: list[str] = []
     others: list[str] = []
-    speaker = _speaker(hit)
+    speaker = speaker_of(hit)
     content = str(hit.get("content") or "")
     if speaker is None:
         return about, others
@@ -148,14 +149,14 @@ def _coverage(terms: set[str], sentences: list[str]) -> tuple[float, int]:
 def attribute(hits: list[dict[str, Any]], message: str, *, k: int) -> Attribution:
     """The hits by or about the speakers `message` names, and whether sentences
     about others (in the top `2k` hits) answer it clearly better (module doc)."""
-    speakers = {s for s in map(_speaker, hits) if s}
+    speakers = {s for s in map(speaker_of, hits) if s}
     named = sorted(s for s in speakers if _names(message, s))
     if not named:
         return Attribution(hits)
     kept: list[dict[str, Any]] = []
     withheld: list[dict[str, Any]] = []
     for hit in hits:
-        speaker = _speaker(hit)
+        speaker = speaker_of(hit)
         content = str(hit.get("content") or "")
         if speaker is not None and content.startswith(f"{speaker}:"):
             content = content[len(speaker) + 1 :]

@@ -57,7 +57,7 @@ from memagent.agent.turn import (
     learn_note,
     open_home,
 )
-from memagent.agent.verify import refusal_if_ungrounded
+from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
 from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
@@ -367,9 +367,10 @@ class Agent:
             reply = not_in_memory(ctx.about_others)
             trace.memory["refused"] = "the lines that match are about someone else"
         elif speaks and ctx.text:  # do the lines answer it at all? (the model's P(yes))
+            cfg = self.home.config.agent
             reply = refusal_if_ungrounded(self.llm, self.prompts, base, work[0].content,
-                message=message, threshold=self.home.config.agent.verify_min, usage=usage,
-                trace=trace)  # fmt: skip
+                message=message, threshold=cfg.verify_min, usage=usage, trace=trace,
+                contrast=contrast_probe(self.memory, self.prompts, ctx, message, cfg))  # fmt: skip
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from memagent.agent.attribution import Attribution, attribute
+from memagent.agent.attribution import Attribution, attribute, speaker_of
 from memagent.agent.dates import annotate
 from memagent.agent.tools import Tool
 from memagent.agent.voice import is_small_talk
@@ -200,6 +201,10 @@ class MemoryContext:
     about_others: list[str] = field(default_factory=list)
     """Set when recall says the message asks about someone else's life: the
     person it names (speaker attribution, `attribute`); the reply is then a refusal."""
+    named: list[str] = field(default_factory=list)
+    """Speakers of the recalled lines that the message names."""
+    speakers: list[str] = field(default_factory=list)
+    """Speakers of the recalled lines, the most frequent first."""
 
 
 class AgentMemory:
@@ -328,6 +333,7 @@ class AgentMemory:
         hits = [h for h in hits if h.get("user") != message.strip()]
         hits = [h for h in hits if relevant(h) and not non_fact(h.get("source"))]
         who = attribute(hits, message, k=k)
+        said = Counter(s for h in hits if (s := speaker_of(h)))
         hits = who.hits
         if hits and min_ratio > 0:
             best = max(h["score"] for h in hits)
@@ -337,7 +343,12 @@ class AgentMemory:
             if not add(_context_line(hit), {"kind": hit["kind"], "id": hit["id"]}):
                 break
         return MemoryContext(
-            "\n".join(lines), used, sources, who.named if who.others_answer else []
+            "\n".join(lines),
+            used,
+            sources,
+            who.named if who.others_answer else [],
+            who.named,
+            [s for s, _ in said.most_common()],
         )
 
     # -- writing ----------------------------------------------------------------------

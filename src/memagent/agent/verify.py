@@ -18,6 +18,18 @@ not checked: its answer is worked out from the lines, never written in them, so
 the model's P(yes) refused most such answerable questions; none of the 237
 adversarial questions is worded so).
 
+The contrast probe (`agent.contrast_below`, `agent.contrast_margin`): LoCoMo's
+adversarial questions ask about one speaker what the other one said or did, and
+attribution shows the model only the named person's lines, on the same topic, so
+P(yes) lands just over the threshold. When the check passes with P(yes) under
+`contrast_below`, the question names one speaker and the recalled lines have
+another, the same question is asked about the other speaker (the name swapped,
+its own memory recalled as for any question) and checked too; when that one is
+at least `contrast_margin` more likely grounded, the question fits the other
+person's life better and the reply is the refusal. A swapped question that speaker
+attribution refuses (the lines that match are about the first person) or that
+recalls nothing costs no model call and never refuses.
+
 No verdict (a backend that gives no token probabilities, a first token that is
 neither yes nor no, a model error) never refuses: the answer goes ahead as
 without the check, and the trace says why. Only prompt sets with a `verify`
@@ -29,14 +41,18 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from memagent.agent.memory import AgentMemory, MemoryContext
 from memagent.agent.prompts import PromptSet
 from memagent.agent.traces import Trace
 from memagent.agent.turn import add_estimated_usage
 from memagent.agent.voice import NOT_IN_MEMORY
+from memagent.core import MemagentError
+from memagent.core.config import AgentConfig
 from memagent.llm import LLM, LLMError, Message, Usage
-from memagent.llm.yesno import YesNoJudge
+from memagent.llm.yesno import YesNo, YesNoJudge
 
 _JUDGEMENT = re.compile(r"\b(would|could|might|likely|probably)\b", re.IGNORECASE)
 
@@ -56,6 +72,8 @@ class Verdict:
     """Why there was no verdict (the answer then goes ahead)."""
     asked: bool = True
     """Whether the model was asked (False: the backend cannot judge)."""
+    usage: Usage | None = None
+    """The check's tokens as the backend counted them (None: it sent no count)."""
 
     def refuses(self, threshold: float) -> bool:
         return self.p_yes is not None and self.p_yes < threshold
@@ -65,12 +83,93 @@ def _verdict(llm: LLM, messages: list[Message]) -> Verdict:
     if not isinstance(llm, YesNoJudge):
         return Verdict(error=f"{llm.name} gives no token probabilities", asked=False)
     try:
-        p = llm.yes_probability(messages)
+        got: object = llm.yes_probability(messages)
     except LLMError as exc:
         return Verdict(error=str(exc)[:300])
-    if not isinstance(p, int | float) or not math.isfinite(p) or not 0.0 <= p <= 1.0:
-        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}")
-    return Verdict(p_yes=float(p))
+    usage = got.usage if isinstance(got, YesNo) else None
+    p = got.p_yes if isinstance(got, YesNo) else got  # a bare float from a plain judge
+    if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p):
+        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", usage=usage)
+    if not 0.0 <= p <= 1.0:
+        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", usage=usage)
+    return Verdict(p_yes=float(p), usage=usage)
+
+
+def _count(usage: Usage, verdict: Verdict, messages: list[Message]) -> None:
+    """The check's tokens: the backend's count, else estimated (as a streamed reply's)."""
+    if verdict.usage is not None:
+        usage.prompt_tokens += verdict.usage.prompt_tokens
+        usage.completion_tokens += verdict.usage.completion_tokens
+    elif verdict.asked:
+        add_estimated_usage(usage, messages, 1)
+
+
+@dataclass
+class Contrast:
+    """The contrast probe of one question (module doc)."""
+
+    below: float
+    """Probe only when the check passed with P(yes) under this (0: never)."""
+    margin: float
+    """Refuse when the swapped question's P(yes) exceeds the question's by this."""
+    question: str | None
+    """The question about the other speaker; None when there is none to ask."""
+    turn_for: Callable[[str], str | None]
+    """The user turn for a question, with the memory recalled for it; None when
+    speaker attribution refuses it or nothing is recalled."""
+
+
+def swap_person(message: str, ctx: MemoryContext) -> str | None:
+    """`message` asked about the other speaker of the recalled lines: the one
+    speaker it names replaced by the most frequent other one; None when it names
+    none or several, or the lines have no other speaker."""
+    others = [s for s in ctx.speakers if s not in ctx.named]
+    if len(ctx.named) != 1 or not others:
+        return None
+    pattern = rf"(?<![\w']){re.escape(ctx.named[0])}(?!\w)"
+    return re.sub(pattern, lambda _: others[0], message)
+
+
+def contrast_probe(
+    memory: AgentMemory, prompts: PromptSet, ctx: MemoryContext, message: str, cfg: AgentConfig
+) -> Contrast | None:
+    """The contrast probe for `message` as the agent's config sets it; None when off."""
+    if cfg.contrast_below <= 0:
+        return None
+
+    def turn_for(question: str) -> str | None:
+        try:
+            other = memory.context(question, budget_tokens=cfg.context_tokens,
+                                   k=cfg.recall_k, min_ratio=cfg.recall_min_ratio)  # fmt: skip
+        except MemagentError:
+            return None
+        if other.about_others or not other.text:
+            return None
+        return prompts.render("user_turn", memory=other.text, message=question, asking=True)
+
+    return Contrast(cfg.contrast_below, cfg.contrast_margin, swap_person(message, ctx), turn_for)
+
+
+def _contrasted(
+    llm: LLM, prompts: PromptSet, base: list[Message], p: float, contrast: Contrast,
+    usage: Usage, trace: Trace,
+) -> bool:  # fmt: skip
+    """Whether the question about the other speaker is clearly better grounded."""
+    if p >= contrast.below or contrast.question is None:
+        return False
+    record: dict[str, object] = {"question": contrast.question[:300]}
+    trace.memory["contrast"] = record
+    turn = contrast.turn_for(contrast.question)
+    if turn is None:
+        record["skipped"] = "attribution refuses it, or nothing is recalled for it"
+        return False
+    messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
+    verdict = _verdict(llm, messages)
+    _count(usage, verdict, messages)
+    record["p_yes"] = None if verdict.p_yes is None else round(verdict.p_yes, 4)
+    if verdict.error is not None:
+        record["error"] = verdict.error
+    return verdict.p_yes is not None and verdict.p_yes - p >= contrast.margin
 
 
 def refusal_if_ungrounded(
@@ -83,12 +182,13 @@ def refusal_if_ungrounded(
     threshold: float,
     usage: Usage,
     trace: Trace,
+    contrast: Contrast | None = None,
 ) -> str | None:
     """The refusal when the grounding check says the memory in `turn` (the user
     turn as the answer's prompt renders it) does not answer `message`, else None.
     No check runs at a threshold of 0 or for a prompt set without a `verify`
-    template. The verdict goes in the trace, the check's prompt in `usage` (as
-    the agent counts a streamed call's: estimated)."""
+    template. The verdict goes in the trace, the check's tokens in `usage` (the
+    backend's count; estimated when it sent none)."""
     if threshold <= 0 or "verify" not in prompts.templates:
         return None
     if asks_for_judgement(message):
@@ -96,13 +196,17 @@ def refusal_if_ungrounded(
         return None
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
-    if verdict.asked:
-        add_estimated_usage(usage, messages, 1)
+    _count(usage, verdict, messages)
     p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
     trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
     if verdict.error is not None:
         trace.memory["verify"]["error"] = verdict.error
-    if not verdict.refuses(threshold):
+    if verdict.p_yes is None:
         return None
-    trace.memory["refused"] = "the model judged that the recalled lines do not answer it"
-    return NOT_IN_MEMORY
+    if verdict.refuses(threshold):
+        trace.memory["refused"] = "the model judged that the recalled lines do not answer it"
+        return NOT_IN_MEMORY
+    if contrast and _contrasted(llm, prompts, base, verdict.p_yes, contrast, usage, trace):
+        trace.memory["refused"] = "the lines fit the question about another person better"
+        return NOT_IN_MEMORY
+    return None

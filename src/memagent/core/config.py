@@ -79,6 +79,13 @@ class AgentConfig(_Section):
     refuse when the model's P(yes) that the recalled lines answer the question is
     under this; 0 turns the check off. 0.75: picked by cross-validation on LoCoMo's
     dev conversations (README, "Grounding check")."""
+    contrast_below: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Contrast probe (`memagent.agent.verify`): when the grounding check passes with
+    P(yes) under this and the question names one speaker of the recalled lines, the
+    same question about the other speaker is checked too; 0 turns it off."""
+    contrast_margin: float = Field(default=0.0, ge=-1.0, le=1.0)
+    """...and the reply is a refusal when that question's P(yes) is at least this
+    much higher than the question's own."""
 
 
 class QuotasConfig(_Section):

@@ -37,7 +37,7 @@ from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
 from memagent.llm.models import DEFAULT_MODEL, MODELS, ModelSpec, model_dir, model_path
-from memagent.llm.yesno import TOP_ALTERNATIVES, yes_share
+from memagent.llm.yesno import TOP_ALTERNATIVES, YesNo, yes_share
 
 __all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_for"]
 
@@ -195,7 +195,7 @@ class EmbeddedLLM:
             text = self._checked_json(text, response_schema, reply.finish)
         return ChatResult(text=text, usage=reply.usage, model=self.name)
 
-    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+    def yes_probability(self, messages: Sequence[MessageLike]) -> YesNo:
         """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`):
         one token decoded, its top alternatives read from llama.cpp's logprobs; the
         prompt's prefix comes from the cache like any other request's. The base model
@@ -217,7 +217,7 @@ class EmbeddedLLM:
             pairs = [(t["token"], t["logprob"]) for t in top]
         except (KeyError, IndexError, TypeError) as exc:
             raise LLMError("the embedded model gave no token probabilities") from exc
-        return yes_share(pairs)
+        return YesNo(yes_share(pairs), _usage(resp))
 
     def stream(
         self,

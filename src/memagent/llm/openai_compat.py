@@ -31,7 +31,7 @@ from memagent.core.deadline import Budget, check_deadline, current_budget, remai
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
-from memagent.llm.yesno import TOP_ALTERNATIVES, yes_share
+from memagent.llm.yesno import TOP_ALTERNATIVES, YesNo, yes_share
 
 _DETAIL_CHARS = 300
 # What a non-conforming server body turns into inside the client's parsed objects.
@@ -106,7 +106,7 @@ class OpenAICompatLLM:
             base["stop"] = stops
         return self._stream(msgs, base, response_schema)
 
-    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+    def yes_probability(self, messages: Sequence[MessageLike]) -> YesNo:
         """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`),
         from the server's `logprobs`; a server that sends none is an `LLMError`."""
         msgs, _ = checked_request(messages, None, None, 1, 0.0)
@@ -122,7 +122,13 @@ class OpenAICompatLLM:
             pairs = [(t.token, t.logprob) for t in top]
         except (*_MALFORMED, pydantic.ValidationError) as exc:
             raise LLMError(f"{self.name} at {self.base_url} sent no token probabilities") from exc
-        return yes_share(pairs)
+        usage = None
+        if getattr(resp, "usage", None) is not None:
+            usage = Usage(
+                prompt_tokens=resp.usage.prompt_tokens or 0,
+                completion_tokens=resp.usage.completion_tokens or 0,
+            )
+        return YesNo(yes_share(pairs), usage)
 
     # -- internals ---------------------------------------------------------------------
 

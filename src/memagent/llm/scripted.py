@@ -12,7 +12,7 @@ from typing import Any
 
 from memagent.core.deadline import current_budget
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
-from memagent.llm.yesno import parse_probability
+from memagent.llm.yesno import YesNo, parse_probability
 
 Responder = Callable[[list[Message], dict[str, Any] | None], str]
 
@@ -108,7 +108,7 @@ class ScriptedLLM:
         )
         return ChatResult(text=reply, usage=usage, model=self.name)
 
-    def yes_probability(self, messages: Sequence[MessageLike]) -> float:
+    def yes_probability(self, messages: Sequence[MessageLike]) -> YesNo:
         """The next scripted verdict read as P(yes): "yes" (1.0), "no" (0.0) or a
         probability such as "0.3"; anything else, or no verdict left, is an
         `LLMError` (as a real model's first token that is neither word is)."""
@@ -117,7 +117,8 @@ class ScriptedLLM:
             raise ScriptExhausted(f"scripted model has no yes/no verdict left ({self.name})")
         reply = self._verdicts.pop(0)
         self.calls.append(ScriptedCall(msgs, None, reply))
-        return parse_probability(reply)
+        words = sum(len(m.content.split()) for m in msgs)
+        return YesNo(parse_probability(reply), Usage(prompt_tokens=words, completion_tokens=1))
 
     def stream(
         self,

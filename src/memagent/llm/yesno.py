@@ -3,29 +3,42 @@
 A small model asked "does this say X? yes or no" mostly generates "Yes"; how sure
 it is shows in the probability of its first token. `yes_probability(messages)`
 (on the backends that can give it: the embedded instruct model and OpenAI-
-compatible servers through `logprobs`, the scripted model for tests) returns
-P(yes) / (P(yes) + P(no)) over the first token's most likely alternatives
-("Yes", " yes", "YES" all count as yes). The agent uses it to check an answer
-against the recalled lines (`memagent.agent.verify`).
+compatible servers through `logprobs`, the scripted model for tests) returns a
+`YesNo`: P(yes) / (P(yes) + P(no)) over the first token's most likely alternatives
+("Yes", " yes", "YES" all count as yes), and the tokens the request cost as the
+backend counted them (the prompt is sent whole each time, so it is counted whole).
+The agent uses it to check an answer against the recalled lines
+(`memagent.agent.verify`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from memagent.llm.base import LLMError, MessageLike
+from memagent.llm.base import LLMError, MessageLike, Usage
 
 TOP_ALTERNATIVES = 20
 """How many of the first token's alternatives are read (OpenAI's API allows 20)."""
+
+
+@dataclass(frozen=True)
+class YesNo:
+    """A yes/no verdict read from token probabilities."""
+
+    p_yes: float
+    """P(yes) / (P(yes) + P(no)) of the reply's first token."""
+    usage: Usage | None = None
+    """The request's tokens as the backend counted them; None when it sent none."""
 
 
 @runtime_checkable
 class YesNoJudge(Protocol):
     """A backend that can say how likely its reply to `messages` begins with yes."""
 
-    def yes_probability(self, messages: Sequence[MessageLike]) -> float: ...
+    def yes_probability(self, messages: Sequence[MessageLike]) -> YesNo: ...
 
 
 def _word(token: str) -> str:
