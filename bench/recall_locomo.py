@@ -7,8 +7,12 @@ categories 1–4 is asked as a recall. Reported: recall@1/5/10 of the evidence
 turns, averaged per question, per category and overall, for all systems in the
 same run. A "plain RRF" row (the hybrid with every conversation-aware feature
 off) shows what the tuned features add; "no time/MMR" is the hybrid without the
-time boost and MMR. Questions are asked the day after the last session (relative
-times in them count from there).
+time boost, MMR and the turns' keyword context (as two rounds ago); "no kw
+context" is the hybrid searching each turn's own words only (`context_weight` 0).
+Every row but BM25 and dense searches the turns' conversation-aware vectors
+(`memagent.index.context`: index-time, no query knob turns them off). Questions
+are asked the day after the last session (relative times in them count from
+there).
 
     python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
                                   [--embedder minilm|e5|minilm+e5]
@@ -48,6 +52,7 @@ from bench.evaldata import eval_dir
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
+from memagent.index.store import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
@@ -127,10 +132,10 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
-    for sp, tb, mmr, dec, head in itertools.product(
-        (0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5), (0, 3)
+    for sp, tb, mmr, dec, head, ctx in itertools.product(
+        (0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5), (0, 3), (0.0, CONTEXT_WEIGHT)
     ):
-        name = f"sp={sp} t={tb} mmr={mmr} dec={dec} head={head}"
+        name = f"sp={sp} t={tb} mmr={mmr} dec={dec} head={head} ctx={ctx}"
         grid[name] = DEFAULT_PARAMS.model_copy(
             update={
                 "speaker_boost": sp,
@@ -138,6 +143,7 @@ def cv_grid() -> dict[str, SearchParams]:
                 "mmr_weight": mmr,
                 "session_decay": dec,
                 "session_head": head,
+                "context_weight": ctx,
             }
         )
     return grid
@@ -201,16 +207,19 @@ def main(argv: list[str] | None = None) -> int:
     plain = DEFAULT_PARAMS.model_copy(
         update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0,
                 "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0,
-                "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0}
+                "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0,
+                "context_weight": 0.0}
     )  # fmt: skip
     before = DEFAULT_PARAMS.model_copy(
-        update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0}
-    )  # the ranking before this round: no time boost, no diversity
+        update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0,
+                "context_weight": 0.0}
+    )  # fmt: skip  # the ranking two rounds ago: no time boost, no diversity, no context
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
         dense_name: None,
         "plain RRF": plain,
         "no time/MMR": before,
+        "no kw context": DEFAULT_PARAMS.model_copy(update={"context_weight": 0.0}),
         "memagent hybrid": DEFAULT_PARAMS,
     }
     scores: dict[str, dict[int, list[dict[int, float]]]] = {s: defaultdict(list) for s in systems}
@@ -292,9 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * len(header))
     base = overall["BM25 (rank-bm25)"][5]
     hyb = overall["memagent hybrid"][5]
-    prev = overall["no time/MMR"][5]
-    gain = (hyb - prev) * 100
-    print(f"hybrid vs no time/MMR recall@5: {hyb:.3f} vs {prev:.3f} ({gain:+.1f} points)")
+    for label in ("no time/MMR", "no kw context"):
+        prev = overall[label][5]
+        gain = (hyb - prev) * 100
+        print(f"hybrid vs {label} recall@5: {hyb:.3f} vs {prev:.3f} ({gain:+.1f} points)")
     print(
         f"hybrid vs BM25 recall@5: {hyb:.3f} vs {base:.3f} "
         f"(+{(hyb - base) * 100:.1f} points, ratio {hyb / base:.2f}x)"
@@ -319,10 +329,10 @@ def print_cv(per_conv: dict[str, dict[str, list[float]]]) -> None:
     cv = cross_validate(grid, default=_default_name(grid))
     fixed = cross_validate({"memagent hybrid": per_conv["memagent hybrid"]}, "memagent hybrid")
     print(f"\ncross-validation: tune on 3 conversations, test on 2 ({len(cv['splits'])} splits)")
-    print(f"{'train':<26} {'picked':<30} {'train R@5':>9} {'test R@5':>9} {'defaults':>9}")
+    print(f"{'train':<26} {'picked':<44} {'train R@5':>9} {'test R@5':>9} {'defaults':>9}")
     for s, d in zip(cv["splits"], fixed["splits"], strict=True):
         print(
-            f"{','.join(s['train']):<26} {s['picked']:<30} {s['train_score']:>9.3f} "
+            f"{','.join(s['train']):<26} {s['picked']:<44} {s['train_score']:>9.3f} "
             f"{s['test_score']:>9.3f} {d['test_score']:>9.3f}"
         )
 
@@ -341,7 +351,7 @@ def _default_name(grid: dict[str, Any]) -> str:
     d = DEFAULT_PARAMS
     name = (
         f"sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight} dec={d.session_decay}"
-        f" head={d.session_head}"
+        f" head={d.session_head} ctx={d.context_weight}"
     )
     return name if name in grid else next(iter(grid))
 

@@ -24,7 +24,8 @@ terms and generation times are cached in bench/results/lme-expansions.json (keye
 by model, prompt and question), so a second run only queries; the generation
 time reported is the one measured when the terms were made.
 
-`--cv` cross-validates the session-head knobs inside the slice: the questions
+`--cv` cross-validates the session-head knobs and the turns' context (on or
+off) inside the slice: the questions
 (in type-stratified order) fall into 5 folds; on each 4 folds the grid setting
 with the best mean of all@5 and turn@10 is picked (ties go to the defaults) and
 scored on the fifth. Reported: held-out figures of the picked and the default
@@ -59,6 +60,7 @@ from memagent.agent.expand import Expansion, expand_query
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
+from memagent.index.store import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
@@ -194,6 +196,7 @@ def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | No
             "mmr_weight": 0.0,
             "session_decay": 1.0,
             "session_head": 0,
+            "context_weight": 0.0,
         }
     )
     return {
@@ -206,8 +209,10 @@ def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | No
                 "mmr_weight": 0.0,
                 "session_decay": 1.0,
                 "session_head": 0,
+                "context_weight": 0.0,
             }
         ),
+        "no kw context": DEFAULT_PARAMS.model_copy(update={"context_weight": 0.0}),
         "no session decay": DEFAULT_PARAMS.model_copy(update={"session_decay": 1.0}),
         "no session head": DEFAULT_PARAMS.model_copy(update={"session_head": 0}),
         "memagent": DEFAULT_PARAMS,
@@ -366,10 +371,15 @@ def cv_grid() -> dict[str, SearchParams]:
         for always in (False, True):
             if head == 0 and always:
                 continue
-            name = f"head={head}{' always' if always else ''}"
-            grid[name] = DEFAULT_PARAMS.model_copy(
-                update={"session_head": head, "session_head_always": always}
-            )
+            for ctx in (0.0, CONTEXT_WEIGHT):
+                name = f"head={head}{' always' if always else ''} ctx={ctx}"
+                grid[name] = DEFAULT_PARAMS.model_copy(
+                    update={
+                        "session_head": head,
+                        "session_head_always": always,
+                        "context_weight": ctx,
+                    }
+                )
     return grid
 
 
@@ -410,7 +420,7 @@ def print_cv(splits: list[dict[str, Any]]) -> None:
     print(f"\ncross-validation: pick on 4 folds, test on the 5th ({len(splits)} folds)")
     for s in splits:
         print(
-            f"  picked {s['picked']:<14} held-out "
+            f"  picked {s['picked']:<24} held-out "
             + " ".join(f"{m} {s['test'][m]:.3f}" for m in ("any@5", *CV_METRICS, "ndcg@10"))
         )
     for label, key in (("picked", "test"), ("defaults", "default")):

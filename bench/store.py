@@ -35,6 +35,7 @@ import numpy as np
 from memagent.core import MemoryHome
 from memagent.embeddings import load_embedder
 from memagent.index import Index
+from memagent.index.context import context_text
 from memagent.index.search import fts_query, query_terms
 from memagent.index.vectors import QUANTIZE_MIN_ROWS, int8_kernel
 from memagent.memory.chunks import ChunkStore
@@ -76,22 +77,30 @@ def bulk_load(index: Index, gen: TextGen, n: int, *, vectors: bool, start: int) 
     for s in range(0, n, batch):
         m = min(batch, n - s)
         rows = []
+        texts = [gen.text(gen.rng.randint(12, 40)) for _ in range(m)]
         for i in range(s, s + m):
             j = start + i
-            content = gen.text(gen.rng.randint(12, 40))
+            content = texts[i - s]
+            # Its conversation's turns beside it lend their words (as `Index.upsert`
+            # does; one at a batch's edge lends none here).
+            near = [
+                texts[x - s]
+                for x in (i - 1, i + 1)
+                if s <= x < s + m and (start + x) // 20 == j // 20
+            ]
             rows.append(
                 (j, f"synthetic-{j}", "chunk", f"bulk/{j}", content, f"t{j % 50}", "note",
-                 base_t + j * 60.0, None, f"conv-{j // 20}")
+                 base_t + j * 60.0, None, f"conv-{j // 20}", context_text(near))
             )  # fmt: skip
         with conn:
             conn.executemany(
                 "INSERT INTO docs(rowid, doc_id, kind, path, content, tags, type, created, "
-                "created_at, conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "created_at, conversation_id, context) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             conn.executemany(
-                "INSERT INTO docs_fts(rowid, content, tags) VALUES (?,?,?)",
-                [(r[0], r[4], r[5]) for r in rows],
+                "INSERT INTO docs_fts(rowid, content, tags, context) VALUES (?,?,?,?)",
+                [(r[0], r[4], r[5], r[10]) for r in rows],
             )
             conn.executemany("INSERT INTO tags VALUES (?,?)", [(r[0], r[5]) for r in rows])
             if vectors:
@@ -181,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             ms_emb = time_remember(store, gen, max(args.remember // 2, 10)) if hybrid else None
             queries = [gen.query() for _ in range(args.queries)]
             store.recall(gen.query(), k=10)  # warm caches (vector matrix load), unmeasured
-            # The ranking without the time boost and MMR (the previous defaults),
-            # interleaved query by query so both see the same machine load.
+            # The ranking without the time boost, MMR and the turns' context (earlier
+            # defaults), interleaved query by query so both see the same machine load.
             params = store.search_params()
             plain = params.model_copy(
                 update={
@@ -190,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                     "mmr_weight": 0.0,
                     "session_decay": 1.0,
                     "session_head": 0,
+                    "context_weight": 0.0,
                 }
             )
             # Each timed query is new to both (the query-vector cache never answers).
@@ -227,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = p50 / max(b50, 1e-6)
             print(f"{size:>9} {mode:<18} {ms_kw:>10.2f}m {emb_txt} {p50:>9.1f}m {p95:>7.1f}m "
                   f"{e50} {b50:>11.2f}m {ratio:>5.1f}x   (bulk load {t_load:.0f}s)")  # fmt: skip
-            print(f"{'':>9} {'without time/MMR':<18} {'':>11} {'':>12} "
+            print(f"{'':>9} {'without time/MMR/ctx':<18} {'':>11} {'':>12} "
                   f"{pct(lat_plain, 50):>9.1f}m {pct(lat_plain, 95):>7.1f}m")  # fmt: skip
             store.close()
             shutil.rmtree(root / f"size-{size}", ignore_errors=True)

@@ -57,3 +57,20 @@ def said_by_assistant(source: dict[str, Any] | None) -> bool:
     return (isinstance(role, str) and role in ASSISTANT_ROLES) or (
         isinstance(kind, str) and kind in ASSISTANT_TYPES
     )
+
+
+NON_FACT_ROLES = frozenset({"assistant", "system", "tool"})
+NON_FACT_TYPES = frozenset({"question", "command", "reply"})
+
+
+def non_fact(source: dict[str, Any] | None) -> bool:
+    """True for a document that is not something a person stated: a question or
+    command to the assistant (`source.type`), or the assistant's own words
+    (`source.role`). Set by the agent when it stores an exchange and by `import`
+    from each message's role."""
+    if not isinstance(source, dict):
+        return False
+    role, kind = source.get("role"), source.get("type")  # a hand-edited file may hold anything
+    return (isinstance(role, str) and role in NON_FACT_ROLES) or (
+        isinstance(kind, str) and kind in NON_FACT_TYPES
+    )

@@ -5,6 +5,9 @@ Pipeline for one query:
 1. Query rewriting without an LLM: keyword terms lose question words and stop
    words and become an OR query (FTS5's default AND misses paraphrases).
 2. Candidates: top-N by BM25 and top-N by cosine (when embeddings exist).
+   A conversation turn's BM25 document also holds the words of the turns
+   beside it, at `context_weight` of its own (see `context`), so "it was
+   amazing" is found by a question about the concert it answers.
 3. Fusion: weighted reciprocal-rank fusion of the two lists, plus a small
    weight on the normalised raw scores (ranks alone throw away how *much*
    better the first hit is).
@@ -47,8 +50,8 @@ from memagent.core import InvalidInput
 from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
 from memagent.index.filters import Filters
-from memagent.index.roles import asks_about_assistant, said_by_assistant
-from memagent.index.store import Index, Row
+from memagent.index.roles import asks_about_assistant, non_fact, said_by_assistant
+from memagent.index.store import CONTEXT_WEIGHT, Index, Row
 from memagent.index.temporal import time_ranges
 
 MAX_QUERY_CHARS = 4000
@@ -76,6 +79,9 @@ class SearchParams(BaseModel):
     recency_half_life_days: float = Field(default=30.0, gt=0)
     access_weight: float = Field(default=0.0, ge=0)
     non_fact_weight: float = Field(default=0.05, ge=0, le=1)
+    # A query word in the turns next to a turn (its context, see `context`) counts
+    # this much of one in the turn itself; 0 searches the turns' own words only.
+    context_weight: float = Field(default=CONTEXT_WEIGHT, ge=0, le=10)
     # A time the query names doubles what was said then (a soft filter).
     temporal_boost: float = Field(default=1.0, ge=0)
     # After three picks from one conversation (a turn, its reply and one more),
@@ -138,30 +144,42 @@ def query_terms(query: str) -> list[str]:
     return terms
 
 
-def fts_query(terms: list[str]) -> str:
-    return " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+def fts_query(terms: list[str], *, context: bool = True) -> str:
+    """The FTS5 query: any of the terms; in the turns' own words and tags only
+    unless `context`."""
+    words = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+    return words if context else f"{{content tags}} : ({words})"
 
 
-def _keyword(index: Index, terms: list[str], filters: Filters, n: int) -> list[tuple[int, float]]:
+def fts_rank(context_weight: float) -> str:
+    """The FTS5 ranking: BM25 with the tags at half and the context at `context_weight`."""
+    return f"bm25(1.0, 0.5, {float(context_weight)!r})"
+
+
+def _keyword(
+    index: Index, terms: list[str], filters: Filters, n: int, context_weight: float
+) -> list[tuple[int, float]]:
     if not terms:
         return []
     where, params = filters.sql("d")
+    match = fts_query(terms, context=context_weight > 0)
+    rank = fts_rank(context_weight)
     if filters.narrowing:
         sql = (
             "SELECT f.rowid, -f.rank AS s FROM docs_fts f "
-            f"JOIN docs d ON d.rowid = f.rowid WHERE docs_fts MATCH ? AND {where} "
-            "ORDER BY f.rank LIMIT ?"
+            "JOIN docs d ON d.rowid = f.rowid WHERE docs_fts MATCH ? AND f.rank MATCH ? "
+            f"AND {where} ORDER BY f.rank LIMIT ?"
         )
-        args: tuple[Any, ...] = (fts_query(terms), *params, n)
+        args: tuple[Any, ...] = (match, rank, *params, n)
     else:
         # FTS5 ranks fastest on its own; soft-deleted rows are dropped afterwards
         # (over-fetching a little), which keeps p95 at 10^6 documents in bounds.
         sql = (
             "SELECT f.rowid, f.s FROM (SELECT rowid, -rank AS s FROM docs_fts "
-            "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) f "
+            "WHERE docs_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?) f "
             f"JOIN docs d ON d.rowid = f.rowid WHERE {where} ORDER BY f.s DESC LIMIT ?"
         )
-        args = (fts_query(terms), n + 16, *params, n)
+        args = (match, rank, n + 16, *params, n)
     try:
         rows = index.conn.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:
@@ -202,29 +220,9 @@ def _dense(index: Index, qv: np.ndarray, filters: Filters, n: int) -> list[tuple
     return index.vectors.search(qv, n, allowed)
 
 
-_NEIGHBOURS_SQL = """
-SELECT d.rowid,
-  (SELECT p.rowid FROM docs p INDEXED BY docs_conv
-     WHERE p.conversation_id = d.conversation_id AND p.deleted = 0
-     AND (p.created, p.rowid) < (d.created, d.rowid)
-     ORDER BY p.created DESC, p.rowid DESC LIMIT 1),
-  (SELECT n.rowid FROM docs n INDEXED BY docs_conv
-     WHERE n.conversation_id = d.conversation_id AND n.deleted = 0
-     AND (n.created, n.rowid) > (d.created, d.rowid)
-     ORDER BY n.created, n.rowid LIMIT 1)
-FROM docs d WHERE d.conversation_id IS NOT NULL AND d.rowid IN ({marks})
-"""
-
-
 def neighbours(index: Index, rowids: list[int]) -> dict[int, list[int]]:
     """The previous and next document of the same conversation, for each rowid."""
-    out: dict[int, list[int]] = {}
-    for start in range(0, len(rowids), 500):
-        part = rowids[start : start + 500]
-        sql = _NEIGHBOURS_SQL.format(marks=",".join("?" * len(part)))
-        for rowid, prev, nxt in index.conn.execute(sql, part):
-            out[rowid] = [r for r in (prev, nxt) if r is not None]
-    return out
+    return {r: [x for x in pn if x is not None] for r, pn in index.neighbours(rowids).items()}
 
 
 def search(
@@ -246,7 +244,7 @@ def search(
     hybrid = index.embedder is not None and len(index.vectors) > 0
     # The query is embedded on a worker thread while FTS5 runs here.
     qv = index.query_vector_soon(query) if hybrid else None
-    kw = _keyword(index, terms, filters, n)
+    kw = _keyword(index, terms, filters, n, p.context_weight)
     got = _Fetched(index, p.neighbour_weight > 0)
     if qv is not None and not qv.done():
         # Still embedding: read what `finish` needs of the keyword candidates now;
@@ -260,7 +258,8 @@ def search(
         mode = "keyword-only" + (f" ({keyword_only_reason})" if keyword_only_reason else "")
     if not kw and not dense and not terms:
         # Nothing but stop words: fall back to every word, so "who am I" still searches.
-        kw = _keyword(index, list(dict.fromkeys(_TERM.findall(query.lower()))), filters, n)
+        every = list(dict.fromkeys(_TERM.findall(query.lower())))
+        kw = _keyword(index, every, filters, n, p.context_weight)
 
     fused = fuse(kw, dense, p)
     if not fused.score:
@@ -324,23 +323,6 @@ def fuse(kw: list[tuple[int, float]], dense: list[tuple[int, float]], p: SearchP
         score[rowid] += p.score_weight * p.dense_weight * max(s, 0.0)
         why.setdefault(rowid, {})["dense"] = {"rank": rank, "cosine": round(s, 4)}
     return Fused(score, why)
-
-
-NON_FACT_ROLES = frozenset({"assistant", "system", "tool"})
-NON_FACT_TYPES = frozenset({"question", "command", "reply"})
-
-
-def non_fact(source: dict[str, Any] | None) -> bool:
-    """True for a document that is not something a person stated: a question or
-    command to the assistant (`source.type`), or the assistant's own words
-    (`source.role`). Set by the agent when it stores an exchange and by `import`
-    from each message's role."""
-    if not isinstance(source, dict):
-        return False
-    role, kind = source.get("role"), source.get("type")  # a hand-edited file may hold anything
-    return (isinstance(role, str) and role in NON_FACT_ROLES) or (
-        isinstance(kind, str) and kind in NON_FACT_TYPES
-    )
 
 
 def finish(

@@ -1,7 +1,10 @@
 """`index.sqlite`: the derived, rebuildable index of every memory document.
 
-Tables: `docs` (one row per document, filters and access stats), `docs_fts`
-(FTS5 over content and tags, external content), `vectors` (float32 blobs),
+Tables: `docs` (one row per document, filters and access stats, and the
+`context` a conversation turn borrows from its neighbours, see `context`),
+`docs_fts` (FTS5 over content, tags and context, external content), `vectors`
+(float32 blobs, as embedded), `ctx_vectors` (a turn's vector mixed with its
+neighbours', which dense search uses, see `context`),
 `tags`, `links` (indexed both ways), `files`/`dirs` (what was indexed, by
 mtime and size, so opening a home can cheaply tell what changed) and `meta`.
 
@@ -30,11 +33,20 @@ import numpy as np
 from memagent.core import CorruptFile
 from memagent.core.deadline import deadline, remaining_time
 from memagent.embeddings import Embedder, embed_query
+from memagent.index.context import (
+    fill_contexts,
+    fill_vectors,
+    neighbours,
+    refresh_contexts,
+    refresh_vectors,
+)
 from memagent.index.documents import Doc
 from memagent.index.vectors import ExactVectors, Vector, VectorSearch
 
 SCHEMA_VERSION = "1"
-FTS_RANK = "bm25(1.0, 0.5)"
+CONTEXT_WEIGHT = 0.4
+"""How much a query word in a turn's context counts against one in the turn itself."""
+FTS_RANK = f"bm25(1.0, 0.5, {CONTEXT_WEIGHT})"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -56,16 +68,18 @@ CREATE TABLE IF NOT EXISTS docs (
     deleted INTEGER NOT NULL DEFAULT 0,
     access_count INTEGER NOT NULL DEFAULT 0,
     accessed REAL,
-    source TEXT
+    source TEXT,
+    context TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_conv ON docs(conversation_id, created);
 CREATE INDEX IF NOT EXISTS docs_created ON docs(kind, created);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    content, tags, content='docs', content_rowid='rowid',
+    content, tags, context, content='docs', content_rowid='rowid',
     tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS ctx_vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag, rowid);
 CREATE INDEX IF NOT EXISTS tags_row ON tags(rowid);
@@ -214,6 +228,40 @@ def read_only_index_copy(path: Path) -> Path:
     return copy
 
 
+_OLD_DOC_COLUMNS = (
+    "rowid", "doc_id", "kind", "path", "content", "tags", "type", "created", "created_at",
+    "conversation_id", "session_id", "user_id", "agent_id", "speaker", "deleted",
+    "access_count", "accessed", "source",
+)  # fmt: skip
+
+
+def _add_context_column(conn: sqlite3.Connection) -> bool:
+    """An index written before turns had a context: add the column and drop the
+    two-column FTS table (re-created and refilled once opened). True if done."""
+
+    def old_layout() -> bool:
+        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = 'docs'").fetchone()
+        cols = tuple(r[1] for r in conn.execute('PRAGMA table_info("docs")'))
+        # Anything else (the new layout, or a damaged one) is left to check_schema.
+        return kind is not None and kind[0] == "table" and cols == _OLD_DOC_COLUMNS
+
+    if not old_layout():
+        return False
+    conn.execute("BEGIN IMMEDIATE")  # another process may be migrating it too
+    try:
+        if not old_layout():
+            conn.execute("ROLLBACK")
+            return False
+        conn.execute("ALTER TABLE docs ADD COLUMN context TEXT NOT NULL DEFAULT ''")
+        conn.execute("DROP TABLE IF EXISTS docs_fts")
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    return True
+
+
 def _tag_text(tags: Iterable[str]) -> str:
     return " ".join(t.replace(" ", "_") for t in tags)
 
@@ -243,9 +291,15 @@ class Index:
             with deadline(OPEN_BUDGET_S):
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
+                migrated = _add_context_column(self.conn)
                 check_schema(self.conn, str(path))
                 self.conn.executescript(_SCHEMA)
                 self._check_version()
+            # Filling in what an older index lacks reads every row: it is done
+            # once, outside the opening budget.
+            if migrated:
+                self._fill_contexts()
+            self._fill_vectors_once()
         except sqlite3.DatabaseError as exc:
             with contextlib.suppress(Exception):
                 self.conn.close()
@@ -279,6 +333,7 @@ class Index:
             vecs = self.embedder.embed([r[1] for r in part])
             with self.conn:
                 self.vectors.upsert([r[0] for r in part], vecs)
+                refresh_vectors(self.conn, self.vectors, [r[0] for r in part])
             if progress is not None:
                 progress(start + len(part), len(rows))
         with self.conn:
@@ -302,6 +357,7 @@ class Index:
             # Vectors from another model are not comparable: drop them; sync re-embeds.
             with self.conn:
                 self.conn.execute("DELETE FROM vectors")
+                self.conn.execute("DELETE FROM ctx_vectors")
                 self.conn.execute("DELETE FROM files")
                 self.conn.execute("DELETE FROM dirs")
                 self.conn.execute(
@@ -324,6 +380,7 @@ class Index:
             vectors = self.embedder.embed([d.content for d in docs])
         with self.conn:
             rowids = [self._upsert_one(d) for d in docs]
+            self._refresh_contexts(rowids, new=set(rowids))
             if vectors is not None:
                 self.vectors.upsert(rowids, vectors)
             else:
@@ -331,9 +388,12 @@ class Index:
                 # embeds these documents when it opens the index.
                 self.vectors.remove(rowids)
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES('missing_vectors', '1')")
+            refresh_vectors(self.conn, self.vectors, rowids)
         return rowids
 
     def _upsert_one(self, d: Doc) -> int:
+        """The `docs`, tag and link rows of one document; its FTS row is written by
+        `_refresh_contexts`, once its neighbours are known."""
         c = self.conn
         old = c.execute("SELECT rowid FROM docs WHERE doc_id = ?", (d.doc_id,)).fetchone()
         if old is not None:
@@ -352,10 +412,6 @@ class Index:
         else:
             cur = c.execute(f"INSERT INTO docs({_DOC_COLS}) VALUES ({'?,' * 16}?)", values)
             rowid = int(cur.lastrowid or 0)
-        c.execute(
-            "INSERT INTO docs_fts(rowid, content, tags) VALUES (?, ?, ?)",
-            (rowid, d.content, _tag_text(d.tags)),
-        )
         c.executemany("INSERT INTO tags VALUES (?, ?)", [(rowid, t) for t in set(d.tags)])
         c.executemany(
             "INSERT INTO links VALUES (?, ?, ?)", [(d.doc_id, dst, t) for t, dst in d.links]
@@ -366,13 +422,14 @@ class Index:
         c = self.conn
         for rowid in rowids:
             r = c.execute(
-                "SELECT doc_id, content, tags FROM docs WHERE rowid=?", (rowid,)
+                "SELECT doc_id, content, tags, context FROM docs WHERE rowid=?", (rowid,)
             ).fetchone()
             if r is None:
                 continue
             c.execute(
-                "INSERT INTO docs_fts(docs_fts, rowid, content, tags) VALUES('delete', ?, ?, ?)",
-                (rowid, r[1], r[2]),
+                "INSERT INTO docs_fts(docs_fts, rowid, content, tags, context) "
+                "VALUES('delete', ?, ?, ?, ?)",
+                (rowid, r[1], r[2], r[3]),
             )
             c.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
             c.execute("DELETE FROM tags WHERE rowid = ?", (rowid,))
@@ -388,8 +445,15 @@ class Index:
                 for d in ids
                 for r in self.conn.execute("SELECT rowid FROM docs WHERE doc_id=?", (d,))
             ]
-            self._delete_rows(rows)
+            self._delete_with_context(rows)
         return len(rows)
+
+    def _delete_with_context(self, rowids: list[int]) -> None:
+        """Delete rows; the turns that were next to them get a new context."""
+        near = {x for pn in self.neighbours(rowids).values() for x in pn if x is not None}
+        self._delete_rows(rowids)
+        self._refresh_contexts(sorted(near - set(rowids)), new=set())
+        refresh_vectors(self.conn, self.vectors, sorted(near - set(rowids)))
 
     def remove_path(self, rel_path: str) -> None:
         """Forget every document of one file, and the file's recorded state."""
@@ -397,8 +461,36 @@ class Index:
             rows = [
                 r[0] for r in self.conn.execute("SELECT rowid FROM docs WHERE path=?", (rel_path,))
             ]
-            self._delete_rows(rows)
+            self._delete_with_context(rows)
             self.conn.execute("DELETE FROM files WHERE path = ?", (rel_path,))
+
+    # -- context (document expansion, see `memagent.index.context`) ------------------
+    def neighbours(self, rowids: Sequence[int]) -> dict[int, tuple[int | None, int | None]]:
+        """(previous, next) live document of the same conversation, for each rowid
+        that has a conversation."""
+        return neighbours(self.conn, rowids)
+
+    def _refresh_contexts(self, rowids: Sequence[int], new: set[int]) -> None:
+        refresh_contexts(self.conn, rowids, new)
+
+    def _fill_contexts(self) -> None:
+        with self.conn:
+            fill_contexts(self.conn)
+
+    def _fill_vectors_once(self) -> None:
+        """Conversation-aware vectors for an index made before them (once)."""
+        if self.conn.execute("SELECT 1 FROM meta WHERE key='ctx_vectors'").fetchone():
+            return
+        with self.conn:
+            self.conn.execute("BEGIN IMMEDIATE")
+            if self.conn.execute("SELECT 1 FROM meta WHERE key='ctx_vectors'").fetchone():
+                return
+            fill_vectors(self.conn)
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES('ctx_vectors', '1')")
+            self.conn.execute(
+                "INSERT INTO meta(key, value) VALUES('vec_version', '1') "
+                "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
 
     def record_file(self, rel_path: str, kind: str, mtime_ns: int, size: int) -> None:
         with self.conn:
@@ -424,7 +516,7 @@ class Index:
     def clear(self) -> None:
         """Drop every document (used by a full rebuild)."""
         with self.conn:
-            for table in ("docs", "tags", "links", "files", "dirs", "vectors"):
+            for table in ("docs", "tags", "links", "files", "dirs", "vectors", "ctx_vectors"):
                 self.conn.execute(f"DELETE FROM {table}")
             self.conn.execute("INSERT INTO docs_fts(docs_fts) VALUES('delete-all')")
             # A new version makes every process's matrix cache reload (now empty).

@@ -3,8 +3,11 @@ it pays. Today: exact cosine search with numpy over an in-memory matrix.
 
 The matrix is loaded from the index's float32 blobs once and then kept up to
 date by the calls that change vectors, so a query never re-reads every blob.
-A version number stored in the index tells a process when another process has
-changed the vectors, and only then is the matrix reloaded.
+A turn that has a conversation-aware vector (`ctx_vectors`, see `context`) is
+searched by that one; its own (`vectors`, the embedder's output) is kept to mix
+again when a neighbour changes. A version number stored in the index tells a
+process when another process has changed the vectors, and only then is the
+matrix reloaded.
 
 Large stores are scanned in int8 first: a float32 matrix-vector product is
 memory-bound (100k x 384 floats is 150 MB read per query, ~11 ms on one core),
@@ -34,6 +37,12 @@ QUANTIZE_MIN_ROWS = 10_000
 # Rows re-scored in float32 per wanted result (and at least this many extra).
 RESCORE_FACTOR = 4
 RESCORE_EXTRA = 64
+
+# Each row's searchable vector: its conversation-aware one where it has one.
+SEARCH_VECTORS = (
+    "SELECT v.rowid, coalesce(c.vec, v.vec) FROM vectors v "
+    "LEFT JOIN ctx_vectors c ON c.rowid = v.rowid"
+)
 
 
 _KERNEL: list[Any] = []
@@ -66,6 +75,8 @@ class VectorSearch(Protocol):
     def upsert(self, rowids: list[int], vectors: Vector) -> None: ...
 
     def remove(self, rowids: list[int]) -> None: ...
+
+    def set_rows(self, rowids: list[int], vectors: Vector) -> None: ...
 
     def search(
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
@@ -123,7 +134,7 @@ class ExactVectors:
         version = self._stored_version()
         if self._version == version:
             return
-        rows = self._conn.execute("SELECT rowid, vec FROM vectors ORDER BY rowid").fetchall()
+        rows = self._conn.execute(f"{SEARCH_VECTORS} ORDER BY v.rowid").fetchall()
         n = len(rows)
         cap = max(16, int(n * 1.25))
         self._ids = np.zeros(cap, dtype=np.int64)
@@ -191,6 +202,7 @@ class ExactVectors:
     def remove(self, rowids: list[int]) -> None:
         if not rowids:
             return
+        self._conn.executemany("DELETE FROM ctx_vectors WHERE rowid = ?", [(r,) for r in rowids])
         cur = self._conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in rowids])
         if cur.rowcount == 0:
             return
@@ -211,6 +223,25 @@ class ExactVectors:
                 self._back[pos] = self._back[last]
                 self._pos[moved] = pos
             self._n = last
+        self._bump()
+
+    def set_rows(self, rowids: list[int], vectors: Vector) -> None:
+        """Search these stored rows by `vectors` from now on (their conversation-
+        aware vectors, written to `ctx_vectors` by the caller, or their own again)."""
+        if not rowids:
+            return
+        if not self._cache_current():
+            self._version = None
+            self._bump_only()
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        q8, back = quantize(vectors)
+        for i, r in enumerate(rowids):
+            pos = self._pos.get(r)
+            if pos is not None:
+                self._buf[pos] = vectors[i]
+                self._q8[pos] = q8[i]
+                self._back[pos] = back[i]
         self._bump()
 
     def search(
@@ -289,7 +320,7 @@ class ExactVectors:
         rows: list[tuple[int, bytes]] = []
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
-            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            sql = f"{SEARCH_VECTORS} WHERE v.rowid IN ({','.join('?' * len(part))})"
             rows += self._conn.execute(sql, part).fetchall()
         if not rows:
             return []
@@ -310,7 +341,7 @@ class ExactVectors:
         out: dict[int, Vector] = {}
         for start in range(0, len(rowids), 500):
             part = rowids[start : start + 500]
-            sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            sql = f"{SEARCH_VECTORS} WHERE v.rowid IN ({','.join('?' * len(part))})"
             for r, blob in self._conn.execute(sql, part):
                 out[int(r)] = np.frombuffer(blob, dtype=np.float32)
         return out

@@ -1,0 +1,241 @@
+"""Document expansion for keyword search: a conversation turn's keyword document
+also carries the words of the turns said next to it.
+
+People talking to each other leave the topic implicit: "How was the concert?" —
+"It was amazing, the crowd sang every song." The second turn holds the answer
+to "what did Caroline think of the concert?" but not the word "concert". So a
+turn's keyword document gets a second field, its *context*: the text of the
+previous and the next turn of the same conversation. FTS5 scores it as its own
+column at a fraction of the turn's own words (`SearchParams.context_weight`),
+so a turn that says a query word itself still ranks first, and a turn that
+only sits next to one can still be found. (The score-level neighbour boost of
+`search` cannot do this: it only lifts turns that are candidates already.)
+
+Only what people said lends and receives context. The assistant's replies and
+questions put to it (`roles.non_fact`) neither get nor give words: a reply
+echoes and elaborates the user's words at length, and lending them to the
+user's turns made every turn of a chat about a topic match it (measured on
+LongMemEval: turn recall@10 −4 points; see the README). Notes and profile
+facts have no conversation and get no context.
+
+The context is stored in `docs.context` (derived, like the rest of the index)
+and rebuilt whenever a turn or one of its neighbours changes.
+
+Dense search does the same with vectors: a turn is searched by its own
+embedding plus `NEIGHBOUR_VECTOR_WEIGHT` times each neighbour's, normalised
+(`ctx_vectors`; its own stays in `vectors`), so "It was amazing" lies nearer to
+"concert". Here every turn of a conversation takes part, the assistant's too:
+a reply's vector carries the topic of the exchange, not its words (on
+LongMemEval leaving replies out of the mix loses what mixing gains).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memagent.index.roles import non_fact
+from memagent.index.vectors import Vector, VectorSearch
+
+CONTEXT_MAX_CHARS = 1000
+"""At most this much of each neighbour's text is lent (a long chunk's start)."""
+NEIGHBOUR_VECTOR_WEIGHT = 0.5
+"""A neighbour's embedding counts this much in a turn's searched vector."""
+
+
+def takes_part(source: dict[str, Any] | None, deleted: bool = False) -> bool:
+    """Whether a document lends and receives context: a live turn said by a person."""
+    return not deleted and not non_fact(source)
+
+
+def context_text(neighbours: Sequence[str]) -> str:
+    """The context field made of the neighbours' texts (each clipped)."""
+    return "\n".join(t[:CONTEXT_MAX_CHARS] for t in neighbours if t.strip())
+
+
+_NEIGHBOURS_SQL = """
+SELECT d.rowid,
+  (SELECT p.rowid FROM docs p INDEXED BY docs_conv
+     WHERE p.conversation_id = d.conversation_id AND p.deleted = 0
+     AND (p.created, p.rowid) < (d.created, d.rowid)
+     ORDER BY p.created DESC, p.rowid DESC LIMIT 1),
+  (SELECT n.rowid FROM docs n INDEXED BY docs_conv
+     WHERE n.conversation_id = d.conversation_id AND n.deleted = 0
+     AND (n.created, n.rowid) > (d.created, d.rowid)
+     ORDER BY n.created, n.rowid LIMIT 1)
+FROM docs d WHERE d.conversation_id IS NOT NULL AND d.rowid IN ({marks})
+"""
+
+Near = tuple[int | None, int | None]
+
+
+def neighbours(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Near]:
+    """(previous, next) live document of the same conversation, for each rowid
+    that has a conversation (`index.sqlite`'s `docs`)."""
+    out: dict[int, Near] = {}
+    ids = list(rowids)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        sql = _NEIGHBOURS_SQL.format(marks=",".join("?" * len(part)))
+        for rowid, prev, nxt in conn.execute(sql, part):
+            out[int(rowid)] = (prev, nxt)
+    return out
+
+
+def parse_source(text: str | None) -> dict[str, Any] | None:
+    """The `docs.source` JSON as a dict (None when absent or not an object)."""
+    try:
+        got = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[int]) -> None:
+    """Recompute the context of `rowids` and of the turns next to them, and
+    (re)write the FTS row of each whose context changed. `new` rows have no FTS
+    row yet: theirs is written here in any case. Runs inside the caller's
+    transaction."""
+    near = neighbours(conn, rowids)
+    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
+    near.update(neighbours(conn, sorted(targets - set(near))))
+    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
+    # rowid -> (content, tags, stored context, takes part)
+    info: dict[int, tuple[str, str, str, bool]] = {}
+    ids = sorted(wanted)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        sql = (
+            "SELECT rowid, content, tags, context, deleted, source FROM docs "
+            f"WHERE rowid IN ({','.join('?' * len(part))})"
+        )
+        for r, content, tags, ctx, deleted, source in conn.execute(sql, part):
+            info[int(r)] = (content, tags, ctx, takes_part(parse_source(source), bool(deleted)))
+    for t in sorted(targets):
+        if t not in info:
+            continue
+        content, tags, old, part_of = info[t]
+        lent = [info[x] for x in near.get(t, ()) if x is not None and x in info]
+        ctx = context_text([n[0] for n in lent if n[3]]) if part_of else ""
+        if t not in new:
+            if ctx == old:
+                continue
+            conn.execute(
+                "INSERT INTO docs_fts(docs_fts, rowid, content, tags, context) "
+                "VALUES('delete', ?, ?, ?, ?)",
+                (t, content, tags, old),
+            )
+        if ctx != old:
+            conn.execute("UPDATE docs SET context = ? WHERE rowid = ?", (ctx, t))
+        conn.execute(
+            "INSERT INTO docs_fts(rowid, content, tags, context) VALUES (?, ?, ?, ?)",
+            (t, content, tags, ctx),
+        )
+
+
+def fill_contexts(conn: sqlite3.Connection) -> None:
+    """Every turn's context at once, then the FTS table rebuilt from `docs` (an
+    index that predates contexts, after its `context` column was added). Runs
+    inside the caller's transaction."""
+    rows = conn.execute(
+        "SELECT rowid, conversation_id, content, source FROM docs "
+        "WHERE conversation_id IS NOT NULL AND deleted = 0 "
+        "ORDER BY conversation_id, created, rowid"
+    ).fetchall()
+    part_of = [takes_part(parse_source(r[3])) for r in rows]
+    updates: list[tuple[str, int]] = []
+    for i, (rowid, conv, _content, _source) in enumerate(rows):
+        if not part_of[i]:
+            continue
+        near = [
+            rows[j][2]
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(rows) and rows[j][1] == conv and part_of[j]
+        ]
+        ctx = context_text(near)
+        if ctx:
+            updates.append((ctx, rowid))
+    conn.executemany("UPDATE docs SET context = ? WHERE rowid = ?", updates)
+    conn.execute("INSERT INTO docs_fts(docs_fts) VALUES('rebuild')")
+
+
+def mix(own: Vector, neighbours: Sequence[Vector]) -> Vector | None:
+    """A turn's conversation-aware vector; None when it has no neighbour."""
+    if not neighbours:
+        return None
+    v = np.asarray(own, dtype=np.float32) + NEIGHBOUR_VECTOR_WEIGHT * np.sum(
+        np.asarray(neighbours, dtype=np.float32), axis=0
+    )
+    norm = float(np.linalg.norm(v))
+    return (v / norm).astype(np.float32) if norm > 0 else None
+
+
+def _own_vectors(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Vector]:
+    out: dict[int, Vector] = {}
+    ids = list(rowids)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+        for r, blob in conn.execute(sql, part):
+            out[int(r)] = np.frombuffer(blob, dtype=np.float32)
+    return out
+
+
+def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Sequence[int]) -> None:
+    """Recompute the searched vector of `rowids` and of the turns next to them
+    from the stored own vectors (`ctx_vectors`, and the search matrix). Inside
+    the caller's transaction."""
+    near = neighbours(conn, rowids)
+    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
+    near.update(neighbours(conn, sorted(targets - set(near))))
+    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
+    own = _own_vectors(conn, sorted(wanted))
+    done: list[int] = []
+    searched: list[Vector] = []
+    for t in sorted(targets):
+        if t not in own:
+            conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
+            continue
+        mixed = mix(own[t], [own[x] for x in near.get(t, ()) if x is not None and x in own])
+        if mixed is None:
+            conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
+        else:
+            conn.execute(
+                "INSERT OR REPLACE INTO ctx_vectors(rowid, vec) VALUES (?, ?)",
+                (t, mixed.tobytes()),
+            )
+        done.append(t)
+        searched.append(own[t] if mixed is None else mixed)
+    if done:
+        vectors.set_rows(done, np.stack(searched))
+
+
+def fill_vectors(conn: sqlite3.Connection) -> None:
+    """Every turn's searched vector at once (an index from before them); the
+    caller then reloads the search matrix. Inside the caller's transaction."""
+    conn.execute("DELETE FROM ctx_vectors")
+    rows = conn.execute(
+        "SELECT d.rowid, d.conversation_id, v.vec FROM docs d LEFT JOIN vectors v "
+        "ON v.rowid = d.rowid WHERE d.conversation_id IS NOT NULL AND d.deleted = 0 "
+        "ORDER BY d.conversation_id, d.created, d.rowid"
+    ).fetchall()
+    batch: list[tuple[int, bytes]] = []
+    for i, (rowid, conv, blob) in enumerate(rows):
+        if blob is None:
+            continue
+        near = [
+            np.frombuffer(rows[j][2], dtype=np.float32)
+            for j in (i - 1, i + 1)
+            if 0 <= j < len(rows) and rows[j][1] == conv and rows[j][2] is not None
+        ]
+        mixed = mix(np.frombuffer(blob, dtype=np.float32), near)
+        if mixed is not None:
+            batch.append((rowid, mixed.tobytes()))
+        if len(batch) >= 5000:
+            conn.executemany("INSERT INTO ctx_vectors(rowid, vec) VALUES (?, ?)", batch)
+            batch = []
+    conn.executemany("INSERT INTO ctx_vectors(rowid, vec) VALUES (?, ?)", batch)
