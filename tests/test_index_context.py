@@ -17,8 +17,10 @@ from memagent.index.context import (
     CONTEXT_MAX_CHARS,
     NEIGHBOUR_VECTOR_WEIGHT,
     context_text,
+    exchange,
     mix,
     parse_source,
+    speaker,
     takes_part,
 )
 
@@ -115,6 +117,49 @@ def test_the_assistants_words_neither_lend_nor_receive(tmp_path: Path) -> None:
     )
     assert _context(idx, "t1") == "" and _context(idx, "t2") == ""
     assert _context(idx, "t3") == "" and _context(idx, "t4") == ""
+
+
+def test_speaker_rule() -> None:
+    assert speaker({"speaker": " Caroline ", "role": "user"}) == "caroline"
+    assert speaker({"role": "User"}) == "user"
+    assert speaker(None) is None and speaker({"speaker": 3, "role": ["x"]}) is None
+    assert speaker({"speaker": "", "role": "user"}) == "user"
+    assert exchange("caroline", "melanie") and exchange(None, "user") and exchange("user", None)
+    assert not exchange("user", "user")
+
+
+def test_one_speakers_successive_turns_lend_nothing(tmp_path: Path) -> None:
+    """The agent's chat stores each user message as a turn of one conversation:
+    "My dog is Rex." must not match "where do I live?" through the next turn."""
+    idx = Index(tmp_path / "i.sqlite", TopicEmbedder())
+    user = {"role": "user", "type": "statement"}
+    idx.upsert(
+        [
+            _turn(1, "I adopted a beagle", source=user),
+            _turn(2, "I started pottery classes", source=user),
+            _turn(3, "Caroline: How was the concert?", conv="d", source={"speaker": "Caroline"}),
+            _turn(4, "Melanie: It was amazing", conv="d", source={"speaker": "Melanie"}),
+            _turn(5, "Melanie: The crowd sang", conv="d", source={"speaker": "Melanie"}),
+        ]
+    )
+    assert _context(idx, "t1") == "" and _context(idx, "t2") == ""
+    assert np.allclose(_searched(idx, "t2"), _own(idx, "t2"))
+    # Different speakers exchange context; the same speaker twice in a row does not.
+    assert _context(idx, "t4") == "Caroline: How was the concert?"
+    assert _context(idx, "t5") == ""
+    assert float(_searched(idx, "t4") @ TopicEmbedder().embed(["concert"])[0]) > 0.4
+    assert np.allclose(_searched(idx, "t5"), _own(idx, "t5"))
+    # A rebuild from scratch (the migration's path) follows the same rule.
+    with idx.conn:
+        idx.conn.execute("UPDATE docs SET context = ''")
+        idx.conn.execute("DELETE FROM meta WHERE key = 'ctx_vectors'")
+    idx._fill_contexts()
+    idx._fill_vectors_once()
+    assert _context(idx, "t1") == "" and _context(idx, "t5") == ""
+    assert _context(idx, "t4") == "Caroline: How was the concert?"
+    fresh = Index(tmp_path / "i.sqlite", TopicEmbedder())
+    assert np.allclose(_searched(fresh, "t2"), _own(fresh, "t2"))
+    assert float(_searched(fresh, "t4") @ TopicEmbedder().embed(["concert"])[0]) > 0.4
 
 
 def test_batch_and_one_by_one_give_the_same_contexts(tmp_path: Path) -> None:

@@ -11,6 +11,13 @@ so a turn that says a query word itself still ranks first, and a turn that
 only sits next to one can still be found. (The score-level neighbour boost of
 `search` cannot do this: it only lifts turns that are candidates already.)
 
+Context passes only across an exchange: between turns by different speakers
+(or where a turn names none). The user's successive messages to the assistant
+(`role: user` each, the agent's own chat) are separate statements — "My dog is
+Rex." then "I live in Oslo." — and lending between them would make each match
+the other's questions. LoCoMo and LongMemEval alternate speakers, so there the
+rule changes nothing.
+
 Only what people said lends and receives context. The assistant's replies and
 questions put to it (`roles.non_fact`) neither get nor give words: a reply
 echoes and elaborates the user's words at length, and lending them to the
@@ -50,6 +57,24 @@ NEIGHBOUR_VECTOR_WEIGHT = 0.5
 def takes_part(source: dict[str, Any] | None, deleted: bool = False) -> bool:
     """Whether a document lends and receives context: a live turn said by a person."""
     return not deleted and not non_fact(source)
+
+
+def speaker(source: dict[str, Any] | None) -> str | None:
+    """Who said a turn: `source.speaker` (an imported conversation's person),
+    else `source.role`; None when the source names neither."""
+    if not isinstance(source, dict):
+        return None
+    for key in ("speaker", "role"):
+        value = source.get(key)  # a hand-edited file may hold anything
+        if isinstance(value, str) and value.strip():
+            return value.strip().casefold()
+    return None
+
+
+def exchange(a: str | None, b: str | None) -> bool:
+    """Whether turns by speakers `a` and `b` (see `speaker`) lend each other
+    context: not when both are named and the same."""
+    return a is None or b is None or a != b
 
 
 def context_text(neighbours: Sequence[str]) -> str:
@@ -104,8 +129,8 @@ def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[i
     targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
     near.update(neighbours(conn, sorted(targets - set(near))))
     wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
-    # rowid -> (content, tags, stored context, takes part)
-    info: dict[int, tuple[str, str, str, bool]] = {}
+    # rowid -> (content, tags, stored context, takes part, speaker)
+    info: dict[int, tuple[str, str, str, bool, str | None]] = {}
     ids = sorted(wanted)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
@@ -114,13 +139,14 @@ def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[i
             f"WHERE rowid IN ({','.join('?' * len(part))})"
         )
         for r, content, tags, ctx, deleted, source in conn.execute(sql, part):
-            info[int(r)] = (content, tags, ctx, takes_part(parse_source(source), bool(deleted)))
+            src = parse_source(source)
+            info[int(r)] = (content, tags, ctx, takes_part(src, bool(deleted)), speaker(src))
     for t in sorted(targets):
         if t not in info:
             continue
-        content, tags, old, part_of = info[t]
+        content, tags, old, part_of, who = info[t]
         lent = [info[x] for x in near.get(t, ()) if x is not None and x in info]
-        ctx = context_text([n[0] for n in lent if n[3]]) if part_of else ""
+        ctx = context_text([n[0] for n in lent if n[3] and exchange(who, n[4])]) if part_of else ""
         if t not in new:
             if ctx == old:
                 continue
@@ -146,7 +172,9 @@ def fill_contexts(conn: sqlite3.Connection) -> None:
         "WHERE conversation_id IS NOT NULL AND deleted = 0 "
         "ORDER BY conversation_id, created, rowid"
     ).fetchall()
-    part_of = [takes_part(parse_source(r[3])) for r in rows]
+    sources = [parse_source(r[3]) for r in rows]
+    part_of = [takes_part(src) for src in sources]
+    who = [speaker(src) for src in sources]
     updates: list[tuple[str, int]] = []
     for i, (rowid, conv, _content, _source) in enumerate(rows):
         if not part_of[i]:
@@ -154,7 +182,7 @@ def fill_contexts(conn: sqlite3.Connection) -> None:
         near = [
             rows[j][2]
             for j in (i - 1, i + 1)
-            if 0 <= j < len(rows) and rows[j][1] == conv and part_of[j]
+            if 0 <= j < len(rows) and rows[j][1] == conv and part_of[j] and exchange(who[i], who[j])
         ]
         ctx = context_text(near)
         if ctx:
@@ -174,14 +202,20 @@ def mix(own: Vector, neighbours: Sequence[Vector]) -> Vector | None:
     return (v / norm).astype(np.float32) if norm > 0 else None
 
 
-def _own_vectors(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Vector]:
-    out: dict[int, Vector] = {}
+def _own_vectors(
+    conn: sqlite3.Connection, rowids: Sequence[int]
+) -> dict[int, tuple[Vector, str | None]]:
+    """Each row's own vector and its speaker (rows without a vector left out)."""
+    out: dict[int, tuple[Vector, str | None]] = {}
     ids = list(rowids)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        sql = f"SELECT rowid, vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
-        for r, blob in conn.execute(sql, part):
-            out[int(r)] = np.frombuffer(blob, dtype=np.float32)
+        sql = (
+            "SELECT v.rowid, v.vec, d.source FROM vectors v JOIN docs d ON d.rowid = v.rowid "
+            f"WHERE v.rowid IN ({','.join('?' * len(part))})"
+        )
+        for r, blob, source in conn.execute(sql, part):
+            out[int(r)] = (np.frombuffer(blob, dtype=np.float32), speaker(parse_source(source)))
     return out
 
 
@@ -200,7 +234,9 @@ def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Seq
         if t not in own:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
             continue
-        mixed = mix(own[t], [own[x] for x in near.get(t, ()) if x is not None and x in own])
+        vec, who = own[t]
+        lent = [own[x] for x in near.get(t, ()) if x is not None and x in own]
+        mixed = mix(vec, [v for v, other in lent if exchange(who, other)])
         if mixed is None:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
         else:
@@ -209,7 +245,7 @@ def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Seq
                 (t, mixed.tobytes()),
             )
         done.append(t)
-        searched.append(own[t] if mixed is None else mixed)
+        searched.append(vec if mixed is None else mixed)
     if done:
         vectors.set_rows(done, np.stack(searched))
 
@@ -219,18 +255,22 @@ def fill_vectors(conn: sqlite3.Connection) -> None:
     caller then reloads the search matrix. Inside the caller's transaction."""
     conn.execute("DELETE FROM ctx_vectors")
     rows = conn.execute(
-        "SELECT d.rowid, d.conversation_id, v.vec FROM docs d LEFT JOIN vectors v "
+        "SELECT d.rowid, d.conversation_id, v.vec, d.source FROM docs d LEFT JOIN vectors v "
         "ON v.rowid = d.rowid WHERE d.conversation_id IS NOT NULL AND d.deleted = 0 "
         "ORDER BY d.conversation_id, d.created, d.rowid"
     ).fetchall()
+    who = [speaker(parse_source(r[3])) for r in rows]
     batch: list[tuple[int, bytes]] = []
-    for i, (rowid, conv, blob) in enumerate(rows):
+    for i, (rowid, conv, blob, _source) in enumerate(rows):
         if blob is None:
             continue
         near = [
             np.frombuffer(rows[j][2], dtype=np.float32)
             for j in (i - 1, i + 1)
-            if 0 <= j < len(rows) and rows[j][1] == conv and rows[j][2] is not None
+            if 0 <= j < len(rows)
+            and rows[j][1] == conv
+            and rows[j][2] is not None
+            and exchange(who[i], who[j])
         ]
         mixed = mix(np.frombuffer(blob, dtype=np.float32), near)
         if mixed is not None:
