@@ -80,7 +80,8 @@ class SearchParams(BaseModel):
     access_weight: float = Field(default=0.0, ge=0)
     non_fact_weight: float = Field(default=0.05, ge=0, le=1)
     # A query word in the turns next to a turn (its context, see `context`) counts
-    # this much of one in the turn itself; 0 searches the turns' own words only.
+    # this much of one in the turn itself; 0 matches the turns' own words only
+    # (FTS5's BM25 still normalises by the whole row's length, context included).
     context_weight: float = Field(default=CONTEXT_WEIGHT, ge=0, le=10)
     # A time the query names doubles what was said then (a soft filter).
     temporal_boost: float = Field(default=1.0, ge=0)
