@@ -88,6 +88,25 @@ def test_a_turn_is_found_by_its_neighbours_words_but_ranks_below_one_that_says_t
     assert "t2" not in _ids(chat, "concert", context_weight=0.0, neighbour_weight=0.0)
 
 
+def test_a_word_said_in_many_turns_is_matched_in_their_own_words_only(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    idx.upsert(
+        [
+            _turn(1, "the rehearsal ran late"),
+            _turn(2, "so tired now"),
+            _turn(3, "rehearsal again tomorrow", conv="d"),
+            _turn(4, "another rehearsal", conv="e"),
+        ]
+    )
+    # "rehearsal" is in the own words of 3 turns: at most 3 it reaches t2's context.
+    assert "t2" in _ids(idx, "rehearsal", neighbour_weight=0.0, context_max_docs=3)
+    assert "t2" not in _ids(idx, "rehearsal", neighbour_weight=0.0, context_max_docs=2)
+    assert "t2" not in _ids(idx, "rehearsal", neighbour_weight=0.0, context_max_docs=0)
+    got = _ids(idx, "rehearsal tired", neighbour_weight=0.0, context_max_docs=2)
+    assert "t2" in got  # its own word still counts
+    assert "t1" in got  # and a rare word ("tired", in one turn) reaches its neighbour
+
+
 def test_context_follows_new_changed_and_deleted_turns(chat: Index) -> None:
     chat.upsert([_turn(4, "Melanie: next time come with me to the stadium")])
     assert "stadium" in _context(chat, "t3")
@@ -178,6 +197,8 @@ def test_batch_and_one_by_one_give_the_same_contexts(tmp_path: Path) -> None:
 
 
 def test_context_weight_is_validated() -> None:
+    with pytest.raises(ValidationError):
+        SearchParams(context_max_docs=-1)
     with pytest.raises(ValidationError):
         SearchParams(context_weight=-1.0)
     with pytest.raises(ValidationError):

@@ -51,7 +51,7 @@ from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
 from memagent.index.filters import Filters
 from memagent.index.roles import asks_about_assistant, non_fact, said_by_assistant
-from memagent.index.store import CONTEXT_WEIGHT, Index, Row
+from memagent.index.store import CONTEXT_MAX_DOCS, CONTEXT_WEIGHT, Index, Row
 from memagent.index.temporal import time_ranges
 
 MAX_QUERY_CHARS = 4000
@@ -83,6 +83,9 @@ class SearchParams(BaseModel):
     # this much of one in the turn itself; 0 matches the turns' own words only
     # (FTS5's BM25 still normalises by the whole row's length, context included).
     context_weight: float = Field(default=CONTEXT_WEIGHT, ge=0, le=10)
+    # A query word in the own words of more than this many documents is matched
+    # in their own words only (see `_context_terms`).
+    context_max_docs: int = Field(default=CONTEXT_MAX_DOCS, ge=0, le=10**9)
     # A time the query names doubles what was said then (a soft filter).
     temporal_boost: float = Field(default=1.0, ge=0)
     # After three picks from one conversation (a turn, its reply and one more),
@@ -145,11 +148,40 @@ def query_terms(query: str) -> list[str]:
     return terms
 
 
-def fts_query(terms: list[str], *, context: bool = True) -> str:
-    """The FTS5 query: any of the terms; in the turns' own words and tags only
-    unless `context`."""
-    words = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
-    return words if context else f"{{content tags}} : ({words})"
+def _quoted(terms: list[str]) -> str:
+    return " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
+
+
+def fts_query(terms: list[str], *, context: bool | set[str] = True) -> str:
+    """The FTS5 query: any of the terms; searched in the turns' context as well
+    as their own words and tags if `context` is True (or, a set, for those terms
+    in it), else in the own words and tags only."""
+    if context is True:
+        return _quoted(terms)
+    own = [t for t in terms if context is False or t not in context]
+    anywhere = [t for t in terms if t not in own]
+    parts = ([f"{{content tags}} : ({_quoted(own)})"] if own else []) + (
+        [_quoted(anywhere)] if anywhere else []
+    )
+    return " OR ".join(parts)
+
+
+def _context_terms(index: Index, terms: list[str], max_docs: int) -> set[str]:
+    """The terms said in the own words of at most `max_docs` documents: those
+    worth matching in the turns' context. A word said in many turns says little
+    about which exchange a question means, and its context matches would be
+    many more rows to rank (the cost of FTS5 grows with the rows that match).
+    Each count stops at `max_docs` + 1 rows, so it costs little."""
+    out: set[str] = set()
+    for t in terms:
+        own = f'{{content tags}} : "{t.replace(chr(34), "")}"'
+        found = index.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
+            (own, max_docs + 1),
+        ).fetchone()[0]
+        if found <= max_docs:
+            out.add(t)
+    return out
 
 
 def fts_rank(context_weight: float) -> str:
@@ -158,13 +190,16 @@ def fts_rank(context_weight: float) -> str:
 
 
 def _keyword(
-    index: Index, terms: list[str], filters: Filters, n: int, context_weight: float
+    index: Index, terms: list[str], filters: Filters, n: int, p: SearchParams
 ) -> list[tuple[int, float]]:
     if not terms:
         return []
     where, params = filters.sql("d")
-    match = fts_query(terms, context=context_weight > 0)
-    rank = fts_rank(context_weight)
+    context: bool | set[str] = False
+    if p.context_weight > 0:
+        context = _context_terms(index, terms, p.context_max_docs)
+    match = fts_query(terms, context=context)
+    rank = fts_rank(p.context_weight)
     if filters.narrowing:
         sql = (
             "SELECT f.rowid, -f.rank AS s FROM docs_fts f "
@@ -245,7 +280,7 @@ def search(
     hybrid = index.embedder is not None and len(index.vectors) > 0
     # The query is embedded on a worker thread while FTS5 runs here.
     qv = index.query_vector_soon(query) if hybrid else None
-    kw = _keyword(index, terms, filters, n, p.context_weight)
+    kw = _keyword(index, terms, filters, n, p)
     got = _Fetched(index, p.neighbour_weight > 0)
     if qv is not None and not qv.done():
         # Still embedding: read what `finish` needs of the keyword candidates now;
@@ -260,7 +295,7 @@ def search(
     if not kw and not dense and not terms:
         # Nothing but stop words: fall back to every word, so "who am I" still searches.
         every = list(dict.fromkeys(_TERM.findall(query.lower())))
-        kw = _keyword(index, every, filters, n, p.context_weight)
+        kw = _keyword(index, every, filters, n, p)
 
     fused = fuse(kw, dense, p)
     if not fused.score:

@@ -46,6 +46,8 @@ from memagent.index.vectors import ExactVectors, Vector, VectorSearch
 SCHEMA_VERSION = "1"
 CONTEXT_WEIGHT = 0.4
 """How much a query word in a turn's context counts against one in the turn itself."""
+CONTEXT_MAX_DOCS = 100
+"""A query word said in more memories than this is not matched in their context."""
 FTS_RANK = f"bm25(1.0, 0.5, {CONTEXT_WEIGHT})"
 
 _SCHEMA = """
