@@ -345,3 +345,20 @@ def test_contrast_config_must_be_in_range(home: MemoryHome, key: str, value: str
     cfg.write_text(re.sub(rf"\n{key} = .*\n", lambda _: f"\n{key} = {value}\n", before))
     with pytest.raises(CorruptFile, match=rf"agent\.{key}"):
         load_config(cfg)
+
+
+def test_cli_ask_short_runs_the_contrast_probe(home: MemoryHome, tmp_path: Path) -> None:
+    h = two_speakers(home)
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"replies": [ANSWER], "verdicts": ["0.8", "0.97", "0.8", "0.3"]}))
+    qs = tmp_path / "q.jsonl"
+    qs.write_text("".join(json.dumps({"id": i, "question": QUESTION}) + "\n" for i in (1, 2)))
+    res = CliRunner().invoke(
+        app,
+        ["ask", "--batch", str(qs), "--json", "--short", "--home", str(h.root),
+         "--model", f"scripted:{script}"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    first, second = (json.loads(x) for x in res.stdout.splitlines())
+    assert first["answer"] == "I don't have that in memory."  # fits Melanie's grandma better
+    assert second["answer"] == "Sweden" and second["p_grounded"] == 0.8
