@@ -9,7 +9,9 @@ then a sample of its questions is answered by three arms:
   --batch --short`): hybrid recall, the top hits as dated memory lines, speaker
   attribution, the grounding check (the model's P(yes) that the lines answer
   the question; under `--verify-min`, default the product's `agent.verify_min`,
-  it refuses), then the model answers in a short phrase or says "I don't have
+  it refuses; then the contrast probe, `--contrast-below` / `--contrast-margin`:
+  in the uncertain band the same question about the other speaker is checked
+  too), then the model answers in a short phrase or says "I don't have
   that in memory."
 - **full context**: the whole conversation, each session headed by its date, in
   the system message (a fixed prefix llama.cpp's prompt cache keeps), then the
@@ -335,8 +337,9 @@ def run_conversations(
         home = MemoryHome.open(workdir / path.stem)
         values: dict[str, float | int] = {
             "recall_k": args.recall_k, "recall_min_ratio": 0.0, "context_tokens": 1600}  # fmt: skip
-        if args.verify_min is not None:
-            values["verify_min"] = args.verify_min
+        for key in ("verify_min", "contrast_below", "contrast_margin"):
+            if getattr(args, key) is not None:
+                values[key] = getattr(args, key)
         set_agent_config(home.layout.config, values)
         home = MemoryHome.open(workdir / path.stem)
         # each arm runs all its questions in a row, so its fixed prompt prefix stays in
@@ -392,6 +395,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the grounding check's P(yes) threshold (agent.verify_min; 0: off); "
         "default: the product's",
+    )
+    ap.add_argument(
+        "--contrast-below",
+        type=float,
+        default=None,
+        help="the contrast probe's band (agent.contrast_below; 0: off); default: the product's",
+    )
+    ap.add_argument(
+        "--contrast-margin",
+        type=float,
+        default=None,
+        help="the contrast probe's margin (agent.contrast_margin); default: the product's",
     )
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
     ap.add_argument("--json-out", type=Path, default=None, help="answers, written as they come")
