@@ -74,15 +74,16 @@ class AgentConfig(_Section):
     """Recalled memories scoring under this fraction of the best hit stay out of context."""
     learn_profile: bool = True
     """Run the profile pipeline on each user message (in the background)."""
-    verify_min: float = Field(default=0.75, ge=0.0, le=1.0)
+    verify_min: float = Field(default=0.76, ge=0.0, le=1.0)
     """Grounding check (`memagent.agent.verify`, prompt sets with a `verify` template):
     refuse when the model's P(yes) that the recalled lines answer the question is
-    under this; 0 turns the check off. 0.75: picked by cross-validation on LoCoMo's
-    dev conversations (README, "Grounding check")."""
-    contrast_below: float = Field(default=0.0, ge=0.0, le=1.0)
+    under this; 0 turns the check off. 0.76 (with the contrast probe below): picked
+    by cross-validation on LoCoMo's dev conversations (README, "Grounding check")."""
+    contrast_below: float = Field(default=0.9, ge=0.0, le=1.0)
     """Contrast probe (`memagent.agent.verify`): when the grounding check passes with
     P(yes) under this and the question names one speaker of the recalled lines, the
-    same question about the other speaker is checked too; 0 turns it off."""
+    same question about the other speaker is checked too; 0 turns it off. 0.9, margin
+    0: picked with `verify_min` by the same cross-validation."""
     contrast_margin: float = Field(default=0.0, ge=-1.0, le=1.0)
     """...and the reply is a refusal when that question's P(yes) is at least this
     much higher than the question's own."""
