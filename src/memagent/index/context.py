@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -101,14 +101,29 @@ Near = tuple[int | None, int | None]
 def neighbours(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Near]:
     """(previous, next) live document of the same conversation, for each rowid
     that has a conversation (`index.sqlite`'s `docs`)."""
-    out: dict[int, Near] = {}
+    return {int(r): (prev, nxt) for r, prev, nxt in _rows_in(conn, _NEIGHBOURS_SQL, rowids)}
+
+
+def _rows_in(conn: sqlite3.Connection, sql: str, rowids: Sequence[int]) -> Iterator[Any]:
+    """The rows of `sql` (its `{marks}` an IN list) for `rowids`, 500 at a time
+    (SQLite's limit on bound parameters)."""
     ids = list(rowids)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        sql = _NEIGHBOURS_SQL.format(marks=",".join("?" * len(part)))
-        for rowid, prev, nxt in conn.execute(sql, part):
-            out[int(rowid)] = (prev, nxt)
-    return out
+        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), part)
+
+
+def _neighbourhood(
+    conn: sqlite3.Connection, rowids: Sequence[int]
+) -> tuple[dict[int, Near], list[int], list[int]]:
+    """What changes when `rowids` change: their and their neighbours' (previous,
+    next) turns, the turns to recompute (themselves and the turns beside them),
+    and every row that recomputing reads."""
+    near = neighbours(conn, rowids)
+    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
+    near.update(neighbours(conn, sorted(targets - set(near))))
+    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
+    return near, sorted(targets), sorted(wanted)
 
 
 def parse_source(text: str | None) -> dict[str, Any] | None:
@@ -125,23 +140,14 @@ def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[i
     (re)write the FTS row of each whose context changed. `new` rows have no FTS
     row yet: theirs is written here in any case. Runs inside the caller's
     transaction."""
-    near = neighbours(conn, rowids)
-    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
-    near.update(neighbours(conn, sorted(targets - set(near))))
-    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
+    near, targets, wanted = _neighbourhood(conn, rowids)
     # rowid -> (content, tags, stored context, takes part, speaker)
     info: dict[int, tuple[str, str, str, bool, str | None]] = {}
-    ids = sorted(wanted)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        sql = (
-            "SELECT rowid, content, tags, context, deleted, source FROM docs "
-            f"WHERE rowid IN ({','.join('?' * len(part))})"
-        )
-        for r, content, tags, ctx, deleted, source in conn.execute(sql, part):
-            src = parse_source(source)
-            info[int(r)] = (content, tags, ctx, takes_part(src, bool(deleted)), speaker(src))
-    for t in sorted(targets):
+    sql = "SELECT rowid, content, tags, context, deleted, source FROM docs WHERE rowid IN ({marks})"
+    for r, content, tags, ctx, deleted, source in _rows_in(conn, sql, wanted):
+        src = parse_source(source)
+        info[int(r)] = (content, tags, ctx, takes_part(src, bool(deleted)), speaker(src))
+    for t in targets:
         if t not in info:
             continue
         content, tags, old, part_of, who = info[t]
@@ -206,31 +212,25 @@ def _own_vectors(
     conn: sqlite3.Connection, rowids: Sequence[int]
 ) -> dict[int, tuple[Vector, str | None]]:
     """Each row's own vector and its speaker (rows without a vector left out)."""
-    out: dict[int, tuple[Vector, str | None]] = {}
-    ids = list(rowids)
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        sql = (
-            "SELECT v.rowid, v.vec, d.source FROM vectors v JOIN docs d ON d.rowid = v.rowid "
-            f"WHERE v.rowid IN ({','.join('?' * len(part))})"
-        )
-        for r, blob, source in conn.execute(sql, part):
-            out[int(r)] = (np.frombuffer(blob, dtype=np.float32), speaker(parse_source(source)))
-    return out
+    sql = (
+        "SELECT v.rowid, v.vec, d.source FROM vectors v JOIN docs d ON d.rowid = v.rowid "
+        "WHERE v.rowid IN ({marks})"
+    )
+    return {
+        int(r): (np.frombuffer(blob, dtype=np.float32), speaker(parse_source(source)))
+        for r, blob, source in _rows_in(conn, sql, rowids)
+    }
 
 
 def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Sequence[int]) -> None:
     """Recompute the searched vector of `rowids` and of the turns next to them
     from the stored own vectors (`ctx_vectors`, and the search matrix). Inside
     the caller's transaction."""
-    near = neighbours(conn, rowids)
-    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
-    near.update(neighbours(conn, sorted(targets - set(near))))
-    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
-    own = _own_vectors(conn, sorted(wanted))
+    near, targets, wanted = _neighbourhood(conn, rowids)
+    own = _own_vectors(conn, wanted)
     done: list[int] = []
     searched: list[Vector] = []
-    for t in sorted(targets):
+    for t in targets:
         if t not in own:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
             continue
