@@ -53,21 +53,31 @@ def test_every_users_top_k_is_exact_among_a_thousand_users(schema_db: Database) 
     vectors = {u: _unit(rng, int(n)) for u, n in zip(users, sizes, strict=True)}
     deleted = {u: rng.random(len(v)) < 0.1 for u, v in vectors.items()}
     with db._connection() as conn:
-        conn.execute("DROP INDEX chunks_embedding")
+        conn.execute("DROP INDEX chunks_search_vec")
         with (
             conn.cursor() as cur,
             cur.copy(
-                "COPY chunks (user_id, id, data, content, tsv, embedding, deleted) FROM STDIN"
+                "COPY chunks (user_id, id, data, content, tsv, embedding, search_vec, deleted) "
+                "FROM STDIN"
             ) as copy,
         ):
             for u, vecs in vectors.items():
                 for i, vec in enumerate(vecs):
                     copy.write_row(
-                        (u, f"c{i}", "{}", "x", "", vector_text(vec), bool(deleted[u][i]))
+                        (
+                            u,
+                            f"c{i}",
+                            "{}",
+                            "x",
+                            "",
+                            vector_text(vec),
+                            vector_text(vec),
+                            bool(deleted[u][i]),
+                        )
                     )
         conn.execute("SET statement_timeout = 0")
         conn.execute(
-            "CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)"
+            "CREATE INDEX chunks_search_vec ON chunks USING hnsw (search_vec vector_cosine_ops)"
         )
         conn.commit()
         ids = {

@@ -4,7 +4,10 @@ SQLite index.
 
 Search: keyword candidates from `tsvector` ranked by BM25 (`bm25.py`), dense
 candidates from pgvector (HNSW, cosine), fused and boosted by the very
-functions the local index uses (`memagent.index.search.fuse` / `finish`).
+functions the local index uses (`memagent.index.search.fuse` / `finish`). A
+conversation turn carries its neighbours' words and is searched by a vector
+mixed with theirs, as in the local index (`context.py`): kept right on every
+write and delete, in the write's transaction.
 Writes of one user are serialised by an advisory transaction lock (the twin of
 the home's file lock) and committed before the call returns.
 """
@@ -33,8 +36,9 @@ from memagent.index.search import (
 )
 from memagent.memory.chunks.model import Chunk, check_id
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
+from memagent.postgres import context as pgcontext
 from memagent.postgres import docs as pgdocs
-from memagent.postgres.bm25 import bm25
+from memagent.postgres.bm25 import bm25, context_lexemes
 from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
 from memagent.postgres.vectors import parse_vector, vector_text
@@ -222,9 +226,10 @@ class PgChunkStore(ChunkStore):
         body = json_bytes(data)
         with self.db.transaction(self.user) as conn:
             old = conn.execute(
-                "SELECT data FROM chunks WHERE user_id = %s AND id = %s FOR UPDATE",
+                "SELECT data, seq FROM chunks WHERE user_id = %s AND id = %s FOR UPDATE",
                 (self.user, chunk.id),
             ).fetchone()
+            touched = pgcontext.around(conn, self.user, old[1] if old is not None else None)
             values = (
                 json.dumps(data, ensure_ascii=False), doc.content, doc.tags, doc.type,
                 doc.created, doc.created_at, doc.conversation_id, doc.session_id, doc.user_id,
@@ -233,26 +238,28 @@ class PgChunkStore(ChunkStore):
                 doc.content, " ".join(doc.tags), emb,
             )  # fmt: skip
             if old is None:
-                conn.execute(
+                seq = conn.execute(
                     "INSERT INTO chunks(user_id, id, data, content, tags, type, created, "
                     "created_at, conversation_id, session_id, scope_user_id, agent_id, speaker, "
                     "deleted, access_count, accessed, source, tsv, embedding) VALUES "
                     "(%s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
                     "%s::jsonb, setweight(to_tsvector('english', %s), 'A') || "
-                    "setweight(to_tsvector('english', %s), 'B'), %s::vector)",
+                    "setweight(to_tsvector('english', %s), 'B'), %s::vector) RETURNING seq",
                     (self.user, chunk.id, *values),
-                )
+                ).fetchone()
             else:
-                conn.execute(
+                seq = conn.execute(
                     "UPDATE chunks SET data = %s::jsonb, content = %s, tags = %s, type = %s, "
                     "created = %s, created_at = %s, conversation_id = %s, session_id = %s, "
                     "scope_user_id = %s, agent_id = %s, speaker = %s, deleted = %s, "
                     "access_count = %s, accessed = %s, source = %s::jsonb, "
                     "tsv = setweight(to_tsvector('english', %s), 'A') || "
                     "setweight(to_tsvector('english', %s), 'B'), embedding = %s::vector "
-                    "WHERE user_id = %s AND id = %s",
+                    "WHERE user_id = %s AND id = %s RETURNING seq",
                     (*values, self.user, chunk.id),
-                )
+                ).fetchone()
+            # the turn's and its old and new neighbours' context (`context.py`)
+            pgcontext.refresh(conn, self.user, [*touched, int(seq[0])])
             conn.execute(
                 "DELETE FROM chunk_links WHERE user_id = %s AND src = %s", (self.user, chunk.id)
             )
@@ -274,12 +281,18 @@ class PgChunkStore(ChunkStore):
 
     def _remove(self, chunk: Chunk) -> None:
         with self.db.transaction(self.user) as conn:
+            at = conn.execute(
+                "SELECT seq FROM chunks WHERE user_id = %s AND id = %s FOR UPDATE",
+                (self.user, chunk.id),
+            ).fetchone()
+            touched = pgcontext.around(conn, self.user, at[0] if at is not None else None)
             old = conn.execute(
                 "DELETE FROM chunks WHERE user_id = %s AND id = %s RETURNING data",
                 (self.user, chunk.id),
             ).fetchone()
             if old is None:
                 raise NotFound(f"no chunk {chunk.id}")
+            pgcontext.refresh(conn, self.user, touched)
             conn.execute(
                 "DELETE FROM chunk_links WHERE user_id = %s AND src = %s", (self.user, chunk.id)
             )
@@ -349,11 +362,11 @@ class PgChunkStore(ChunkStore):
 
         def go(conn: Any) -> list[Hit]:
             # chunks, then notes and profile facts (search_docs), as one candidate list each
-            kw = self._keyword(conn, terms, where, wparams, n)
+            kw = self._keyword(conn, terms, where, wparams, n, p)
             used = terms
             if not kw and not terms:
                 used = list(dict.fromkeys(_TERM.findall(query.lower())))
-                kw = self._keyword(conn, used, where, wparams, n)
+                kw = self._keyword(conn, used, where, wparams, n, p)
             kw = pgdocs.merge(kw, pgdocs.keyword(conn, self.user, used, f, n), n)
             dense: list[tuple[int, float]] = []
             if qvec is not None:
@@ -392,8 +405,8 @@ class PgChunkStore(ChunkStore):
         """The vectors of the pool's rows (chunks, and notes/facts by negative key),
         which MMR compares, as the local index hands them to `finish`."""
         found = conn.execute(
-            "SELECT seq, embedding::text FROM chunks WHERE user_id = %s AND seq = ANY(%s) "
-            "AND embedding IS NOT NULL UNION ALL SELECT -seq, embedding::text FROM search_docs "
+            "SELECT seq, search_vec::text FROM chunks WHERE user_id = %s AND seq = ANY(%s) "
+            "AND search_vec IS NOT NULL UNION ALL SELECT -seq, embedding::text FROM search_docs "
             "WHERE user_id = %s AND -seq = ANY(%s) AND embedding IS NOT NULL",
             (self.user, pool, self.user, pool),
         ).fetchall()
@@ -429,7 +442,7 @@ class PgChunkStore(ChunkStore):
         q = vector_text(vector)
         big = conn.execute(
             "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE user_id = %s "
-            "AND embedding IS NOT NULL LIMIT %s) s",
+            "AND search_vec IS NOT NULL LIMIT %s) s",
             (self.user, EXACT_MAX_ROWS + 1),
         ).fetchone()[0]
         if big > EXACT_MAX_ROWS:
@@ -439,9 +452,9 @@ class PgChunkStore(ChunkStore):
             if self.db.iterative_scans:
                 conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
             rows = conn.execute(
-                "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
-                f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
-                "ORDER BY c.embedding <=> %s::vector LIMIT %s",
+                "SELECT c.seq, 1 - (c.search_vec <=> %s::vector) FROM chunks c "
+                f"WHERE c.user_id = %s AND c.search_vec IS NOT NULL AND {where} "
+                "ORDER BY c.search_vec <=> %s::vector LIMIT %s",
                 (q, self.user, *params, q, n),
             ).fetchall()
             if len(rows) >= n:
@@ -449,17 +462,31 @@ class PgChunkStore(ChunkStore):
         # `+ 0`: an ordering the HNSW index cannot serve, so the planner scans the
         # user's rows and computes every distance.
         rows = conn.execute(
-            "SELECT c.seq, 1 - (c.embedding <=> %s::vector) FROM chunks c "
-            f"WHERE c.user_id = %s AND c.embedding IS NOT NULL AND {where} "
-            "ORDER BY (c.embedding <=> %s::vector) + 0, c.seq LIMIT %s",
+            "SELECT c.seq, 1 - (c.search_vec <=> %s::vector) FROM chunks c "
+            f"WHERE c.user_id = %s AND c.search_vec IS NOT NULL AND {where} "
+            "ORDER BY (c.search_vec <=> %s::vector) + 0, c.seq LIMIT %s",
             (q, self.user, *params, q, n),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _keyword(
-        self, conn: Any, terms: list[str], where: str, params: list[Any], n: int
+        self, conn: Any, terms: list[str], where: str, params: list[Any], n: int, p: SearchParams
     ) -> list[tuple[int, float]]:
-        return bm25(conn, "chunks", self.user, terms, where, params, n, alias="c")
+        ctx: list[str] = []
+        if p.context_weight > 0 and terms:
+            ctx = context_lexemes(conn, self.user, terms, p.context_max_docs)
+        return bm25(
+            conn,
+            "chunks",
+            self.user,
+            terms,
+            where,
+            params,
+            n,
+            alias="c",
+            context=ctx,
+            context_weight=p.context_weight,
+        )
 
     def _neighbours(self, conn: Any, seqs: list[int]) -> dict[int, list[int]]:
         rows = conn.execute(

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from memagent.core import InvalidInput, LockTimeout, MemagentError, Unavailable
+from memagent.postgres.context import fill as fill_context
 
 T = TypeVar("T")
 
@@ -50,6 +51,11 @@ def _redact(url: str) -> str:
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+_FILLS: dict[int, Callable[[Any], None]] = {7: fill_context}
+"""Python run after a migration's SQL, in its transaction: derived data the SQL
+cannot compute (the turns' context, with the local index's rules)."""
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -178,6 +184,8 @@ class Database:
                         continue
                     with conn.transaction():
                         conn.execute(sql)
+                        if version in _FILLS:
+                            _FILLS[version](conn)
                         conn.execute(
                             "INSERT INTO memagent_migrations(version, name) VALUES (%s, %s)",
                             (version, name),
