@@ -489,18 +489,5 @@ class PgChunkStore(ChunkStore):
         )
 
     def _neighbours(self, conn: Any, seqs: list[int]) -> dict[int, list[int]]:
-        rows = conn.execute(
-            "SELECT d.seq, "
-            "(SELECT p.seq FROM chunks p WHERE p.user_id = d.user_id "
-            " AND p.conversation_id = d.conversation_id AND NOT p.deleted "
-            " AND (p.created, p.seq) < (d.created, d.seq) "
-            " ORDER BY p.created DESC, p.seq DESC LIMIT 1), "
-            "(SELECT x.seq FROM chunks x WHERE x.user_id = d.user_id "
-            " AND x.conversation_id = d.conversation_id AND NOT x.deleted "
-            " AND (x.created, x.seq) > (d.created, d.seq) "
-            " ORDER BY x.created, x.seq LIMIT 1) "
-            "FROM chunks d WHERE d.user_id = %s AND d.conversation_id IS NOT NULL "
-            "AND d.seq = ANY(%s)",
-            (self.user, seqs),
-        ).fetchall()
-        return {int(r[0]): [int(v) for v in (r[1], r[2]) if v is not None] for r in rows}
+        near = pgcontext.neighbours(conn, self.user, seqs)
+        return {seq: [int(v) for v in pn if v is not None] for seq, pn in near.items()}
