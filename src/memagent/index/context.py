@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -113,17 +114,50 @@ def _rows_in(conn: sqlite3.Connection, sql: str, rowids: Sequence[int]) -> Itera
         yield from conn.execute(sql.format(marks=",".join("?" * len(part))), part)
 
 
-def _neighbourhood(
-    conn: sqlite3.Connection, rowids: Sequence[int]
-) -> tuple[dict[int, Near], list[int], list[int]]:
-    """What changes when `rowids` change: their and their neighbours' (previous,
-    next) turns, the turns to recompute (themselves and the turns beside them),
-    and every row that recomputing reads."""
-    near = neighbours(conn, rowids)
-    targets = set(rowids) | {x for pn in near.values() for x in pn if x is not None}
-    near.update(neighbours(conn, sorted(targets - set(near))))
+@dataclass(frozen=True)
+class Neighbourhood:
+    """What changes when some turns change (see `neighbourhood`)."""
+
+    near: dict[int, Near]
+    """(previous, next) turn of each changed turn and of each turn beside one."""
+    targets: list[int]
+    """The turns to recompute: the changed ones and the turns beside them."""
+    wanted: list[int]
+    """Every row that recomputing the targets reads."""
+
+
+def neighbourhood(
+    find: Callable[[Sequence[int]], dict[int, Near]], ids: Sequence[int]
+) -> Neighbourhood:
+    """The neighbourhood of `ids`, with `find` giving (previous, next) turns
+    (`neighbours` here, `memagent.postgres.context.neighbours` there)."""
+    near = find(ids)
+    targets = set(ids) | {x for pn in near.values() for x in pn if x is not None}
+    near.update(find(sorted(targets - set(near))))
     wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
-    return near, sorted(targets), sorted(wanted)
+    return Neighbourhood(near, sorted(targets), sorted(wanted))
+
+
+def around(conn: sqlite3.Connection, rowids: Sequence[int]) -> Neighbourhood:
+    """The neighbourhood of `rowids` in `index.sqlite`."""
+    return neighbourhood(lambda ids: neighbours(conn, ids), rowids)
+
+
+def lent_text(part_of: bool, who: str | None, lent: Iterable[tuple[str, bool, str | None]]) -> str:
+    """A turn's context from its neighbours' (text, takes part, speaker): the
+    words of those that take part and are of its exchange; none when the turn
+    itself takes no part."""
+    if not part_of:
+        return ""
+    return context_text([text for text, lends, by in lent if lends and exchange(who, by)])
+
+
+def lent_vector(
+    own: Vector, who: str | None, lent: Iterable[tuple[Vector, str | None]]
+) -> Vector | None:
+    """A turn's searched vector from its neighbours' (own vector, speaker): `mix`
+    with those of its exchange; None when none lends."""
+    return mix(own, [vec for vec, by in lent if exchange(who, by)])
 
 
 def parse_source(text: str | None) -> dict[str, Any] | None:
@@ -135,12 +169,12 @@ def parse_source(text: str | None) -> dict[str, Any] | None:
     return got if isinstance(got, dict) else None
 
 
-def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[int]) -> None:
-    """Recompute the context of `rowids` and of the turns next to them, and
-    (re)write the FTS row of each whose context changed. `new` rows have no FTS
-    row yet: theirs is written here in any case. Runs inside the caller's
-    transaction."""
-    near, targets, wanted = _neighbourhood(conn, rowids)
+def refresh_contexts(conn: sqlite3.Connection, hood: Neighbourhood, new: set[int]) -> None:
+    """Recompute the context of the neighbourhood's targets (changed turns and
+    the turns next to them), and (re)write the FTS row of each whose context
+    changed. `new` rows have no FTS row yet: theirs is written here in any case.
+    Runs inside the caller's transaction."""
+    near, targets, wanted = hood.near, hood.targets, hood.wanted
     # rowid -> (content, tags, stored context, takes part, speaker)
     info: dict[int, tuple[str, str, str, bool, str | None]] = {}
     sql = "SELECT rowid, content, tags, context, deleted, source FROM docs WHERE rowid IN ({marks})"
@@ -152,7 +186,7 @@ def refresh_contexts(conn: sqlite3.Connection, rowids: Sequence[int], new: set[i
             continue
         content, tags, old, part_of, who = info[t]
         lent = [info[x] for x in near.get(t, ()) if x is not None and x in info]
-        ctx = context_text([n[0] for n in lent if n[3] and exchange(who, n[4])]) if part_of else ""
+        ctx = lent_text(part_of, who, [(n[0], n[3], n[4]) for n in lent])
         if t not in new:
             if ctx == old:
                 continue
@@ -222,11 +256,11 @@ def _own_vectors(
     }
 
 
-def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Sequence[int]) -> None:
-    """Recompute the searched vector of `rowids` and of the turns next to them
-    from the stored own vectors (`ctx_vectors`, and the search matrix). Inside
-    the caller's transaction."""
-    near, targets, wanted = _neighbourhood(conn, rowids)
+def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, hood: Neighbourhood) -> None:
+    """Recompute the searched vector of the neighbourhood's targets from the
+    stored own vectors (`ctx_vectors`, and the search matrix). Inside the
+    caller's transaction."""
+    near, targets, wanted = hood.near, hood.targets, hood.wanted
     own = _own_vectors(conn, wanted)
     done: list[int] = []
     searched: list[Vector] = []
@@ -236,7 +270,7 @@ def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, rowids: Seq
             continue
         vec, who = own[t]
         lent = [own[x] for x in near.get(t, ()) if x is not None and x in own]
-        mixed = mix(vec, [v for v, other in lent if exchange(who, other)])
+        mixed = lent_vector(vec, who, lent)
         if mixed is None:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
         else:

@@ -34,6 +34,7 @@ from memagent.core import CorruptFile
 from memagent.core.deadline import deadline, remaining_time
 from memagent.embeddings import Embedder, embed_query
 from memagent.index.context import (
+    around,
     fill_contexts,
     fill_vectors,
     neighbours,
@@ -335,7 +336,7 @@ class Index:
             vecs = self.embedder.embed([r[1] for r in part])
             with self.conn:
                 self.vectors.upsert([r[0] for r in part], vecs)
-                refresh_vectors(self.conn, self.vectors, [r[0] for r in part])
+                refresh_vectors(self.conn, self.vectors, around(self.conn, [r[0] for r in part]))
             if progress is not None:
                 progress(start + len(part), len(rows))
         with self.conn:
@@ -382,7 +383,8 @@ class Index:
             vectors = self.embedder.embed([d.content for d in docs])
         with self.conn:
             rowids = [self._upsert_one(d) for d in docs]
-            self._refresh_contexts(rowids, new=set(rowids))
+            hood = around(self.conn, rowids)
+            refresh_contexts(self.conn, hood, new=set(rowids))
             if vectors is not None:
                 self.vectors.upsert(rowids, vectors)
             else:
@@ -390,12 +392,12 @@ class Index:
                 # embeds these documents when it opens the index.
                 self.vectors.remove(rowids)
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES('missing_vectors', '1')")
-            refresh_vectors(self.conn, self.vectors, rowids)
+            refresh_vectors(self.conn, self.vectors, hood)
         return rowids
 
     def _upsert_one(self, d: Doc) -> int:
         """The `docs`, tag and link rows of one document; its FTS row is written by
-        `_refresh_contexts`, once its neighbours are known."""
+        `refresh_contexts`, once its neighbours are known."""
         c = self.conn
         old = c.execute("SELECT rowid FROM docs WHERE doc_id = ?", (d.doc_id,)).fetchone()
         if old is not None:
@@ -454,8 +456,9 @@ class Index:
         """Delete rows; the turns that were next to them get a new context."""
         near = {x for pn in self.neighbours(rowids).values() for x in pn if x is not None}
         self._delete_rows(rowids)
-        self._refresh_contexts(sorted(near - set(rowids)), new=set())
-        refresh_vectors(self.conn, self.vectors, sorted(near - set(rowids)))
+        hood = around(self.conn, sorted(near - set(rowids)))
+        refresh_contexts(self.conn, hood, new=set())
+        refresh_vectors(self.conn, self.vectors, hood)
 
     def remove_path(self, rel_path: str) -> None:
         """Forget every document of one file, and the file's recorded state."""
@@ -471,9 +474,6 @@ class Index:
         """(previous, next) live document of the same conversation, for each rowid
         that has a conversation."""
         return neighbours(self.conn, rowids)
-
-    def _refresh_contexts(self, rowids: Sequence[int], new: set[int]) -> None:
-        refresh_contexts(self.conn, rowids, new)
 
     def _fill_contexts(self) -> None:
         with self.conn:

@@ -22,10 +22,15 @@ from typing import Any
 
 import numpy.typing as npt
 
-from memagent.index.context import context_text, exchange, mix, speaker, takes_part
+from memagent.index.context import (
+    Near,
+    lent_text,
+    lent_vector,
+    neighbourhood,
+    speaker,
+    takes_part,
+)
 from memagent.postgres.vectors import parse_vector, vector_text
-
-Near = tuple[int | None, int | None]
 
 _NEAR_SQL = (
     "SELECT d.seq, "
@@ -64,11 +69,8 @@ def around(conn: Any, user: str, seq: int | None) -> list[int]:
 def refresh(conn: Any, user: str, seqs: Iterable[int]) -> None:
     """Recompute the context (and `tsv`) and the searched vector of `seqs` and
     of the turns now beside them. Inside the caller's transaction."""
-    given = set(seqs)
-    near = neighbours(conn, user, given)
-    targets = given | {x for pn in near.values() for x in pn if x is not None}
-    near.update(neighbours(conn, user, targets - set(near)))
-    wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
+    hood = neighbourhood(lambda ids: neighbours(conn, user, ids), sorted(set(seqs)))
+    near, targets, wanted = hood.near, hood.targets, hood.wanted
     if not targets:
         return
     # seq -> (content, takes part, speaker, own vector)
@@ -76,21 +78,21 @@ def refresh(conn: Any, user: str, seqs: Iterable[int]) -> None:
     rows = conn.execute(
         "SELECT seq, content, deleted, source, embedding::text FROM chunks "
         "WHERE user_id = %s AND seq = ANY(%s)",
-        (user, sorted(wanted)),
+        (user, wanted),
     ).fetchall()
     for seq, content, deleted, source, emb in rows:
         src = source if isinstance(source, dict) else None
         info[int(seq)] = (content, takes_part(src, bool(deleted)), speaker(src), parse_vector(emb))
     updates: list[tuple[str, str, str | None, str, int]] = []
-    for t in sorted(targets):
+    for t in targets:
         if t not in info:
             continue  # deleted by this very write
         content, part_of, who, own = info[t]
         lent = [info[x] for x in near.get(t, ()) if x is not None and x in info]
-        ctx = context_text([n[0] for n in lent if n[1] and exchange(who, n[2])]) if part_of else ""
+        ctx = lent_text(part_of, who, [(n[0], n[1], n[2]) for n in lent])
         vec = None
         if own is not None:
-            mixed = mix(own, [n[3] for n in lent if n[3] is not None and exchange(who, n[2])])
+            mixed = lent_vector(own, who, [(n[3], n[2]) for n in lent if n[3] is not None])
             vec = vector_text(own if mixed is None else mixed)
         updates.append((ctx, ctx, vec, user, t))
     with conn.cursor() as cur:
