@@ -162,3 +162,33 @@ def test_memory_options_take_integral_json_numbers_only() -> None:
     for bad in (2.5, "3", True, 51, -1):
         with pytest.raises(ValidationError):
             MemoryOptions.model_validate({"recall_k": bad})
+
+
+def test_chat_prompt_set_qa_runs_the_grounding_check(tmp_path: Path) -> None:
+    """`prompt_set: qa` over HTTP answers as `ask --short` does: the grounding check
+    runs, and a memory that does not answer gets the honest refusal, not a guess."""
+    from memagent.agent.voice import NOT_IN_MEMORY
+
+    llm = ScriptedLLM(fn=lambda messages, schema: '{"reply": "Green tea."}', verdicts=["no", "yes"])
+    root = tmp_path / "server"
+    key = KeyStore(root).create(user="alice")[0]
+    app = create_app(root, ServerSettings(mcp=False, embeddings=False), llm=llm)
+    with (
+        LiveServer(app) as live,
+        httpx.Client(
+            base_url=live.url, headers={"Authorization": f"Bearer {key}"}, timeout=60
+        ) as alice,
+    ):
+        app.state.server.memory_for("alice").remember("Alice drinks green tea every morning.")
+        ask = {"message": "What does Alice drink in the morning?", "prompt_set": "qa"}
+        refused = alice.post("/v1/chat", json=ask)
+        assert refused.status_code == 200, refused.text
+        assert refused.json()["reply"] == NOT_IN_MEMORY
+        answered = alice.post("/v1/chat", json=ask).json()
+        assert answered["reply"] == "Green tea." and answered["ok"] is True
+        verdicts = [c for c in llm.calls if c.reply in ("yes", "no")]
+        assert len(verdicts) == 2  # one check per qa turn
+        alice.post("/v1/chat", json={"message": ask["message"]})  # default set: no check
+        assert len([c for c in llm.calls if c.reply in ("yes", "no")]) == 2
+        for bad in ("deep", "expand", "../qa", "QA", 1, ["qa"], {"qa": 1}):
+            assert_problem(alice.post("/v1/chat", json={**ask, "prompt_set": bad}), 422)

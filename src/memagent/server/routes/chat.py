@@ -55,6 +55,11 @@ class ChatRequest(BaseModel):
     mode: Literal["json", "python"] | None = Field(
         default=None, description="How the agent acts (default: the user's config)."
     )
+    prompt_set: Literal["instruct", "qa", "small", "json", "python"] | None = Field(
+        default=None,
+        description="The agent's prompts (default: chosen by model and mode). `qa` answers "
+        "with a short phrase and refuses when the memory does not ground the answer.",
+    )
 
 
 class ChatUsage(BaseModel):
@@ -85,6 +90,7 @@ def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | No
         home,
         server.llm(home),
         mode=body.mode,
+        prompt_set=body.prompt_set,
         conversation=body.conversation_id,
         embeddings=server.embeddings,
         stores=server.stores_for(caller.user),
