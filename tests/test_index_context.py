@@ -5,11 +5,14 @@ receive keywords; an old index is migrated in place."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from memagent.index import Doc, Index, SearchParams, search
@@ -18,11 +21,14 @@ from memagent.index.context import (
     NEIGHBOUR_VECTOR_WEIGHT,
     context_text,
     exchange,
+    fill_contexts,
+    fill_vectors,
     mix,
     parse_source,
     speaker,
     takes_part,
 )
+from memagent.index.vectors import ExactVectors
 
 
 def _turn(i: int, content: str, conv: str = "c", **kw: object) -> Doc:
@@ -334,3 +340,142 @@ def test_a_keyword_only_writer_leaves_turns_searched_by_what_exists(tmp_path: Pa
     concert = TopicEmbedder().embed(["concert"])[0]
     assert float(_searched(idx, "t2") @ concert) > 0.4
     assert float(_searched(idx, "t1") @ TopicEmbedder().embed(["amazing"])[0]) > 0.4
+
+
+def _fts(idx: Index, column: str, word: str) -> set[str]:
+    """The documents whose FTS row holds `word` in `column` (what the index
+    matches, not what `docs` says it should)."""
+    rows = idx.conn.execute(
+        "SELECT d.doc_id FROM docs_fts f JOIN docs d ON d.rowid = f.rowid WHERE docs_fts MATCH ?",
+        (f"{column} : {word}",),
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _rebuilt(idx: Index) -> Index:
+    """A fresh index of what `idx` holds now, as `memagent reindex` builds it."""
+    rows = idx.conn.execute(
+        "SELECT doc_id, content, conversation_id, created, deleted, source FROM docs"
+    ).fetchall()
+    fresh = Index(Path(":memory:"), idx.embedder)
+    fresh.upsert(
+        [
+            Doc(
+                doc_id=d,
+                kind="chunk",
+                path=f"chunks/x/{d}.json",
+                content=c,
+                conversation_id=conv,
+                created=created,
+                deleted=bool(deleted),
+                source=parse_source(src),
+            )
+            for d, c, conv, created, deleted, src in rows
+        ]
+    )
+    return fresh
+
+
+def _assert_same_as_rebuilt(idx: Index) -> None:
+    """`idx` holds what `memagent reindex` would build from its documents, and
+    what migrating an index from before contexts would fill in."""
+    fresh = _rebuilt(idx)
+    filled = _rebuilt(idx)
+    with filled.conn:
+        filled.conn.execute("UPDATE docs SET context = ''")
+        fill_contexts(filled.conn)
+        fill_vectors(filled.conn)
+    filled.vectors = ExactVectors(filled.conn, filled.vectors_dim)
+    reopened = Index(idx.path, idx.embedder) if idx.path != Path(":memory:") else idx
+    for check in (idx, fresh, filled):  # every FTS row agrees with its `docs` row
+        check.conn.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES('integrity-check', 1)")
+    for (d,) in idx.conn.execute("SELECT doc_id FROM docs").fetchall():
+        assert _context(idx, d) == _context(fresh, d) == _context(filled, d), d
+        if idx.embedder is not None:
+            want = _searched(fresh, d)
+            for got in (idx, reopened, filled):
+                assert np.allclose(_searched(got, d), want, atol=1e-6), d
+
+
+def _said(i: int, content: str, conv: str = "c", **kw: object) -> Doc:
+    """A turn whose source names its speaker (the text's "Name: ")."""
+    doc = _turn(i, content, conv, source={"speaker": content.split(":")[0]})
+    return dataclasses.replace(doc, **kw)  # type: ignore[arg-type]
+
+
+def test_a_turn_that_moves_leaves_its_old_neighbours_context(tmp_path: Path) -> None:
+    """Re-storing a turn in another conversation, or at another time, takes its
+    words and its vector out of the turns it used to sit beside."""
+    idx = Index(tmp_path / "i.sqlite", TopicEmbedder())
+    idx.upsert(
+        [
+            _said(1, "Caroline: How was the concert?"),
+            _said(2, "Melanie: It was amazing, the crowd sang"),
+            _said(3, "Caroline: I wish I had been there"),
+            _said(4, "Melanie: next time, the stadium"),
+            _said(7, "Melanie: we went hiking", conv="d"),
+            _said(8, "Caroline: my beagle came too", conv="d"),
+        ]
+    )
+    len(idx.vectors)  # the search matrix is loaded: the moves must reach it too
+    assert _fts(idx, "context", "crowd") == {"t1", "t3"}
+    moved = _said(2, "Melanie: It was amazing, the crowd sang", conv="d", created=9.0)
+    idx.upsert([moved])  # to another conversation, after t8
+    assert _fts(idx, "context", "crowd") == {"t8"}
+    assert _context(idx, "t1") == ""  # t3 beside it now, but the same speaker
+    assert _context(idx, "t3") == "Melanie: next time, the stadium"
+    crowd = TopicEmbedder().embed(["crowd"])[0]
+    assert float(_searched(idx, "t1") @ crowd) == 0.0
+    assert float(_searched(idx, "t3") @ crowd) == 0.0
+    _assert_same_as_rebuilt(idx)
+    idx.upsert([_said(4, "Melanie: next time, the stadium", created=0.5)])  # moved in time
+    assert _fts(idx, "context", "stadium") == {"t1"}  # t3 no longer sits beside it
+    assert _context(idx, "t3") == ""
+    assert float(_searched(idx, "t3") @ TopicEmbedder().embed(["stadium"])[0]) == 0.0
+    _assert_same_as_rebuilt(idx)
+
+
+_SPEAKERS = ("Caroline", "Melanie", "assistant")
+# One step: (verb, turn 0-5, conversation 0-1, time 0-9, speaker) with verb add or
+# edit (store the turn), move (re-store it elsewhere), delete, soft (deleted=True).
+_STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(["store", "store", "move", "delete", "soft"]),
+        st.integers(0, 5),
+        st.integers(0, 1),
+        st.integers(0, 9),
+        st.sampled_from(_SPEAKERS),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_STEPS)
+def test_any_sequence_of_writes_leaves_the_index_a_rebuild_would_make(
+    steps: list[tuple[str, int, int, int, str]],
+) -> None:
+    idx = Index(Path(":memory:"), TopicEmbedder())
+    stored: dict[int, Doc] = {}
+    for n, (verb, i, conv, at, who) in enumerate(steps):
+        words = TopicEmbedder.WORDS
+        text = f"{who}: {words[(i + n) % len(words)]} w{i}v{n}"
+        # Times never tie (a tie is ordered by rowid, which a rebuild renumbers).
+        created = at + n / 100
+        if verb == "delete":
+            idx.remove_docs([f"t{i}"])
+            stored.pop(i, None)
+            continue
+        if verb in ("move", "soft") and i in stored:
+            old = stored[i]
+            doc = dataclasses.replace(old, conversation_id=f"c{conv}", created=created)
+            if verb == "soft":
+                doc = dataclasses.replace(old, deleted=True)
+        else:
+            role = {"role": "assistant"} if who == "assistant" else {"speaker": who}
+            doc = _turn(i, text, f"c{conv}", source=role)
+            doc = dataclasses.replace(doc, created=created)
+        idx.upsert([doc])
+        stored[i] = doc
+    _assert_same_as_rebuilt(idx)

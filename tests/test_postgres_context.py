@@ -200,6 +200,11 @@ def test_a_turn_is_searched_by_its_vector_mixed_with_its_neighbours(make: Make) 
     assert float(chat.searched("t2") @ stadium) < 0.05
     chat.store.soft_delete(chat.ids["t1"])
     assert np.allclose(chat.searched("t2"), TOPIC.embed(["It was amazing"])[0], atol=1e-5)
+    # A deleted turn is no one's neighbour, so it is searched by its own vector
+    # (a mix would go stale as the turns beside it change).
+    assert np.allclose(chat.searched("t1"), concert, atol=1e-5)
+    chat.say("t0", 0, "the stadium first")
+    assert np.allclose(chat.searched("t1"), concert, atol=1e-5)
 
 
 def test_both_backends_search_the_same_vectors_and_find_the_same_turns(

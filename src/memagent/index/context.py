@@ -105,10 +105,10 @@ def neighbours(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, Nea
     return {int(r): (prev, nxt) for r, prev, nxt in _rows_in(conn, _NEIGHBOURS_SQL, rowids)}
 
 
-def _rows_in(conn: sqlite3.Connection, sql: str, rowids: Sequence[int]) -> Iterator[Any]:
-    """The rows of `sql` (its `{marks}` an IN list) for `rowids`, 500 at a time
+def _rows_in(conn: sqlite3.Connection, sql: str, keys: Sequence[int | str]) -> Iterator[Any]:
+    """The rows of `sql` (its `{marks}` an IN list) for `keys`, 500 at a time
     (SQLite's limit on bound parameters)."""
-    ids = list(rowids)
+    ids = list(keys)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         yield from conn.execute(sql.format(marks=",".join("?" * len(part))), part)
@@ -127,20 +127,37 @@ class Neighbourhood:
 
 
 def neighbourhood(
-    find: Callable[[Sequence[int]], dict[int, Near]], ids: Sequence[int]
+    find: Callable[[Sequence[int]], dict[int, Near]],
+    ids: Sequence[int],
+    left: Iterable[int] = (),
 ) -> Neighbourhood:
     """The neighbourhood of `ids`, with `find` giving (previous, next) turns
-    (`neighbours` here, `memagent.postgres.context.neighbours` there)."""
+    (`neighbours` here, `memagent.postgres.context.neighbours` there). `left`:
+    turns that were beside `ids` before the write (a turn re-stored in another
+    conversation or at another time has left them), recomputed too."""
     near = find(ids)
-    targets = set(ids) | {x for pn in near.values() for x in pn if x is not None}
+    targets = set(ids) | set(left) | {x for pn in near.values() for x in pn if x is not None}
     near.update(find(sorted(targets - set(near))))
     wanted = targets | {x for t in targets for x in near.get(t, ()) if x is not None}
     return Neighbourhood(near, sorted(targets), sorted(wanted))
 
 
-def around(conn: sqlite3.Connection, rowids: Sequence[int]) -> Neighbourhood:
-    """The neighbourhood of `rowids` in `index.sqlite`."""
-    return neighbourhood(lambda ids: neighbours(conn, ids), rowids)
+def around(
+    conn: sqlite3.Connection, rowids: Sequence[int], left: Iterable[int] = ()
+) -> Neighbourhood:
+    """The neighbourhood of `rowids` in `index.sqlite` (`left`: see `neighbourhood`)."""
+    return neighbourhood(lambda ids: neighbours(conn, ids), rowids, left)
+
+
+def beside(conn: sqlite3.Connection, rowids: Sequence[int]) -> set[int]:
+    """The turns next to `rowids` now (taken before a write moves or deletes them)."""
+    return {x for pn in neighbours(conn, rowids).values() for x in pn if x is not None}
+
+
+def beside_docs(conn: sqlite3.Connection, doc_ids: Sequence[str]) -> set[int]:
+    """`beside` the indexed versions of `doc_ids`."""
+    sql = "SELECT rowid FROM docs WHERE doc_id IN ({marks})"
+    return beside(conn, [int(r[0]) for r in _rows_in(conn, sql, doc_ids)])
 
 
 def lent_text(part_of: bool, who: str | None, lent: Iterable[tuple[str, bool, str | None]]) -> str:
@@ -153,11 +170,12 @@ def lent_text(part_of: bool, who: str | None, lent: Iterable[tuple[str, bool, st
 
 
 def lent_vector(
-    own: Vector, who: str | None, lent: Iterable[tuple[Vector, str | None]]
+    own: Vector, who: str | None, lent: Iterable[tuple[Vector, str | None]], live: bool = True
 ) -> Vector | None:
     """A turn's searched vector from its neighbours' (own vector, speaker): `mix`
-    with those of its exchange; None when none lends."""
-    return mix(own, [vec for vec, by in lent if exchange(who, by)])
+    with those of its exchange; None when none lends, or when the turn is
+    deleted (it is no one's neighbour, so a mix would go stale as they change)."""
+    return mix(own, [vec for vec, by in lent if exchange(who, by)]) if live else None
 
 
 def parse_source(text: str | None) -> dict[str, Any] | None:
@@ -244,15 +262,16 @@ def mix(own: Vector, neighbours: Sequence[Vector]) -> Vector | None:
 
 def _own_vectors(
     conn: sqlite3.Connection, rowids: Sequence[int]
-) -> dict[int, tuple[Vector, str | None]]:
-    """Each row's own vector and its speaker (rows without a vector left out)."""
+) -> dict[int, tuple[Vector, str | None, bool]]:
+    """Each row's own vector, its speaker and whether it is live (rows without
+    a vector left out)."""
     sql = (
-        "SELECT v.rowid, v.vec, d.source FROM vectors v JOIN docs d ON d.rowid = v.rowid "
-        "WHERE v.rowid IN ({marks})"
+        "SELECT v.rowid, v.vec, d.source, d.deleted FROM vectors v "
+        "JOIN docs d ON d.rowid = v.rowid WHERE v.rowid IN ({marks})"
     )
     return {
-        int(r): (np.frombuffer(blob, dtype=np.float32), speaker(parse_source(source)))
-        for r, blob, source in _rows_in(conn, sql, rowids)
+        int(r): (np.frombuffer(blob, dtype=np.float32), speaker(parse_source(source)), not deleted)
+        for r, blob, source, deleted in _rows_in(conn, sql, rowids)
     }
 
 
@@ -268,9 +287,9 @@ def refresh_vectors(conn: sqlite3.Connection, vectors: VectorSearch, hood: Neigh
         if t not in own:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
             continue
-        vec, who = own[t]
-        lent = [own[x] for x in near.get(t, ()) if x is not None and x in own]
-        mixed = lent_vector(vec, who, lent)
+        vec, who, live = own[t]
+        lent = [own[x][:2] for x in near.get(t, ()) if x is not None and x in own]
+        mixed = lent_vector(vec, who, lent, live)
         if mixed is None:
             conn.execute("DELETE FROM ctx_vectors WHERE rowid = ?", (t,))
         else:

@@ -35,6 +35,8 @@ from memagent.core.deadline import deadline, remaining_time
 from memagent.embeddings import Embedder, embed_query
 from memagent.index.context import (
     around,
+    beside,
+    beside_docs,
     fill_contexts,
     fill_vectors,
     neighbours,
@@ -382,8 +384,11 @@ class Index:
         if vectors is None and self.embedder is not None:
             vectors = self.embedder.embed([d.content for d in docs])
         with self.conn:
+            # A re-stored turn may have moved (another conversation or time): the
+            # turns it sat beside lose its words and vector.
+            left = beside_docs(self.conn, [d.doc_id for d in docs])
             rowids = [self._upsert_one(d) for d in docs]
-            hood = around(self.conn, rowids)
+            hood = around(self.conn, rowids, left)
             refresh_contexts(self.conn, hood, new=set(rowids))
             if vectors is not None:
                 self.vectors.upsert(rowids, vectors)
@@ -454,7 +459,7 @@ class Index:
 
     def _delete_with_context(self, rowids: list[int]) -> None:
         """Delete rows; the turns that were next to them get a new context."""
-        near = {x for pn in self.neighbours(rowids).values() for x in pn if x is not None}
+        near = beside(self.conn, rowids)
         self._delete_rows(rowids)
         hood = around(self.conn, sorted(near - set(rowids)))
         refresh_contexts(self.conn, hood, new=set())

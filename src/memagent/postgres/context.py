@@ -73,8 +73,8 @@ def refresh(conn: Any, user: str, seqs: Iterable[int]) -> None:
     near, targets, wanted = hood.near, hood.targets, hood.wanted
     if not targets:
         return
-    # seq -> (content, takes part, speaker, own vector)
-    info: dict[int, tuple[str, bool, str | None, npt.NDArray[Any] | None]] = {}
+    # seq -> (content, takes part, speaker, own vector, live)
+    info: dict[int, tuple[str, bool, str | None, npt.NDArray[Any] | None, bool]] = {}
     rows = conn.execute(
         "SELECT seq, content, deleted, source, embedding::text FROM chunks "
         "WHERE user_id = %s AND seq = ANY(%s)",
@@ -82,17 +82,18 @@ def refresh(conn: Any, user: str, seqs: Iterable[int]) -> None:
     ).fetchall()
     for seq, content, deleted, source, emb in rows:
         src = source if isinstance(source, dict) else None
-        info[int(seq)] = (content, takes_part(src, bool(deleted)), speaker(src), parse_vector(emb))
+        part_of = takes_part(src, bool(deleted))
+        info[int(seq)] = (content, part_of, speaker(src), parse_vector(emb), not deleted)
     updates: list[tuple[str, str, str | None, str, int]] = []
     for t in targets:
         if t not in info:
             continue  # deleted by this very write
-        content, part_of, who, own = info[t]
+        content, part_of, who, own, live = info[t]
         lent = [info[x] for x in near.get(t, ()) if x is not None and x in info]
         ctx = lent_text(part_of, who, [(n[0], n[1], n[2]) for n in lent])
         vec = None
         if own is not None:
-            mixed = lent_vector(own, who, [(n[3], n[2]) for n in lent if n[3] is not None])
+            mixed = lent_vector(own, who, [(n[3], n[2]) for n in lent if n[3] is not None], live)
             vec = vector_text(own if mixed is None else mixed)
         updates.append((ctx, ctx, vec, user, t))
     with conn.cursor() as cur:
