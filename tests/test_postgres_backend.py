@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -53,6 +54,37 @@ def test_migrations_are_idempotent(pg_url: str, db: Database) -> None:
     assert db.schema_version() == max(v for v, _, _ in migrations())
     with Database.open(pg_url) as again:
         assert again.migrate() == []
+
+
+def test_the_urls_own_options_are_kept(pg_url: str) -> None:
+    """`?options=-csearch_path=…` in the URL puts memagent's tables in that
+    schema (the pool's own options, timeouts, used to replace the URL's)."""
+    import psycopg
+
+    schema = f"opt_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in pg_url else "?"
+    url = f"{pg_url}{sep}options={quote(f'-csearch_path={schema},public -cwork_mem=5MB')}"
+    try:
+        with Database.open(url, max_size=1, statement_timeout_ms=12_345) as database:
+            got = database.run(
+                "u",
+                lambda c: c.execute(
+                    "SELECT current_schema(), current_setting('work_mem'), "
+                    "current_setting('statement_timeout')"
+                ).fetchone(),
+            )
+            assert got == (schema, "5MB", "12345ms")
+        with psycopg.connect(pg_url) as conn:
+            tables = conn.execute(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = %s AND tablename = 'chunks'",
+                (schema,),
+            ).fetchone()
+            assert tables == (1,)
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def test_users_are_kept_apart(db: Database) -> None:

@@ -117,6 +117,7 @@ class Database:
 
     def connect(self) -> None:
         import psycopg
+        from psycopg.conninfo import conninfo_to_dict
         from psycopg_pool import ConnectionPool, PoolTimeout
 
         try:  # one direct try first: a database that is down fails at once
@@ -132,6 +133,9 @@ class Database:
             f"-c statement_timeout={self.statement_timeout_ms} "
             f"-c lock_timeout={int(self.lock_timeout_s * 1000)}"
         )
+        given = conninfo_to_dict(self.url).get("options")
+        if given:  # the URL's own (`?options=-csearch_path%3Dmemagent`) come last: they win
+            options = f"{options} {given}"
         pool = ConnectionPool(
             self.url,
             min_size=self.min_size,
