@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
 import numpy as np
 import pytest
 
-from memagent.core import MemoryHome
+from memagent.core import MemagentError, MemoryHome
 from memagent.index import SearchParams
 from memagent.memory.chunks.store import ChunkStore
 from memagent.postgres import Database, PgChunkStore
 from memagent.postgres.chunks import DIM
 from memagent.postgres.context import fill
+from memagent.postgres.db import migrations
 from memagent.postgres.vectors import parse_vector
 
 WORDS = ("concert", "amazing", "hiking", "beagle", "pottery", "stadium", "crowd", "wish")
@@ -262,22 +264,87 @@ def test_rows_from_before_the_context_are_filled(db: Database) -> None:
         assert np.allclose(chat.searched("t2"), mixed, atol=1e-5)
 
 
-def test_the_migration_fills_the_turns_stored_before_it(pg_url: str) -> None:
+@contextmanager
+def _schema(pg_url: str) -> Iterator[Callable[[str], str]]:
+    """A schema of its own (the full migrations run there), owned by a new role
+    that is subject to row-level security (no superuser, no BYPASSRLS), as a
+    managed database's application owner is. Yields `url(role)`: the URL of the
+    owner (`"owner"`), of the superuser (`"admin"`), or of a new role that may
+    only read and write the tables (`"app"`), each with that schema first."""
     import psycopg
 
-    schema = f"ctx_{uuid.uuid4().hex[:8]}"
+    tag = uuid.uuid4().hex[:8]
+    schema, owner, app = f"ctx_{tag}", f"mm_owner_{tag}", f"mm_app_{tag}"
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"CREATE ROLE {owner} LOGIN NOSUPERUSER NOBYPASSRLS")
+        conn.execute(f"CREATE ROLE {app} LOGIN NOSUPERUSER NOBYPASSRLS")
+        conn.execute(f"CREATE SCHEMA {schema} AUTHORIZATION {owner}")
+        conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {app}")
+        conn.execute(
+            f"ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA {schema} "
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {app}"
+        )
     sep = "&" if "?" in pg_url else "?"
-    url = f"{pg_url}{sep}options={quote(f'-csearch_path={schema},public')}"
+    options = f"{sep}options={quote(f'-csearch_path={schema},public')}"
+    roles = {"owner": owner, "app": app, "admin": "postgres"}
+
+    def url(role: str) -> str:
+        return pg_url.replace("postgres:@", f"{roles[role]}:@") + options
+
     try:
-        with Database.open(url, max_size=2) as first:
-            chat = Chat(PgChunkStore(first, "u-old", embeddings=False))
-            chat.store.embedder = TOPIC  # type: ignore[assignment]
-            chat.say("t1", 1, "How was the concert?")
-            chat.say("t2", 2, "It was amazing")
-            mixed = chat.searched("t2")
-        with psycopg.connect(url, autocommit=True) as conn:  # back to schema v6
+        yield url
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+            for role in (app, owner):
+                conn.execute(f"DROP OWNED BY {role}")
+                conn.execute(f"DROP ROLE {role}")
+
+
+def _two_users_chatting(database: Database) -> dict[str, tuple[Chat, np.ndarray]]:
+    """Each of two users' t2 ("It was amazing") and its mixed vector."""
+    out = {}
+    for user in ("u-old", "u-other"):
+        chat = Chat(PgChunkStore(database, user, embeddings=False))
+        chat.store.embedder = TOPIC  # type: ignore[assignment]
+        chat.say("t1", 1, "How was the concert?")
+        chat.say("t2", 2, "It was amazing")
+        out[user] = (chat, chat.searched("t2"))
+    return out
+
+
+def _assert_filled(database: Database, chats: dict[str, tuple[Chat, np.ndarray]]) -> None:
+    for user, (chat, mixed) in chats.items():
+        chat.store = PgChunkStore(database, user, embeddings=False)
+        assert "t2" in chat.found("concert"), user
+        assert np.allclose(chat.searched("t2"), mixed, atol=1e-5), user
+
+
+def _still_forced(url: str) -> None:
+    """Row-level security binds the owner again after the migration."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        forced = conn.execute(
+            "SELECT relname FROM pg_class WHERE relforcerowsecurity AND relname IN "
+            "('chunks', 'search_docs', 'ops', 'notes', 'state') AND relnamespace = "
+            "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+        ).fetchall()
+        assert len(forced) == 5
+        if "postgres:@" not in url:  # a role subject to RLS sees no row unbound
+            assert conn.execute("SELECT count(*) FROM chunks").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("role", ["admin", "owner"])
+def test_the_migration_fills_the_turns_stored_before_it(pg_url: str, role: str) -> None:
+    """Migrating v6 -> v7 fills every user's turns, whether the migrating role
+    bypasses row-level security (a superuser) or not (the tables' owner)."""
+    import psycopg
+
+    with _schema(pg_url) as url:
+        with Database.open(url(role), max_size=2) as first:
+            chats = _two_users_chatting(first)
+        with psycopg.connect(url("admin"), autocommit=True) as conn:  # back to schema v6
             conn.execute(
                 "DROP INDEX chunks_search_vec; "
                 "ALTER TABLE chunks DROP COLUMN context, DROP COLUMN search_vec; "
@@ -285,14 +352,63 @@ def test_the_migration_fills_the_turns_stored_before_it(pg_url: str) -> None:
                 "|| setweight(to_tsvector('english', array_to_string(tags, ' ')), 'B'); "
                 "DROP FUNCTION memagent_chunk_tsv; "
                 "CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops); "
-                "DELETE FROM memagent_migrations WHERE version = 7"
+                "DELETE FROM memagent_migrations WHERE version >= 7"
             )
-        with Database.open(url, max_size=2) as again:
-            assert again.schema_version() == 7
-            chat.store = PgChunkStore(again, "u-old", embeddings=False)
-            assert "t2" in chat.found("concert")
-            assert np.allclose(chat.searched("t2"), mixed, atol=1e-5)
+        with Database.open(url(role), max_size=2) as again:
+            assert again.schema_version() == max(v for v, _, _ in migrations())
+            _assert_filled(again, chats)
             assert again.migrate() == []
-    finally:
-        with psycopg.connect(pg_url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        _still_forced(url(role))
+
+
+def test_a_database_migrated_under_row_level_security_is_repaired(pg_url: str) -> None:
+    """A database that reached v7 through a role subject to RLS (before the
+    migrations lifted it) kept its rows unfilled: no context, no searched
+    vector, BM25 lengths of 0. Migration 0008 fills them."""
+    import psycopg
+
+    with _schema(pg_url) as url:
+        with Database.open(url("owner"), max_size=2) as first:
+            chats = _two_users_chatting(first)
+        with psycopg.connect(url("admin"), autocommit=True) as conn:  # as 0006/0007 left it
+            conn.execute(
+                "UPDATE chunks SET context = '', tsv = memagent_chunk_tsv(content, tags, ''), "
+                "search_vec = NULL; UPDATE chunks SET dl = 0; UPDATE search_docs SET dl = 0; "
+                "DELETE FROM memagent_migrations WHERE version = 8"
+            )
+        with Database.open(url("owner"), max_size=2) as again:
+            assert again.schema_version() == 8
+            _assert_filled(again, chats)
+        with psycopg.connect(url("admin")) as conn:
+            wrong = conn.execute(
+                "SELECT count(*) FROM chunks WHERE dl <> memagent_tsv_len(tsv) "
+                "OR (embedding IS NOT NULL AND search_vec IS NULL)"
+            ).fetchone()
+            assert wrong == (0,)
+        _still_forced(url("owner"))
+
+
+def test_a_role_that_cannot_migrate_every_users_rows_is_told_so(pg_url: str) -> None:
+    """A role that may only read and write the tables cannot lift row-level
+    security: a pending migration fails with one line naming what to do, and
+    nothing of it is applied."""
+    import psycopg
+
+    with _schema(pg_url) as url:
+        with Database.open(url("owner"), max_size=2) as first:
+            chats = _two_users_chatting(first)
+        with Database.open(url("app"), max_size=2) as app:  # nothing pending: it serves
+            _assert_filled(app, chats)
+        with psycopg.connect(url("admin"), autocommit=True) as conn:
+            conn.execute(
+                "UPDATE chunks SET search_vec = NULL; "
+                "DELETE FROM memagent_migrations WHERE version = 8"
+            )
+        with pytest.raises(MemagentError) as err:
+            Database.open(url("app"), max_size=2)
+        message = str(err.value)
+        assert "\n" not in message and "0008" in message and "owner" in message
+        with psycopg.connect(url("admin")) as conn:
+            assert conn.execute("SELECT max(version) FROM memagent_migrations").fetchone() == (7,)
+        with Database.open(url("owner"), max_size=2) as owner:  # the owner can
+            _assert_filled(owner, chats)

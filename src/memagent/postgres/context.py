@@ -12,7 +12,8 @@ has none; `embedding` stays the turn's own (auto-linking uses it).
 
 Both are recomputed for a written turn and the turns beside it, before and
 after the write, in the write's transaction (`refresh`); rows written before
-migration 0007 are filled by `fill`, which the migration runs.
+migration 0007 are filled by `fill`, which the migration runs (and 0008 again,
+for a database whose 0007 ran as a role that row-level security hid rows from).
 """
 
 from __future__ import annotations

@@ -53,9 +53,54 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
 
 
-_FILLS: dict[int, Callable[[Any], None]] = {7: fill_context}
+_FILLS: dict[int, Callable[[Any], None]] = {7: fill_context, 8: fill_context}
 """Python run after a migration's SQL, in its transaction: derived data the SQL
 cannot compute (the turns' context, with the local index's rules)."""
+_REDOES = {8: 7}
+"""A migration whose fill repeats another's (8 repairs what 7 left undone under
+row-level security): skipped when that one ran in the same `migrate`."""
+
+
+_HAS_MIGRATIONS_TABLE = (
+    "SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = current_schema() AND c.relname = 'memagent_migrations')"
+)
+"""Whether the schema memagent creates its tables in (the first of the search
+path) has the migrations table (one further down the path does not count)."""
+
+
+def _lift_row_security(conn: Any) -> list[str]:
+    """Let a migration see every user's rows. memagent's tables FORCE row-level
+    security, which binds their owner too, so an owner that is neither superuser
+    nor BYPASSRLS (a managed database's usual application owner) would update
+    no row at all: each table's FORCE is lifted, inside the migration's
+    transaction, and `_force_row_security` puts it back before the commit (no
+    other session sees the gap: ALTER TABLE holds the table exclusively).
+    Returns the tables lifted. A role that does not own them cannot lift it:
+    InsufficientPrivilege."""
+    row = conn.execute(
+        "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    if row is not None and row[0]:
+        return []
+    tables = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT c.oid::regclass::text FROM pg_class c "
+            "WHERE c.relforcerowsecurity AND c.relnamespace = "
+            "(SELECT n.oid FROM pg_namespace n WHERE n.nspname = current_schema()) "
+            "AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid "
+            "AND p.polname = 'by_user') ORDER BY 1"
+        )
+    ]
+    for table in tables:  # a regclass's text is a quoted identifier
+        conn.execute(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
+    return tables
+
+
+def _force_row_security(conn: Any, tables: list[str]) -> None:
+    for table in tables:
+        conn.execute(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -171,30 +216,37 @@ class Database:
     # -- migrations ---------------------------------------------------------------------
     def migrate(self) -> list[int]:
         """Apply the migrations not yet applied (each in its own transaction,
-        one migrator at a time). Idempotent; returns the versions it applied."""
+        one migrator at a time). Idempotent; returns the versions it applied.
+        A role that may not apply a pending one (not the tables' owner) gets a
+        one-line `MemagentError` saying which role to run it as."""
+        import psycopg
+
         applied: list[int] = []
         with self._connection() as conn:
             conn.autocommit = True
             conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+            step = "memagent_migrations"
             try:
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS memagent_migrations ("
-                    "version integer PRIMARY KEY, name text NOT NULL, "
-                    "applied_at timestamptz NOT NULL DEFAULT now())"
-                )
+                # Created only when missing: CREATE ... IF NOT EXISTS needs the right
+                # to create in the schema, which a role that only uses it lacks.
+                if not conn.execute(_HAS_MIGRATIONS_TABLE).fetchone()[0]:
+                    conn.execute(
+                        "CREATE TABLE memagent_migrations ("
+                        "version integer PRIMARY KEY, name text NOT NULL, "
+                        "applied_at timestamptz NOT NULL DEFAULT now())"
+                    )
                 done = {r[0] for r in conn.execute("SELECT version FROM memagent_migrations")}
-                for version, name, sql in migrations():
-                    if version in done:
-                        continue
-                    with conn.transaction():
-                        conn.execute(sql)
-                        if version in _FILLS:
-                            _FILLS[version](conn)
-                        conn.execute(
-                            "INSERT INTO memagent_migrations(version, name) VALUES (%s, %s)",
-                            (version, name),
-                        )
-                    applied.append(version)
+                for version, step, sql in migrations():
+                    if version not in done:
+                        self._apply(conn, version, step, sql, redo=_REDOES.get(version) in applied)
+                        applied.append(version)
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise MemagentError(
+                    f"cannot migrate the database schema ({step}) as role {conn.info.user!r}: "
+                    f"{str(exc).strip().splitlines()[0]}; a migration changes every user's "
+                    "rows, so run it once as the role that owns memagent's tables (any "
+                    "memagent command given --store with that role's URL applies it)"
+                ) from exc
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
                 conn.autocommit = False
@@ -204,6 +256,20 @@ class Database:
             conn.rollback()
         self.iterative_scans = row is not None and _version(row[0]) >= (0, 8)
         return applied
+
+    @staticmethod
+    def _apply(conn: Any, version: int, name: str, sql: str, *, redo: bool) -> None:
+        """One migration in its transaction, seeing every user's rows (`redo`:
+        its fill repeats one that just ran, so it is skipped)."""
+        with conn.transaction():
+            lifted = _lift_row_security(conn)
+            conn.execute(sql)
+            if version in _FILLS and not redo:
+                _FILLS[version](conn)
+            _force_row_security(conn, lifted)
+            conn.execute(
+                "INSERT INTO memagent_migrations(version, name) VALUES (%s, %s)", (version, name)
+            )
 
     def schema_version(self) -> int:
         with self._connection() as conn:
