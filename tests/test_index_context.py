@@ -436,11 +436,12 @@ def test_a_turn_that_moves_leaves_its_old_neighbours_context(tmp_path: Path) -> 
 
 
 _SPEAKERS = ("Caroline", "Melanie", "assistant")
-# One step: (verb, turn 0-5, conversation 0-1, time 0-9, speaker) with verb add or
-# edit (store the turn), move (re-store it elsewhere), delete, soft (deleted=True).
+# One step: (verb, turn 0-5, conversation 0-1, time 0-9, speaker) with verb store
+# (add or edit), move (re-store it elsewhere), pair (move it and the next turn in
+# one upsert, as a re-index batch does), delete, soft (deleted=True).
 _STEPS = st.lists(
     st.tuples(
-        st.sampled_from(["store", "store", "move", "delete", "soft"]),
+        st.sampled_from(["store", "store", "move", "pair", "delete", "soft"]),
         st.integers(0, 5),
         st.integers(0, 1),
         st.integers(0, 9),
@@ -460,22 +461,26 @@ def test_any_sequence_of_writes_leaves_the_index_a_rebuild_would_make(
     stored: dict[int, Doc] = {}
     for n, (verb, i, conv, at, who) in enumerate(steps):
         words = TopicEmbedder.WORDS
-        text = f"{who}: {words[(i + n) % len(words)]} w{i}v{n}"
         # Times never tie (a tie is ordered by rowid, which a rebuild renumbers).
         created = at + n / 100
         if verb == "delete":
             idx.remove_docs([f"t{i}"])
             stored.pop(i, None)
             continue
-        if verb in ("move", "soft") and i in stored:
-            old = stored[i]
-            doc = dataclasses.replace(old, conversation_id=f"c{conv}", created=created)
-            if verb == "soft":
-                doc = dataclasses.replace(old, deleted=True)
-        else:
-            role = {"role": "assistant"} if who == "assistant" else {"speaker": who}
-            doc = _turn(i, text, f"c{conv}", source=role)
-            doc = dataclasses.replace(doc, created=created)
-        idx.upsert([doc])
-        stored[i] = doc
+        batch: list[Doc] = []
+        for j in (i, (i + 1) % 6) if verb == "pair" else (i,):
+            if verb in ("move", "pair", "soft") and j in stored:
+                doc = dataclasses.replace(
+                    stored[j], conversation_id=f"c{conv}", created=created + j / 1000
+                )
+                if verb == "soft":
+                    doc = dataclasses.replace(stored[j], deleted=True)
+            else:
+                role = {"role": "assistant"} if who == "assistant" else {"speaker": who}
+                text = f"{who}: {words[(j + n) % len(words)]} w{j}v{n}"
+                doc = _turn(j, text, f"c{conv}", source=role)
+                doc = dataclasses.replace(doc, created=created + j / 1000)
+            batch.append(doc)
+            stored[j] = doc
+        idx.upsert(batch)
     _assert_same_as_rebuilt(idx)
