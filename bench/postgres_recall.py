@@ -7,9 +7,13 @@ as one user of a PostgreSQL + pgvector database (pgserver, in a temporary
 folder). Every question of categories 1-4 is then asked of both with the default
 ranking, the day after the last session. Printed: recall@1/5/10 of the evidence
 turns on each backend, per conversation and overall, and the difference
-(target: PostgreSQL within 1 point of local at recall@5).
+(target: PostgreSQL within 1 point of local at recall@5), and the latency of
+those `recall` calls on each backend (p50/p95, PostgreSQL/local ratio: the
+same questions, the same run; a PostgreSQL call includes its connection
+checkout, round trips and query embedding, as a local one includes its
+embedding).
 
-    python -m bench.postgres_recall [--conversations conv-26 conv-30]
+    python -m bench.postgres_recall [--conversations conv-26 conv-30] [--questions N]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +50,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--conversations", nargs="*", default=None)
+    ap.add_argument(
+        "--questions", type=int, default=0, help="ask only the first N questions of each (0: all)"
+    )
+    ap.add_argument(
+        "--rankings",
+        type=Path,
+        default=None,
+        help="write every question's ranked turn ids per backend to this JSON file "
+        "(to check that a change keeps the rankings)",
+    )
     args = ap.parse_args(argv)
     if load_embedder() is None:
         print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
@@ -59,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     import pgserver
 
     results: dict[str, dict[str, list[dict[int, float]]]] = {"local": {}, "postgres": {}}
+    latency: dict[str, list[float]] = {"local": [], "postgres": []}
+    rankings: dict[str, list[list[str]]] = {"local": [], "postgres": []}
     with tempfile.TemporaryDirectory(prefix="memagent-pg-recall-") as tmp_name:
         tmp = Path(tmp_name)
         srv = pgserver.get_server(tmp / "pg", cleanup_mode="stop")
@@ -72,18 +89,29 @@ def main(argv: list[str] | None = None) -> int:
                     pg = PgChunkStore(db, f.stem, embeddings=True)
                     pg.create_many([_draft(f.stem, t) for t in turns])
                     now = datetime.fromisoformat(turns[-1]["created_at"]).timestamp() + 86400
+                    asked = [
+                        (q["question"], evidence_of(q))
+                        for q in conv["qa"]
+                        if q.get("category") in CATEGORIES and evidence_of(q)
+                    ]
+                    if args.questions > 0:
+                        asked = asked[: args.questions]
                     for name, store in (("local", local), ("postgres", pg)):
                         got = results[name].setdefault(f.stem, [])
-                        for q in conv["qa"]:
-                            gold = evidence_of(q)
-                            if q.get("category") not in CATEGORIES or not gold:
-                                continue
-                            hits = store.recall(q["question"], k=10, now=now)
+                        store.recall("warm up", k=10, now=now)  # model loaded, pool connected
+                        for question, gold in asked:
+                            start = time.perf_counter()
+                            hits = store.recall(question, k=10, now=now)
+                            latency[name].append((time.perf_counter() - start) * 1000)
                             ranked = [str((h.row.source or {}).get("id")) for h in hits]
                             got.append(recall_at(ranked, gold))
+                            rankings[name].append(ranked)
                     local.close()
         finally:
             srv.cleanup()
+
+    if args.rankings is not None:
+        args.rankings.write_text(json.dumps(rankings), encoding="utf-8")
 
     def mean(rows: list[dict[int, float]], k: int) -> float:
         return float(np.mean([r[k] for r in rows])) if rows else float("nan")
@@ -104,6 +132,18 @@ def main(argv: list[str] | None = None) -> int:
         lo, pg_ = mean(every["local"], k), mean(every["postgres"], k)
         diff = (pg_ - lo) * 100
         print(f"overall recall@{k}: local {lo:.3f}  postgres {pg_:.3f}  ({diff:+.1f} points)")
+    p50 = {name: float(np.percentile(xs, 50)) for name, xs in latency.items() if xs}
+    p95 = {name: float(np.percentile(xs, 95)) for name, xs in latency.items() if xs}
+    for name in p50:
+        print(
+            f"recall latency {name}: p50 {p50[name]:.1f} ms  p95 {p95[name]:.1f} ms  "
+            f"({len(latency[name])} calls)"
+        )
+    if len(p50) == 2:
+        print(
+            f"postgres/local: p50 {p50['postgres'] / p50['local']:.2f}x  "
+            f"p95 {p95['postgres'] / p95['local']:.2f}x"
+        )
     gap = abs(mean(every["postgres"], 5) - mean(every["local"], 5)) * 100
     print(f"recall@5 gap {gap:.1f} points (target: at most 1)")
     return 0 if gap <= 1.0 else 1
