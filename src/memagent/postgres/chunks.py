@@ -34,22 +34,34 @@ from memagent.index.search import (
     fuse,
     query_terms,
 )
-from memagent.memory.chunks.model import Chunk, check_id
+from memagent.index.store import _embed_pool
+from memagent.memory.chunks.model import Chunk, check_id, chunk_rel_path
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
 from memagent.postgres import context as pgcontext
 from memagent.postgres import docs as pgdocs
 from memagent.postgres.bm25 import bm25, context_lexemes
 from memagent.postgres.db import Database
 from memagent.postgres.ops import PgOpsLog, digest, json_bytes
-from memagent.postgres.vectors import parse_vector, vector_text
+from memagent.postgres.vectors import parse_vector, unpack_vector, vector_text
 
 DIM = 384
 EXACT_MAX_ROWS = 20_000
 """Users with at most this many vectors get exact dense top-k (see `_dense`)."""
 _ROW_COLS = (
     "seq, id, content, tags, type, created, created_at, conversation_id, session_id, "
-    "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source, data"
+    "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source"
 )
+"""What a `Row` is made of (not the chunk's JSON: its path follows from its id)."""
+_NEAR_COLS = (
+    "(SELECT p.seq FROM chunks p WHERE p.user_id = c.user_id "
+    "AND p.conversation_id = c.conversation_id AND NOT p.deleted "
+    "AND (p.created, p.seq) < (c.created, c.seq) ORDER BY p.created DESC, p.seq DESC LIMIT 1), "
+    "(SELECT x.seq FROM chunks x WHERE x.user_id = c.user_id "
+    "AND x.conversation_id = c.conversation_id AND NOT x.deleted "
+    "AND (x.created, x.seq) > (c.created, c.seq) ORDER BY x.created, x.seq LIMIT 1)"
+)
+"""A chunk's previous and next live turn of its conversation (NULL without one),
+as `context.neighbours` finds them, read with the pool's rows."""
 
 
 def _row(r: tuple[Any, ...]) -> Row:
@@ -58,7 +70,7 @@ def _row(r: tuple[Any, ...]) -> Row:
         rowid=int(r[0]),
         doc_id=chunk_id,
         kind="chunk",
-        path=Chunk.model_validate(r[16]).rel_path,
+        path=chunk_rel_path(chunk_id),
         content=r[2],
         tags=list(r[3]),
         type=r[4],
@@ -357,7 +369,11 @@ class PgChunkStore(ChunkStore):
         p = params
         n = max(p.candidates, k)
         terms = query_terms(query)
-        qvec = embed_query(self.embedder, query) if self.embedder is not None else None
+        # The query is embedded on a worker thread while the keyword SQL runs (as
+        # the local index overlaps it with FTS5): onnxruntime and the socket wait
+        # both release the GIL.
+        embedder = self.embedder
+        soon = _embed_pool().submit(embed_query, embedder, query) if embedder is not None else None
         where, wparams = filter_sql(f)
 
         def go(conn: Any) -> list[Hit]:
@@ -369,6 +385,7 @@ class PgChunkStore(ChunkStore):
                 kw = self._keyword(conn, used, where, wparams, n, p)
             kw = pgdocs.merge(kw, pgdocs.keyword(conn, self.user, used, f, n), n)
             dense: list[tuple[int, float]] = []
+            qvec = soon.result() if soon is not None else None
             if qvec is not None:
                 mode = "hybrid"
                 dense = pgdocs.merge(
@@ -383,39 +400,63 @@ class PgChunkStore(ChunkStore):
             if not fused.score:
                 return []
             pool = fused.pool(max(n, k))
-            rows = {
-                int(r[0]): _row(r)
-                for r in conn.execute(
-                    f"SELECT {_ROW_COLS} FROM chunks WHERE user_id = %s AND seq = ANY(%s)",
-                    (self.user, pool),
-                ).fetchall()
-            }
-            rows.update(pgdocs.rows(conn, self.user, pool))
-            near = self._neighbours(conn, pool) if p.neighbour_weight > 0 else {}
-            vectors = (
-                self._pool_vectors(conn, pool) if qvec is not None and p.mmr_weight > 0 else None
-            )
+            want_vectors = qvec is not None and p.mmr_weight > 0
+            rows, near, vectors = self._pool(conn, pool, p.neighbour_weight > 0, want_vectors)
             return finish(
-                fused, rows, near, query, k=k, params=p, mode=mode, now=now, vectors=vectors
+                fused,
+                rows,
+                near,
+                query,
+                k=k,
+                params=p,
+                mode=mode,
+                now=now,
+                vectors=vectors if want_vectors else None,
             )
 
-        return self.db.run(self.user, go)
+        try:
+            return self.db.run(self.user, go)
+        finally:
+            if soon is not None:
+                soon.cancel()
 
-    def _pool_vectors(self, conn: Any, pool: list[int]) -> dict[int, npt.NDArray[np.float32]]:
-        """The vectors of the pool's rows (chunks, and notes/facts by negative key),
-        which MMR compares, as the local index hands them to `finish`."""
-        found = conn.execute(
-            "SELECT seq, search_vec::text FROM chunks WHERE user_id = %s AND seq = ANY(%s) "
-            "AND search_vec IS NOT NULL UNION ALL SELECT -seq, embedding::text FROM search_docs "
-            "WHERE user_id = %s AND -seq = ANY(%s) AND embedding IS NOT NULL",
-            (self.user, pool, self.user, pool),
-        ).fetchall()
-        out: dict[int, npt.NDArray[np.float32]] = {}
-        for key, text in found:
-            vec = parse_vector(text)
-            if vec is not None:
-                out[int(key)] = vec
-        return out
+    def _pool(
+        self, conn: Any, pool: list[int], with_near: bool, with_vectors: bool
+    ) -> tuple[dict[int, Row], dict[int, list[int]], dict[int, npt.NDArray[np.float32]]]:
+        """What `finish` needs of the pool, in one statement per table: the rows,
+        each chunk's conversation neighbours (previous, next) and the vectors MMR
+        compares (`search_vec`; a note's or fact's embedding), read in pgvector's
+        binary form."""
+        extra = (f", {_NEAR_COLS}" if with_near else "") + (
+            ", vector_send(c.search_vec)" if with_vectors else ""
+        )
+        rows: dict[int, Row] = {}
+        near: dict[int, list[int]] = {}
+        vectors: dict[int, npt.NDArray[np.float32]] = {}
+        if any(key > 0 for key in pool):
+            cols = ", ".join(f"c.{col.strip()}" for col in _ROW_COLS.split(","))
+            found = conn.execute(
+                f"SELECT {cols}{extra} FROM chunks c WHERE c.user_id = %s AND c.seq = ANY(%s)",
+                (self.user, pool),
+            ).fetchall()
+            width = len(_ROW_COLS.split(","))
+            for r in found:
+                seq = int(r[0])
+                rows[seq] = _row(r)
+                rest = r[width:]
+                if with_near:
+                    if r[7] is not None:  # conversation_id: only a turn has neighbours
+                        near[seq] = [int(v) for v in rest[:2] if v is not None]
+                    rest = rest[2:]
+                if with_vectors and rest[0] is not None:
+                    vec = unpack_vector(rest[0])
+                    if vec is not None:
+                        vectors[seq] = vec
+        if any(key < 0 for key in pool):
+            docs, doc_vectors = pgdocs.rows(conn, self.user, pool, with_vectors=with_vectors)
+            rows.update(docs)
+            vectors.update(doc_vectors)
+        return rows, near, vectors
 
     def dense_candidates(
         self, vector: npt.NDArray[np.float32], n: int, filters: Filters | None = None
@@ -487,7 +528,3 @@ class PgChunkStore(ChunkStore):
             context=ctx,
             context_weight=p.context_weight,
         )
-
-    def _neighbours(self, conn: Any, seqs: list[int]) -> dict[int, list[int]]:
-        near = pgcontext.neighbours(conn, self.user, seqs)
-        return {seq: [int(v) for v in pn if v is not None] for seq, pn in near.items()}

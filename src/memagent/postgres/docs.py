@@ -11,11 +11,14 @@ import time
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
 from memagent.index import Filters, Row
 from memagent.index.documents import NOTE, Doc, fact_docs, note_doc
 from memagent.index.filters import PostgresFilterSQL
 from memagent.postgres.bm25 import bm25
-from memagent.postgres.vectors import vector_text
+from memagent.postgres.vectors import unpack_vector, vector_text
 
 if TYPE_CHECKING:
     from memagent.embeddings import Embedder
@@ -165,15 +168,25 @@ def dense(conn: Any, user: str, q: str, f: Filters, n: int) -> list[tuple[int, f
     return [(-int(r[0]), float(r[1])) for r in rows]
 
 
-def rows(conn: Any, user: str, keys: list[int]) -> dict[int, Row]:
-    """The rows of the (negative) keys."""
+def rows(
+    conn: Any, user: str, keys: list[int], *, with_vectors: bool = False
+) -> tuple[dict[int, Row], dict[int, npt.NDArray[np.float32]]]:
+    """The rows of the (negative) keys, and (`with_vectors`) their embeddings,
+    which MMR compares, read in pgvector's binary form."""
     seqs = [-k for k in keys if k < 0]
     if not seqs:
-        return {}
+        return {}, {}
+    extra = ", vector_send(embedding)" if with_vectors else ""
     found = conn.execute(
-        f"SELECT {_COLS} FROM search_docs WHERE user_id = %s AND seq = ANY(%s)", (user, seqs)
+        f"SELECT {_COLS}{extra} FROM search_docs WHERE user_id = %s AND seq = ANY(%s)",
+        (user, seqs),
     ).fetchall()
-    return {-int(r[0]): _row(r) for r in found}
+    vectors: dict[int, npt.NDArray[np.float32]] = {}
+    for r in found:
+        vec = unpack_vector(r[15]) if with_vectors else None
+        if vec is not None:
+            vectors[-int(r[0])] = vec
+    return {-int(r[0]): _row(r) for r in found}, vectors
 
 
 def merge(

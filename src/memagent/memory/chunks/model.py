@@ -43,6 +43,11 @@ def day_folder(chunk_id: str) -> str:
     return f"{d[:4]}-{d[4:6]}-{d[6:]}"
 
 
+def chunk_rel_path(chunk_id: str) -> str:
+    """Where the chunk `chunk_id` lives in a memory home (its id says all)."""
+    return f"chunks/{day_folder(chunk_id)}/{chunk_id}.json"
+
+
 MIN_YEAR, MAX_YEAR = 1000, 9999
 
 
@@ -130,7 +135,7 @@ class Chunk(BaseModel):
 
     @property
     def rel_path(self) -> str:
-        return f"chunks/{day_folder(self.id)}/{self.id}.json"
+        return chunk_rel_path(self.id)
 
 
 class ChunkDraft(BaseModel):
