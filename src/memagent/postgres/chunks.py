@@ -47,6 +47,20 @@ from memagent.postgres.vectors import parse_vector, unpack_vector, vector_text
 DIM = 384
 EXACT_MAX_ROWS = 20_000
 """Users with at most this many vectors get exact dense top-k (see `_dense`)."""
+
+
+def _exact_sql(where: str, gate: str = "") -> str:
+    """The user's exact dense top-n as (seq, cosine distance), nearest first.
+    `OFFSET 0` keeps the subquery whole, so each row's distance is computed once
+    (selected and sorted on); `+ 0`: an ordering the HNSW index cannot serve,
+    so the planner scans the user's rows (through the btree on `user_id`)."""
+    return (
+        "SELECT s.seq, s.d FROM (SELECT c.seq, c.search_vec <=> %s::vector AS d FROM chunks c "
+        f"WHERE c.user_id = %s AND c.search_vec IS NOT NULL AND {where}{gate} OFFSET 0) s "
+        "ORDER BY s.d + 0, s.seq LIMIT %s"
+    )
+
+
 _ROW_COLS = (
     "seq, id, content, tags, type, created, created_at, conversation_id, session_id, "
     "scope_user_id, agent_id, speaker, deleted, access_count, accessed, source"
@@ -481,34 +495,31 @@ class PgChunkStore(ChunkStore):
         HNSW (with iterative scans on pgvector 0.8+), and exactly again when it
         comes back short."""
         q = vector_text(vector)
-        big = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE user_id = %s "
-            "AND search_vec IS NOT NULL LIMIT %s) s",
-            (self.user, EXACT_MAX_ROWS + 1),
-        ).fetchone()[0]
-        if big > EXACT_MAX_ROWS:
-            conn.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(n, 40), 1000)),)
-            )
-            if self.db.iterative_scans:
-                conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            rows = conn.execute(
-                "SELECT c.seq, 1 - (c.search_vec <=> %s::vector) FROM chunks c "
-                f"WHERE c.user_id = %s AND c.search_vec IS NOT NULL AND {where} "
-                "ORDER BY c.search_vec <=> %s::vector LIMIT %s",
-                (q, self.user, *params, q, n),
-            ).fetchall()
-            if len(rows) >= n:
-                return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: -x[1])
-        # `+ 0`: an ordering the HNSW index cannot serve, so the planner scans the
-        # user's rows and computes every distance.
+        # One statement: the user's vectors counted (up to EXACT_MAX_ROWS + 1) and,
+        # for a user no bigger than that, the exact top-n (skipped otherwise: a
+        # one-time filter on the count).
+        found = conn.execute(
+            "WITH big AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM chunks "
+            "WHERE user_id = %s AND search_vec IS NOT NULL LIMIT %s) s) "
+            "SELECT big.n, r.seq, r.d FROM big LEFT JOIN LATERAL "
+            f"({_exact_sql(where, ' AND big.n <= %s')}) r ON true",
+            (self.user, EXACT_MAX_ROWS + 1, q, self.user, *params, EXACT_MAX_ROWS, n),
+        ).fetchall()
+        if found[0][0] <= EXACT_MAX_ROWS:
+            return [(int(r[1]), 1 - float(r[2])) for r in found if r[1] is not None]
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(n, 40), 1000)),))
+        if self.db.iterative_scans:
+            conn.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
         rows = conn.execute(
             "SELECT c.seq, 1 - (c.search_vec <=> %s::vector) FROM chunks c "
             f"WHERE c.user_id = %s AND c.search_vec IS NOT NULL AND {where} "
-            "ORDER BY (c.search_vec <=> %s::vector) + 0, c.seq LIMIT %s",
+            "ORDER BY c.search_vec <=> %s::vector LIMIT %s",
             (q, self.user, *params, q, n),
         ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+        if len(rows) >= n:
+            return sorted(((int(r[0]), float(r[1])) for r in rows), key=lambda x: -x[1])
+        exact = conn.execute(_exact_sql(where), (q, self.user, *params, n)).fetchall()
+        return [(int(r[0]), 1 - float(r[1])) for r in exact]
 
     def _keyword(
         self, conn: Any, terms: list[str], where: str, params: list[Any], n: int, p: SearchParams
