@@ -8,7 +8,9 @@ turns, averaged per question, per category and overall, for all systems in the
 same run. A "plain RRF" row (the hybrid with every conversation-aware feature
 off) shows what the tuned features add; "no time/MMR" is the hybrid without the
 time boost, MMR and the turns' keyword context (as two rounds ago); "no kw
-context" is the hybrid searching each turn's own words only (`context_weight` 0).
+context" is the hybrid searching each turn's own words only (`context_weight` 0);
+"no answer type" the hybrid without the quantity boost (`quantity_boost` 0,
+`memagent.index.answers`).
 Every row but BM25 and dense searches the turns' conversation-aware vectors
 (`memagent.index.context`: index-time, no query knob turns them off). Questions
 are asked the day after the last session (relative times in them count from
@@ -132,10 +134,10 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
-    for sp, tb, mmr, dec, head, ctx in itertools.product(
-        (0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5), (0, 3), (0.0, CONTEXT_WEIGHT)
+    for sp, tb, mmr, dec, head, ctx, qty in itertools.product(
+        (0.0, 0.5), (0.0, 1.0), (0.0, 0.3), (1.0, 0.5), (0, 3), (0.0, CONTEXT_WEIGHT), (0.0, 0.5)
     ):
-        name = f"sp={sp} t={tb} mmr={mmr} dec={dec} head={head} ctx={ctx}"
+        name = f"sp={sp} t={tb} mmr={mmr} dec={dec} head={head} ctx={ctx} qty={qty}"
         grid[name] = DEFAULT_PARAMS.model_copy(
             update={
                 "speaker_boost": sp,
@@ -144,6 +146,7 @@ def cv_grid() -> dict[str, SearchParams]:
                 "session_decay": dec,
                 "session_head": head,
                 "context_weight": ctx,
+                "quantity_boost": qty,
             }
         )
     return grid
@@ -220,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "plain RRF": plain,
         "no time/MMR": before,
         "no kw context": DEFAULT_PARAMS.model_copy(update={"context_weight": 0.0}),
+        "no answer type": DEFAULT_PARAMS.model_copy(update={"quantity_boost": 0.0}),
         "memagent hybrid": DEFAULT_PARAMS,
     }
     scores: dict[str, dict[int, list[dict[int, float]]]] = {s: defaultdict(list) for s in systems}
@@ -301,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         print("-" * len(header))
     base = overall["BM25 (rank-bm25)"][5]
     hyb = overall["memagent hybrid"][5]
-    for label in ("no time/MMR", "no kw context"):
+    for label in ("no time/MMR", "no kw context", "no answer type"):
         prev = overall[label][5]
         gain = (hyb - prev) * 100
         print(f"hybrid vs {label} recall@5: {hyb:.3f} vs {prev:.3f} ({gain:+.1f} points)")
@@ -351,7 +355,7 @@ def _default_name(grid: dict[str, Any]) -> str:
     d = DEFAULT_PARAMS
     name = (
         f"sp={d.speaker_boost} t={d.temporal_boost} mmr={d.mmr_weight} dec={d.session_decay}"
-        f" head={d.session_head} ctx={d.context_weight}"
+        f" head={d.session_head} ctx={d.context_weight} qty={d.quantity_boost}"
     )
     return name if name in grid else next(iter(grid))
 

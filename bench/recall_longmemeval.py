@@ -24,8 +24,8 @@ terms and generation times are cached in bench/results/lme-expansions.json (keye
 by model, prompt and question), so a second run only queries; the generation
 time reported is the one measured when the terms were made.
 
-`--cv` cross-validates the session-head knobs and the turns' context (on or
-off) inside the slice: the questions
+`--cv` cross-validates the session-head knobs, the turns' context (on or off) and
+the answer-type boost (`quantity_boost` 0 or 0.5) inside the slice: the questions
 (in type-stratified order) fall into 5 folds; on each 4 folds the grid setting
 with the best mean of all@5 and turn@10 is picked (ties go to the defaults) and
 scored on the fifth. Reported: held-out figures of the picked and the default
@@ -213,6 +213,7 @@ def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | No
             }
         ),
         "no kw context": DEFAULT_PARAMS.model_copy(update={"context_weight": 0.0}),
+        "no answer type": DEFAULT_PARAMS.model_copy(update={"quantity_boost": 0.0}),
         "no session decay": DEFAULT_PARAMS.model_copy(update={"session_decay": 1.0}),
         "no session head": DEFAULT_PARAMS.model_copy(update={"session_head": 0}),
         "memagent": DEFAULT_PARAMS,
@@ -372,14 +373,16 @@ def cv_grid() -> dict[str, SearchParams]:
             if head == 0 and always:
                 continue
             for ctx in (0.0, CONTEXT_WEIGHT):
-                name = f"head={head}{' always' if always else ''} ctx={ctx}"
-                grid[name] = DEFAULT_PARAMS.model_copy(
-                    update={
-                        "session_head": head,
-                        "session_head_always": always,
-                        "context_weight": ctx,
-                    }
-                )
+                for qty in (0.0, 0.5):
+                    name = f"head={head}{' always' if always else ''} ctx={ctx} qty={qty}"
+                    grid[name] = DEFAULT_PARAMS.model_copy(
+                        update={
+                            "session_head": head,
+                            "session_head_always": always,
+                            "context_weight": ctx,
+                            "quantity_boost": qty,
+                        }
+                    )
     return grid
 
 

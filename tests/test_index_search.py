@@ -177,6 +177,26 @@ def test_neighbour_and_speaker_boosts(tmp_path: Path) -> None:
     assert hits["d2"].why["boosts"]["speaker"] == 1.0
 
 
+def test_quantity_question_favours_memories_stating_one(tmp_path: Path) -> None:
+    idx = Index(tmp_path / "i.sqlite")
+    idx.upsert(
+        [
+            _doc(1, "I love my aquarium fish, they are so calm", created=1.0),
+            _doc(2, "My aquarium has 10 neon tetras", created=2.0),
+        ]
+    )
+    quiet = SearchParams(quantity_boost=0.0)
+    base = {h.row.doc_id: h for h in search(idx, "How many fish in my aquarium?", params=quiet)}
+    assert all("quantity" not in h.why.get("boosts", {}) for h in base.values())
+    hits = {h.row.doc_id: h for h in search(idx, "How many fish in my aquarium?")}
+    assert hits["d2"].why["boosts"]["quantity"] == SearchParams().quantity_boost
+    assert hits["d2"].score == pytest.approx(base["d2"].score * 1.5)
+    assert "quantity" not in hits["d1"].why.get("boosts", {})
+    # not a quantity question, or a span of time (answered from when it was said)
+    for query in ("Which fish are in my aquarium?", "How many days ago did I set up the aquarium?"):
+        assert all("quantity" not in h.why.get("boosts", {}) for h in search(idx, query))
+
+
 def test_recency_boost_prefers_new(tmp_path: Path) -> None:
     idx = Index(tmp_path / "i.sqlite")
     idx.upsert(

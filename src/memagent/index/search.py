@@ -16,7 +16,9 @@ Pipeline for one query:
    neighbour's score (neighbours = adjacent documents of the same conversation).
 5. Speaker: a document said by a person the query names gains a boost.
 6. Time: a document said within a time the query names ("in May 2023", "last
-   summer", "two weeks ago"; see `temporal`) gains a boost.
+   summer", "two weeks ago"; see `temporal`) gains a boost. Answer type: a
+   question asking for a quantity ("how many…", "how much…", "how old…")
+   favours documents that state one (see `answers`).
 7. Optional recency and access boosts (config; off by default and for benchmarks).
 8. Not a fact: a document whose source marks it as a question or command put
    to the assistant, or as the assistant's own reply (`non_fact`), keeps only
@@ -47,6 +49,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput
+from memagent.index.answers import asks_quantity, states_quantity
 from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
 from memagent.index.filters import Filters
@@ -88,6 +91,9 @@ class SearchParams(BaseModel):
     context_max_docs: int = Field(default=CONTEXT_MAX_DOCS, ge=0, le=10**9)
     # A time the query names doubles what was said then (a soft filter).
     temporal_boost: float = Field(default=1.0, ge=0)
+    # A question asking for a quantity ("how many…", "how much…") favours the
+    # memories that state one (a number, an amount) by this share (see `answers`).
+    quantity_boost: float = Field(default=0.5, ge=0)
     # After three picks from one conversation (a turn, its reply and one more),
     # each further pick from it counts half: the top k cover more conversations.
     session_decay: float = Field(default=0.5, ge=0, le=1)
@@ -385,6 +391,7 @@ def finish(
     ranges = time_ranges(query, now) if p.temporal_boost > 0 else []
     # A question about what the assistant said lifts the penalty on its replies.
     about_assistant = p.non_fact_weight < 1 and asks_about_assistant(query)
+    quantity = p.quantity_boost > 0 and asks_quantity(query)
     for rowid in fused.pool(len(base)):
         row = rows.get(rowid)
         if row is None:
@@ -399,6 +406,16 @@ def finish(
         if p.speaker_boost > 0 and row.speaker and row.speaker.lower() in query_words:
             s *= 1.0 + p.speaker_boost
             boosts["speaker"] = p.speaker_boost
+        # Not a fact (see `roles`): kept at `non_fact_weight` of its score below.
+        penalised = (
+            p.non_fact_weight < 1
+            and non_fact(row.source)
+            and not (about_assistant and said_by_assistant(row.source))
+        )
+        # Only what can rank is read for a quantity (replies are long; see `answers`).
+        if quantity and not penalised and states_quantity(row.content):
+            s *= 1.0 + p.quantity_boost
+            boosts["quantity"] = p.quantity_boost
         if ranges and row.created > 0 and any(r.contains(row.created) for r in ranges):
             s *= 1.0 + p.temporal_boost
             boosts["time"] = p.temporal_boost
@@ -411,12 +428,11 @@ def finish(
             factor = p.access_weight * math.log1p(row.access_count)
             s *= 1.0 + factor
             boosts["access"] = round(factor, 6)
-        if p.non_fact_weight < 1 and non_fact(row.source):
-            if about_assistant and said_by_assistant(row.source):
-                boosts["about_assistant"] = 1.0
-            else:
-                s *= p.non_fact_weight
-                boosts["non_fact"] = p.non_fact_weight
+        if penalised:
+            s *= p.non_fact_weight
+            boosts["non_fact"] = p.non_fact_weight
+        elif p.non_fact_weight < 1 and non_fact(row.source):
+            boosts["about_assistant"] = 1.0
         final[rowid] = s
         w = why.setdefault(rowid, {})
         if boosts:

@@ -1,0 +1,64 @@
+"""What kind of answer a question wants, and which memories can give it.
+
+A question asking for a quantity ("how many fish…", "how much did I spend…",
+"how old was I…", "how often…", "what percentage…") is answered by a memory
+that states one: a number, an amount of money, an age, a count in words ("ten
+neon tetras", "I just turned 32", "I paid $500"). Matching the answer's type to
+the question's is a standard step of question answering (answer-type
+detection); here it is a soft boost of the memories that state a quantity
+(`SearchParams.quantity_boost`), never a filter.
+
+A span of time between two moments ("how many days ago…", "how many weeks
+passed between…", "how long did I use it before…") is left alone: its answer
+comes from *when* the memories were said (their timestamps, see `temporal`),
+not from a number in their words.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Longer questions than this are not scanned (a query is at most 4,000
+# characters, see `search.MAX_QUERY_CHARS`; the cues sit in the question's start).
+_SCAN_CHARS = 4000
+
+_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much|old|long|far|often|tall|heavy)\b"
+    r"|\bwhat\s+(?:percentage|percent|number|age|time)\b"
+    r"|\bnumber\s+of\b",
+    re.IGNORECASE,
+)
+_UNITS = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?)"
+_ELAPSED = re.compile(
+    r"\bhow\s+(?:long|many\s+" + _UNITS + r")\b[^?.!\n]*?"
+    r"\b(?:ago|since|passed|elapsed|between|before|after|until)\b"
+    r"|\b(?:after|before|within)\s+how\s+(?:long|many)\b",
+    re.IGNORECASE,
+)
+_NUMBERS_IN_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+    "eighty ninety hundred thousand million billion dozen twice thrice half couple"
+)
+_NUMBER_WORDS = frozenset(_NUMBERS_IN_WORDS.split())
+# A digit or a currency or percent sign; else a number in words. Two simple scans
+# (a character class, then the lower-cased words against a set) are several times
+# faster than one regex with the words as alternatives, which matters for a pool
+# of long memories.
+_FIGURE = re.compile(r"[\d$€£¥%]")
+_WORD = re.compile(r"[a-z]+")
+
+
+def asks_quantity(query: str) -> bool:
+    """True when `query` asks how many, how much, how old, how long, how often…
+    — but not for the time elapsed between two moments (see the module)."""
+    head = query[:_SCAN_CHARS]
+    return _QUANTITY.search(head) is not None and _ELAPSED.search(head) is None
+
+
+def states_quantity(text: str) -> bool:
+    """True when `text` states a quantity: a digit, a currency or percent sign,
+    or a number in words."""
+    if _FIGURE.search(text) is not None:
+        return True
+    return not _NUMBER_WORDS.isdisjoint(_WORD.findall(text.lower()))

@@ -1,0 +1,92 @@
+"""Which questions ask for a quantity, and which memories state one (memagent.index.answers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.index.answers import asks_quantity, states_quantity
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many fish are there in total in both of my aquariums?",
+        "how much did I spend on each coffee mug?",
+        "How old was I when Alex was born?",
+        "How long have I been using my Fitbit?",
+        "How often do I see my therapist, Dr. Smith?",
+        "How far is the cabin from the lake?",
+        "What percentage of leadership positions do women hold?",
+        "What is the total number of episodes I've listened to?",
+        "What time do I usually go to the gym?",
+        "What age did Caroline move to Sweden?",
+        "How many years older is my grandma than me?",
+        "How many short stories have I written since I started writing?",
+        "HOW\nMUCH money did I raise for charity?",
+    ],
+)
+def test_quantity_questions(query: str) -> None:
+    assert asks_quantity(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # what the question wants is not a number
+        "What did I name my cat?",
+        "Where did I complete my Bachelor's degree?",
+        "Who gave me a stand mixer as a birthday gift?",
+        "When did Melanie paint a sunrise?",
+        # a span between two moments comes from when things were said
+        "How many days ago did I meet Emma?",
+        "How many weeks passed between Maria adopting Coco and Shadow?",
+        "How long ago was Caroline's 18th birthday?",
+        "How long did I use my binoculars before I saw the goldfinches?",
+        "After how many weeks did Tim reconnect with his friend?",
+        "How many months since I moved?",
+        # cue words inside other words
+        "Somehow manyfold things happened",
+        "",
+        "   ",
+    ],
+)
+def test_other_questions_do_not(query: str) -> None:
+    assert not asks_quantity(query)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I just turned 32 last month.",
+        "The tank has ten neon tetras and five gouramis.",
+        "I paid $500 to attend.",
+        "Prices went up 5% this year.",
+        "We met twice in Berlin.",
+        "A dozen eggs, please.",
+        "It cost me €40.",
+    ],
+)
+def test_memories_stating_a_quantity(text: str) -> None:
+    assert states_quantity(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm thinking of adding some decorations to the tank.",
+        "Can you recommend a good camera bag?",
+        "Someone gave it to me, honestly.",  # "one" inside a word is no number
+        "",
+    ],
+)
+def test_memories_stating_none(text: str) -> None:
+    assert not states_quantity(text)
+
+
+def test_hostile_and_oversized_input_is_handled() -> None:
+    assert not asks_quantity("a" * 100_000)
+    assert not asks_quantity("\x00\ud800 how\x00many")
+    assert asks_quantity("how many " + "x " * 50_000 + "ago")  # the cue is read, the tail not
+    assert not states_quantity("word " * 100_000)
+    assert states_quantity("word " * 100_000 + "7")
+    assert not states_quantity("\x00\ud800\U0001f600")
