@@ -7,7 +7,7 @@ categories 1–4 is asked as a recall. Reported: recall@1/5/10 of the evidence
 turns, averaged per question, per category and overall, for all systems in the
 same run. A "plain RRF" row (the hybrid with every conversation-aware feature
 off) shows what the tuned features add; "no time/MMR" is the hybrid without the
-time boost, MMR and the turns' keyword context (as two rounds ago); "no kw
+time boost, MMR, the turns' keyword context and the answer type (as three rounds ago); "no kw
 context" is the hybrid searching each turn's own words only (`context_weight` 0);
 "no answer type" the hybrid without the quantity boost (`quantity_boost` 0,
 `memagent.index.answers`).
@@ -211,12 +211,12 @@ def main(argv: list[str] | None = None) -> int:
         update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0,
                 "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0,
                 "temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0,
-                "context_weight": 0.0}
+                "context_weight": 0.0, "quantity_boost": 0.0}
     )  # fmt: skip
     before = DEFAULT_PARAMS.model_copy(
         update={"temporal_boost": 0.0, "mmr_weight": 0.0, "session_decay": 1.0, "session_head": 0,
-                "context_weight": 0.0}
-    )  # fmt: skip  # the ranking two rounds ago: no time boost, no diversity, no context
+                "context_weight": 0.0, "quantity_boost": 0.0}
+    )  # fmt: skip  # the ranking of three rounds ago: no time, diversity, context or answer type
     systems: dict[str, SearchParams | None] = {
         "BM25 (rank-bm25)": None,
         dense_name: None,

@@ -197,6 +197,7 @@ def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | No
             "session_decay": 1.0,
             "session_head": 0,
             "context_weight": 0.0,
+            "quantity_boost": 0.0,
         }
     )
     return {
@@ -210,6 +211,7 @@ def systems_to_run(dense: str = "dense (MiniLM)") -> dict[str, SearchParams | No
                 "session_decay": 1.0,
                 "session_head": 0,
                 "context_weight": 0.0,
+                "quantity_boost": 0.0,
             }
         ),
         "no kw context": DEFAULT_PARAMS.model_copy(update={"context_weight": 0.0}),
