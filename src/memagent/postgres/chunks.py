@@ -402,9 +402,10 @@ class PgChunkStore(ChunkStore):
             qvec = soon.result() if soon is not None else None
             if qvec is not None:
                 mode = "hybrid"
+                qtext = vector_text(qvec)  # formatted once for both tables
                 dense = pgdocs.merge(
-                    self._dense(conn, qvec, where, wparams, n),
-                    pgdocs.dense(conn, self.user, vector_text(qvec), f, n),
+                    self._dense(conn, qvec, where, wparams, n, text=qtext),
+                    pgdocs.dense(conn, self.user, qtext, f, n),
                     n,
                 )
             else:
@@ -487,14 +488,16 @@ class PgChunkStore(ChunkStore):
         where: str,
         params: list[Any],
         n: int,
+        *,
+        text: str | None = None,
     ) -> list[tuple[int, float]]:
         """Exact per-user top-n for a user with at most `EXACT_MAX_ROWS` vectors (a
         scan of that user's rows through the btree on `user_id`; the HNSW graph
         is shared by all users and filters by user only after its scan, so it can
         return fewer than n of them, or miss their best). Bigger users go through
         HNSW (with iterative scans on pgvector 0.8+), and exactly again when it
-        comes back short."""
-        q = vector_text(vector)
+        comes back short. `text`: the vector's `vector_text`, if the caller has it."""
+        q = vector_text(vector) if text is None else text
         # One statement: the user's vectors counted (up to EXACT_MAX_ROWS + 1) and,
         # for a user no bigger than that, the exact top-n (skipped otherwise: a
         # one-time filter on the count).
