@@ -6,7 +6,8 @@
   baseline of bare `Storage.write_json` of the same files (the fsync floor);
 - the cost of one remember at each store size (it must not grow);
 - recall p50/p95 at each size, against a bare FTS5 MATCH on the same index, and
-  the query embedding alone (the floor of a hybrid recall: MiniLM on one core).
+  the query embedding alone (the floor of a hybrid recall: MiniLM on one core);
+  every other timed query asks "how many …", so the answer type reads its pool.
 
 Writing 10^5–10^6 chunk files with fsync is far too slow for a benchmark, so the
 large stores are built by BULK-LOADING THE INDEX with synthetic documents (no
@@ -116,6 +117,12 @@ def bulk_load(index: Index, gen: TextGen, n: int, *, vectors: bool, start: int) 
                 )
 
 
+def quantity(query: str, i: int) -> str:
+    """Every other query asks for a quantity ("how many …"), so recall's answer type
+    (`memagent.index.answers`) reads the pool's texts; none states one here."""
+    return f"how many {query}" if i % 2 else query
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q))
 
@@ -188,10 +195,12 @@ def main(argv: list[str] | None = None) -> int:
             store = ChunkStore(h, embeddings=hybrid)
             store.index  # noqa: B018 - open, sync, embed what the keyword-only run wrote
             ms_emb = time_remember(store, gen, max(args.remember // 2, 10)) if hybrid else None
-            queries = [gen.query() for _ in range(args.queries)]
+            # Every other query asks a quantity, so the answer type scans its pool.
+            queries = [quantity(gen.query(), i) for i in range(args.queries)]
             store.recall(gen.query(), k=10)  # warm caches (vector matrix load), unmeasured
-            # The ranking without the time boost, MMR and the turns' context (earlier
-            # defaults), interleaved query by query so both see the same machine load.
+            # The ranking without the time boost, MMR, the turns' context and the answer
+            # type (earlier defaults), interleaved query by query so both see the same
+            # machine load.
             params = store.search_params()
             plain = params.model_copy(
                 update={
@@ -200,10 +209,11 @@ def main(argv: list[str] | None = None) -> int:
                     "session_decay": 1.0,
                     "session_head": 0,
                     "context_weight": 0.0,
+                    "quantity_boost": 0.0,
                 }
             )
             # Each timed query is new to both (the query-vector cache never answers).
-            other = [gen.query() for _ in range(args.queries)]
+            other = [quantity(gen.query(), i) for i in range(args.queries)]
             lat: list[float] = []
             lat_plain: list[float] = []
             for i, (q, q2) in enumerate(zip(queries, other, strict=True)):
@@ -237,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = p50 / max(b50, 1e-6)
             print(f"{size:>9} {mode:<18} {ms_kw:>10.2f}m {emb_txt} {p50:>9.1f}m {p95:>7.1f}m "
                   f"{e50} {b50:>11.2f}m {ratio:>5.1f}x   (bulk load {t_load:.0f}s)")  # fmt: skip
-            print(f"{'':>9} {'without time/MMR/ctx':<18} {'':>11} {'':>12} "
+            print(f"{'':>9} {'without time/MMR/ctx/qty':<18} {'':>11} {'':>12} "
                   f"{pct(lat_plain, 50):>9.1f}m {pct(lat_plain, 95):>7.1f}m")  # fmt: skip
             store.close()
             shutil.rmtree(root / f"size-{size}", ignore_errors=True)

@@ -197,6 +197,22 @@ def test_quantity_question_favours_memories_stating_one(tmp_path: Path) -> None:
         assert all("quantity" not in h.why.get("boosts", {}) for h in search(idx, query))
 
 
+def test_quantity_reads_only_what_could_reach_the_ranked_window() -> None:
+    from types import SimpleNamespace
+
+    from memagent.index.search import _quantity
+
+    rows = {r: SimpleNamespace(content="I have 7 cats") for r in (1, 2, 3)}
+    final = {1: 10.0, 2: 5.0, 3: 1.0}
+    why: dict[int, dict[str, object]] = {}
+    _quantity(final, [2, 3], rows, why, 0.5, window=2)  # type: ignore[arg-type]
+    # 2 (5 → 7.5) can keep its place in the best two; 3 (1 → 1.5) never reaches 5
+    assert final == {1: 10.0, 2: 7.5, 3: 1.0}
+    assert why == {2: {"boosts": {"quantity": 0.5}}}
+    _quantity(final, [2, 3], rows, why, 0.5, window=5)  # fewer than the window: all read
+    assert final[3] == 1.5
+
+
 def test_recency_boost_prefers_new(tmp_path: Path) -> None:
     idx = Index(tmp_path / "i.sqlite")
     idx.upsert(

@@ -36,6 +36,7 @@ the boosts applied, and the mode: hybrid or keyword-only with the reason).
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import sqlite3
@@ -367,6 +368,26 @@ def fuse(kw: list[tuple[int, float]], dense: list[tuple[int, float]], p: SearchP
     return Fused(score, why)
 
 
+def _quantity(
+    final: dict[int, float],
+    may_state: list[int],
+    rows: dict[int, Row],
+    why: dict[int, dict[str, Any]],
+    boost: float,
+    window: int,
+) -> None:
+    """The answer type (see `answers`): each of `may_state` that states a quantity
+    gains `boost` (a factor, like the other boosts, so applying it last changes
+    nothing). Reading a memory's text is the cost, so only those that could then
+    reach the best `window` scores (all that is ranked further) are read: the
+    `window`-th score can only rise, so one below it even when lifted never enters."""
+    floor = heapq.nlargest(window, final.values())[-1] if len(final) >= window else 0.0
+    for rowid in may_state:
+        if final[rowid] * (1.0 + boost) >= floor and states_quantity(rows[rowid].content):
+            final[rowid] *= 1.0 + boost
+            why.setdefault(rowid, {}).setdefault("boosts", {})["quantity"] = boost
+
+
 def finish(
     fused: Fused,
     rows: dict[int, Row],
@@ -392,6 +413,7 @@ def finish(
     # A question about what the assistant said lifts the penalty on its replies.
     about_assistant = p.non_fact_weight < 1 and asks_about_assistant(query)
     quantity = p.quantity_boost > 0 and asks_quantity(query)
+    may_state: list[int] = []  # memories the answer type may lift (see `_quantity`)
     for rowid in fused.pool(len(base)):
         row = rows.get(rowid)
         if row is None:
@@ -412,10 +434,8 @@ def finish(
             and non_fact(row.source)
             and not (about_assistant and said_by_assistant(row.source))
         )
-        # Only what can rank is read for a quantity (replies are long; see `answers`).
-        if quantity and not penalised and states_quantity(row.content):
-            s *= 1.0 + p.quantity_boost
-            boosts["quantity"] = p.quantity_boost
+        if quantity and not penalised:
+            may_state.append(rowid)
         if ranges and row.created > 0 and any(r.contains(row.created) for r in ranges):
             s *= 1.0 + p.temporal_boost
             boosts["time"] = p.temporal_boost
@@ -438,11 +458,14 @@ def finish(
         if boosts:
             w["boosts"] = boosts
         w["mode"] = mode
+    window = max(5 * k, 50) if p.diversifies else k
+    if may_state:
+        _quantity(final, may_state, rows, why, p.quantity_boost, window)
     if not p.diversifies:
         ranked = sorted(final, key=lambda r: -final[r])[:k]
         return [Hit(rows[r], final[r], why[r]) for r in ranked]
     # Diversity reorders the head of the list: the best 5k (at least 50) by score.
-    top = sorted(final, key=lambda r: -final[r])[: max(5 * k, 50)]
+    top = sorted(final, key=lambda r: -final[r])[:window]
     picks = diversify(
         top,
         final,
