@@ -383,12 +383,12 @@ class PgChunkStore(ChunkStore):
         p = params
         n = max(p.candidates, k)
         terms = query_terms(query)
+        where, wparams = filter_sql(f)  # a bad filter fails before anything starts
         # The query is embedded on a worker thread while the keyword SQL runs (as
         # the local index overlaps it with FTS5): onnxruntime and the socket wait
         # both release the GIL.
         embedder = self.embedder
         soon = _embed_pool().submit(embed_query, embedder, query) if embedder is not None else None
-        where, wparams = filter_sql(f)
 
         def go(conn: Any) -> list[Hit]:
             # chunks, then notes and profile facts (search_docs), as one candidate list each
