@@ -61,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         "(to check that a change keeps the rankings)",
     )
     args = ap.parse_args(argv)
+    if args.questions < 0:
+        print("--questions must be 0 (all) or more", file=sys.stderr)
+        return 2
+    if args.rankings is not None and not args.rankings.parent.is_dir():
+        print(f"--rankings: no folder {args.rankings.parent}", file=sys.stderr)
+        return 2
     if load_embedder() is None:
         print("embeddings are not installed: this benchmark needs them", file=sys.stderr)
         return 2
