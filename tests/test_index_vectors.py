@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memagent.index import ExactVectors, Index
-from memagent.index.vectors import int8_kernel, quantize
+from memagent.index.vectors import int8_kernel, largest, quantize
 
 vectors_module = importlib.import_module("memagent.index.vectors")
 
@@ -150,3 +150,50 @@ def test_int8_pass_is_not_imported_for_small_stores(tmp_path: Path, monkeypatch)
         vs.upsert(list(range(30)), _unit(np.random.default_rng(1), 30, 8))
     assert len(vs.search(np.ones(8, dtype=np.float32) / np.sqrt(8), 5)) == 5
     assert calls == []
+
+
+def _same_top(scores: np.ndarray, got: np.ndarray, m: int) -> None:
+    want = np.sort(scores)[::-1][:m]
+    assert len(got) == len(set(got.tolist())) == min(m, len(scores))
+    assert np.array_equal(np.sort(scores[got])[::-1], want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(0, 30_000),
+    m=st.integers(-2, 2_000),
+    kind=st.sampled_from(["normal", "sorted", "reversed", "ties", "masked", "spikes"]),
+    seed=st.integers(0, 2**16),
+)
+def test_largest_is_the_exact_top_m(n: int, m: int, kind: str, seed: int) -> None:
+    """The sampled threshold is only a shortcut: adversarial orders (a sorted array
+    makes every strided sample unrepresentative), ties, masked-out (-inf) rows and
+    a few outliers still give exactly the m largest scores."""
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal(n).astype(np.float32)
+    if kind == "sorted":
+        scores.sort()
+    elif kind == "reversed":
+        scores = np.sort(scores)[::-1].copy()
+    elif kind == "ties":
+        scores = rng.integers(0, 5, n).astype(np.float32)
+    elif kind == "masked":
+        scores[rng.random(n) < 0.97] = -np.inf
+    elif kind == "spikes" and n:
+        scores[rng.integers(0, n, 3)] = 100.0
+    got = largest(scores, m)
+    if m <= 0:
+        assert len(got) == 0
+        return
+    _same_top(scores, got, m)
+
+
+def test_largest_takes_the_shortcut_and_the_fallback() -> None:
+    rng = np.random.default_rng(3)
+    scores = rng.standard_normal(100_000).astype(np.float32)
+    _same_top(scores, largest(scores, 464), 464)
+    # Every sampled score is the array's largest value: no threshold can keep m.
+    spiky = np.zeros(100_000, dtype=np.float32)
+    spiky[::64] = 1.0
+    _same_top(spiky, largest(spiky, 2_000), 2_000)
+    assert largest(np.array([np.nan, 1.0, -np.inf], dtype=np.float32), 5).tolist() == [0, 1, 2]

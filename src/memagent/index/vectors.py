@@ -37,6 +37,36 @@ QUANTIZE_MIN_ROWS = 10_000
 # Rows re-scored in float32 per wanted result (and at least this many extra).
 RESCORE_FACTOR = 4
 RESCORE_EXTRA = 64
+# `largest` partitions only the scores above a threshold read from every
+# `_SAMPLE_STRIDE`-th score, when the array has at least this many.
+_SAMPLE_MIN = 4096
+_SAMPLE_STRIDE = 64
+
+
+def largest(scores: npt.NDArray[np.float32], m: int) -> npt.NDArray[np.int64]:
+    """The indices of the `m` largest `scores`, in no order: the set
+    `np.argpartition` gives (ties at the boundary aside), without partitioning
+    the whole array, which costs ~1 ms at 100k scores. A threshold taken from
+    a strided sample (its best 3m/stride) keeps about three times `m` scores,
+    and only those are partitioned (~0.1 ms). Exact (for finite scores) whatever their order:
+    when fewer than `m` pass the threshold (or it is not finite), it partitions
+    the whole array instead."""
+    n = len(scores)
+    if m <= 0:
+        return np.empty(0, dtype=np.int64)
+    if m >= n:
+        return np.arange(n, dtype=np.int64)
+    if n >= _SAMPLE_MIN and m * _SAMPLE_STRIDE < n:
+        sample = scores[::_SAMPLE_STRIDE]
+        r = min(len(sample), -(-3 * m // _SAMPLE_STRIDE))
+        cut = np.partition(sample, len(sample) - r)[len(sample) - r]
+        if np.isfinite(cut):
+            kept = np.flatnonzero(scores >= cut)
+            if len(kept) >= m:
+                sub = scores[kept]
+                return kept[np.argpartition(sub, len(sub) - m)[len(sub) - m :]]
+    return np.argpartition(scores, n - m)[n - m :].astype(np.int64)
+
 
 # Each row's searchable vector: its conversation-aware one where it has one.
 SEARCH_VECTORS = (
@@ -281,7 +311,7 @@ class ExactVectors:
             else:
                 sims, rowids = self._buf[pos] @ q, self._ids[pos]
         k = min(k, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
+        top = largest(sims, k)
         top = top[np.lexsort((rowids[top], -sims[top]))]
         return [(int(rowids[i]), float(sims[i])) for i in top]
 
@@ -308,10 +338,10 @@ class ExactVectors:
         scores *= back  # q8 . row8 * back_row ~ (q . row) / back_q: same order
         if mask is not None:
             scores[~mask] = -np.inf
-            best = np.argpartition(-scores, m - 1)[:m]
-            return best[mask[best]].astype(np.int64)
-        best = np.argpartition(-scores, m - 1)[:m]
-        return best.astype(np.int64) if pos is None else pos[best]
+            best = largest(scores, m)
+            return best[mask[best]]
+        best = largest(scores, m)
+        return best if pos is None else pos[best]
 
     def _search_blobs(
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64]
