@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memagent.index.answers import asks_quantity, states_quantity
 
@@ -90,3 +94,38 @@ def test_hostile_and_oversized_input_is_handled() -> None:
     assert not states_quantity("word " * 100_000)
     assert states_quantity("word " * 100_000 + "7")
     assert not states_quantity("\x00\ud800\U0001f600")
+
+
+_UNITS = r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?)"
+# The rule as one regex (a lazy gap between "how long" and its cue): the meaning
+# `asks_quantity` keeps, in quadratic time on a hostile query.
+_SPAN_AS_ONE_REGEX = re.compile(
+    r"\bhow\s+(?:long|many\s+" + _UNITS + r")\b[^?.!\n]*?"
+    r"\b(?:ago|since|passed|elapsed|between|before|after|until)\b"
+    r"|\b(?:after|before|within)\s+how\s+(?:long|many)\b",
+    re.IGNORECASE,
+)
+_QUANTITY_CUE = re.compile(
+    r"\bhow\s+(?:many|much|old|long|far|often|tall|heavy)\b"
+    r"|\bwhat\s+(?:percentage|percent|number|age|time)\b|\bnumber\s+of\b",
+    re.IGNORECASE,
+)
+_PIECES = ["how", "long", "many", "days", "weeks", "ago", "since", "between", "after",
+           "within", "much", "did", "I", "meet", "Emma", "agoo", "?", ".", "!", "\n", " ",
+           "  ", "HOW", "Long"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_span_rule_is_the_one_regex_in_linear_time(pieces: list[str]) -> None:
+    """Clause by clause, the elapsed-time rule answers as the single regex did
+    (its gap was retried from every "how long": ~40 ms on a hostile query)."""
+    query = " ".join(pieces)
+    said = _QUANTITY_CUE.search(query) is not None
+    assert asks_quantity(query) == (said and _SPAN_AS_ONE_REGEX.search(query) is None)
+
+
+def test_a_query_repeating_how_long_is_read_in_one_pass() -> None:
+    assert not asks_quantity("how long " * 400 + "ago")
+    assert asks_quantity("how long " * 400 + "? ago")
+    assert asks_quantity("how many days " * 300)  # no cue: a count of days, not a span
