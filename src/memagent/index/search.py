@@ -55,7 +55,7 @@ from memagent.index.breadth import wants_many
 from memagent.index.diversity import diversify
 from memagent.index.filters import Filters
 from memagent.index.roles import asks_about_assistant, non_fact, said_by_assistant
-from memagent.index.store import CONTEXT_MAX_DOCS, CONTEXT_WEIGHT, Index, Row
+from memagent.index.store import CONTEXT_MAX_DOCS, CONTEXT_WEIGHT, Index, Row, fts_rank
 from memagent.index.temporal import time_ranges
 
 MAX_QUERY_CHARS = 4000
@@ -189,11 +189,6 @@ def _context_terms(index: Index, terms: list[str], max_docs: int) -> set[str]:
         if found <= max_docs:
             out.add(t)
     return out
-
-
-def fts_rank(context_weight: float) -> str:
-    """The FTS5 ranking: BM25 with the tags at half and the context at `context_weight`."""
-    return f"bm25(1.0, 0.5, {float(context_weight)!r})"
 
 
 def _keyword(

@@ -51,7 +51,15 @@ CONTEXT_WEIGHT = 0.4
 """How much a query word in a turn's context counts against one in the turn itself."""
 CONTEXT_MAX_DOCS = 100
 """A query word said in more memories than this is not matched in their context."""
-FTS_RANK = f"bm25(1.0, 0.5, {CONTEXT_WEIGHT})"
+
+
+def fts_rank(context_weight: float) -> str:
+    """The FTS5 ranking: BM25 with the tags at half and the context at `context_weight`."""
+    return f"bm25(1.0, 0.5, {float(context_weight)!r})"
+
+
+FTS_RANK = fts_rank(CONTEXT_WEIGHT)
+"""The table's default ranking (a query states its own, see `search`)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
