@@ -423,12 +423,11 @@ def finish(
         if p.speaker_boost > 0 and row.speaker and row.speaker.lower() in query_words:
             s *= 1.0 + p.speaker_boost
             boosts["speaker"] = p.speaker_boost
-        # Not a fact (see `roles`): kept at `non_fact_weight` of its score below.
-        penalised = (
-            p.non_fact_weight < 1
-            and non_fact(row.source)
-            and not (about_assistant and said_by_assistant(row.source))
-        )
+        # Not a fact (see `roles`): kept at `non_fact_weight` of its score below,
+        # unless the query asks about the assistant's words and these are theirs.
+        not_a_fact = p.non_fact_weight < 1 and non_fact(row.source)
+        asked_about = not_a_fact and about_assistant and said_by_assistant(row.source)
+        penalised = not_a_fact and not asked_about
         if quantity and not penalised:
             may_state.append(rowid)
         if ranges and row.created > 0 and any(r.contains(row.created) for r in ranges):
@@ -446,7 +445,7 @@ def finish(
         if penalised:
             s *= p.non_fact_weight
             boosts["non_fact"] = p.non_fact_weight
-        elif p.non_fact_weight < 1 and non_fact(row.source):
+        elif asked_about:
             boosts["about_assistant"] = 1.0
         final[rowid] = s
         w = why.setdefault(rowid, {})
