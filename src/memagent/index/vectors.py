@@ -48,9 +48,9 @@ def largest(scores: npt.NDArray[np.float32], m: int) -> npt.NDArray[np.int64]:
     `np.argpartition` gives (ties at the boundary aside), without partitioning
     the whole array, which costs ~1 ms at 100k scores. A threshold taken from
     a strided sample (its best 3m/stride) keeps about three times `m` scores,
-    and only those are partitioned (~0.1 ms). Exact (for finite scores) whatever their order:
-    when fewer than `m` pass the threshold (or it is not finite), it partitions
-    the whole array instead."""
+    and only those are partitioned (~0.1 ms). Exact for finite scores in any
+    order: when fewer than `m` pass the threshold (or it is not finite), the
+    whole array is partitioned instead."""
     n = len(scores)
     if m <= 0:
         return np.empty(0, dtype=np.int64)
@@ -203,6 +203,15 @@ class ExactVectors:
         load it: only a search does, so a writer-only process stays small."""
         return self._version is not None and self._version == self._stored_version()
 
+    def _keeps_current(self) -> bool:
+        """Whether a write should update the loaded matrix in place: it is loaded
+        and current. If not, it is marked stale (the next search reloads it)."""
+        if self._cache_current():
+            return True
+        self._version = None
+        self._bump_only()
+        return False
+
     def upsert(self, rowids: list[int], vectors: Vector) -> None:
         if not rowids:
             return
@@ -211,15 +220,21 @@ class ExactVectors:
             "INSERT OR REPLACE INTO vectors(rowid, vec) VALUES (?, ?)",
             [(r, vectors[i].tobytes()) for i, r in enumerate(rowids)],
         )
-        if not self._cache_current():
-            self._version = None
-            self._bump_only()
+        self._place(rowids, vectors, append=True)
+
+    def _place(self, rowids: list[int], vectors: Vector, *, append: bool) -> None:
+        """Write `vectors` into the loaded matrix at `rowids`' rows (a row not in it
+        is appended if `append`, else skipped); see `_keeps_current`."""
+        if not self._keeps_current():
             return
-        self._grow(self._n + len(rowids))
+        if append:
+            self._grow(self._n + len(rowids))
         q8, back = quantize(vectors)
         for i, r in enumerate(rowids):
             pos = self._pos.get(r)
             if pos is None:
+                if not append:
+                    continue
                 pos = self._n
                 self._n += 1
                 self._pos[r] = pos
@@ -236,9 +251,7 @@ class ExactVectors:
         cur = self._conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in rowids])
         if cur.rowcount == 0:
             return
-        if not self._cache_current():
-            self._version = None
-            self._bump_only()
+        if not self._keeps_current():
             return
         for r in rowids:
             pos = self._pos.pop(r, None)
@@ -258,21 +271,8 @@ class ExactVectors:
     def set_rows(self, rowids: list[int], vectors: Vector) -> None:
         """Search these stored rows by `vectors` from now on (their conversation-
         aware vectors, written to `ctx_vectors` by the caller, or their own again)."""
-        if not rowids:
-            return
-        if not self._cache_current():
-            self._version = None
-            self._bump_only()
-            return
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        q8, back = quantize(vectors)
-        for i, r in enumerate(rowids):
-            pos = self._pos.get(r)
-            if pos is not None:
-                self._buf[pos] = vectors[i]
-                self._q8[pos] = q8[i]
-                self._back[pos] = back[i]
-        self._bump()
+        if rowids:
+            self._place(rowids, np.ascontiguousarray(vectors, dtype=np.float32), append=False)
 
     def search(
         self, query: Vector, k: int, allowed: npt.NDArray[np.int64] | None = None
