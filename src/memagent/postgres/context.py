@@ -31,7 +31,7 @@ from memagent.index.context import (
     speaker,
     takes_part,
 )
-from memagent.postgres.vectors import parse_vector, vector_text
+from memagent.postgres.vectors import unpack_vector, vector_text
 
 _NEAR_SQL = (
     "SELECT d.seq, "
@@ -77,14 +77,14 @@ def refresh(conn: Any, user: str, seqs: Iterable[int]) -> None:
     # seq -> (content, takes part, speaker, own vector, live)
     info: dict[int, tuple[str, bool, str | None, npt.NDArray[Any] | None, bool]] = {}
     rows = conn.execute(
-        "SELECT seq, content, deleted, source, embedding::text FROM chunks "
+        "SELECT seq, content, deleted, source, vector_send(embedding) FROM chunks "
         "WHERE user_id = %s AND seq = ANY(%s)",
         (user, wanted),
     ).fetchall()
     for seq, content, deleted, source, emb in rows:
         src = source if isinstance(source, dict) else None
         part_of = takes_part(src, bool(deleted))
-        info[int(seq)] = (content, part_of, speaker(src), parse_vector(emb), not deleted)
+        info[int(seq)] = (content, part_of, speaker(src), unpack_vector(emb), not deleted)
     updates: list[tuple[str, str, str | None, str, int]] = []
     for t in targets:
         if t not in info:
