@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memagent.index import Doc, Index, SearchParams, search
-from memagent.index.roles import asks_about_assistant, said_by_assistant
+from memagent.index.roles import asks_about_assistant, infer_speaker, name_prefix, said_by_assistant
 from memagent.index.search import non_fact
 
 
@@ -76,3 +76,34 @@ def test_recall_lifts_the_reply_penalty_only_for_questions_about_the_assistant(
     about = search(idx, "Which quiet jazz night venue did you recommend?", params=p)
     assert about[0].row.doc_id == "a"
     assert about[0].why["boosts"]["about_assistant"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Melanie: I ran a charity race.", "Melanie"),
+        ("Jon Snow: winter is coming", "Jon Snow"),
+        ("José: olá", "José"),
+        ("O'Brien: yes", "O'Brien"),
+        ("Anne van Dijk: hoi", "Anne van Dijk"),
+        ("Note: buy milk", None),
+        ("TODO: call mum", None),
+        ("Step 2: stir", None),
+        ("my cat: Pixel", None),
+        ("10:30 dentist", None),
+        ("see https://example.org", None),
+        ("Caroline:no space", None),
+        ("Ana Maria Lopez Garcia: too long a name", None),
+        ("", None),
+    ],
+)
+def test_name_prefix_reads_a_person_not_a_label(line: str, name: str | None) -> None:
+    assert name_prefix(line) == name
+
+
+def test_infer_speaker_only_for_imported_lines_without_one() -> None:
+    assert infer_speaker({"kind": "import", "role": "user"}, "Ana: hi") == "Ana"
+    assert infer_speaker({"kind": "import", "speaker": "Bo"}, "Ana: hi") is None
+    assert infer_speaker({"kind": "import", "role": "assistant"}, "Ana: hi") is None
+    assert infer_speaker({"kind": "cli"}, "Ana: hi") is None
+    assert infer_speaker(None, "Ana: hi") is None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memagent.core.jsontext import too_deep
+from memagent.index.roles import infer_speaker
 
 CHUNK, NOTE, FACT = "chunk", "note", "fact"
 KINDS = (CHUNK, NOTE, FACT)
@@ -75,6 +76,10 @@ def chunk_doc(rel_path: str, data: Any) -> Doc | None:
     meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
     created_at = _str_or_none(meta.get("created"))
     source = data.get("source") if isinstance(data.get("source"), dict) else None
+    who = infer_speaker(source, content)
+    if source is not None and who is not None:  # imported before imports inferred speakers
+        inferred = source.get("inferred") if isinstance(source.get("inferred"), list) else []
+        source = {**source, "speaker": who, "inferred": sorted({*map(str, inferred), "speaker"})}
     links: list[tuple[str, str]] = []
     for link in data.get("links") or []:
         if isinstance(link, dict) and isinstance(link.get("target"), str):

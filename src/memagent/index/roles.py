@@ -74,3 +74,61 @@ def non_fact(source: dict[str, Any] | None) -> bool:
     return (isinstance(role, str) and role in NON_FACT_ROLES) or (
         isinstance(kind, str) and kind in NON_FACT_TYPES
     )
+
+
+# "Name: text" — who said a line, when a file carries no speaker field. A name is
+# one to three words, each capitalised (or a particle: "de", "van", …), no digits;
+# labels that open notes ("Note:", "Update:", "Q:") are not names.
+_NAME_PREFIX = re.compile(
+    r"^\s*((?:[^\W\d_][\w'’.-]*)(?: (?:[^\W\d_][\w'’.-]*)){0,2}):[ \t]+\S", re.UNICODE
+)
+_PARTICLES = frozenset(
+    re.findall(r"\S+", "de la le da di du del della van von der den ter bin al el y e")
+)
+NOT_NAMES = frozenset(
+    re.findall(
+        r"\S+",
+        """
+    a q re fwd fw ps nb fyi todo tl;dr note notes edit update updated correction reminder
+    warning caution important tip hint example examples source sources step title subject
+    summary date time when where location place address phone tel email mail name status
+    result results error errors goal goals task tasks idea ideas fact facts info action
+    actions decision decisions context problem solution conclusion agenda meeting topic
+    keywords tags tag category type priority deadline due output input response reply
+    answer question disclaimer recipe ingredients instructions directions pros cons quote
+    translation definition usage breaking question answer why how what who which also
+    and but so then today tomorrow yesterday morning evening night lunch dinner breakfast
+    """,
+    )
+)
+
+
+def name_prefix(text: str) -> str | None:
+    """The speaker a line opens with ("Melanie: I ran a race" → "Melanie"), or
+    None when the line does not open with a person's name and a colon."""
+    m = _NAME_PREFIX.match(text[:80])
+    if m is None:
+        return None
+    name = m.group(1)
+    if len(name) > 40 or name.casefold() in NOT_NAMES:
+        return None
+    words = name.split(" ")
+    if not words[0][0].isupper():
+        return None
+    if any(not (w[0].isupper() or w in _PARTICLES) for w in words[1:]):
+        return None
+    return name
+
+
+def infer_speaker(source: dict[str, Any] | None, content: str) -> str | None:
+    """The speaker of an imported line whose record named none: the text's
+    `Name:` prefix, for a person's line (`source.kind` "import", no
+    `source.speaker`, not the assistant's, a system's or a tool's). None otherwise."""
+    if not isinstance(source, dict) or source.get("kind") != "import":
+        return None
+    if isinstance(source.get("speaker"), str) and source["speaker"].strip():
+        return None
+    role = source.get("role")
+    if isinstance(role, str) and role in NON_FACT_ROLES:
+        return None
+    return name_prefix(content)

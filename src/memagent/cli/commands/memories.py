@@ -109,7 +109,10 @@ def remember(
 def import_(
     file: Annotated[
         Path,
-        typer.Argument(help="JSON lines (one message a line) or a messages array ('-': stdin)."),
+        typer.Argument(
+            help="JSON lines or a messages array, a ChatGPT or Claude conversations.json, "
+            "or a 'Name: text' transcript ('-': stdin)."
+        ),
     ],
     home: HomeOption = None,
     store_url: StoreOption = None,
@@ -119,13 +122,26 @@ def import_(
         bool, typer.Option("--merge", help="Merge consecutive messages of a conversation.")
     ] = False,
     keyword_only: KeywordOnly = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="auto (detect), messages, chatgpt, claude or transcript.",
+        ),
+    ] = "auto",
 ) -> None:
     """Import messages as chunks (one per message unless --merge).
+
+    Speakers missing from the file are read from lines that open with `Name:`,
+    and a conversation without per-session ids is split into sessions at
+    pauses of 30 minutes or more.
 
     Idempotent: a message imported before (same `id`, or without one the same
     content, timestamp and conversation) is skipped, so a rerun, or a run after
     an interrupted one, completes without duplicates."""
     from memagent.cli._progress import progress
+    from memagent.core import InvalidInput
+    from memagent.memory.chunks.exports import FORMATS
     from memagent.memory.chunks.importer import (
         drafts_from_messages,
         load_messages,
@@ -134,7 +150,11 @@ def import_(
     from memagent.memory.chunks.model import check_tags
 
     from_stdin = str(file) == "-"  # like `remember -`
-    messages = read_messages_stream(sys.stdin.buffer) if from_stdin else load_messages(file)
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown --format {fmt!r} (one of {', '.join(FORMATS)})")
+    messages = (
+        read_messages_stream(sys.stdin.buffer, fmt=fmt) if from_stdin else load_messages(file, fmt)
+    )
     drafts = drafts_from_messages(
         messages, origin="stdin" if from_stdin else file.name, tags=check_tags(tag or []),
         merge=merge,

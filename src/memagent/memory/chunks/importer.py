@@ -1,99 +1,65 @@
-"""Reading conversations to import: JSON lines (one message a line) or an
-OpenAI-style messages array, validated completely before anything is written.
+"""Reading conversations to import, validated completely before anything is
+written: the importer's own JSON lines or messages array, ChatGPT and Claude
+exports and `Name: text` transcripts (`exports`; the format detected, or given).
 
 A message: `{"id", "role", "content", "timestamp" (ISO 8601), "conversation_id"}`,
-only `content` required; `speaker` and `tags` are also understood. Content may
-be a string or OpenAI content parts (`[{"type": "text", "text": …}]`).
+only `content` required (see `message`).
+
+What a file lacks is inferred (`infer_metadata`), never required: a line that
+opens with a person's name (`Melanie: …`) gets that `speaker` when its record
+names none, and a conversation with no `session_id`s is split into sessions
+where `SESSION_GAP` or more passes between two of its messages (chunks carry the
+session as `session_id`; recall diversifies and lends context per session). The
+chunk's `source.inferred` lists what was filled in.
 
 Every draft carries `source.import_key`: `id:<id>` for a message with an id,
-else `sha256:` of its content, timestamp and conversation (a merged chunk: of
-its messages' keys). An import skips keys already in the store, so importing a
-file again, or again after an interrupted run, adds nothing twice.
+else `sha256:` of its content, timestamp, conversation and speaker as the file
+has them (a merged chunk: of its messages' keys; a message repeated with neither
+id nor timestamp, like "ok" twice in a transcript, counts its repeats). An
+import skips keys already in the store, so importing a file again, or again
+after an interrupted run, adds nothing twice.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from memagent.core import InvalidInput
-from memagent.core.jsontext import loads, too_deep
+from memagent.index.roles import NON_FACT_ROLES, name_prefix
+from memagent.memory.chunks import exports
 from memagent.memory.chunks.chunking import split_text
-from memagent.memory.chunks.model import MAX_SCOPE_CHARS, ChunkDraft, parse_timestamp
+from memagent.memory.chunks.message import Message
+from memagent.memory.chunks.model import ChunkDraft, parse_timestamp
+
+__all__ = [
+    "MAX_IMPORT_BYTES",
+    "SESSION_GAP",
+    "Message",
+    "drafts_from_messages",
+    "import_key",
+    "infer_metadata",
+    "load_messages",
+    "parse_messages",
+    "read_messages_stream",
+]
 
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
+SESSION_GAP = timedelta(minutes=30)
+"""A pause this long between two messages of a conversation starts a new session
+(see bench.recall_locomo --shape for what it was checked against)."""
 
 
-class Message(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    content: str
-    id: str | int | None = None
-    role: str | None = Field(default=None, max_length=64)
-    speaker: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
-    timestamp: str | None = None
-    conversation_id: str | int | None = None
-    tags: list[str] = Field(default_factory=list)
-
-    @field_validator("content", mode="before")
-    @classmethod
-    def _parts(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            texts = [p.get("text") for p in v if isinstance(p, dict) and p.get("type") == "text"]
-            return "\n".join(t for t in texts if isinstance(t, str))
-        return v
+def parse_messages(text: str, name: str = "input", fmt: str = "auto") -> list[Message]:
+    """Messages of `text` in `fmt` (`exports.FORMATS`; "auto" detects it), with
+    what the file lacks inferred (`infer_metadata`)."""
+    return infer_metadata(exports.read(text, name, fmt))
 
 
-def _message(obj: Any, where: str) -> Message:
-    if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: expected a JSON object with a `content` field")
-    try:
-        msg = Message.model_validate(obj)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "message"
-        raise InvalidInput(f"{where}: {loc}: {err['msg']}") from exc
-    if msg.timestamp is not None:
-        try:
-            parse_timestamp(msg.timestamp)
-        except InvalidInput as exc:
-            raise InvalidInput(f"{where}: {exc}") from exc
-    if not msg.content.strip():
-        raise InvalidInput(f"{where}: content is empty")
-    return msg
-
-
-def parse_messages(text: str, name: str = "input") -> list[Message]:
-    """Messages from JSON lines, a JSON array, or `{"messages": [...]}`."""
-    stripped = text.lstrip()
-    if stripped.startswith("[") or (stripped.startswith("{") and '"messages"' in stripped[:200]):
-        deep = too_deep(text)
-        if deep is not None:
-            raise InvalidInput(f"{name}, line {deep}: nested too deeply")
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None  # not one document: read it as JSON lines below
-        if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            data = data["messages"]
-        if isinstance(data, list):
-            return [_message(m, f"{name}: message {i + 1}") for i, m in enumerate(data)]
-    out: list[Message] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        obj = loads(line, name, first_line=n)
-        out.append(_message(obj, f"{name}, line {n}"))
-    if not out:
-        raise InvalidInput(f"{name}: no messages found")
-    return out
-
-
-def read_messages_stream(stream: BinaryIO, name: str = "stdin") -> list[Message]:
+def read_messages_stream(stream: BinaryIO, name: str = "stdin", fmt: str = "auto") -> list[Message]:
     """Messages from a byte stream (`memagent import -`), with the file limits."""
     raw = stream.read(MAX_IMPORT_BYTES + 1)
     if len(raw) > MAX_IMPORT_BYTES:
@@ -102,10 +68,10 @@ def read_messages_stream(stream: BinaryIO, name: str = "stdin") -> list[Message]
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{name}: not UTF-8 text (byte {exc.start})") from exc
-    return parse_messages(text, name)
+    return parse_messages(text, name, fmt)
 
 
-def load_messages(path: Path) -> list[Message]:
+def load_messages(path: Path, fmt: str = "auto") -> list[Message]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -113,88 +79,159 @@ def load_messages(path: Path) -> list[Message]:
     if size > MAX_IMPORT_BYTES:
         raise InvalidInput(f"{path} is {size} bytes; the import limit is {MAX_IMPORT_BYTES}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not UTF-8 text") from exc
+        raw = path.read_bytes()
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
-    return parse_messages(text, path.name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    return parse_messages(text, path.name, fmt)
 
 
-def import_key(msg: Message) -> str:
-    """What identifies a message across imports (see the module docstring)."""
+def infer_metadata(messages: list[Message], gap: timedelta = SESSION_GAP) -> list[Message]:
+    """`messages` with a `speaker` from each text's `Name:` prefix where the
+    record has none (not for the assistant's, a system's or a tool's words),
+    and sessions split at pauses of `gap` or more in each conversation whose
+    records carry no `session_id` (messages without a timestamp get none). A
+    session's id is its first message's time, so importing a longer version
+    of the same file later gives the earlier messages the same sessions."""
+    out: list[Message] = []
+    for m in messages:
+        if m.speaker is None and (m.role or "") not in NON_FACT_ROLES:
+            who = name_prefix(m.content)
+            if who is not None:
+                m = m.model_copy(update={"speaker": who, "inferred": m.inferred | {"speaker"}})
+        out.append(m)
+    by_conv: dict[str | None, list[int]] = {}
+    for i, m in enumerate(out):
+        by_conv.setdefault(_conv(m), []).append(i)
+    for idx in by_conv.values():
+        if any(out[i].session_id is not None for i in idx):
+            continue
+        timed = sorted(
+            ((parse_timestamp(t), i) for i in idx if (t := out[i].timestamp)),
+            key=lambda t: t[0],
+        )
+        start = prev = None
+        for when, i in timed:
+            if prev is None or when - prev >= gap:
+                start = when
+            prev = when
+            assert start is not None
+            sid = "session-" + start.isoformat(timespec="seconds")
+            out[i] = out[i].model_copy(
+                update={"session_id": sid, "inferred": out[i].inferred | {"session"}}
+            )
+    return out
+
+
+def _conv(m: Message) -> str | None:
+    return str(m.conversation_id) if m.conversation_id is not None else None
+
+
+def import_key(msg: Message, repeat: int = 0) -> str:
+    """What identifies a message across imports (see the module docstring): the
+    record as the file has it, not what was inferred, so a file imported before
+    inference existed is recognised. `repeat`: how many times the same record
+    (no id, no timestamp) came before it in the file."""
     if msg.id is not None:
         return f"id:{msg.id}"
-    raw = "\x00".join(
-        [msg.content, msg.timestamp or "", str(msg.conversation_id or ""), msg.speaker or ""]
-    )
-    return "sha256:" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+    speaker = "" if "speaker" in msg.inferred else msg.speaker or ""
+    raw = "\x00".join([msg.content, msg.timestamp or "", str(msg.conversation_id or ""), speaker])
+    key = "sha256:" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{key}#{repeat}" if repeat else key
 
 
-def _source(msg: Message, origin: str) -> dict[str, Any]:
-    src: dict[str, Any] = {"kind": "import", "file": origin, "import_key": import_key(msg)}
+def _keys(messages: list[Message]) -> list[str]:
+    seen: Counter[str] = Counter()
+    out: list[str] = []
+    for m in messages:
+        key = import_key(m)
+        if m.id is None and m.timestamp is None:
+            n = seen[key]
+            seen[key] += 1
+            key = import_key(m, n)
+        out.append(key)
+    return out
+
+
+def _source(msg: Message, origin: str, key: str) -> dict[str, Any]:
+    src: dict[str, Any] = {"kind": "import", "file": origin, "import_key": key}
     if msg.id is not None:
         src["id"] = msg.id
     if msg.role is not None:
         src["role"] = msg.role
     if msg.speaker is not None:
         src["speaker"] = msg.speaker
+    if msg.title is not None:
+        src["title"] = msg.title
+    if msg.inferred:
+        src["inferred"] = sorted(msg.inferred)
     return src
+
+
+def _said(m: Message) -> str:
+    """A message as a line of a merged chunk: `Name: text` (the name not twice)."""
+    who = m.speaker or m.role
+    if not who or m.content.startswith(f"{who}:"):
+        return m.content
+    return f"{who}: {m.content}"
 
 
 def drafts_from_messages(
     messages: list[Message], *, origin: str, tags: list[str], merge: bool = False
 ) -> list[ChunkDraft]:
     """One draft per message, or with `merge` consecutive messages of one
-    conversation joined and re-chunked (~100–800 tokens)."""
-
-    def conv(m: Message) -> str | None:
-        return str(m.conversation_id) if m.conversation_id is not None else None
-
+    conversation and session joined and re-chunked (~100–800 tokens)."""
+    keys = _keys(messages)
     if not merge:
         return [
             ChunkDraft(
                 content=m.content,
                 tags=[*tags, *m.tags],
                 created_at=m.timestamp,
-                conversation_id=conv(m),
-                source=_source(m, origin),
+                conversation_id=_conv(m),
+                session_id=m.session_id,
+                source=_source(m, origin, key),
             )
-            for m in messages
+            for m, key in zip(messages, keys, strict=True)
         ]
     drafts: list[ChunkDraft] = []
-    group: list[Message] = []
+    group: list[tuple[Message, str]] = []
 
     def flush() -> None:
         if not group:
             return
-        text = "\n\n".join(
-            f"{m.speaker or m.role}: {m.content}" if (m.speaker or m.role) else m.content
-            for m in group
-        )
-        ids = [m.id for m in group if m.id is not None]
-        keys = "\x00".join(import_key(m) for m in group)
-        group_key = "merge:" + hashlib.sha256(keys.encode("utf-8", "surrogatepass")).hexdigest()
+        text = "\n\n".join(_said(m) for m, _ in group)
+        ids = [m.id for m, _ in group if m.id is not None]
+        joined = "\x00".join(k for _, k in group)
+        group_key = "merge:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
+        first = group[0][0]
         for n, piece in enumerate(split_text(text)):
+            source: dict[str, Any] = {
+                "kind": "import",
+                "file": origin,
+                "ids": ids,
+                "import_key": f"{group_key}:{n}",
+            }
+            if first.title is not None:
+                source["title"] = first.title
             drafts.append(
                 ChunkDraft(
                     content=piece.text,
-                    tags=list(dict.fromkeys([*tags, *(t for m in group for t in m.tags)])),
-                    created_at=group[0].timestamp,
-                    conversation_id=conv(group[0]),
-                    source={
-                        "kind": "import",
-                        "file": origin,
-                        "ids": ids,
-                        "import_key": f"{group_key}:{n}",
-                    },
+                    tags=list(dict.fromkeys([*tags, *(t for m, _ in group for t in m.tags)])),
+                    created_at=first.timestamp,
+                    conversation_id=_conv(first),
+                    session_id=first.session_id,
+                    source=source,
                 )
             )
         group.clear()
 
-    for m in messages:
-        if group and conv(group[-1]) != conv(m):
+    for m, key in zip(messages, keys, strict=True):
+        if group and (_conv(group[-1][0]), group[-1][0].session_id) != (_conv(m), m.session_id):
             flush()
-        group.append(m)
+        group.append((m, key))
     flush()
     return drafts
