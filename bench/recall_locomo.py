@@ -17,7 +17,13 @@ are asked the day after the last session (relative times in them count from
 there).
 
     python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
-                                  [--embedder minilm|e5|minilm+e5]
+                                  [--embedder minilm|e5|minilm+e5] [--shape full minimal]
+
+`--shape` imports each conversation as a user's file instead (`bench.shapes`:
+"full" carries `speaker`, a conversation id per session and ordered timestamps;
+"minimal" only id/role/content/timestamp and one conversation id per file)
+through the importer `memagent import` uses, and prints the hybrid's recall per
+shape with bootstrap 95% intervals (questions resampled, paired across shapes).
 
 `--workdir` keeps the built homes, so a second run skips the import.
 `--embedder` swaps the sentence embedder of the dense list and the hybrid
@@ -51,6 +57,7 @@ import numpy as np
 from bench.embcache import RESULTS
 from bench.embedders import NAMES, cached
 from bench.evaldata import eval_dir
+from bench.shapes import SHAPES
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
@@ -188,6 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", nargs="*", default=None)
     ap.add_argument("--cv", action="store_true", help="cross-validate the knobs (slower)")
     ap.add_argument("--embedder", choices=NAMES, default="minilm")
+    ap.add_argument(
+        "--shape", nargs="+", choices=SHAPES, default=None, help="import as a user's file"
+    )
+    ap.add_argument(
+        "--infer",
+        choices=("all", "speaker", "session", "none"),
+        default="all",
+        help="with --shape: what the import may infer (an ablation)",
+    )
+    ap.add_argument("--session-gap", type=float, default=None, help="with --shape: minutes")
     args = ap.parse_args(argv)
 
     from rank_bm25 import BM25Okapi
@@ -207,6 +224,17 @@ def main(argv: list[str] | None = None) -> int:
         files = [f for f in files if f.stem in args.conversations]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-"))
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.shape:
+        from bench.recall_shapes import Variant, compare_shapes, print_gap_cv
+
+        variant = Variant(infer=args.infer, gap_minutes=args.session_gap)
+        try:
+            print_gap_cv(files)
+            compare_shapes(files, list(dict.fromkeys(args.shape)), workdir, embedder, variant)
+        finally:
+            if args.workdir is None:
+                shutil.rmtree(workdir, ignore_errors=True)
+        return 0
     plain = DEFAULT_PARAMS.model_copy(
         update={"neighbour_weight": 0.0, "speaker_boost": 0.0, "score_weight": 0.0,
                 "keyword_weight": 1.0, "dense_weight": 1.0, "rrf_k": 60.0,

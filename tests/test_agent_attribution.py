@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from memagent.agent import Agent
-from memagent.agent.attribution import attribute
+from memagent.agent.attribution import attribute, speaker_of
 from memagent.core import MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.chunks import ChunkDraft, ChunkStore
@@ -140,3 +140,15 @@ def test_the_model_never_sees_a_line_spoken_to_someone_else(home: MemoryHome) ->
     prompt = llm.calls[0].messages[-1].content if llm.calls else ""
     # Caroline's "Your charity race sounds great. How did you feel after it?" is about Melanie
     assert "sounds great" not in prompt
+
+
+def test_a_line_without_speaker_field_is_attributed_from_its_name_prefix() -> None:
+    hits = [
+        {"id": "a", "content": "Melanie: I ran a charity race.", "score": 1.0,
+         "source": {"kind": "import", "role": "user"}},
+        {"id": "b", "content": "Caroline: I went to a support group.", "score": 0.9,
+         "source": {"kind": "import", "role": "user"}},
+    ]  # fmt: skip
+    got = attribute(hits, "What did Caroline do?", k=5)
+    assert got.named == ["Caroline"] and [h["id"] for h in got.hits] == ["b"]
+    assert speaker_of({"content": "Melanie: hi", "source": {"kind": "cli"}}) is None

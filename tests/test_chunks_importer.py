@@ -230,3 +230,20 @@ def test_an_oversized_file_is_refused_before_reading(
     res = run("import", "-", "--home", str(home.root), "--keyword-only", input=f.read_bytes())
     assert res.exit_code == 1 and "over the import limit" in res.stderr
     assert chunks(home) == []
+
+
+def test_reindex_gives_old_imports_their_speakers(home: MemoryHome, tmp_path: Path) -> None:
+    h = str(home.root)
+    f = tmp_path / "old.jsonl"
+    f.write_text(minimal(("Caroline: I joined a pottery class.", "2024-01-01T10:00:00Z")))
+    assert run("import", str(f), "--home", h, "--keyword-only").exit_code == 0
+    for path in home.layout.chunks.rglob("*.json"):  # as an import before inference wrote it
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["source"] = {
+            k: v for k, v in data["source"].items() if k not in ("speaker", "inferred")
+        }
+        path.write_text(json.dumps(data), encoding="utf-8")
+    assert run("reindex", "--home", h, "--keyword-only").exit_code == 0
+    res = run("recall", "pottery", "--home", h, "--json", "--keyword-only")
+    hit = json.loads(res.stdout)["hits"][0]
+    assert hit["source"]["speaker"] == "Caroline" and hit["source"]["inferred"] == ["speaker"]

@@ -415,3 +415,23 @@ def test_filtered_dense_search_is_exact(tmp_path: Path, filters: Filters) -> Non
     want = [rowids[ok[j]] for j in np.argsort(-sims)[:10]]
     got = dense_of(idx, q, filters, 10)
     assert [r for r, _ in got] == want
+
+
+def test_sessions_of_one_conversation_count_apart_for_diversity(tmp_path: Path) -> None:
+    """An import splits a conversation into sessions (`session_id`); the head of
+    distinct conversations then spans its sessions, as it spans conversations."""
+
+    def top2(sessions: list[str | None]) -> list[str]:
+        idx = Index(tmp_path / f"i{len(list(tmp_path.iterdir()))}.sqlite")
+        texts = ["kayak kayak kayak rental", "kayak kayak kayak paddle", "a kayak trip long ago"]
+        idx.upsert(
+            [
+                _doc(i, t, conversation_id="c", session_id=s, created=float(i))
+                for i, (t, s) in enumerate(zip(texts, sessions, strict=True))
+            ]
+        )
+        params = SearchParams(session_head=2, session_head_always=True, mmr_weight=0.0)
+        return [h.row.doc_id for h in search(idx, "kayak", k=2, params=params)]
+
+    assert top2([None, None, None]) == ["d0", "d1"]
+    assert top2(["s1", "s1", "s2"]) == ["d0", "d2"]

@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memagent.index.roles import infer_speaker
 from memagent.index.search import query_terms
 
 OTHERS_MARGIN = 0.2
@@ -47,9 +48,14 @@ MIN_MATCHED = 2
 
 
 def speaker_of(hit: dict[str, Any]) -> str | None:
-    """Who said a recalled line (an imported conversation's speaker), if anyone."""
-    speaker = (hit.get("source") or {}).get("speaker")
-    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
+    """Who said a recalled line (an imported conversation's speaker), if anyone:
+    `source.speaker`, else for an imported line the `Name:` its text opens with
+    (a file without speaker fields, indexed before imports inferred them)."""
+    source = hit.get("source")
+    speaker = source.get("speaker") if isinstance(source, dict) else None
+    if isinstance(speaker, str) and speaker.strip():
+        return speaker.strip()
+    return infer_speaker(source, str(hit.get("content") or ""))
 
 
 def _names(text: str, name: str) -> bool:

@@ -134,6 +134,15 @@ class Hit:
         }
 
 
+def session_of(row: Row) -> str | None:
+    """The session a row was said in, as diversity counts them: its conversation,
+    split by `session_id` where one is set (an import splits a conversation with
+    no per-session ids at time gaps); None for a document in no conversation."""
+    if row.session_id is None:
+        return row.conversation_id
+    return f"{row.conversation_id or ''}\x00{row.session_id}"
+
+
 def check_query(query: object, k: int) -> None:
     """Refuse what no backend may search for: an empty or oversized query, k < 1."""
     if not isinstance(query, str) or not query.strip():
@@ -463,7 +472,7 @@ def finish(
     picks = diversify(
         top,
         final,
-        {r: rows[r].conversation_id for r in top},
+        {r: session_of(rows[r]) for r in top},
         k,
         decay=p.session_decay,
         free=p.session_free,
