@@ -137,7 +137,7 @@ def compare_shapes(
     per shape and category with bootstrap intervals, and each shape against the first."""
     variant = variant or Variant()
     per: dict[str, dict[int, list[float]]] = {s: {k: [] for k in KS} for s in shapes}
-    attributed: dict[str, list[int]] = {s: [0, 0, 0, 0] for s in shapes}
+    attributed: dict[str, list[int]] = {s: [0, 0, 0, 0, 0] for s in shapes}
     cats: list[int] = []
     for f in files:
         conv = json.loads(f.read_text(encoding="utf-8"))
@@ -176,11 +176,12 @@ def compare_shapes(
                 f" {np.mean(r5):>6.3f} [{lo:.3f}, {hi:.3f}] {r10:>6.3f}"
             )
     for shape in shapes:
-        named, lines, withheld, lost = attributed[shape]
+        named, lines, withheld, lost, evidence = attributed[shape]
         print(
             f"{shape}: speaker attribution on the top 10: {named} questions name a speaker; "
             f"{withheld} of their {lines} lines withheld (neither by nor about the named "
-            f"speaker, or only about the one spoken to); evidence lines withheld: {lost}"
+            f"speaker, or only about the one spoken to); evidence lines withheld: "
+            f"{lost} of {evidence}"
         )
     base = shapes[0]
     for shape in shapes[1:]:
@@ -195,7 +196,7 @@ def compare_shapes(
 
 def count_attribution(tally: list[int], hits: list[Any], question: str, gold: set[str]) -> None:
     """Add to `tally` [questions naming a speaker, their lines, lines withheld,
-    evidence lines withheld] what `attribute` does to these hits (as the agent
+    evidence lines withheld, evidence lines] what `attribute` does to these hits (as the agent
     sees them: content and source)."""
     lines = [
         {"id": h.row.doc_id, "content": h.row.content, "score": h.score, "source": h.row.source}
@@ -210,6 +211,7 @@ def count_attribution(tally: list[int], hits: list[Any], question: str, gold: se
     tally[1] += len(lines)
     tally[2] += len(out)
     tally[3] += sum(str((h["source"] or {}).get("id")) in gold for h in out)
+    tally[4] += sum(str((h["source"] or {}).get("id")) in gold for h in lines)
 
 
 def boundary_f1(conv: dict[str, Any], gap: timedelta) -> float:

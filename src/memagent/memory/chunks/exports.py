@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -93,49 +94,54 @@ def _is_document(text: str) -> bool:
     return False
 
 
-def detect(text: str) -> str:
-    """The format of `text` (one of `FORMATS` but "auto"), from its first bytes
-    and, for JSON, the keys of its first conversation."""
-    head = text.lstrip()[:1]
-    if head not in ("[", "{") or _STAMP.match(text.lstrip()):
-        return "transcript"
-    if not _is_document(text):
-        return "messages"
-    sample = text.lstrip()[:4096]
-    if re.search(r'"mapping"\s*:', sample) and re.search(
-        r'"current_node"|"title"', text[: 1 << 20]
-    ):
+def _is_transcript(text: str) -> bool:
+    head = text.lstrip()
+    return head[:1] not in ("[", "{") or _STAMP.match(head) is not None
+
+
+def _kind_of(data: Any) -> str:
+    """A parsed JSON document's format: by the keys of its (first) conversation."""
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict) and "mapping" in first:
         return "chatgpt"
-    if re.search(r'"chat_messages"\s*:', text[: 1 << 20]):
+    if isinstance(first, dict) and "chat_messages" in first:
         return "claude"
     return "messages"
 
 
+def detect(text: str) -> str:
+    """The format of `text` (one of `FORMATS` but "auto"): a transcript unless it
+    opens with `[` or `{` (and not a `[date time]` stamp), JSON lines when its
+    first line is a whole JSON value with more after it, else by the keys of
+    the document's first conversation (InvalidInput if it is not JSON)."""
+    if _is_transcript(text):
+        return "transcript"
+    if not _is_document(text):
+        return "messages"
+    return _kind_of(json_document(text, "input"))
+
+
 def read(text: str, name: str, fmt: str = "auto") -> list[Message]:
-    """Messages of `text` in format `fmt` ("auto": `detect`), the whole file
-    checked; InvalidInput (nothing read) at the first problem."""
+    """Messages of `text` in format `fmt` ("auto": as `detect` says), the whole
+    file checked; InvalidInput (nothing read) at the first problem."""
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown import format {fmt!r} (one of {', '.join(FORMATS)})")
-    kind = detect(text) if fmt == "auto" else fmt
-    if kind == "transcript":
-        out = transcript(text, name)
-    elif kind == "messages":
-        out = messages(text, name)
+    if fmt == "transcript" or (fmt == "auto" and _is_transcript(text)):
+        kind, out = "transcript", transcript(text, name)
+    elif fmt in ("auto", "messages") and (not text.strip() or not _is_document(text)):
+        kind, out = "messages", json_lines(text, name)
     else:
         data = json_document(text, name)
-        out = chatgpt(data, name) if kind == "chatgpt" else claude(data, name)
+        kind = _kind_of(data) if fmt == "auto" else fmt
+        out = _READERS[kind](data, name)
     if not out:
         raise InvalidInput(f"{name}: no messages found ({kind} format)")
     return out
 
 
-def messages(text: str, name: str) -> list[Message]:
-    """The importer's own shape: JSON lines, an array, or `{"messages": [...]}`."""
-    if not text.strip():
-        return []
-    if not _is_document(text):
-        return json_lines(text, name)
-    data = json_document(text, name)
+def messages(data: Any, name: str) -> list[Message]:
+    """The importer's own shape as one document: an array, `{"messages": [...]}`
+    or a single message object."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
         data = data["messages"]
     if isinstance(data, list):
@@ -324,3 +330,10 @@ def transcript(text: str, name: str) -> list[Message]:
         }
         out.append(validate(record, f"{name}, line {n}"))
     return out
+
+
+_READERS: dict[str, Callable[[Any, str], list[Message]]] = {
+    "messages": messages,
+    "chatgpt": chatgpt,
+    "claude": claude,
+}
