@@ -247,3 +247,11 @@ def test_reindex_gives_old_imports_their_speakers(home: MemoryHome, tmp_path: Pa
     res = run("recall", "pottery", "--home", h, "--json", "--keyword-only")
     hit = json.loads(res.stdout)["hits"][0]
     assert hit["source"]["speaker"] == "Caroline" and hit["source"]["inferred"] == ["speaker"]
+
+
+def test_a_byte_order_mark_is_not_content(home: MemoryHome, tmp_path: Path) -> None:
+    f = tmp_path / "conversations.json"
+    f.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "claude_conversations.json").read_bytes())
+    res = run("import", str(f), "--home", str(home.root), "--keyword-only")
+    assert res.exit_code == 0, res.output
+    assert "imported 5 messages" in res.stdout

@@ -65,7 +65,7 @@ def read_messages_stream(stream: BinaryIO, name: str = "stdin", fmt: str = "auto
     if len(raw) > MAX_IMPORT_BYTES:
         raise InvalidInput(f"{name}: over the import limit of {MAX_IMPORT_BYTES} bytes")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM (Windows exports) is not content
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{name}: not UTF-8 text (byte {exc.start})") from exc
     return parse_messages(text, name, fmt)
@@ -83,7 +83,7 @@ def load_messages(path: Path, fmt: str = "auto") -> list[Message]:
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM (Windows exports) is not content
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start})") from exc
     return parse_messages(text, path.name, fmt)
