@@ -236,7 +236,8 @@ def test_reindex_gives_old_imports_their_speakers(home: MemoryHome, tmp_path: Pa
     h = str(home.root)
     f = tmp_path / "old.jsonl"
     f.write_text(minimal(("Caroline: I joined a pottery class.", "2024-01-01T10:00:00Z")))
-    assert run("import", str(f), "--home", h, "--keyword-only").exit_code == 0
+    res = run("import", str(f), "--home", h, "--keyword-only")
+    assert res.exit_code == 0 and "inferred: speakers of 1 messages" in res.stdout
     for path in home.layout.chunks.rglob("*.json"):  # as an import before inference wrote it
         data = json.loads(path.read_text(encoding="utf-8"))
         data["source"] = {
@@ -245,6 +246,7 @@ def test_reindex_gives_old_imports_their_speakers(home: MemoryHome, tmp_path: Pa
         path.write_text(json.dumps(data), encoding="utf-8")
     assert run("reindex", "--home", h, "--keyword-only").exit_code == 0
     res = run("recall", "pottery", "--home", h, "--json", "--keyword-only")
+    assert res.exit_code == 0, res.output
     hit = json.loads(res.stdout)["hits"][0]
     assert hit["source"]["speaker"] == "Caroline" and hit["source"]["inferred"] == ["speaker"]
 

@@ -191,6 +191,14 @@ def import_(
         raise typer.Exit(130) from None
     note = f" ({skipped} already imported, skipped)" if skipped else ""
     console.print(f"imported {len(messages)} messages as {done} chunks{note}", highlight=False)
+    named = sum("speaker" in m.inferred for m in messages)
+    split = {(m.conversation_id, m.session_id) for m in messages if "session" in m.inferred}
+    if named or len(split) > 1:
+        console.print(
+            f"inferred: speakers of {named} messages from their 'Name:' prefix; "
+            f"{len(split)} sessions from pauses of 30 minutes or more",
+            highlight=False,
+        )
 
 
 _IMPORT_BATCH = 256
