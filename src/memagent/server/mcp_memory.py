@@ -110,7 +110,7 @@ def note_context(memory: Memory, path: str, k: int) -> BuiltContext:
                 )
             )
     query = " ".join(text.split())[:400]
-    if query:
+    if query and k:
         for hit in memory.recall(query, k=k, kinds=["chunk"]):
             related.append(
                 Related(kind="memory", id=hit.id, relation="similar", content=_snippet(hit.content))
@@ -123,21 +123,25 @@ def memory_context(memory: Memory, memory_id: str, k: int) -> BuiltContext:
     chunk = memory.get(memory_id)
     with memory.guard:
         links = memory.chunks.links(memory_id)
+    how: dict[str, list[str]] = {}
+    for e in links["outgoing"]:
+        how.setdefault(e["target"], []).append(e["type"])
+    for e in links["incoming"]:
+        how.setdefault(e["source"], []).append(f"{e['type']} (incoming)")
+    how.pop(memory_id, None)
     related: list[Related] = []
-    seen = {memory_id}
-    pairs = [(e["target"], e["type"]) for e in links["outgoing"]]
-    pairs += [(e["source"], f"{e['type']} (incoming)") for e in links["incoming"]]
-    for other, how in pairs[:MAX_LINKS]:
-        if other in seen:
-            continue
-        seen.add(other)
+    for other, kinds in list(how.items())[:MAX_LINKS]:
         try:
             with memory.guard:
                 content = memory.chunks.get(other, record_access=False).content
         except MemagentError:
             continue
-        related.append(Related(kind="memory", id=other, relation=how, content=_snippet(content)))
-    for hit in memory.recall(" ".join(chunk.content.split())[:400], k=k + 1, kinds=["chunk"]):
+        related.append(
+            Related(kind="memory", id=other, relation=", ".join(kinds), content=_snippet(content))
+        )
+    seen = {memory_id, *how}
+    query = " ".join(chunk.content.split())[:400]
+    for hit in memory.recall(query, k=k + 1, kinds=["chunk"]) if k and query else []:
         if hit.id not in seen and len(related) < MAX_LINKS + k:
             seen.add(hit.id)
             related.append(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp_types import (
     INVALID_PARAMS,
     ListResourcesResult,
@@ -28,6 +28,7 @@ from mcp_types import (
 from pydantic import BaseModel, Field, ValidationError
 
 from memagent.api import MemoryItem, RecallHit
+from memagent.core import MemagentError
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 from memagent.server import mcp_memory, mcp_notes, mcp_prompts
 from memagent.server.mcp_common import (
@@ -106,15 +107,34 @@ class _MemagentMCP(MCPServer[Any]):
         try:
             return await super().get_prompt(name, arguments, context)
         except ValueError as exc:
-            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            cause: BaseException = exc
+            while cause.__cause__ is not None and not isinstance(
+                cause, ValidationError | MemagentError
+            ):
+                cause = cause.__cause__
             if isinstance(cause, ValidationError):
                 text = describe_validation(cause)
             elif str(exc).startswith("Missing required arguments"):
                 missing = str(exc).split(": ", 1)[-1].strip("{}")
                 text = f"{missing} is required"
+            elif str(exc).startswith("Unknown prompt"):
+                text = "there is no such prompt"
             else:
                 text = str(cause)
             raise MCPError(code=INVALID_PARAMS, message=one_line(f"{name}: {text}")) from None
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise ResourceNotFoundError(
+                one_line(
+                    f"{str(uri)[:200]}: no such resource (notes are memory://notes/<path>, "
+                    "memories memory://memories/<id>)"
+                )
+            ) from None
+        except ResourceError as exc:
+            raise ResourceError(one_line(f"{str(uri)[:200]}: {exc}")) from None
 
     async def _handle_list_resources(
         self, ctx: Any, params: PaginatedRequestParams | None
