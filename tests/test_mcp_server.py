@@ -222,7 +222,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
             "--keyword-only",
             "--model",
             f"scripted:{learn_script(tmp_path)}",
-        ],  # fmt: skip
+        ],
         # The SDK passes only a few variables on; keep PYTHONPATH (a source checkout).
         env={**get_default_environment(), **_pythonpath()},
     )
