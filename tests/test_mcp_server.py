@@ -259,24 +259,46 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
         ):
             return await _exercise(client)
 
-    async def bob_view(url: str) -> dict[str, Any]:
+    async def bob_view(url: str, mid: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {bob}"}
         async with (
             httpx2.AsyncClient(headers=headers) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
-            note = await client.call_tool("read_note", {"path": "entities/jane.md"})
+            note = await client.call_tool("read_note", {"path": "people/jane.md"})
             hits = await client.call_tool("recall", {"query": "Jane birthday"})
             resources = [str(r.uri) for r in (await client.list_resources()).resources]
-            return {"note": note, "hits": hits.structured_content, "resources": resources}
+            trying = [
+                ("edit_note", {"path": "people/jane.md", "operation": "prepend", "content": "x"}),
+                ("move_note", {"source": "people/jane.md", "destination": "mine.md"}),
+                ("delete_note", {"path": "people/jane.md"}),
+                ("list_directory", {"path": "people"}),
+                ("build_context", {"target": "people/jane.md"}),
+                ("build_context", {"target": mid}),
+                ("restore_memory", {"id": mid}),
+                ("memory_history", {"id": mid}),
+            ]
+            refused = [await client.call_tool(name, args) for name, args in trying]
+            activity = await client.call_tool("recent_activity", {"days": 1, "limit": 200})
+            return {
+                "note": note,
+                "hits": hits.structured_content,
+                "resources": resources,
+                "refused": refused,
+                "activity": activity.structured_content,
+            }
 
     with LiveServer(app) as live:
         url = f"{live.url}/mcp"
-        _check(anyio.run(session, url, alice))
-        seen = anyio.run(bob_view, url)
+        out = anyio.run(session, url, alice)
+        _check(out)
+        seen = anyio.run(bob_view, url, out["remembered"]["ids"][0])
         assert seen["note"].is_error
         assert all(h["kind"] != "chunk" for h in seen["hits"]["hits"])
         assert not [u for u in seen["resources"] if "jane" in u or "memories/" in u]
+        assert all(r.is_error for r in seen["refused"]), [r.content for r in seen["refused"]]
+        assert not [i for i in seen["activity"]["items"] if "jane" in i["target"]]
+        assert not [i for i in seen["activity"]["items"] if i["kind"] == "memory"]
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         bad_auth = ["", "Bearer nope", f"Bearer {revoked_key}", f"Basic {alice}"]
         for value in bad_auth:
@@ -285,6 +307,9 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
             assert r.status_code == 401, value
             assert r.headers["content-type"].startswith("application/problem+json")
     assert not (root / "users" / "carol").exists()
+    assert (root / "users" / "bob" / "vault" / "user.md").exists()
+    assert not (root / "users" / "bob" / "vault" / "mine.md").exists()
+    assert (root / "users" / "alice" / "vault" / "people" / "jane.md").exists()
 
 
 def test_mcp_tools_refuse_bad_input_and_write_nothing(tmp_path: Path) -> None:
