@@ -28,6 +28,7 @@ TOOLS = {
     "profile_show",
     "profile_apply",
     "profile_learn",
+    "profile_history",
     "list_memories",
     "update_memory",
     "forget",
@@ -152,6 +153,7 @@ async def _more(client: Client, mid: str, out: dict[str, Any]) -> None:
     out["learned"] = await _call(client, "profile_learn", {"text": "I love ramen"})
     shown = await _call(client, "profile_show", {"resource": "user_food_prefs"})
     out["likes_after_learn"] = [i["item"] for i in shown[FOOD]["food"]["likes"]]
+    out["ramen_history"] = await _call(client, "profile_history", {"item": "ramen"})
     out["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
     prompt = await client.get_prompt("continue_conversation", {"topic": "Jane's birthday"})
     out["prompt"] = prompt.messages[0].content.text  # type: ignore[union-attr]
@@ -200,6 +202,7 @@ def _check_more(out: dict[str, Any], mid: str) -> None:
     assert ("note", "scratch.md") in kinds
     assert out["learned"]["ok"] is True
     assert out["likes_after_learn"] == ["dumplings", "ramen"]
+    assert [e["change"] for e in out["ramen_history"]["entries"]] == ["append"]
     assert set(out["prompts"]) == {"continue_conversation", "review_memory"}
     assert "Jane's birthday is May 3rd" in out["prompt"]
 

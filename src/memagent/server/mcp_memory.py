@@ -1,6 +1,7 @@
 """MCP tools past basic-memory's: restore and history of memories, build_context
 (a note or memory with its links and neighbours), recent_activity (what changed,
-in words), and profile_learn (the model, behind the server's model admission).
+in words), profile_history, and profile_learn (the model, behind the server's
+model admission).
 
 They call the same `Memory` methods as the HTTP API, under the same locks.
 """
@@ -54,6 +55,11 @@ class BuiltContext(BaseModel):
     id: str
     content: str
     related: list[Related]
+
+
+class ProfileHistory(BaseModel):
+    item: str
+    entries: list[dict[str, Any]] = Field(description="Every change to it, oldest first.")
 
 
 class ActivityItem(BaseModel):
@@ -255,6 +261,20 @@ def register(mcp: MCPServer[Any], backend: Backend) -> None:
     ) -> Activity:
         """What changed lately in notes, memories and the profile, newest first."""
         return recent(backend.memory(ctx), days, limit, list(kinds))
+
+    @mcp.tool()
+    def profile_history(
+        item: Annotated[str, Field(min_length=1, max_length=200, description="Item key or name.")],
+        ctx: Context,
+        resource: Annotated[
+            str | None,
+            Field(pattern=r"^[a-z0-9_]{1,64}(\.json)?$", description="Only this resource."),
+        ] = None,
+    ) -> ProfileHistory:
+        """Every recorded change to one profile item (who learned or edited it, when,
+        before and after), oldest first."""
+        entries = backend.memory(ctx).profile_history(item, resource=resource)
+        return ProfileHistory(item=item, entries=entries)
 
     @mcp.tool()
     async def profile_learn(
