@@ -397,10 +397,14 @@ def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
                 ("update_memory", {"id": mid, "text": "x" * 2_000_000}),
                 ("update_memory", {"id": "../../etc/passwd", "text": "x"}),
                 ("forget", {"id": "chunk-20240101-000000000000"}),
+                ("forget", {"id": mid, "hard": "yes"}),  # a destructive flag is never coerced
                 ("list_memories", {"limit": 0}),
             ],
         )
         assert all(r.is_error for r in bad), [r for r in bad if not r.is_error]
+        for r in bad:
+            text = r.content[0].text
+            assert text.split(":")[0] in TOOLS and "\n" not in text and "pydantic" not in text
         assert alice.get(mid).content == "Jane drinks green tea."
         other = anyio.run(
             run, bob, [("update_memory", {"id": mid, "text": "hijack"}), ("forget", {"id": mid})]

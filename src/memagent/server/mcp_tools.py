@@ -25,7 +25,7 @@ from mcp_types import (
     ListResourcesResult,
     PaginatedRequestParams,
 )
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, Strict, ValidationError
 
 from memagent.api import MemoryItem, RecallHit
 from memagent.core import MemagentError
@@ -236,7 +236,7 @@ def build_mcp_server(
     def forget(
         id: Annotated[str, ChunkIdField],
         ctx: Context,
-        hard: Annotated[bool, Field(description="Remove for good (no restore).")] = False,
+        hard: Annotated[bool, Strict(), Field(description="Remove for good (no restore).")] = False,
     ) -> Forgot:
         """Forget a memory: hidden from recall (restorable), or with hard=true removed."""
         current(ctx).forget(id, hard=hard)
@@ -302,7 +302,7 @@ def build_mcp_server(
             ),
         ],
         ctx: Context,
-        dry_run: Annotated[bool, Field(description="Check only; write nothing.")] = False,
+        dry_run: Annotated[bool, Strict(), Field(description="Check only; write nothing.")] = False,
     ) -> dict[str, Any]:
         """Apply profile operations, all or nothing; returns each operation's outcome."""
         ops = [op.model_dump(mode="json", exclude_none=True) for op in operations]
