@@ -32,6 +32,23 @@ MAX_SNIPPET = 2000
 ACTIVITY_SCAN = 2000
 """Ops-log records read back at most for one recent_activity call."""
 _KINDS = {"vault/": "note", "chunks/": "memory", "profile/": "profile"}
+_MEMORY_VERBS = {
+    "create": "remembered",
+    "update": "edited",
+    "soft_delete": "forgotten",
+    "restore": "brought back",
+    "undo": "edit undone",
+    "delete": "deleted for good",
+    "link": "linked",
+}
+_NOTE_VERBS = {
+    "create": "created",
+    "update": "edited",
+    "append": "added to",
+    "delete": "deleted",
+    "rollback": "put back (a failed turn)",
+}
+_PROFILE_VERBS = {"apply": "changed", "learn": "learned from chat", "undo": "change undone"}
 
 
 class Restored(BaseModel):
@@ -193,16 +210,18 @@ def _describe(memory: Memory, rec: OpRecord) -> ActivityItem | None:
                     text = memory.chunks.get(target, record_access=False).content
             except MemagentError:
                 text = ""
-        verb = {"soft_delete": "forgotten", "delete": "deleted for good"}.get(rec.op, rec.op)
-        summary = f"memory {verb}: {' '.join(text.split())[:120]}".rstrip(": ")
+        verb = _MEMORY_VERBS.get(rec.op, rec.op.replace("_", " "))
+        summary = f"{verb}: {' '.join(text.split())[:120]}".rstrip(": ")
     elif kind == "note":
         target = rec.path.removeprefix("vault/")
-        summary = f"note {target}: {rec.op}"
+        summary = f"note {target} {_NOTE_VERBS.get(rec.op, rec.op.replace('_', ' '))}"
     else:
         target = rec.path.removeprefix("profile/")
         changes = meta.get("changes")
         count = len(changes) if isinstance(changes, list) else 0
-        summary = f"profile {target}: {rec.op}" + (f" ({count} change(s))" if count else "")
+        about = target.removeprefix("resource_").removesuffix(".json").replace("_", " ")
+        verb = _PROFILE_VERBS.get(rec.op, rec.op.replace("_", " "))
+        summary = f"profile ({about}) {verb}" + (f": {count} change(s)" if count else "")
     return ActivityItem(ts=rec.ts, kind=kind, op=rec.op, target=target, summary=summary)
 
 
