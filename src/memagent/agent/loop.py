@@ -360,7 +360,10 @@ class Agent:
         # every reply speaks to the user: "my sister" copied from the user's words
         # becomes "your sister", also while it streams, in every mode
         speaks = self.prompts.schema == "reply"
-        shape = lambda t: stable_prefix(t.lstrip(), message)  # noqa: E731
+
+        def shape(text: str) -> str:
+            return stable_prefix(text.lstrip(), message)
+
         usage = Usage()
         reply: str | None = None
         if ctx.about_others and speaks:  # speaker attribution: not this person's life

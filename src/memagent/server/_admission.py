@@ -57,9 +57,9 @@ from memagent.server._problems import problem_response
 ANON_PREFIX = "addr:"
 """How `identify` names a caller with no valid key or session (by its address)."""
 MAX_TRACKED = 4096
+"""Identities whose Retry-After is remembered at once."""
 SCOPE_KEY = "memagent.admission"
 """Where an admitted request's scope holds (the middleware, its caller's identity)."""
-"""Identities whose Retry-After is remembered at once."""
 
 
 class Identify(Protocol):
