@@ -14,6 +14,8 @@ from memagent.agent.conversations import ConversationMessage
 from memagent.agent.memory import AgentMemory
 from memagent.core import NotFound
 
+C1 = "chunk-20250101-0123456789ab"
+
 
 class FakeMemory:
     def __init__(self, hits: list[dict[str, Any]] | None = None) -> None:
@@ -24,7 +26,7 @@ class FakeMemory:
         return self.hits[:k]
 
     def forget(self, memory_id: str) -> dict[str, Any]:
-        if memory_id != "c1":
+        if memory_id != C1:
             raise NotFound(f"no memory {memory_id}")
         self.forgotten.append(memory_id)
         return {"id": memory_id}
@@ -102,9 +104,21 @@ def test_recall_and_forget_without_an_argument_give_usage_and_touch_nothing() ->
 def test_forget_reports_an_unknown_id_in_the_answer() -> None:
     memory = FakeMemory()
     host = Host(memory, [])
-    assert answer("/forget nope", host) == "Could not forget nope: no memory nope"
-    assert answer("/forget c1", host).startswith("Forgot c1")
-    assert memory.forgotten == ["c1"]
+    other = "chunk-20250101-ffffffffffff"
+    assert answer(f"/forget {other}", host) == f"Could not forget {other}: no memory {other}"
+    assert answer("/forget nope", host).startswith("Could not forget nope: 'nope' is not an id")
+    assert answer(f"/forget {C1}", host).startswith(f"Forgot {C1}")
+    assert memory.forgotten == [C1]
+
+
+def test_edit_and_undo_give_usage_without_an_id_or_text() -> None:
+    memory = FakeMemory()
+    host = Host(memory, [])
+    assert answer("/edit", host).startswith("Usage: /edit ID NEW TEXT")
+    assert answer(f"/edit {C1}", host).startswith("Usage: /edit ID NEW TEXT")
+    assert answer(f"/edit {C1}    ", host).startswith("Usage: /edit ID NEW TEXT")
+    assert answer("/undo", host).startswith("Usage: /undo ID")
+    assert host.flushes == 0
 
 
 def test_unknown_command_lists_the_known_ones() -> None:

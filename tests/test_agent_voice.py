@@ -28,6 +28,19 @@ from memagent.llm import ScriptedLLM
             "I don't have that in memory.",
         ),
         ("Paris is the capital.", "What is the capital of France?", "Paris is the capital."),
+        # quotes of the user's "I'm / I am / I was / I've / I'll", verb turned too
+        (
+            "Noted: I'm allergic to penicillin.",
+            "I'm allergic to penicillin",
+            "Noted: you're allergic to penicillin.",
+        ),
+        ("Noted: I am allergic.", "I'm allergic to cats", "Noted: you are allergic."),
+        ("Noted: I’m vegan.", "i’m vegan now", "Noted: you’re vegan."),
+        ("I was born in Oslo.", "I was born in Oslo", "You were born in Oslo."),
+        ("Got it, I've moved.", "I've moved to Rome", "Got it, you've moved."),
+        ("OK: I'll call Ann.", "I'll call Ann later", "OK: you'll call Ann."),
+        ("I am here to help.", "I am tired", "I am here to help."),
+        ("I'm glad. I'm tired too?", "I'm tired", "I'm glad. You're tired too?"),
     ],
 )
 def test_to_user(reply: str, message: str, want: str) -> None:
@@ -44,6 +57,18 @@ def test_streamed_prefixes_only_grow_and_end_as_the_whole_reply() -> None:
         shown = now
     assert to_user(full, message).startswith(shown)
     assert to_user(full, message) == "Your sister is Ann and you live in Oslo; my dog is Rex."
+
+
+def test_streamed_contractions_never_show_the_unturned_verb() -> None:
+    message = "I'm allergic to penicillin and I was born in May"
+    full = "Noted: I am allergic to penicillin, and I was born in May."
+    shown = ""
+    for i in range(1, len(full) + 1):
+        now = stable_prefix(full[:i], message)
+        assert now.startswith(shown) and "I am" not in now and "I was" not in now
+        shown = now
+    want = "Noted: you are allergic to penicillin, and you were born in May."
+    assert to_user(full, message) == want and want.startswith(shown)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +106,15 @@ def test_replies_speak_to_the_user_also_when_streamed(home: MemoryHome) -> None:
         pieces: list[str] = []
         r = a.turn("What is my sister called?", on_text=pieces.append)
     assert r.reply == "Your sister is Ann." and "".join(pieces) == "Your sister is Ann."
+
+
+@pytest.mark.parametrize("prompt_set", ["instruct", "json"])
+def test_every_mode_turns_a_quoted_statement(home: MemoryHome, prompt_set: str) -> None:
+    llm = ScriptedLLM([json.dumps({"reply": "Noted: I'm allergic to penicillin."})])
+    with Agent(
+        home, llm, prompt_set=prompt_set, learn_profile=False, embeddings=False, record=False
+    ) as a:
+        pieces: list[str] = []
+        r = a.turn("I'm allergic to penicillin.", on_text=pieces.append)
+    assert r.reply == "Noted: you're allergic to penicillin."
+    assert "".join(pieces) == r.reply

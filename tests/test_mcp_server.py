@@ -27,11 +27,46 @@ TOOLS = {
     "run_actions",
     "profile_show",
     "profile_apply",
+    "profile_learn",
+    "profile_history",
     "list_memories",
     "update_memory",
     "forget",
     "undo_memory",
+    "restore_memory",
+    "memory_history",
+    "edit_note",
+    "move_note",
+    "delete_note",
+    "list_directory",
+    "build_context",
+    "recent_activity",
 }
+FOOD = "resource_user_food_prefs.json"
+LEARN_REPLIES = [
+    json.dumps({"facts": [{"fact": "The user loves ramen", "tags": ["food"]}]}),
+    json.dumps(
+        {
+            "operations": [
+                {
+                    "operation": "append",
+                    "file": FOOD,
+                    "path": "food.likes",
+                    "value": {"item": "ramen"},
+                }
+            ]
+        }
+    ),
+]
+
+
+def learn_script(tmp_path: Path) -> Path:
+    """A scripted model's replies for one profile_learn call (facts, then operations)."""
+    script = tmp_path / "learn.json"
+    script.write_text(json.dumps(LEARN_REPLIES))
+    return script
+
+
 APPEND = {
     "operation": "append",
     "file": "resource_user_food_prefs.json",
@@ -49,6 +84,7 @@ async def _exercise(client: Client) -> dict[str, Any]:
         "remember", {"text": "Jane's birthday is May 3rd", "tags": ["jane"]}
     )
     out["remembered"] = made.structured_content
+    mid = made.structured_content["ids"][0]
     hits = await client.call_tool("recall", {"query": "when is Jane's birthday", "k": 3})
     out["hits"] = hits.structured_content
     out["write"] = (
@@ -69,9 +105,58 @@ async def _exercise(client: Client) -> dict[str, Any]:
     shown = await client.call_tool("profile_show", {"resource": "user_food_prefs"})
     out["profile"] = shown.structured_content
     out["resources"] = [str(r.uri) for r in (await client.list_resources()).resources]
-    note = await client.read_resource("memagent://vault/entities/jane.md")
+    note = await client.read_resource("memory://notes/entities/jane.md")
     out["resource_text"] = note.contents[0].text  # type: ignore[union-attr]
+    old = await client.read_resource("memagent://vault/entities/jane.md")
+    out["legacy_text"] = old.contents[0].text  # type: ignore[union-attr]
+    remembered = await client.read_resource(f"memory://memories/{mid}")
+    out["memory_text"] = remembered.contents[0].text  # type: ignore[union-attr]
+    await _more(client, mid, out)
     return out
+
+
+async def _call(client: Client, name: str, args: dict[str, Any]) -> Any:
+    result = await client.call_tool(name, args)
+    assert not result.is_error, (name, result.content)
+    return result.structured_content
+
+
+async def _more(client: Client, mid: str, out: dict[str, Any]) -> None:
+    """The tools past read/write: one round trip each, in an order that lets each
+    see the one before."""
+    edits = [
+        {"operation": "append", "content": "## Work\nAcme\n\n## Family\nAnn [[user]]\n"},
+        {"operation": "replace_section", "section": "Work", "content": "Globex"},
+        {"operation": "prepend", "content": "tags: friend"},
+        {"operation": "find_replace", "find": "Globex", "content": "Initech"},
+    ]
+    for edit in edits:
+        done = await _call(client, "edit_note", {"path": "entities/jane.md", **edit})
+        assert done["changed"] is True, edit
+    out["edited"] = (await _call(client, "read_note", {"path": "entities/jane.md"}))["content"]
+    out["moved"] = await _call(
+        client, "move_note", {"source": "entities/jane.md", "destination": "people/jane.md"}
+    )
+    out["listed"] = await _call(client, "list_directory", {"path": "people"})
+    await _call(client, "write_note", {"path": "scratch.md", "content": "tmp"})
+    out["deleted"] = await _call(client, "delete_note", {"path": "scratch.md"})
+    out["note_context"] = await _call(client, "build_context", {"target": "people/jane.md"})
+    out["memory_context"] = await _call(client, "build_context", {"target": mid})
+    updated = await _call(client, "update_memory", {"id": mid, "text": "Jane's birthday: May 4"})
+    out["updated"] = updated["content"]
+    out["undone"] = (await _call(client, "undo_memory", {"id": mid}))["now"]["content"]
+    await _call(client, "forget", {"id": mid})
+    out["restored"] = await _call(client, "restore_memory", {"id": mid})
+    out["history"] = await _call(client, "memory_history", {"id": mid})
+    out["listed_memories"] = await _call(client, "list_memories", {"limit": 5})
+    out["activity"] = await _call(client, "recent_activity", {"days": 1, "limit": 50})
+    out["learned"] = await _call(client, "profile_learn", {"text": "I love ramen"})
+    shown = await _call(client, "profile_show", {"resource": "user_food_prefs"})
+    out["likes_after_learn"] = [i["item"] for i in shown[FOOD]["food"]["likes"]]
+    out["ramen_history"] = await _call(client, "profile_history", {"item": "ramen"})
+    out["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
+    prompt = await client.get_prompt("continue_conversation", {"topic": "Jane's birthday"})
+    out["prompt"] = prompt.messages[0].content.text  # type: ignore[union-attr]
 
 
 def _check(out: dict[str, Any]) -> None:
@@ -89,9 +174,37 @@ def _check(out: dict[str, Any]) -> None:
     assert out["bad_apply"].is_error
     food = out["profile"]["resource_user_food_prefs.json"]["food"]["likes"]
     assert [i["item"] for i in food] == ["dumplings"]
-    assert "memagent://vault/entities/jane.md" in out["resources"]
-    assert "memagent://vault/user.md" in out["resources"]
-    assert out["resource_text"] == "# Jane\n"
+    assert "memory://notes/entities/jane.md" in out["resources"]
+    assert "memory://notes/user.md" in out["resources"]
+    assert f"memory://memories/{mid}" in out["resources"]
+    assert out["resource_text"] == out["legacy_text"] == "# Jane\n"
+    assert out["memory_text"] == "Jane's birthday is May 3rd"
+    _check_more(out, mid)
+
+
+def _check_more(out: dict[str, Any], mid: str) -> None:
+    assert out["edited"] == ("tags: friend\n# Jane\n## Work\nInitech\n\n## Family\nAnn [[user]]\n")
+    assert out["moved"] == {"source": "entities/jane.md", "destination": "people/jane.md"}
+    assert out["listed"]["entries"] == [{"path": "people/jane.md", "kind": "file"}]
+    assert out["deleted"] == {"path": "scratch.md", "deleted": True}
+    related = {(r["kind"], r["id"], r["relation"]) for r in out["note_context"]["related"]}
+    assert ("note", "user.md", "links to") in related
+    assert out["memory_context"]["kind"] == "memory"
+    assert out["memory_context"]["content"] == "Jane's birthday is May 3rd"
+    assert out["updated"] == "Jane's birthday: May 4"
+    assert out["undone"] == "Jane's birthday is May 3rd"
+    assert out["restored"]["memory"]["deleted"] is False
+    ops = [e["op"] for e in out["history"]["edits"]]
+    assert ops == ["update", "undo", "soft_delete", "restore"]
+    assert out["listed_memories"]["memories"][0]["id"] == mid
+    kinds = {(i["kind"], i["target"]) for i in out["activity"]["items"]}
+    assert ("note", "people/jane.md") in kinds and ("memory", mid) in kinds
+    assert ("note", "scratch.md") in kinds
+    assert out["learned"]["ok"] is True
+    assert out["likes_after_learn"] == ["dumplings", "ramen"]
+    assert [e["change"] for e in out["ramen_history"]["entries"]] == ["append"]
+    assert set(out["prompts"]) == {"continue_conversation", "review_memory"}
+    assert "Jane's birthday is May 3rd" in out["prompt"]
 
 
 def _pythonpath() -> dict[str, str]:
@@ -103,7 +216,16 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memagent", "mcp", "--home", str(home), "--keyword-only"],
+        args=[
+            "-m",
+            "memagent",
+            "mcp",
+            "--home",
+            str(home),
+            "--keyword-only",
+            "--model",
+            f"scripted:{learn_script(tmp_path)}",
+        ],
         # The SDK passes only a few variables on; keep PYTHONPATH (a source checkout).
         env={**get_default_environment(), **_pythonpath()},
     )
@@ -116,7 +238,8 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
     _check(out)
     # Everything went to files in the home, through Storage (the ops log saw it).
     mh = MemoryHome.open(home)
-    assert (home / "vault" / "entities" / "jane.md").read_text() == "# Jane\n"
+    assert (home / "vault" / "people" / "jane.md").read_text().startswith("tags: friend\n")
+    assert not (home / "vault" / "entities" / "jane.md").exists()
     assert any(r.path == "vault/entities/jane.md" for r in mh.ops(limit=500))
     assert not (tmp_path / "config.toml").exists()
 
@@ -128,7 +251,8 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
     bob, _ = store.create(user="bob")
     revoked_key, revoked = store.create(user="carol")
     store.revoke(revoked.id)
-    app = create_app(root, ServerSettings(embeddings=False))
+    settings = ServerSettings(embeddings=False, llm=f"scripted:{learn_script(tmp_path)}")
+    app = create_app(root, settings)
 
     async def session(url: str, key: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {key}"}
@@ -138,24 +262,46 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
         ):
             return await _exercise(client)
 
-    async def bob_view(url: str) -> dict[str, Any]:
+    async def bob_view(url: str, mid: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {bob}"}
         async with (
             httpx2.AsyncClient(headers=headers) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
-            note = await client.call_tool("read_note", {"path": "entities/jane.md"})
+            note = await client.call_tool("read_note", {"path": "people/jane.md"})
             hits = await client.call_tool("recall", {"query": "Jane birthday"})
             resources = [str(r.uri) for r in (await client.list_resources()).resources]
-            return {"note": note, "hits": hits.structured_content, "resources": resources}
+            trying = [
+                ("edit_note", {"path": "people/jane.md", "operation": "prepend", "content": "x"}),
+                ("move_note", {"source": "people/jane.md", "destination": "mine.md"}),
+                ("delete_note", {"path": "people/jane.md"}),
+                ("list_directory", {"path": "people"}),
+                ("build_context", {"target": "people/jane.md"}),
+                ("build_context", {"target": mid}),
+                ("restore_memory", {"id": mid}),
+                ("memory_history", {"id": mid}),
+            ]
+            refused = [await client.call_tool(name, args) for name, args in trying]
+            activity = await client.call_tool("recent_activity", {"days": 1, "limit": 200})
+            return {
+                "note": note,
+                "hits": hits.structured_content,
+                "resources": resources,
+                "refused": refused,
+                "activity": activity.structured_content,
+            }
 
     with LiveServer(app) as live:
         url = f"{live.url}/mcp"
-        _check(anyio.run(session, url, alice))
-        seen = anyio.run(bob_view, url)
+        out = anyio.run(session, url, alice)
+        _check(out)
+        seen = anyio.run(bob_view, url, out["remembered"]["ids"][0])
         assert seen["note"].is_error
         assert all(h["kind"] != "chunk" for h in seen["hits"]["hits"])
-        assert "memagent://vault/entities/jane.md" not in seen["resources"]
+        assert not [u for u in seen["resources"] if "jane" in u or "memories/" in u]
+        assert all(r.is_error for r in seen["refused"]), [r.content for r in seen["refused"]]
+        assert not [i for i in seen["activity"]["items"] if "jane" in i["target"]]
+        assert not [i for i in seen["activity"]["items"] if i["kind"] == "memory"]
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         bad_auth = ["", "Bearer nope", f"Bearer {revoked_key}", f"Basic {alice}"]
         for value in bad_auth:
@@ -164,6 +310,9 @@ def test_mcp_over_http_is_per_user_and_authenticated(tmp_path: Path) -> None:
             assert r.status_code == 401, value
             assert r.headers["content-type"].startswith("application/problem+json")
     assert not (root / "users" / "carol").exists()
+    assert (root / "users" / "bob" / "vault" / "user.md").exists()
+    assert not (root / "users" / "bob" / "vault" / "mine.md").exists()
+    assert (root / "users" / "alice" / "vault" / "people" / "jane.md").exists()
 
 
 def test_mcp_tools_refuse_bad_input_and_write_nothing(tmp_path: Path) -> None:
@@ -190,6 +339,8 @@ def test_mcp_tools_refuse_bad_input_and_write_nothing(tmp_path: Path) -> None:
                 ("profile_apply", {"operations": [{"operation": "append", "file": "../x"}]}),
                 ("profile_show", {"resource": "../../keys"}),
                 ("no_such_tool", {}),
+                ("forget", {}),
+                ("update_memory", {"id": {"nested": [1, {"junk": None}]}}),
             ]
             return [await client.call_tool(name, args) for name, args in calls]
 
@@ -198,6 +349,12 @@ def test_mcp_tools_refuse_bad_input_and_write_nothing(tmp_path: Path) -> None:
     finally:
         memory.close()
     assert all(r.is_error for r in results), [r for r in results if not r.is_error]
+    for result in results:
+        text = result.content[0].text
+        assert "\n" not in text and "pydantic" not in text and "Error executing" not in text
+    assert results[-2].content[0].text == "forget: 'id' is required"
+    assert results[-1].content[0].text == "update_memory: 'id': input should be a valid string"
+    assert results[-3].content[0].text == "there is no tool named 'no_such_tool'"
     assert not list(memory.home.layout.chunks.rglob("*.json"))
     assert not (tmp_path / "home" / "escape.md").exists()
     assert not (memory.home.layout.vault / "big.md").exists()
@@ -240,10 +397,14 @@ def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
                 ("update_memory", {"id": mid, "text": "x" * 2_000_000}),
                 ("update_memory", {"id": "../../etc/passwd", "text": "x"}),
                 ("forget", {"id": "chunk-20240101-000000000000"}),
+                ("forget", {"id": mid, "hard": "yes"}),  # a destructive flag is never coerced
                 ("list_memories", {"limit": 0}),
             ],
         )
         assert all(r.is_error for r in bad), [r for r in bad if not r.is_error]
+        for r in bad:
+            text = r.content[0].text
+            assert text.split(":")[0] in TOOLS and "\n" not in text and "pydantic" not in text
         assert alice.get(mid).content == "Jane drinks green tea."
         other = anyio.run(
             run, bob, [("update_memory", {"id": mid, "text": "hijack"}), ("forget", {"id": mid})]

@@ -1,6 +1,9 @@
 """Chat commands (`/help`, `/history`, `/forget ID`, …): handled by the agent
 itself, never sent to the model, never stored as memory or in the conversation.
 
+`/forget`, `/edit` and `/undo` take any id `/recall` prints (a memory, a note or
+a profile fact); `memory_refs` says what each does to each kind.
+
 A message is a command when it starts with `/` and a known or unknown command
 word (`/help`, `/foo bar`); a path such as `/etc/hosts is big` is not.
 """
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from memagent.agent import memory_refs
 from memagent.agent.conversations import ConversationMessage
 from memagent.agent.memory import AgentMemory
 from memagent.core import MemagentError
@@ -30,7 +34,9 @@ COMMANDS: dict[str, str] = {
     "exit": "leave the chat (also /quit)",
     "history": "show the last messages of this conversation (/history N)",
     "recall": "show what memory holds for a query (/recall QUERY)",
-    "forget": "delete a memory by its id, from /recall (/forget ID; it can be restored)",
+    "forget": "forget a memory, note or fact by its id from /recall (/forget ID)",
+    "edit": "change what a memory, note or fact says (/edit ID NEW TEXT)",
+    "undo": "undo the last change to a memory, note or fact (/undo ID)",
     "new": "start a new conversation",
 }
 ALIASES = {"quit": "exit", "bye": "exit", "h": "help", "?": "help", "memory": "recall"}
@@ -46,6 +52,15 @@ def parse_command(message: str) -> Command | None:
         return None
     name = m.group(1).lower()
     return Command(ALIASES.get(name, name), (m.group(2) or "").strip())
+
+
+USAGE = {
+    "recall": "Usage: /recall QUERY",
+    "forget": "Usage: /forget ID (ids come from /recall)",
+    "edit": "Usage: /edit ID NEW TEXT (ids come from /recall)",
+    "undo": "Usage: /undo ID (ids come from /recall)",
+}
+WHAT = {"forget": "forget", "edit": "edit", "undo": "undo the last change to"}
 
 
 def help_text() -> str:
@@ -88,12 +103,8 @@ def answer_command(command: Command, host: CommandHost) -> str:
         if not msgs:
             return "Nothing said yet in this conversation."
         return "\n".join(f"{'you' if m.role == 'user' else 'assistant'}: {m.content}" for m in msgs)
-    if name in ("recall", "forget") and not arg:
-        return (
-            "Usage: /recall QUERY"
-            if name == "recall"
-            else "Usage: /forget ID (ids come from /recall)"
-        )
+    if name in USAGE and not arg:
+        return USAGE[name]
     if name == "recall":
         host.flush()  # earlier turns of this chat are stored in the background
         try:
@@ -103,12 +114,24 @@ def answer_command(command: Command, host: CommandHost) -> str:
         if not hits:
             return "Nothing in memory matches that."
         return "\n".join(f"{h['id']}  {' '.join(str(h['content']).split())[:120]}" for h in hits)
-    if name == "forget":
-        host.flush()
-        try:
-            host.memory.forget(arg)
-        except MemagentError as exc:
-            return f"Could not forget {arg}: {exc}"
-        return f"Forgot {arg} (memagent chunks restore {arg} brings it back)."
+    if name in ("forget", "edit", "undo"):
+        return _change(name, arg, host)
     known = ", ".join(f"/{c}" for c in COMMANDS)
     return f"Unknown command /{name}. Commands: {known} (/help explains them)."
+
+
+def _change(name: str, arg: str, host: CommandHost) -> str:
+    """/forget, /edit or /undo on the id that starts `arg`: the outcome, or why not."""
+    ref, _, text = arg.partition(" ")
+    if name == "edit" and not text.strip():
+        return "Usage: /edit ID NEW TEXT: give the new text after the id."
+    host.flush()
+    shown = ref if len(ref) <= 60 else ref[:59] + "…"
+    try:
+        if name == "forget":
+            return memory_refs.forget(host.memory, ref)
+        if name == "edit":
+            return memory_refs.edit(host.memory, ref, text)
+        return memory_refs.undo(host.memory, ref)
+    except MemagentError as exc:
+        return f"Could not {WHAT[name]} {shown}: {exc}"

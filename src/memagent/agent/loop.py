@@ -357,10 +357,13 @@ class Agent:
                 ),
             )
         ]
-        # the memory-answer sets speak to the user: "my sister" copied from the
-        # user's words becomes "your sister", also while it streams
+        # every reply speaks to the user: "my sister" copied from the user's words
+        # becomes "your sister", also while it streams, in every mode
         speaks = self.prompts.schema == "reply"
-        shape = (lambda t: stable_prefix(t.lstrip(), message)) if speaks else None
+
+        def shape(text: str) -> str:
+            return stable_prefix(text.lstrip(), message)
+
         usage = Usage()
         reply: str | None = None
         if ctx.about_others and speaks:  # speaker attribution: not this person's life
@@ -452,7 +455,7 @@ class Agent:
         ok = reply is not None
         if reply is None:
             reply = honest_reply(last_error, failed_write, self.max_steps)
-        elif speaks:
+        else:
             reply = to_user(reply, message)
         if on_text is not None and emitted.strip() != reply.strip():
             if emitted and reply.startswith(emitted):  # the rest of a reply shown in part

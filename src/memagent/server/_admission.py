@@ -42,19 +42,24 @@ served however hard another user pushes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memagent.core import Overloaded
 from memagent.server._problems import problem_response
 
 ANON_PREFIX = "addr:"
 """How `identify` names a caller with no valid key or session (by its address)."""
 MAX_TRACKED = 4096
 """Identities whose Retry-After is remembered at once."""
+SCOPE_KEY = "memagent.admission"
+"""Where an admitted request's scope holds (the middleware, its caller's identity)."""
 
 
 class Identify(Protocol):
@@ -229,6 +234,7 @@ class AdmissionMiddleware:
                     "busy",
                 )
                 return
+            scope[SCOPE_KEY] = (self, who)
             try:
                 await self.app(scope, receive, app_send)
             finally:
@@ -236,6 +242,33 @@ class AdmissionMiddleware:
         finally:
             self._count(who, -1)
             self._count(f"{who}\0{what}", -1)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, who: str, cls: RouteClass) -> AsyncIterator[None]:
+        """A slot of `cls` for work of that class inside a request admitted as
+        another (an MCP tool call that runs the model): the same per-user share and
+        class cap a request of `cls` meets; `Overloaded` (one sentence) when none is
+        free within `queue_wait_s`."""
+        gate = self.gates[cls]
+        name = f"{who}\0{cls.value}"
+        share = max(1, gate.cap // 2)
+        if self.in_flight.get(name, 0) >= share and not gate.spare():
+            raise Overloaded(
+                f"too many {cls.value} requests in flight for this user; at most {share} at once"
+            )
+        self._count(name, +1)
+        try:
+            if not await gate.enter(self.limits.queue_wait_s):
+                raise Overloaded(
+                    f"the server is busy with {cls.value} requests (at most {gate.cap} at "
+                    "once); retry shortly"
+                )
+            try:
+                yield
+            finally:
+                gate.leave()
+        finally:
+            self._count(name, -1)
 
     def _count(self, name: str, step: int) -> None:
         n = self.in_flight.get(name, 0) + step

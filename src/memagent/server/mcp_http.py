@@ -4,7 +4,8 @@ The endpoint checks the bearer key (and its rate limit) before the MCP SDK sees
 the request, then records the caller in the ASGI scope; the tools read it back
 from the request the SDK hands them, so every tool call acts on the memory home
 of the user whose key sent it. Stateless mode: each POST stands alone (no
-session a second user could reuse).
+session a second user could reuse). `profile_learn` calls the model: it holds a
+slot of the admission's model class for that call, like `/v1/profile/learn`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from starlette.types import Receive, Scope, Send
 
 from memagent.api import Memory
 from memagent.core import MemagentError
+from memagent.llm import LLM
+from memagent.server._admission import SCOPE_KEY as ADMISSION_KEY
+from memagent.server._admission import RouteClass
 from memagent.server._context import Caller, ServerRoot, authenticate
 from memagent.server._problems import ProblemError, problem_response, status_of
 from memagent.server.mcp_tools import build_mcp_server
@@ -30,13 +34,37 @@ MCP_PATH = "/mcp"
 _SCOPE_KEY = "memagent.caller"
 
 
-def _memory_of(request_context: Any) -> Memory:
-    request = getattr(request_context, "request", None)
-    scope = getattr(request, "scope", None)
-    caller = scope.get(_SCOPE_KEY) if isinstance(scope, dict) else None
+def _scope(request_context: Any) -> dict[str, Any]:
+    scope = getattr(getattr(request_context, "request", None), "scope", None)
+    return scope if isinstance(scope, dict) else {}
+
+
+def _caller(request_context: Any) -> Caller:
+    caller = _scope(request_context).get(_SCOPE_KEY)
     if not isinstance(caller, Caller):
         raise MemagentError("this MCP endpoint needs an authenticated HTTP request")
-    return caller.memory
+    return caller
+
+
+def _memory_of(request_context: Any) -> Memory:
+    return _caller(request_context).memory
+
+
+def _llm_of(request_context: Any, memory: Memory) -> LLM:
+    return _caller(request_context).server.llm(memory.home)
+
+
+@contextlib.asynccontextmanager
+async def _model_slot(request_context: Any) -> AsyncIterator[None]:
+    """The model class of the server's admission, as `/v1/chat` and
+    `/v1/profile/learn` meet it (an app without admission: none to hold)."""
+    admitted = _scope(request_context).get(ADMISSION_KEY)
+    if admitted is None:
+        yield
+        return
+    admission, who = admitted
+    async with admission.hold(who, RouteClass.MODEL):
+        yield
 
 
 class _AuthenticatedMCP:
@@ -80,7 +108,7 @@ class _AuthenticatedMCP:
 
 def mount_mcp(app: FastAPI, server: ServerRoot, *, allowed_hosts: list[str] | None = None) -> None:
     """Serve MCP at `/mcp` and run its session manager in the app's lifespan."""
-    mcp = build_mcp_server(_memory_of)
+    mcp = build_mcp_server(_memory_of, llm_of=_llm_of, model_slot=_model_slot)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=allowed_hosts is not None,
         allowed_hosts=allowed_hosts or [],

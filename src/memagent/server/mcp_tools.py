@@ -1,35 +1,47 @@
-"""The MCP server (official `mcp` SDK): memory tools and vault notes as resources.
+"""The MCP server (official `mcp` SDK): memory tools, notes as resources, prompts.
 
-`build_mcp_server(memory_of)` makes one `MCPServer` whose every tool and
+`build_mcp_server(memory_of)` makes one `MCPServer` whose every tool, prompt and
 resource asks `memory_of(request_context)` for the caller's `Memory`: over
 stdio that is the one home given to `memagent mcp`; over streamable HTTP (under
 `memagent serve`) it is the home of the user whose API key sent the request.
 Tool inputs and outputs are pydantic models, so their JSON Schemas are the
-models' schemas. Errors come back as MCP tool errors carrying the same message
-the HTTP API and the CLI give.
+models' schemas. Every failure comes back as one plain sentence naming the tool
+(`mcp_common.plain_error`), with the message the HTTP API and the CLI give.
+
+The tools live in three modules: here (remember, recall, memories, notes read and
+write, vault actions, profile), `mcp_notes` (edit, move, delete, list folders)
+and `mcp_memory` (restore, history, build_context, recent_activity,
+profile_learn); `mcp_prompts` holds the prompts and resources.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
-from urllib.parse import quote, unquote
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp_types import ListResourcesResult, PaginatedRequestParams
-from mcp_types import Resource as MCPResource
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import (
+    INVALID_PARAMS,
+    ListResourcesResult,
+    PaginatedRequestParams,
+)
+from pydantic import BaseModel, Field, Strict, ValidationError
 
-from memagent.api import Memory, MemoryItem, RecallHit
+from memagent.api import MemoryItem, RecallHit
 from memagent.core import MemagentError
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
+from memagent.server import mcp_memory, mcp_notes, mcp_prompts
+from memagent.server.mcp_common import (
+    Backend,
+    LLMResolver,
+    MemoryResolver,
+    ModelSlot,
+    describe_validation,
+    one_line,
+    plain_error,
+)
 
-MemoryResolver = Callable[[Any], Memory]
-"""Given the MCP request context (or None outside a request), the caller's Memory."""
-
-VAULT_URI = "memagent://vault/"
-MAX_LISTED_NOTES = 1000
+__all__ = ["MemoryResolver", "build_mcp_server"]
 
 
 class Remembered(BaseModel):
@@ -72,66 +84,94 @@ class NoteSaved(BaseModel):
     changed: bool = True
 
 
-def _fail(exc: MemagentError) -> ToolError:
-    return ToolError(str(exc))
-
-
-def note_uri(path: str) -> str:
-    return VAULT_URI + quote(path, safe="/")
-
-
 class _MemagentMCP(MCPServer[Any]):
-    """`MCPServer` whose resource list is the caller's vault notes (per request)."""
+    """`MCPServer` with per-request resource lists and plain-sentence errors."""
 
-    def __init__(self, memory_of: MemoryResolver, **kwargs: Any) -> None:
+    def __init__(self, backend: Backend, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._memory_of = memory_of
+        self._backend = backend
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            raise ToolError(plain_error(name, exc)) from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> Any:
+        from mcp import MCPError
+
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except ValueError as exc:
+            cause: BaseException = exc
+            while cause.__cause__ is not None and not isinstance(
+                cause, ValidationError | MemagentError
+            ):
+                cause = cause.__cause__
+            if isinstance(cause, ValidationError):
+                text = describe_validation(cause)
+            elif str(exc).startswith("Missing required arguments"):
+                missing = str(exc).split(": ", 1)[-1].strip("{}")
+                text = f"{missing} is required"
+            elif str(exc).startswith("Unknown prompt"):
+                text = "there is no such prompt"
+            else:
+                text = str(cause)
+            raise MCPError(code=INVALID_PARAMS, message=one_line(f"{name}: {text}")) from None
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise ResourceNotFoundError(
+                one_line(
+                    f"{str(uri)[:200]}: no such resource (notes are memory://notes/<path>, "
+                    "memories memory://memories/<id>)"
+                )
+            ) from None
+        except ResourceError as exc:
+            raise ResourceError(one_line(f"{str(uri)[:200]}: {exc}")) from None
 
     async def _handle_list_resources(
         self, ctx: Any, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
         import anyio.to_thread
 
-        memory = self._memory_of(ctx)
-        try:
-            notes = await anyio.to_thread.run_sync(memory.list_notes)
-        except MemagentError:
-            notes = []
-        resources = [
-            MCPResource(
-                uri=note_uri(path),
-                name=path,
-                title=path.rsplit("/", 1)[-1],
-                mime_type="text/markdown",
-            )
-            for path in notes[:MAX_LISTED_NOTES]
-            if path.endswith(".md")
-        ]
+        memory = self._backend.memory_of(ctx)
+        resources = await anyio.to_thread.run_sync(mcp_prompts.resource_list, memory)
         return ListResourcesResult(resources=resources)
 
 
-def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
-    """The memagent MCP server; `memory_of` picks the Memory for each request."""
+def build_mcp_server(
+    memory_of: MemoryResolver,
+    *,
+    llm_of: LLMResolver | None = None,
+    model_slot: ModelSlot | None = None,
+) -> MCPServer[Any]:
+    """The memagent MCP server; `memory_of` picks the Memory for each request,
+    `llm_of` the model profile_learn uses (default: the home's configured one) and
+    `model_slot` the admission held around that model call (default: none)."""
     from memagent.core.version import __version__
 
+    backend = Backend(memory_of, llm_of, model_slot)
     mcp = _MemagentMCP(
-        memory_of,
+        backend,
         name="memagent",
         version=__version__,
         instructions=(
             "Long-term memory. Use `recall` before answering questions about the user or "
-            "past conversations, `remember` for things worth keeping, and the vault tools "
-            "for the user's markdown notes (user.md, entities/<name>.md)."
+            "past conversations, `remember` for things worth keeping, `build_context` to "
+            "continue from a note or memory, and the note tools for the user's markdown "
+            "notes (user.md, entities/<name>.md)."
         ),
         log_level="WARNING",
     )
 
-    def current(ctx: Context) -> Memory:
-        try:
-            request_context = ctx.request_context
-        except ValueError:
-            request_context = None
-        return memory_of(request_context)
+    current = backend.memory
 
     @mcp.tool()
     def remember(
@@ -140,10 +180,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         tags: Annotated[list[str], Field(max_length=32, description="Tags, e.g. ['jane']")] = [],  # noqa: B006
     ) -> Remembered:
         """Store something worth remembering as episodic memory."""
-        try:
-            chunks = current(ctx).remember(text, tags=tags)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        chunks = current(ctx).remember(text, tags=tags)
         return Remembered(ids=[c.id for c in chunks], count=len(chunks))
 
     @mcp.tool()
@@ -153,10 +190,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 5,
     ) -> Recalled:
         """Search all memory (memories, notes, profile facts), best first."""
-        try:
-            return Recalled(hits=current(ctx).recall(query, k=k))
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        return Recalled(hits=current(ctx).recall(query, k=k))
 
     @mcp.tool()
     def list_memories(
@@ -166,10 +200,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         include_deleted: Annotated[bool, Field(description="Also soft-deleted ones.")] = False,
     ) -> MemoryListing:
         """List stored memories, newest first (ids for update_memory and forget)."""
-        try:
-            rows = current(ctx).memories(limit=limit, tags=tags, include_deleted=include_deleted)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        rows = current(ctx).memories(limit=limit, tags=tags, include_deleted=include_deleted)
         return MemoryListing(memories=[MemoryItem.model_validate(r) for r in rows])
 
     @mcp.tool()
@@ -182,10 +213,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         ] = None,
     ) -> MemoryItem:
         """Correct a memory's text or tags (re-indexed, logged, undoable)."""
-        try:
-            chunk = current(ctx).update(id, text=text, tags=tags)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        chunk = current(ctx).update(id, text=text, tags=tags)
         return MemoryItem.of(chunk)
 
     @mcp.tool()
@@ -201,23 +229,17 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         ] = None,
     ) -> UndoneEdit:
         """Undo an edit of a memory (update_memory, forget); refused if it changed since."""
-        try:
-            done = current(ctx).undo(id, edit=edit)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        done = current(ctx).undo(id, edit=edit)
         return UndoneEdit(id=id, edit=done.edit, undoes=str(done.undoes), now=done.after)
 
     @mcp.tool()
     def forget(
         id: Annotated[str, ChunkIdField],
         ctx: Context,
-        hard: Annotated[bool, Field(description="Remove for good (no restore).")] = False,
+        hard: Annotated[bool, Strict(), Field(description="Remove for good (no restore).")] = False,
     ) -> Forgot:
         """Forget a memory: hidden from recall (restorable), or with hard=true removed."""
-        try:
-            current(ctx).forget(id, hard=hard)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        current(ctx).forget(id, hard=hard)
         return Forgot(id=id, hard=hard, restorable=not hard)
 
     @mcp.tool()
@@ -227,10 +249,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
     ) -> NoteText:
         """Read a markdown note from the vault."""
         memory = current(ctx)
-        try:
-            return NoteText(path=memory.vault.locate(path).rel, content=memory.read_note(path))
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        return NoteText(path=memory.vault.locate(path).rel, content=memory.read_note(path))
 
     @mcp.tool()
     def write_note(
@@ -239,10 +258,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         ctx: Context,
     ) -> NoteSaved:
         """Create a note, or replace its whole content."""
-        try:
-            result = current(ctx).write_note(path, content)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        result = current(ctx).write_note(path, content)
         return NoteSaved(
             path=result["path"], created=result["created"], changed=result.get("changed", True)
         )
@@ -261,10 +277,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Run JSON vault actions (read_file, create_file, update_file, delete_file,
         list_files, go_to_link, …); returns one result per action."""
-        try:
-            return current(ctx).run_actions(actions)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        return current(ctx).run_actions(actions)
 
     @mcp.tool()
     def profile_show(
@@ -275,10 +288,7 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
         ] = None,
     ) -> dict[str, Any]:
         """The user's structured profile facts, by resource file (expired items left out)."""
-        try:
-            return current(ctx).profile_show(resource)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        return current(ctx).profile_show(resource)
 
     @mcp.tool()
     def profile_apply(
@@ -292,28 +302,16 @@ def build_mcp_server(memory_of: MemoryResolver) -> MCPServer[Any]:
             ),
         ],
         ctx: Context,
-        dry_run: Annotated[bool, Field(description="Check only; write nothing.")] = False,
+        dry_run: Annotated[bool, Strict(), Field(description="Check only; write nothing.")] = False,
     ) -> dict[str, Any]:
         """Apply profile operations, all or nothing; returns each operation's outcome."""
         ops = [op.model_dump(mode="json", exclude_none=True) for op in operations]
-        try:
-            result = current(ctx).profile_apply(ops, dry_run=dry_run)
-        except MemagentError as exc:
-            raise _fail(exc) from exc
+        result = current(ctx).profile_apply(ops, dry_run=dry_run)
         if not result["ok"]:
             raise ToolError(f"batch rejected, nothing changed: {result.get('error')}")
         return result
 
-    @mcp.resource(
-        VAULT_URI + "{+path}",
-        name="vault-note",
-        description="A markdown note of the vault (e.g. memagent://vault/user.md).",
-        mime_type="text/markdown",
-    )
-    def vault_note(path: str, ctx: Context) -> str:
-        try:
-            return current(ctx).read_note(unquote(path))
-        except MemagentError as exc:
-            raise ResourceError(str(exc)) from exc
-
+    mcp_notes.register(mcp, backend)
+    mcp_memory.register(mcp, backend)
+    mcp_prompts.register(mcp, backend)
     return mcp

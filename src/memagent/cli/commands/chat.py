@@ -14,6 +14,8 @@ from rich.markup import escape
 from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from memagent.agent import Agent
     from memagent.core import MemoryHome
 
@@ -215,6 +217,43 @@ def _piped(agent: Agent) -> int:
     return failed
 
 
+class Thinking:
+    """ "thinking…" (a Rich spinner) from sending a message until the reply's first
+    token; then the `assistant ›` prefix and the reply as it streams (`piece`).
+    With `show_reply=False` (a chat command) only the spinner, for the wait."""
+
+    PREFIX = "[bold cyan]assistant ›[/] "
+
+    def __init__(self, out: Console, *, show_reply: bool = True) -> None:
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        self.out = out
+        self.show_reply = show_reply
+        self.started = False
+        self.live = Live(
+            Spinner("dots", text="[dim]thinking…[/]"),
+            console=out,
+            transient=True,
+            refresh_per_second=10,
+        )
+
+    def __enter__(self) -> Thinking:
+        self.live.start(refresh=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.stop()
+
+    def piece(self, text: str) -> None:
+        if not self.started:
+            self.live.stop()
+            self.started = True
+            if self.show_reply:
+                self.out.print(self.PREFIX, end="")
+        self.out.print(text, end="", highlight=False, markup=False)
+
+
 def _interactive(agent: Agent, *, resumed: bool) -> None:
     from memagent.core import MemagentError
 
@@ -241,14 +280,11 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
             continue
         if message in EXIT_WORDS:
             return
-        if not _is_command(message):
-            console.print("[bold cyan]assistant ›[/] ", end="")
-
-        def show(piece: str) -> None:
-            console.print(piece, end="", highlight=False, markup=False)
-
+        command = _is_command(message)
+        thinking = Thinking(console, show_reply=not command)
         try:
-            result = agent.turn(message, on_text=None if _is_command(message) else show)
+            with thinking:
+                result = agent.turn(message, on_text=None if command else thinking.piece)
         except MemagentError as exc:
             console.print()
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
@@ -256,9 +292,11 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
         except KeyboardInterrupt:
             console.print("\n[dim](interrupted)[/]")
             continue
-        if _is_command(message):
+        if command:
             console.print(result.reply, highlight=False, markup=False)
             continue
+        if not thinking.started and result.ok:  # nothing streamed: the whole reply
+            thinking.piece(result.reply)
         console.print()
         if not result.ok:
             err_console.print(f"[bold red]error:[/] {escape(result.error or '')}", highlight=False)
