@@ -110,6 +110,74 @@ def _records(memory: Memory, end: int | None) -> tuple[list[OpRecord], int]:
     return _tail(memory.home.layout.ops_log, end, ACTIVITY_PAGE)
 
 
+# Bookkeeping a person did not do and need not read: traces of agent turns, the
+# profile-learning queue, the HUD file, saved conversations, access counts,
+# automatic links, web-page sessions, sandbox state.
+INTERNAL_OPS = frozenset(
+    {"trace", "learn_queue", "learn_done", "hud.update", "conversation.save", "access",
+     "link", "session", "sandbox.save", "mkdir", "snapshot", "state"}
+)  # fmt: skip
+INTERNAL_PREFIXES = ("state/", "gauges/", "log/", "traces/")
+WHO = {
+    "ui": "You (on this page)",
+    "cli": "You (command line)",
+    "user": "You",
+    "agent": "The assistant",
+    "memagent": "The assistant",
+    "server": "The assistant",
+    "profile": "Profile learning",
+    "import": "An import",
+    "init": "Setup",
+    "vault": "A note edit",
+    "vault-python": "The assistant (Python)",
+    "sandbox": "The assistant (Python)",
+    "persona": "Persona settings",
+    "chunks": "Memory",
+}
+VERBS = {
+    "create": "added",
+    "update": "changed",
+    "soft_delete": "deleted",
+    "delete": "deleted",
+    "restore": "restored",
+    "undo": "undid a change to",
+    "import": "imported",
+    "apply": "changed",
+    "learn": "learned",
+    "prune": "removed expired items from",
+    "expire": "removed expired items from",
+    "persona.use": "switched",
+    "persona.set": "changed",
+    "export": "exported",
+}
+
+
+def _thing(path: str) -> str:
+    """What a logged path is, in words: a memory, a note (named), a profile file."""
+    if path.startswith("chunks/"):
+        return "a memory"
+    if path.startswith("vault/"):
+        return "the note " + path.removeprefix("vault/")
+    if path.startswith("profile/"):
+        name = path.removeprefix("profile/").removesuffix(".json").removeprefix("resource_")
+        return "the profile (" + name.replace("_", " ") + ")"
+    if path.startswith(("personalities/", "sliders/")):
+        return "the persona"
+    return path or "memory"
+
+
+def internal(rec: OpRecord) -> bool:
+    """Bookkeeping rather than a change to what is remembered (hidden by default)."""
+    return rec.op in INTERNAL_OPS or rec.path.startswith(INTERNAL_PREFIXES)
+
+
+def sentence(rec: OpRecord) -> str:
+    """One line a person reads: who did what to which thing."""
+    who = WHO.get(rec.actor, rec.actor.capitalize() if rec.actor else "Something")
+    verb = VERBS.get(rec.op, rec.op.replace("_", " ").replace(".", " "))
+    return f"{who} {verb} {_thing(rec.path)}"
+
+
 def _entry(rec: OpRecord) -> dict[str, Any]:
     meta = rec.meta or {}
     entry: dict[str, Any] = {
@@ -117,6 +185,8 @@ def _entry(rec: OpRecord) -> dict[str, Any]:
         "actor": rec.actor,
         "op": rec.op,
         "path": rec.path,
+        "sentence": sentence(rec),
+        "internal": internal(rec),
         "fields": None,
         "changes": [],
         "text": None,
@@ -177,16 +247,21 @@ def activity(
     request: Request,
     who: ViewerDep,
     end: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    everything: Annotated[bool, Query(alias="all")] = False,
 ) -> Response:
+    """Changes to what is remembered, newest first; `all=true` adds the bookkeeping."""
     memory = who.caller.memory
     records, more = _records(memory, end)
+    shown = [r for r in records if everything or not internal(r)]
     return page(
         request,
         "activity.html",
         who,
         title="Activity",
         active="activity",
-        entries=[_entry(r) for r in records],
+        entries=[_entry(r) for r in shown],
+        hidden=len(records) - len(shown),
+        everything=everything,
         more=more,
     )
 
