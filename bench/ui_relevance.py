@@ -1,6 +1,6 @@
 """Where the web page's Search stops listing hits: the relevance cut, measured.
 
-    python -m bench.ui_relevance [--conversations conv-26 conv-30] [--workdir DIR]
+    python -m bench.ui_relevance [--conversations conv-26 conv-30] [--workdir DIR] [--keyword-only]
 
 Each LoCoMo conversation is imported as `bench.recall_locomo` does (one chunk
 per turn, hybrid index), and every question of categories 1-4 is searched the
@@ -30,6 +30,7 @@ from bench.evaldata import eval_dir
 from bench.recall_locomo import CATEGORIES, build_home, evidence_of, turns_of
 from memagent.embeddings import load_embedder
 from memagent.index import Hit
+from memagent.memory.chunks import ChunkStore
 from memagent.server.ui import _hits
 
 SHARES = (0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5)
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", nargs="*", default=["conv-26", "conv-30"])
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--k", type=int, default=20)
+    ap.add_argument("--keyword-only", action="store_true", help="search without the vectors")
     args = ap.parse_args(argv)
     embedder = load_embedder(enabled=True)
     if embedder is None:
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         conv = json.loads((args.data / f"{name}.json").read_text(encoding="utf-8"))
         turns = turns_of(conv.get("conversation", conv))
         store = build_home(workdir, name, turns, embedder)
+        if args.keyword_only:
+            store = ChunkStore(store.home, embeddings=False)
         params = _hits.ranking(store.search_params())
         now = datetime.fromisoformat(turns[-1]["created_at"]).timestamp() + 86400
         for q in conv["qa"]:
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             off_n += 1
             for label, share in rows:
                 off[label] += len(cut(hits, share))
-            page = cut(hits, _hits.MIN_SHARE)
+            page = _hits.relevant(hits)
             print(
                 f"  {name}: {len(page):2d} listed for {query!r}",
                 *(h.row.content[:60] for h in page[:2]),
@@ -110,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{questions} questions over {len(args.conversations)} conversations "
         f"({answerable} with the evidence in the top {args.k}); {off_n} off-topic queries"
     )
-    print(f"page's cut: share {_hits.MIN_SHARE}")
+    mode = "keyword-only" if args.keyword_only else "hybrid"
+    share = _hits.MIN_SHARE_KEYWORD_ONLY if args.keyword_only else _hits.MIN_SHARE
+    print(f"{mode}; the page's cut: share {share}")
     print(f"{'cut':<12} {'kept':>7} {'listed':>7} {'off-topic':>10}")
     for label, _ in rows:
         print(

@@ -14,14 +14,16 @@ The relevance cut keeps a hit only if both hold:
   `memagent.agent.memory.relevant`). The meaning list always returns its nearest
   rows, however far, so a query no memory is about ("zzqxv quantum tuba") would
   otherwise list the whole store's least-unlike rows;
-- share of the best: a score of at least `MIN_SHARE` of the top hit's. Fused
-  scores have no fixed scale, but their ratio to the best does. Measured on
-  LoCoMo (`python -m bench.ui_relevance`, 231 questions of two conversations,
-  213 with the evidence turn in the top 20): at 0.4 the evidence turn stays
-  listed for all 213 while the list shrinks from 20 to 14.8 hits on average;
-  0.5 drops it for 3.3%. Nonsense queries list nothing (no keyword, no close
+- share of the best: a score of at least a share of the top hit's. Fused
+  scores have no fixed scale, but their ratio to the best does. The share is
+  the largest (on a 0.05 grid) that keeps the turn holding the answer listed
+  for at least 99% of LoCoMo questions whose answer is in the uncut list
+  (`python -m bench.ui_relevance [--keyword-only]`, 231 questions of two
+  conversations): 0.45 for hybrid search (all 213 kept; 20 hits become 12.9 on
+  average; 0.5 drops 3.3%), 0.3 keyword-only (99.0% of 207 kept; 14.2 hits),
+  whose scores are flatter. Nonsense queries list nothing (no keyword, no close
   meaning); a question on a topic never discussed lists the few turns sharing
-  a word with it (2.9 on average over 20 such queries, from 20 before).
+  a word with it (2.2 on average over 20 such queries, from 20 before).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from memagent.agent.memory import EXCHANGE_KIND, MIN_COSINE
 from memagent.index import Hit, SearchParams, query_terms
 from memagent.index.roles import non_fact, said_by_assistant
 
-MIN_SHARE = 0.4
+MIN_SHARE = 0.45
+MIN_SHARE_KEYWORD_ONLY = 0.3
 CLOSE_COSINE = 0.55
 
 KIND_WORDS = {"chunk": "Memory", "note": "Note", "fact": "Profile"}
@@ -47,6 +50,15 @@ TYPE_WORDS = {
     "note": "",
 }
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_WIKILINK = re.compile(r"\[\[([^\[\]|]*)\|?([^\[\]]*)\]\]")
+_MARKS = re.compile(r"(?m)^\s{0,3}(#{1,6}|[-*+]|>)\s+|\*\*|__")
+
+
+def plain(text: str) -> str:
+    """A note's markdown as the words it shows: `[[Jane Doe]]` is Jane Doe,
+    headings and list marks go (the page shows a hit's text, not its source)."""
+    text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
+    return _MARKS.sub("", text)
 
 
 def ranking(params: SearchParams) -> SearchParams:
@@ -85,7 +97,13 @@ def relevant(hits: list[Hit]) -> list[Hit]:
     if not with_evidence:
         return []
     best = max(h.score for h in with_evidence)
-    return [h for h in with_evidence if best > 0 and h.score >= MIN_SHARE * best]
+    share = MIN_SHARE_KEYWORD_ONLY if keyword_only(hits) else MIN_SHARE
+    return [h for h in with_evidence if best > 0 and h.score >= share * best]
+
+
+def keyword_only(hits: list[Hit]) -> bool:
+    """Whether the search ran without meaning (no embeddings): its `why.mode`."""
+    return any(str(h.why.get("mode", "")).startswith("keyword") for h in hits)
 
 
 def day_words(stamp: str | None, today: date | None = None) -> str:
@@ -188,7 +206,7 @@ def shown(hits: list[Hit], query: str, today: date | None = None) -> list[ShownH
             id=h.row.doc_id,
             kind=h.row.kind,
             label=label(h.row.kind, h.row.type, h.row.source),
-            content=h.row.content,
+            content=plain(h.row.content) if h.row.kind == "note" else h.row.content,
             score=h.score,
             share=h.score / best if best > 0 else 0.0,
             reason=reason(h, query, today),

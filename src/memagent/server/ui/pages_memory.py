@@ -10,12 +10,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from memagent.core import InvalidInput
+from memagent.core import InvalidInput, MemagentError
 from memagent.index import Filters
 from memagent.index.roles import said_by_assistant
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._hits import ShownHit, is_turn, ranking, shown
+from memagent.server.ui._hits import keyword_only as keyword_only_mode
 from memagent.server.ui._session import ViewerDep, checked_form
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
@@ -75,7 +76,7 @@ def search(
         except InvalidInput as exc:  # said where the results would be
             error = str(exc)[:1].upper() + str(exc)[1:]
             found = []
-        keyword_only = any(str(h.why.get("mode", "")).startswith("keyword") for h in found)
+        keyword_only = keyword_only_mode(found)
         hits = shown(found, q)
     fragment = request.headers.get("hx-target") == "results"
     return page(
@@ -225,6 +226,7 @@ def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     with mem.guard:
         chunk = mem.chunks.get(chunk_id, record_access=False)
         links = mem.chunks.links(chunk_id)
+        texts = _link_texts(mem, links)
     edits = mem.history(chunk_id)
     undoable = next((e for e in reversed(edits) if not e.undone and e.op != "undo"), None)
     return page(
@@ -237,11 +239,28 @@ def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
         links=links,
         types=CHUNK_TYPES,
         undoable=undoable,
+        texts=texts,
         edits=len(edits),
         turn=_bubbles(chunk.model_dump(mode="json") | {"content": chunk.content})
         if is_turn(chunk.source)
         else None,
     )
+
+
+MAX_LINKS_SHOWN = 30
+
+
+def _link_texts(mem: Any, links: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+    """What each linked memory says (a link shows its text, not its id); the
+    first `MAX_LINKS_SHOWN`. Under the memory's guard."""
+    ids = [x["target"] for x in links["outgoing"]] + [x["source"] for x in links["incoming"]]
+    texts: dict[str, str] = {}
+    for other in ids[:MAX_LINKS_SHOWN]:
+        try:
+            texts[other] = mem.chunks.get(other, record_access=False).content
+        except MemagentError:
+            texts[other] = "(deleted)"
+    return texts
 
 
 @router.get("/memories/{chunk_id}/history")

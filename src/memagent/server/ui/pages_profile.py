@@ -118,34 +118,31 @@ INTERNAL_OPS = frozenset(
      "link", "session", "sandbox.save", "mkdir", "snapshot", "state"}
 )  # fmt: skip
 INTERNAL_PREFIXES = ("state/", "gauges/", "log/", "traces/")
+# Who did it, when a person or the assistant did; other writers (the stores
+# themselves, the Python API) are left out and the line is said in the passive.
 WHO = {
-    "ui": "You (on this page)",
-    "cli": "You (command line)",
-    "user": "You",
-    "agent": "The assistant",
-    "memagent": "The assistant",
-    "server": "The assistant",
-    "profile": "Profile learning",
-    "import": "An import",
-    "init": "Setup",
-    "vault": "A note edit",
-    "vault-python": "The assistant (Python)",
-    "sandbox": "The assistant (Python)",
-    "persona": "Persona settings",
-    "chunks": "Memory",
+    "ui": "you",
+    "cli": "you",
+    "user": "you",
+    "agent": "the assistant",
+    "memagent": "the assistant",
+    "server": "the assistant",
+    "vault-python": "the assistant",
+    "sandbox": "the assistant",
 }
+INTERNAL_ACTORS = frozenset({"init", "hud", "keys"})
 VERBS = {
     "create": "added",
     "update": "changed",
     "soft_delete": "deleted",
     "delete": "deleted",
     "restore": "restored",
-    "undo": "undid a change to",
+    "undo": "undone",
     "import": "imported",
     "apply": "changed",
-    "learn": "learned",
-    "prune": "removed expired items from",
-    "expire": "removed expired items from",
+    "learn": "learned from a chat",
+    "prune": "cleared of expired items",
+    "expire": "cleared of expired items",
     "persona.use": "switched",
     "persona.set": "changed",
     "export": "exported",
@@ -167,15 +164,23 @@ def _thing(path: str) -> str:
 
 
 def internal(rec: OpRecord) -> bool:
-    """Bookkeeping rather than a change to what is remembered (hidden by default)."""
-    return rec.op in INTERNAL_OPS or rec.path.startswith(INTERNAL_PREFIXES)
+    """Bookkeeping rather than a change to what is remembered (hidden by default):
+    internal files, and what setting up a home writes."""
+    return (
+        rec.op in INTERNAL_OPS
+        or rec.actor in INTERNAL_ACTORS
+        or rec.path.startswith(INTERNAL_PREFIXES)
+    )
 
 
 def sentence(rec: OpRecord) -> str:
-    """One line a person reads: who did what to which thing."""
-    who = WHO.get(rec.actor, rec.actor.capitalize() if rec.actor else "Something")
+    """One line a person reads: what changed, and who changed it when it was a
+    person or the assistant ("The note user.md was changed by you")."""
     verb = VERBS.get(rec.op, rec.op.replace("_", " ").replace(".", " "))
-    return f"{who} {verb} {_thing(rec.path)}"
+    thing = _thing(rec.path)
+    line = f"{thing[0].upper()}{thing[1:]} was {verb}"
+    who = WHO.get(rec.actor)
+    return f"{line} by {who}" if who is not None else line
 
 
 def _entry(rec: OpRecord) -> dict[str, Any]:
@@ -279,11 +284,11 @@ async def activity_undo(request: Request, who: ViewerDep) -> Response:
         from memagent.memory.profile import undo
 
         with memory.guard:
-            done = undo(memory.profile, batch)
-        return go("/ui/activity", f"Undid profile batch {done.undoes}.")
+            undo(memory.profile, batch)
+        return go("/ui/activity", "Undone: the profile is back as it was before that change.")
     chunk = one(form, "chunk", limit=100)
     edit = one(form, "edit", limit=100)
     if not chunk or not edit:
         raise InvalidInput("name a chunk edit or a profile batch to undo")
-    result = memory.undo(chunk, edit=edit)
-    return go("/ui/activity", f"Undid {result.undoes} on {chunk}.")
+    memory.undo(chunk, edit=edit)
+    return go("/ui/activity", "Undone: the memory is back as it was before that edit.")
