@@ -47,6 +47,16 @@ def _personas(who: Viewer) -> Personas:
     return Personas(who.caller.home, stores.state if stores.db is not None else None)
 
 
+def _size(n: int) -> str:
+    """`4.0 KB`, `12.3 MB`: a file's size as people read it."""
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"
+
+
 def _hud(who: Viewer) -> dict[str, Any]:
     """The HUD's content (`agent.hud`), read without walking the store: counts come
     from the index (or the database), the last writes from the end of the ops log."""
@@ -68,7 +78,7 @@ def _hud(who: Viewer) -> dict[str, Any]:
                 ("fact", "profile facts"),
             ):
                 counts[label] = idx.count(kind)
-        index = {"status": "ok", "bytes": home.layout.index.stat().st_size}
+        index = {"status": "ok", "size": _size(home.layout.index.stat().st_size)}
         records, _ = read_ops_before(home.layout.ops_log, None, limit=60)
     else:
         from memagent.postgres.ops import PgOpsLog

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.api import Memory
-from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
+from memagent.core import Conflict, InvalidInput, MemagentError, NotFound, OpRecord
 from memagent.core.oplog import read_ops_before
 from memagent.memory.profile.history import UNDOABLE_OPS
 from memagent.server.ui._base import UiRoute, go, one, page
@@ -183,9 +183,42 @@ def sentence(rec: OpRecord) -> str:
     return f"{line} by {who}" if who is not None else line
 
 
+def _link(path: str) -> str:
+    """Where the page shows the thing a logged path is ("" when it shows none)."""
+    from urllib.parse import quote
+
+    if path.startswith("chunks/") and path.endswith(".json"):
+        return "/ui/memories/" + quote(path.rsplit("/", 1)[-1].removesuffix(".json"), safe="")
+    if path.startswith("vault/") and path.endswith(".md"):
+        return "/ui/notes/view?path=" + quote(path.removeprefix("vault/"), safe="/")
+    if path.startswith("profile/"):
+        return "/ui/profile"
+    return ""
+
+
+def _subjects(memory: Memory, records: list[OpRecord]) -> dict[str, dict[str, Any]]:
+    """What each memory the records touch says now (an entry shows the memory, not
+    only "a memory was added"); deleted ones are left out."""
+    from memagent.server.ui._hits import is_turn
+
+    texts: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        link = _link(rec.path)
+        if not link.startswith("/ui/memories/") or rec.path in texts:
+            continue
+        try:
+            with memory.guard:
+                chunk = memory.chunks.get(link.rsplit("/", 1)[-1], record_access=False)
+        except MemagentError:
+            continue
+        texts[rec.path] = {"text": chunk.content, "chat": is_turn(chunk.source)}
+    return texts
+
+
 def _entry(rec: OpRecord) -> dict[str, Any]:
     meta = rec.meta or {}
     entry: dict[str, Any] = {
+        "link": _link(rec.path),
         "ts": rec.ts,
         "actor": rec.actor,
         "op": rec.op,
@@ -265,6 +298,7 @@ def activity(
         title="Activity",
         active="activity",
         entries=[_entry(r) for r in shown],
+        subjects=_subjects(memory, shown),
         hidden=len(records) - len(shown),
         everything=everything,
         more=more,

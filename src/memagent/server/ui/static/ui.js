@@ -99,7 +99,11 @@
       }
     } else if (event === "error") {
       out.status.textContent = "";
-      out.reply.textContent = "Sorry, that failed: " + (payload.detail || "the turn failed");
+      var detail = payload.detail || "the turn failed";
+      if (/ran out of time/.test(detail)) {
+        detail += ". The model needed longer than the server allows one reply: the machine may be busy; try again, or ask something shorter";
+      }
+      out.reply.textContent = "Sorry, that failed: " + detail + ".";
       out.reply.parentNode.classList.add("failed");
     }
   }
