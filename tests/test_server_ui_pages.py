@@ -5,6 +5,7 @@ conversation, and Chat waiting for a model that is still loading."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,3 +210,34 @@ def test_favicon_is_served(s: Setup) -> None:
     assert '<link rel="icon" href="/ui/static/favicon.svg"' in page
     icon = client.get("/ui/static/favicon.svg")
     assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+
+
+def test_hybrid_search_lists_by_score_and_cuts_nonsense(tmp_path: Path) -> None:
+    """With meaning search on, the nearest rows always come back from the vector
+    list; the page lists only those with evidence, best first."""
+    from fastapi.testclient import TestClient
+
+    root = tmp_path / "server"
+    keys = {"alice": KeyStore(root).create(user="alice")[0]}
+    app = create_app(root, ServerSettings(mcp=False, embeddings=True), llm=ScriptedLLM(fn=_reply))
+    with TestClient(app):
+        alice = app.state.server.memory_for("alice")
+        if alice.chunks.embedder is None:
+            pytest.skip("embeddings not installed")
+        for text in (
+            "I drink green tea every morning.",
+            "Matcha lattes are my favourite afternoon drink.",
+            "The car is parked on level 2.",
+            "My sister Ana lives in Porto.",
+            "I walk the dog before work.",
+            "The wifi password is on the fridge.",
+        ):
+            alice.remember(text)
+        client, _ = sign_in(Setup(root, keys, app), "alice")
+        page = client.get("/ui/search", params={"q": "what tea do I drink"}).text
+        found = [float(x) for x in re.findall(r'data-score="([0-9.]+)"', page)]
+        assert found and found == sorted(found, reverse=True)
+        assert "green tea" in page.split('data-score="', 2)[1]  # the best hit is listed first
+        assert "parked on level 2" not in page  # shares no word and little meaning
+        nonsense = client.get("/ui/search", params={"q": "zzqxv quantum tuba"}).text
+        assert 'data-score="' not in nonsense and "Nothing in memory matches" in nonsense
