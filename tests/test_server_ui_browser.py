@@ -290,7 +290,8 @@ def test_notes_pages_and_a_refused_path(browser: Any, site: Site, width: str) ->
     check_page(pg, f"note-edit-{width}")
     pg.goto("/ui/memories/chunk-20240101-000000000000")
     pg.get_by_role("alert").wait_for()
-    assert "does not exist" in pg.get_by_role("alert").inner_text() or "not" in pg.content()
+    assert "There is no such memory" in pg.get_by_role("alert").inner_text()
+    assert pg.get_by_role("link", name="Back to Memories").count() == 1
     check_page(pg, f"not-found-{width}", allowed=("status of 404", "HTTP 404"))
     pg.context.close()
 

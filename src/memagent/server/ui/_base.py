@@ -106,6 +106,7 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
     who = _signed_in(request) if status not in (401, 403) else None
     heading = HEADINGS.get(status, "Something went wrong" if status >= 500 else "That did not work")
     text = message[:1].upper() + message[1:] if message else "The request failed."
+    section = request.url.path.removeprefix("/ui/").split("/", 1)[0]
     return page(
         request,
         "error.html",
@@ -115,6 +116,7 @@ def error_page(request: Request, status: int, message: str) -> HTMLResponse:
         heading=heading,
         message=text,
         title=heading,
+        active=section if any(slug == section for slug, _ in NAV) else None,
     )
 
 

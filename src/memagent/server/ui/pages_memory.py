@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from memagent.core import InvalidInput, MemagentError
+from memagent.core import InvalidInput, MemagentError, NotFound
 from memagent.index import Filters
 from memagent.index.roles import said_by_assistant
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
@@ -224,7 +224,12 @@ async def memory_new(request: Request, who: ViewerDep) -> Response:
 def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     mem = who.caller.memory
     with mem.guard:
-        chunk = mem.chunks.get(chunk_id, record_access=False)
+        try:
+            chunk = mem.chunks.get(chunk_id, record_access=False)
+        except NotFound:
+            raise NotFound(
+                "there is no such memory: it was deleted for good, or the link is wrong"
+            ) from None
         links = mem.chunks.links(chunk_id)
         texts = _link_texts(mem, links)
     edits = mem.history(chunk_id)
