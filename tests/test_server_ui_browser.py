@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,9 +196,10 @@ def shot(pg: Any, name: str) -> None:
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True, caret="initial")
 
 
-def check_page(pg: Any, name: str, *, allowed: tuple[str, ...] = ()) -> None:
-    """Fits the width, nothing failed, a screenshot taken."""
-    pg.wait_for_load_state("networkidle")
+def check_page(pg: Any, name: str, *, allowed: tuple[str, ...] = (), busy: bool = False) -> None:
+    """Fits the width, nothing failed, a screenshot taken (`busy`: while a reply
+    streams or the model's state is polled, the network never goes idle)."""
+    pg.wait_for_load_state("load" if busy else "networkidle")
     box = pg.evaluate(OVERFLOW_JS)
     assert box["scroll"] <= box["width"], f"{name}: wider than the screen: {box}"
     errors = [e for e in pg.errors if not any(a in e for a in allowed)]
@@ -308,6 +310,9 @@ def test_profile_activity_status_pages(browser: Any, site: Site, width: str) -> 
     check_page(pg, f"activity-{width}")
     pg.goto("/ui/status")
     check_page(pg, f"status-{width}")
+    pg.goto("/ui/profile/history?item=dumplings&file=resource_user_food_prefs.json")
+    pg.get_by_role("button", name="Undo this change").first.wait_for()
+    check_page(pg, f"profile-history-{width}")
     pg.context.close()
 
 
@@ -326,6 +331,48 @@ def test_chat_page(browser: Any, site: Site, width: str) -> None:
     assert used.get_attribute("href") == f"/ui/memories/{site.ids['tea']}"
     check_page(pg, f"chat-{width}")
     pg.context.close()
+
+
+class _SlowStart(ScriptedLLM):
+    """A model that loads until the test lets it (as the embedded one loads)."""
+
+    def __init__(self, name: str, gate: threading.Event) -> None:
+        super().__init__(fn=_model)
+        self.name = name
+        self.gate = gate
+        self.loaded = False
+
+    def load(self) -> float:
+        assert self.gate.wait(120), "the test never let the model load"
+        self.loaded = True
+        return 0.0
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_chat_while_the_model_loads(browser: Any, tmp_path: Path, width: str) -> None:
+    """The page says the model is loading; a message sent meanwhile waits for it
+    and is answered (no "ran out of time")."""
+    gate = threading.Event()
+    root = tmp_path / "server"
+    keys = {"alice": KeyStore(root).create(user="alice")[0]}
+    llm = _SlowStart(f"slow-browser-{width}-{tmp_path.name}", gate)
+    app = create_app(root, ServerSettings(mcp=False, embeddings=False), llm=llm)
+    with LiveServer(app) as live:
+        alice: Memory = app.state.server.memory_for("alice")
+        alice.remember("I drink green tea every morning.")
+        pg = _open(browser, Site(live.url, keys, alice, {}), WIDTHS[width])
+        pg.goto("/ui/chat")
+        pg.locator("#model-state", has_text="Loading the model").wait_for()
+        pg.get_by_label("Message").fill("What do I drink?")
+        pg.get_by_role("button", name="Send").click()
+        pg.locator("#chat-status", has_text="Loading the model").wait_for()
+        check_page(pg, f"chat-loading-{width}", busy=True)
+        gate.set()
+        pg.locator("#chat-status", has_text="done").wait_for()
+        assert "green tea" in pg.locator("#chat-log .reply").last.inner_text()
+        pg.locator("#model-state", has_text="Model ready").wait_for()
+        check_page(pg, f"chat-after-loading-{width}")
+        pg.context.close()
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -208,8 +208,10 @@ def test_favicon_is_served(s: Setup) -> None:
     client, _ = sign_in(s, "alice")
     page = client.get("/ui/search").text
     assert '<link rel="icon" href="/ui/static/favicon.svg"' in page
-    icon = client.get("/ui/static/favicon.svg")
-    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+    for url in ("/ui/static/favicon.svg", "/favicon.ico"):
+        icon = client.get(url)
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg")
+        assert icon.content.startswith(b"<svg")
 
 
 def test_hybrid_search_lists_by_score_and_cuts_nonsense(tmp_path: Path) -> None:
