@@ -84,6 +84,7 @@ def test_reason_in_words() -> None:
         assert jargon not in text
     same_year = _hits.reason(h, "dog", today=date(2024, 6, 1))
     assert same_year.endswith("said on 12 May")
+    assert _hits.reason(h, "The DOG", today=date(2024, 6, 1)).startswith("Matches ‘DOG’")
     context = hit("y", 1.0, KW, content="It was amazing!")
     assert _hits.reason(context, "concert") == "The messages around it mention your words"
 

@@ -134,10 +134,11 @@ def reason(hit: Hit, query: str, today: date | None = None) -> str:
         terms = query_terms(query) or list(dict.fromkeys(_WORD.findall(query.lower())))
         said = [t for t in terms if t in own]
         tagged = [t for t in terms if t not in own and t in {x.lower() for x in row.tags}]
+        typed = {w.lower(): w for w in reversed(_WORD.findall(query))}  # as the person wrote it
         if said:
-            parts.append(f"matches {_quoted(said)}")
+            parts.append(f"matches {_quoted([typed.get(t, t) for t in said])}")
         if tagged:
-            parts.append(f"tagged {_quoted(tagged)}")
+            parts.append(f"tagged {_quoted([typed.get(t, t) for t in tagged])}")
         if not said and not tagged:
             parts.append("the messages around it mention your words")
     dense = why.get("dense")
