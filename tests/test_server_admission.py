@@ -92,6 +92,7 @@ def test_route_classes() -> None:
     assert classify("GET", "/health") is RouteClass.META
     assert classify("GET", "/v1/me") is RouteClass.META
     assert classify("POST", "/ui/login") is RouteClass.AUTH  # never behind work
+    assert classify("GET", "/ui/static/ui.css") is RouteClass.META  # a page fetches several
     assert classify("POST", "/v1/admin/keys") is RouteClass.AUTH
     assert classify("POST", "/v1/chat/completions") is RouteClass.MODEL
     assert classify("POST", "/v1/profile/learn") is RouteClass.MODEL

@@ -78,7 +78,7 @@ def test_wikilink_and_backlink(s: Setup) -> None:
     assert 'href="/ui/notes/view?path=user.md"' in view  # backlink
     assert client.get("/ui/notes/link", params={"to": "Nobody"}).status_code == 404
     found = client.get("/ui/search", params={"q": "sister friend", "kind": "note"}).text
-    link = re.search(r'href="(/ui/notes/view\?path=[^"]+)">Open note', found)
+    link = re.search(r'class="hit-text"><a href="(/ui/notes/view\?path=[^"]+)">', found)
     assert link, found[-2000:]
     assert client.get(link.group(1).replace("&amp;", "&")).status_code == 200
 
@@ -98,7 +98,7 @@ def test_memory_edit_delete_restore_undo(s: Setup) -> None:
     )
     assert r.status_code == 303
     found = client.get("/ui/search", params={"q": "correcthorse"}).text
-    assert mid in found and "score" in found and "keyword match" in found
+    assert mid in found and "data-score=" in found and "Matches ‘correcthorse’" in found
     assert (
         client.get("/ui/search", params={"q": "correcthorse", "tag": "nothing"}).text.count(mid)
         == 0
@@ -144,7 +144,7 @@ def test_memories_pages_cover_every_chunk_once(s: Setup) -> None:
     url = "/ui/memories"
     for _ in range(10):
         html = client.get(url).text
-        seen += re.findall(r'<a href="/ui/memories/(chunk-[^"]+)">Open', html)
+        seen += re.findall(r'class="memory-text"><a href="/ui/memories/(chunk-[^"]+)">', html)
         nxt = re.search(r'<a rel="next" href="([^"]+)"', html)
         if not nxt:
             break

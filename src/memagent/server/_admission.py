@@ -86,7 +86,8 @@ _SEARCH_PATHS = ("/v1/memories/search", "/v1/vault/actions", "/mcp")
 
 def classify(method: str, path: str) -> RouteClass:
     """The class of a request, from its method and path alone."""
-    if path in _META_PATHS or path.startswith("/docs/"):
+    # The web page's fixed files (CSS, scripts, icon) come several at once per page.
+    if path in _META_PATHS or path.startswith(("/docs/", "/ui/static/")):
         return RouteClass.META
     if path in _AUTH_PATHS or path.startswith("/v1/admin/"):
         return RouteClass.AUTH

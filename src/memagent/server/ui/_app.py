@@ -6,6 +6,7 @@ import hmac
 import secrets
 
 from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
@@ -123,6 +124,14 @@ async def logout(request: Request, who: ViewerDep) -> Response:
     return response
 
 
+def _favicon() -> Response:
+    return FileResponse(
+        HERE / "static" / "favicon.svg",
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
 def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = False) -> UiState:
     """Serve the page at `/ui` on `app` (an app from `create_app`)."""
     state = UiState(local_user=local_user, secure_cookies=secure)
@@ -130,6 +139,9 @@ def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = Fals
         state.signed = SignedSessions(app.state.server)
     app.state.ui = state
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    # Pages name their icon; a browser (or a JSON page such as /docs) that asks the
+    # site root for one gets the same icon rather than a 404.
+    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)
     for r in (
         router,
         pages_memory.router,

@@ -79,8 +79,45 @@ def go(url: str, flash: str | None = None) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
 
 
+HEADINGS = {
+    400: "That was refused",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Nothing was changed",
+    413: "That is too large",
+    429: "Too many requests",
+}
+
+
+def _signed_in(request: Request) -> Viewer | None:
+    """The viewer, when the request has a valid session (to keep the menu on an
+    error page); None otherwise (an error page never needs one)."""
+    from memagent.server.ui._session import viewer
+
+    try:
+        return viewer(request)
+    except Exception:
+        return None
+
+
 def error_page(request: Request, status: int, message: str) -> HTMLResponse:
-    return page(request, "error.html", None, status=status, status_code=status, message=message)
+    """The refusal as a message on a page of the site: what went wrong, in the
+    store's own words (one sentence), with the menu to carry on from."""
+    who = _signed_in(request) if status not in (401, 403) else None
+    heading = HEADINGS.get(status, "Something went wrong" if status >= 500 else "That did not work")
+    text = message[:1].upper() + message[1:] if message else "The request failed."
+    section = request.url.path.removeprefix("/ui/").split("/", 1)[0]
+    return page(
+        request,
+        "error.html",
+        who,
+        status=status,
+        status_code=status,
+        heading=heading,
+        message=text,
+        title=heading,
+        active=section if any(slug == section for slug, _ in NAV) else None,
+    )
 
 
 class UiRoute(APIRoute):

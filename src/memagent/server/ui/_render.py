@@ -10,7 +10,7 @@ template shows is autoescaped by Jinja.
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -95,6 +95,38 @@ def short_time(value: str | None) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
+def clock(value: str | None) -> str:
+    """`20:55` (UTC, as `when`): the time of day, under a heading that names the day."""
+    return short_time(value)[11:16]
+
+
+def day_name(value: str | None, today: date | None = None) -> str:
+    """`Today`, `Yesterday`, else `8 May 2023`, for a `YYYY-MM-DD` day."""
+    try:
+        day = date.fromisoformat((value or "")[:10])
+    except ValueError:
+        return "Undated"
+    now = today or datetime.now(UTC).date()
+    if day == now:
+        return "Today"
+    if (now - day).days == 1:
+        return "Yesterday"
+    return f"{day.day} {day:%B %Y}"
+
+
+MEMORY_KINDS = {
+    "decision": "Memory · decision",
+    "pattern": "Memory · habit",
+    "preference": "Memory · preference",
+    "fact": "Memory · fact",
+}
+
+
+def memory_kind(type_: str | None) -> str:
+    """A memory's type in the words a person uses (`note`, the default, is just Memory)."""
+    return MEMORY_KINDS.get(type_ or "", "Memory")
+
+
 def clip(value: Any, n: int = 160) -> str:
     text = "" if value is None else str(value)
     text = " ".join(text.split())
@@ -113,6 +145,9 @@ def environment() -> Environment:
     env.filters["markdown"] = render_markdown
     env.filters["when"] = short_time
     env.filters["clip"] = clip
+    env.filters["clock"] = clock
+    env.filters["dayname"] = day_name
+    env.filters["memorykind"] = memory_kind
     env.filters["q"] = lambda v: quote(str(v), safe="")
     env.filters["qpath"] = lambda v: quote(str(v), safe="/")
     return env

@@ -4,17 +4,24 @@ here) and Chat (one agent turn, streamed with the same machinery as
 
 from __future__ import annotations
 
+import hmac
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from memagent.agent.personas import Personas
 from memagent.core import InvalidInput, MemagentError
+from memagent.core.deadline import Budget, current_budget, within
 from memagent.core.oplog import read_ops_before
+from memagent.llm import LLMError
 from memagent.server.routes.chat import (
     SSE_MEDIA_TYPE,
     ChatRequest,
@@ -24,7 +31,9 @@ from memagent.server.routes.chat import (
     _turn,
 )
 from memagent.server.ui._base import SECURITY_HEADERS, UiRoute, go, one, page
+from memagent.server.ui._hits import is_turn
 from memagent.server.ui._session import UiForbidden, Viewer, ViewerDep, checked_form
+from memagent.server.ui.pages_profile import internal, sentence
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
@@ -36,6 +45,16 @@ def _personas(who: Viewer) -> Personas:
     agent reads them), else in the home's files."""
     stores = who.caller.server.stores_for(who.user)
     return Personas(who.caller.home, stores.state if stores.db is not None else None)
+
+
+def _size(n: int) -> str:
+    """`4.0 KB`, `12.3 MB`: a file's size as people read it."""
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"
 
 
 def _hud(who: Viewer) -> dict[str, Any]:
@@ -59,8 +78,8 @@ def _hud(who: Viewer) -> dict[str, Any]:
                 ("fact", "profile facts"),
             ):
                 counts[label] = idx.count(kind)
-        index = {"status": "ok", "bytes": home.layout.index.stat().st_size}
-        records, _ = read_ops_before(home.layout.ops_log, None, limit=8)
+        index = {"status": "ok", "size": _size(home.layout.index.stat().st_size)}
+        records, _ = read_ops_before(home.layout.ops_log, None, limit=60)
     else:
         from memagent.postgres.ops import PgOpsLog
 
@@ -72,13 +91,13 @@ def _hud(who: Viewer) -> dict[str, Any]:
             ).fetchone()[0],
         )
         index = {"status": "in the database (PostgreSQL)"}
-        records = list(reversed(PgOpsLog(memory.db, memory.user).read(limit=8)))
+        records = list(reversed(PgOpsLog(memory.db, memory.user).read(limit=60)))
     return {
         "model": model,
         "memory": counts,
         "index": index,
-        "last_writes": [
-            {"ts": r.ts, "actor": r.actor, "op": r.op, "path": r.path} for r in records
+        "last_writes": [{"ts": r.ts, "sentence": sentence(r)} for r in records if not internal(r)][
+            :8
         ],
     }
 
@@ -121,14 +140,153 @@ async def use_persona(request: Request, who: ViewerDep) -> Response:
     return go("/ui/status", f"Now using the persona {name}.")
 
 
+# -- chat -----------------------------------------------------------------------------
+# The embedded model loads on its first request (seconds to a minute on a busy
+# machine). The page starts the load when Chat opens and says so; a message sent
+# meanwhile waits for the load, and the wait is not charged to its turn's time.
+_loads: dict[str, threading.Thread] = {}
+_load_errors: dict[str, str] = {}
+_loads_guard = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ModelState:
+    state: Literal["ready", "loading", "idle", "failed"]
+    model: str
+    detail: str = ""
+
+
+def model_state(llm: Any) -> ModelState:
+    """Whether `llm` can answer now; models with nothing to load always can."""
+    name = str(getattr(llm, "name", "model"))
+    if not callable(getattr(llm, "load", None)) or getattr(llm, "loaded", True):
+        return ModelState("ready", name)
+    with _loads_guard:
+        thread = _loads.get(name)
+        if thread is not None and thread.is_alive():
+            return ModelState("loading", name)
+        if name in _load_errors:
+            return ModelState("failed", name, _load_errors[name])
+    return ModelState("idle", name)
+
+
+def start_loading(llm: Any) -> threading.Thread | None:
+    """Load `llm` on a thread of its own (once; again after a failure)."""
+    if model_state(llm).state == "ready":
+        return None
+    name = str(getattr(llm, "name", "model"))
+
+    def load() -> None:
+        try:
+            llm.load()
+        except Exception as exc:  # an LLMError, or llama.cpp refusing the file
+            with _loads_guard:
+                _load_errors[name] = str(exc) or type(exc).__name__
+
+    with _loads_guard:
+        thread = _loads.get(name)
+        if thread is None or not thread.is_alive():
+            _load_errors.pop(name, None)
+            thread = threading.Thread(target=load, name="memagent-ui-model-load", daemon=True)
+            _loads[name] = thread
+            thread.start()
+    return thread
+
+
+def wait_for_model(llm: Any, on_wait: Callable[[], None]) -> float:
+    """Block until `llm` is loaded (starting the load if needed); seconds waited.
+    `on_wait` runs about once a second (it raises to stop waiting: client gone)."""
+    thread = start_loading(llm)
+    started = time.monotonic()
+    while thread is not None and thread.is_alive():
+        on_wait()
+        thread.join(1.0)
+    state = model_state(llm)
+    if state.state == "failed":
+        raise LLMError(f"the model could not be loaded: {state.detail}")
+    return time.monotonic() - started
+
+
+def _state_json(state: ModelState) -> JSONResponse:
+    return JSONResponse(
+        {"state": state.state, "model": state.model, "detail": state.detail},
+        headers=SECURITY_HEADERS,
+    )
+
+
+def _check_header_csrf(request: Request, who: Viewer) -> None:
+    sent = request.headers.get("x-csrf-token", "")
+    if not sent or not hmac.compare_digest(sent.encode(), who.csrf.encode()):
+        raise UiForbidden("the request's security token is missing or stale; reload the page")
+
+
+@router.get("/chat/model")
+def chat_model(who: ViewerDep) -> Response:
+    """`{state: ready|loading|idle|failed, model, detail}` for the page's notice."""
+    return _state_json(model_state(who.caller.server.llm(who.caller.home)))
+
+
+@router.post("/chat/model")
+def chat_model_load(request: Request, who: ViewerDep) -> Response:
+    """Start loading the model (the page calls this when Chat opens)."""
+    _check_header_csrf(request, who)
+    llm = who.caller.server.llm(who.caller.home)
+    start_loading(llm)
+    return _state_json(model_state(llm))
+
+
+def sources_shown(who: Viewer, sources: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The memories a reply used, as a person reads them: their text (clipped), what
+    they are, and a link to open them. A memory deleted since is said to be."""
+    memory = who.caller.memory
+    out: list[dict[str, str]] = []
+    for src in sources[:20]:
+        sid = str(src.get("id") or "")
+        kind = str(src.get("kind") or "")
+        if sid.startswith("chunk-"):
+            try:
+                with memory.guard:
+                    chunk = memory.chunks.get(sid, record_access=False)
+            except MemagentError:
+                out.append({"label": "Memory", "text": "(deleted since)", "href": ""})
+                continue
+            label = "Chat" if is_turn(chunk.source) else "Memory"
+            out.append(
+                {"label": label, "text": chunk.content, "href": f"/ui/memories/{quote(sid)}"}
+            )
+        elif kind == "note" or sid.startswith("note:"):
+            path = sid.removeprefix("note:").removeprefix("vault/") or "user.md"
+            out.append(
+                {
+                    "label": "Note",
+                    "text": path,
+                    "href": "/ui/notes/view?path=" + quote(path, safe="/"),
+                }
+            )
+        elif kind == "fact" or sid.startswith("fact:"):
+            item = sid.rsplit(":", 1)[-1] if sid else "your profile"
+            out.append({"label": "Profile", "text": item, "href": "/ui/profile"})
+        else:
+            out.append(
+                {"label": kind.capitalize() or "Memory", "text": sid or "memory", "href": ""}
+            )
+    return out
+
+
+def _chat_page(request: Request, who: Viewer, **context: Any) -> Response:
+    state = model_state(who.caller.server.llm(who.caller.home))
+    return page(request, "chat.html", who, title="Chat", active="chat", model=state, **context)
+
+
 @router.get("/chat")
 def chat_page(request: Request, who: ViewerDep) -> Response:
-    return page(request, "chat.html", who, title="Chat", active="chat", reply=None)
+    return _chat_page(request, who, reply=None)
 
 
 @router.post("/chat")
 async def chat_form(request: Request, who: ViewerDep) -> Response:
-    """The same turn without JavaScript: the whole reply at once."""
+    """The same turn without JavaScript: the whole reply at once. While the model
+    loads, the message is given back with a notice instead of timing out."""
     form = await checked_form(request, who)
     body = _request(
         {
@@ -138,15 +296,19 @@ async def chat_form(request: Request, who: ViewerDep) -> Response:
     )
     import anyio.to_thread
 
+    llm = who.caller.server.llm(who.caller.home)
+    if model_state(llm).state != "ready":
+        start_loading(llm)
+        return _chat_page(
+            request, who, reply=None, waiting=body.message, conversation=body.conversation_id
+        )
     reply = await anyio.to_thread.run_sync(lambda: _turn(who.caller, body, None))
-    return page(
+    return _chat_page(
         request,
-        "chat.html",
         who,
-        title="Chat",
-        active="chat",
         message=body.message,
         reply=reply,
+        sources=sources_shown(who, reply.memory_sources),
     )
 
 
@@ -161,12 +323,9 @@ def _request(data: Any) -> ChatRequest:
 
 @router.post("/chat/stream")
 async def chat_stream(request: Request, who: ViewerDep) -> Response:
-    """`delta` events, then `done` (the reply with `memory_sources`) or `error`."""
-    sent = request.headers.get("x-csrf-token", "")
-    import hmac
-
-    if not sent or not hmac.compare_digest(sent.encode(), who.csrf.encode()):
-        raise UiForbidden("the request's security token is missing or stale; reload the page")
+    """`status` events while the model loads, `delta` events, then `done` (the reply
+    with `memory_sources`, and `sources_shown`: their text and links) or `error`."""
+    _check_header_csrf(request, who)
     raw = await request.body()
     if len(raw) > MAX_CHAT_BODY:
         raise InvalidInput(f"the message is larger than {MAX_CHAT_BODY} bytes")
@@ -178,8 +337,27 @@ async def chat_stream(request: Request, who: ViewerDep) -> Response:
     caller = who.caller
 
     def work(emit: Emit) -> None:
-        reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
-        emit("done", reply.model_dump())
+        llm = caller.server.llm(caller.home)
+        waited = 0.0
+        if model_state(llm).state != "ready":
+            emit(
+                "status",
+                {"text": "Loading the model (the first message after a start waits for it)…"},
+            )
+            waited = wait_for_model(
+                llm, lambda: emit("status", {"text": "Still loading the model…"})
+            )
+        budget = current_budget()
+        # The load is the model's start-up, not this turn's work: its wait is added back.
+        fresh = Budget(
+            end=budget.end + waited if budget.end is not None else None, cancel=budget.cancel
+        )
+        with within(fresh):
+            reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
+        emit(
+            "done",
+            {**reply.model_dump(), "sources_shown": sources_shown(who, reply.memory_sources)},
+        )
 
     async def events() -> AsyncIterator[bytes]:
         async for event, payload in _from_thread(work, "/ui/chat/stream"):

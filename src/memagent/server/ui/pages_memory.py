@@ -10,10 +10,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from memagent.core import InvalidInput
+from memagent.core import InvalidInput, MemagentError, NotFound
 from memagent.index import Filters
+from memagent.index.roles import said_by_assistant
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
 from memagent.server.ui._base import UiRoute, go, one, page
+from memagent.server.ui._hits import ShownHit, is_turn, ranking, shown
+from memagent.server.ui._hits import keyword_only as keyword_only_mode
 from memagent.server.ui._session import ViewerDep, checked_form
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
@@ -48,21 +51,6 @@ def _filters(
     )
 
 
-def _why(why: dict[str, Any]) -> str:
-    """A short human summary of a hit's `why` (ranks, raw scores, boosts, mode)."""
-    parts: list[str] = []
-    keyword, dense = why.get("keyword"), why.get("dense")
-    if isinstance(keyword, dict):
-        parts.append(f"keyword match #{keyword.get('rank')} (bm25 {keyword.get('bm25')})")
-    if isinstance(dense, dict):
-        parts.append(f"meaning match #{dense.get('rank')} (cosine {dense.get('cosine')})")
-    boosts = why.get("boosts")
-    if isinstance(boosts, dict):
-        parts += [f"{name} boost {value}" for name, value in boosts.items()]
-    mode = why.get("mode")
-    return "; ".join(parts or ["matched"]) + (f" [{mode}]" if mode else "")
-
-
 @router.get("/search")
 def search(
     request: Request,
@@ -75,16 +63,21 @@ def search(
     conversation: Short = "",
     k: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> Response:
-    hits: list[dict[str, Any]] = []
+    hits: list[ShownHit] = []
+    keyword_only = False
+    error = None
     if q.strip():
         memory = who.caller.memory
-        filters = _filters(tag, since, until, conversation, kind or None)
-        with memory.guard:
-            found = memory.chunks.recall(q, k=k, filters=filters)
-        for h in found:
-            data = h.to_json()
-            data["why_text"] = _why(data.get("why") or {})
-            hits.append(data)
+        try:
+            filters = _filters(tag, since, until, conversation, kind or None)
+            with memory.guard:
+                params = ranking(memory.chunks.search_params())
+                found = memory.chunks.recall(q, k=k, filters=filters, params=params)
+        except InvalidInput as exc:  # said where the results would be
+            error = str(exc)[:1].upper() + str(exc)[1:]
+            found = []
+        keyword_only = keyword_only_mode(found)
+        hits = shown(found, q)
     fragment = request.headers.get("hx-target") == "results"
     return page(
         request,
@@ -100,6 +93,8 @@ def search(
         conversation=conversation,
         k=k,
         hits=hits,
+        keyword_only=keyword_only,
+        error=error,
     )
 
 
@@ -139,9 +134,10 @@ def memories(
         previous = skip if before and float(before.partition(":")[0]) == last else 0
         cursor_value = f"{last!r}:{same + previous}"
     days = [
-        (day, list(items))
+        (day, entries(list(items)))
         for day, items in groupby(rows, key=lambda r: (r["created_at"] or "")[:10])
     ]
+    filtered = bool(tag or type or since or until or conversation or before)
     return page(
         request,
         "memories.html",
@@ -156,16 +152,88 @@ def memories(
         until=until,
         conversation=conversation,
         deleted=deleted,
+        filtered=filtered,
         types=CHUNK_TYPES,
     )
+
+
+def _bubbles(row: dict[str, Any]) -> list[dict[str, str]]:
+    """What one stored turn says, as chat bubbles: the user's words, then the
+    assistant's reply when the turn stored one (`source.reply`)."""
+    src = row.get("source") or {}
+    if said_by_assistant(src):
+        return [
+            {"who": str(src.get("speaker") or "Assistant"), "side": "them", "text": row["content"]}
+        ]
+    bubbles = [
+        {
+            "who": str(src.get("speaker") or "You"),
+            "side": "me",
+            "text": str(src.get("user") or row["content"]),
+        }
+    ]
+    reply = src.get("reply")
+    if isinstance(reply, str) and reply.strip():
+        bubbles.append({"who": "Assistant", "side": "them", "text": reply})
+    return bubbles
+
+
+def entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One day's rows (newest first) as the page lists them: a memory as a card;
+    consecutive turns of one chat with the assistant as one conversation, oldest
+    turn first, so it reads as the chat it was."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        if not is_turn(row.get("source")):
+            out.append({"chat": False, "m": row})
+            continue
+        conv = row.get("conversation_id")
+        last = out[-1] if out else None
+        if last is not None and last["chat"] and last["conversation"] == conv:
+            last["turns"].insert(
+                0, {"id": row["id"], "bubbles": _bubbles(row), "deleted": row["deleted"]}
+            )
+            last["first"] = row["created_at"]
+            continue
+        out.append(
+            {
+                "chat": True,
+                "conversation": conv,
+                "first": row["created_at"],
+                "turns": [{"id": row["id"], "bubbles": _bubbles(row), "deleted": row["deleted"]}],
+            }
+        )
+    return out
+
+
+@router.post("/memories/new")
+async def memory_new(request: Request, who: ViewerDep) -> Response:
+    """Remember what the person typed (split into several memories when long)."""
+    form = await checked_form(request, who)
+    text = one(form, "text", limit=100_000)
+    tags = [t.strip() for t in one(form, "tags", limit=4000).split(",") if t.strip()]
+    if not text.strip():
+        raise InvalidInput("write something to remember first")
+    made = who.caller.memory.remember(text, tags=tags)
+    if len(made) == 1:
+        return go(f"/ui/memories/{made[0].id}", "Remembered. Search finds it from now on.")
+    return go("/ui/memories", f"Remembered, as {len(made)} memories (the text was long).")
 
 
 @router.get("/memories/{chunk_id}")
 def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     mem = who.caller.memory
     with mem.guard:
-        chunk = mem.chunks.get(chunk_id, record_access=False)
+        try:
+            chunk = mem.chunks.get(chunk_id, record_access=False)
+        except NotFound:
+            raise NotFound(
+                "there is no such memory: it was deleted for good, or the link is wrong"
+            ) from None
         links = mem.chunks.links(chunk_id)
+        texts = _link_texts(mem, links)
+    edits = mem.history(chunk_id)
+    undoable = next((e for e in reversed(edits) if not e.undone and e.op != "undo"), None)
     return page(
         request,
         "memory.html",
@@ -175,7 +243,29 @@ def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
         chunk=chunk,
         links=links,
         types=CHUNK_TYPES,
+        undoable=undoable,
+        texts=texts,
+        edits=len(edits),
+        turn=_bubbles(chunk.model_dump(mode="json") | {"content": chunk.content})
+        if is_turn(chunk.source)
+        else None,
     )
+
+
+MAX_LINKS_SHOWN = 30
+
+
+def _link_texts(mem: Any, links: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+    """What each linked memory says (a link shows its text, not its id); the
+    first `MAX_LINKS_SHOWN`. Under the memory's guard."""
+    ids = [x["target"] for x in links["outgoing"]] + [x["source"] for x in links["incoming"]]
+    texts: dict[str, str] = {}
+    for other in ids[:MAX_LINKS_SHOWN]:
+        try:
+            texts[other] = mem.chunks.get(other, record_access=False).content
+        except MemagentError:
+            texts[other] = "(deleted)"
+    return texts
 
 
 @router.get("/memories/{chunk_id}/history")
@@ -218,8 +308,8 @@ async def memory_action(
         message = "Deleted (hidden from search). Restore brings it back."
     elif action == "restore":
         memory.restore(chunk_id)
-        message = "Restored."
+        message = "Restored: search finds it again."
     else:
-        done = memory.undo(chunk_id)
-        message = f"Undid {done.undoes}."
+        memory.undo(chunk_id)
+        message = "Undone: the memory is back as it was before its last edit."
     return go(f"/ui/memories/{chunk_id}", message)

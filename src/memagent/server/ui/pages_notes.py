@@ -15,7 +15,7 @@ from memagent.memory.vault import Vault, parse_link
 from memagent.memory.vault._links import key as link_key
 from memagent.memory.vault._links import title_and_aliases
 from memagent.server.ui._base import UiRoute, go, one, page
-from memagent.server.ui._session import ViewerDep, checked_form
+from memagent.server.ui._session import Viewer, ViewerDep, checked_form
 
 router = APIRouter(prefix="/ui/notes", route_class=UiRoute, include_in_schema=False)
 
@@ -78,18 +78,27 @@ def backlinks(vault: Vault, rel: str, text: str) -> list[str]:
     return found
 
 
-@router.get("")
-def notes(request: Request, who: ViewerDep) -> Response:
+def _notes_page(
+    request: Request, who: Viewer, *, status: int = 200, error: str | None = None, path: str = ""
+) -> Response:
     listing = who.caller.memory.vault.list_dir("", recursive=True)
     return page(
         request,
         "notes.html",
         who,
+        status=status,
         title="Notes",
         active="notes",
         rows=_tree(listing["entries"]),
         truncated=listing["truncated"],
+        error=error,
+        newpath=path,
     )
+
+
+@router.get("")
+def notes(request: Request, who: ViewerDep) -> Response:
+    return _notes_page(request, who)
 
 
 @router.get("/view")
@@ -127,7 +136,17 @@ def _quote(value: str) -> str:
 @router.get("/edit")
 def edit(request: Request, who: ViewerDep, path: NotePath) -> Response:
     vault = who.caller.memory.vault
-    loc = vault.locate(path)
+    try:
+        loc = vault.locate(path)
+        if loc.kind == "dir":
+            raise InvalidInput(
+                f"{loc.rel} is a folder; name a note inside it, like {loc.rel}/new.md"
+            )
+    except InvalidInput as exc:
+        # A refused path (outside the vault, not markdown…) is said on the Notes page.
+        return _notes_page(
+            request, who, status=400, error=f"Cannot use that path: {exc}", path=path
+        )
     text = vault.read(loc.rel) if loc.kind == "file" else ""
     return page(
         request,

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.api import Memory
-from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
+from memagent.core import Conflict, InvalidInput, MemagentError, NotFound, OpRecord
 from memagent.core.oplog import read_ops_before
 from memagent.memory.profile.history import UNDOABLE_OPS
 from memagent.server.ui._base import UiRoute, go, one, page
@@ -110,13 +110,121 @@ def _records(memory: Memory, end: int | None) -> tuple[list[OpRecord], int]:
     return _tail(memory.home.layout.ops_log, end, ACTIVITY_PAGE)
 
 
+# Bookkeeping a person did not do and need not read: traces of agent turns, the
+# profile-learning queue, the HUD file, saved conversations, access counts,
+# automatic links, web-page sessions, sandbox state.
+INTERNAL_OPS = frozenset(
+    {"trace", "learn_queue", "learn_done", "hud.update", "conversation.save", "access",
+     "link", "session", "sandbox.save", "mkdir", "snapshot", "state"}
+)  # fmt: skip
+INTERNAL_PREFIXES = ("state/", "gauges/", "log/", "traces/")
+# Who did it, when a person or the assistant did; other writers (the stores
+# themselves, the Python API) are left out and the line is said in the passive.
+WHO = {
+    "ui": "you",
+    "cli": "you",
+    "user": "you",
+    "agent": "the assistant",
+    "memagent": "the assistant",
+    "server": "the assistant",
+    "vault-python": "the assistant",
+    "sandbox": "the assistant",
+}
+INTERNAL_ACTORS = frozenset({"init", "hud", "keys"})
+VERBS = {
+    "create": "added",
+    "update": "changed",
+    "soft_delete": "deleted",
+    "delete": "deleted",
+    "restore": "restored",
+    "undo": "undone",
+    "import": "imported",
+    "apply": "changed",
+    "learn": "learned from a chat",
+    "prune": "cleared of expired items",
+    "expire": "cleared of expired items",
+    "persona.use": "switched",
+    "persona.set": "changed",
+    "export": "exported",
+}
+
+
+def _thing(path: str) -> str:
+    """What a logged path is, in words: a memory, a note (named), a profile file."""
+    if path.startswith("chunks/"):
+        return "a memory"
+    if path.startswith("vault/"):
+        return "the note " + path.removeprefix("vault/")
+    if path.startswith("profile/"):
+        name = path.removeprefix("profile/").removesuffix(".json").removeprefix("resource_")
+        return "the profile (" + name.replace("_", " ") + ")"
+    if path.startswith(("personalities/", "sliders/")):
+        return "the persona"
+    return path or "memory"
+
+
+def internal(rec: OpRecord) -> bool:
+    """Bookkeeping rather than a change to what is remembered (hidden by default):
+    internal files, and what setting up a home writes."""
+    return (
+        rec.op in INTERNAL_OPS
+        or rec.actor in INTERNAL_ACTORS
+        or rec.path.startswith(INTERNAL_PREFIXES)
+    )
+
+
+def sentence(rec: OpRecord) -> str:
+    """One line a person reads: what changed, and who changed it when it was a
+    person or the assistant ("The note user.md was changed by you")."""
+    verb = VERBS.get(rec.op, rec.op.replace("_", " ").replace(".", " "))
+    thing = _thing(rec.path)
+    line = f"{thing[0].upper()}{thing[1:]} was {verb}"
+    who = WHO.get(rec.actor)
+    return f"{line} by {who}" if who is not None else line
+
+
+def _link(path: str) -> str:
+    """Where the page shows the thing a logged path is ("" when it shows none)."""
+    from urllib.parse import quote
+
+    if path.startswith("chunks/") and path.endswith(".json"):
+        return "/ui/memories/" + quote(path.rsplit("/", 1)[-1].removesuffix(".json"), safe="")
+    if path.startswith("vault/") and path.endswith(".md"):
+        return "/ui/notes/view?path=" + quote(path.removeprefix("vault/"), safe="/")
+    if path.startswith("profile/"):
+        return "/ui/profile"
+    return ""
+
+
+def _subjects(memory: Memory, records: list[OpRecord]) -> dict[str, dict[str, Any]]:
+    """What each memory the records touch says now (an entry shows the memory, not
+    only "a memory was added"); deleted ones are left out."""
+    from memagent.server.ui._hits import is_turn
+
+    texts: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        link = _link(rec.path)
+        if not link.startswith("/ui/memories/") or rec.path in texts:
+            continue
+        try:
+            with memory.guard:
+                chunk = memory.chunks.get(link.rsplit("/", 1)[-1], record_access=False)
+        except MemagentError:
+            continue
+        texts[rec.path] = {"text": chunk.content, "chat": is_turn(chunk.source)}
+    return texts
+
+
 def _entry(rec: OpRecord) -> dict[str, Any]:
     meta = rec.meta or {}
     entry: dict[str, Any] = {
+        "link": _link(rec.path),
         "ts": rec.ts,
         "actor": rec.actor,
         "op": rec.op,
         "path": rec.path,
+        "sentence": sentence(rec),
+        "internal": internal(rec),
         "fields": None,
         "changes": [],
         "text": None,
@@ -177,16 +285,22 @@ def activity(
     request: Request,
     who: ViewerDep,
     end: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    everything: Annotated[bool, Query(alias="all")] = False,
 ) -> Response:
+    """Changes to what is remembered, newest first; `all=true` adds the bookkeeping."""
     memory = who.caller.memory
     records, more = _records(memory, end)
+    shown = [r for r in records if everything or not internal(r)]
     return page(
         request,
         "activity.html",
         who,
         title="Activity",
         active="activity",
-        entries=[_entry(r) for r in records],
+        entries=[_entry(r) for r in shown],
+        subjects=_subjects(memory, shown),
+        hidden=len(records) - len(shown),
+        everything=everything,
         more=more,
     )
 
@@ -204,11 +318,11 @@ async def activity_undo(request: Request, who: ViewerDep) -> Response:
         from memagent.memory.profile import undo
 
         with memory.guard:
-            done = undo(memory.profile, batch)
-        return go("/ui/activity", f"Undid profile batch {done.undoes}.")
+            undo(memory.profile, batch)
+        return go("/ui/activity", "Undone: the profile is back as it was before that change.")
     chunk = one(form, "chunk", limit=100)
     edit = one(form, "edit", limit=100)
     if not chunk or not edit:
         raise InvalidInput("name a chunk edit or a profile batch to undo")
-    result = memory.undo(chunk, edit=edit)
-    return go("/ui/activity", f"Undid {result.undoes} on {chunk}.")
+    memory.undo(chunk, edit=edit)
+    return go("/ui/activity", "Undone: the memory is back as it was before that edit.")
