@@ -114,7 +114,14 @@ def test_every_fence_is_recognised_in_a_synthetic_page(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "block",
-    [pytest.param(b, marks=[pytest.mark.slow] if b.mark == "slow" else []) for b in PYTHON],
+    [
+        # The embedded model's first load and answers take minutes on a loaded 2-core
+        # machine: its hang guard is the subprocess's own timeout, not the suite's default.
+        pytest.param(b, marks=[pytest.mark.slow, pytest.mark.timeout(TIMEOUT + 60)])
+        if b.mark == "slow"
+        else b
+        for b in PYTHON
+    ],
     ids=[b.where for b in PYTHON],
 )
 def test_python_example_runs(block: Block, tmp_path: Path) -> None:
