@@ -227,7 +227,10 @@ def mcp_page() -> str:
 
     from memagent.server.mcp_tools import build_mcp_server
 
-    server = build_mcp_server(lambda _ctx: None)  # never called: only listed
+    def no_memory(_request_context: Any) -> Any:
+        raise RuntimeError("the docs build only lists the MCP server; it never calls a tool")
+
+    server = build_mcp_server(no_memory)
 
     async def listing() -> tuple[list[Any], list[Any], list[Any]]:
         return (
