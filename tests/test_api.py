@@ -1,4 +1,4 @@
-"""The Python API (`memagent.Memory`), including the README's example, run as written."""
+"""The Python API (`memagent.Memory`), including the Python guide's example, run as written."""
 
 from __future__ import annotations
 
@@ -13,21 +13,21 @@ import pytest
 from memagent import Memory
 from memagent.core import InvalidInput, MemoryHome, NotFound, PathRejected
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "python.md"
 
 
 def readme_python_example() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### Python API (`memagent.Memory`)", 1)[1]
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("# Python API (`memagent.Memory`)", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match is not None, "the README's Python API section has no python block"
+    assert match is not None, "the Python guide has no python block"
     return match.group(1)
 
 
 def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code = readme_python_example()
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    exec(compile(code, "docs/guides/python.md", "exec"), {"__name__": "readme_example"})
     home = MemoryHome.open(tmp_path / "my-memory")
     assert (home.layout.vault / "entities" / "jane_doe.md").read_text().startswith("# Jane Doe")
     food = (home.layout.profile / "resource_user_food_prefs.json").read_text()

@@ -78,7 +78,7 @@ class AgentConfig(_Section):
     """Grounding check (`memagent.agent.verify`, prompt sets with a `verify` template):
     refuse when the model's P(yes) that the recalled lines answer the question is
     under this; 0 turns the check off. 0.76 (with the contrast probe below): picked
-    by cross-validation on LoCoMo's dev conversations (README, "Grounding check")."""
+    by cross-validation on LoCoMo's dev conversations (docs/concepts/agent.md)."""
     contrast_below: float = Field(default=0.9, ge=0.0, le=1.0)
     """Contrast probe (`memagent.agent.verify`): when the grounding check passes with
     P(yes) under this and the question names one speaker of the recalled lines, the

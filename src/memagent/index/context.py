@@ -22,7 +22,7 @@ Only what people said lends and receives context. The assistant's replies and
 questions put to it (`roles.non_fact`) neither get nor give words: a reply
 echoes and elaborates the user's words at length, and lending them to the
 user's turns made every turn of a chat about a topic match it (measured on
-LongMemEval: turn recall@10 −4 points; see the README). Notes and profile
+LongMemEval: turn recall@10 −4 points; see docs/experiments/). Notes and profile
 facts have no conversation and get no context.
 
 The context is stored in `docs.context` (derived, like the rest of the index)
