@@ -8,6 +8,7 @@ import secrets
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
 from memagent.server.ui._base import HERE, UiRoute, go, page
 from memagent.server.ui._session import (
@@ -43,11 +44,13 @@ def _set_session(response: Response, state: UiState, sid: str) -> None:
 
 @router.get("")
 @router.get("/")
+@admits(RouteClass.READ)
 def start() -> Response:
     return go("/ui/search")
 
 
 @router.get("/login")
+@admits(RouteClass.AUTH)
 def login_page(request: Request, token: str = "") -> Response:
     state = ui_state(request)
     if state.local_user is not None:
@@ -75,6 +78,7 @@ def login_page(request: Request, token: str = "") -> Response:
 
 
 @router.post("/login")
+@admits(RouteClass.AUTH)
 async def login(request: Request) -> Response:
     """Sign in with an API key: the key is checked once, then forgotten."""
     state = ui_state(request)
@@ -111,6 +115,7 @@ def _login_failed(request: Request, status: int, message: str) -> Response:
 
 
 @router.post("/logout")
+@admits(RouteClass.AUTH)
 async def logout(request: Request, who: ViewerDep) -> Response:
     await checked_form(request, who)
     state = ui_state(request)
@@ -129,7 +134,11 @@ def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = Fals
     if local_user is None:
         state.signed = SignedSessions(app.state.server)
     app.state.ui = state
-    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    app.mount(
+        "/ui/static",
+        admits(RouteClass.READ)(StaticFiles(directory=HERE / "static")),
+        name="ui-static",
+    )
     for r in (
         router,
         pages_memory.router,

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from memagent.agent.personas import Personas
 from memagent.core import InvalidInput, MemagentError
 from memagent.core.oplog import read_ops_before
+from memagent.server._admission import RouteClass, admits
 from memagent.server.routes.chat import (
     SSE_MEDIA_TYPE,
     ChatRequest,
@@ -84,6 +85,7 @@ def _hud(who: Viewer) -> dict[str, Any]:
 
 
 @router.get("/status")
+@admits(RouteClass.READ)
 def status(request: Request, who: ViewerDep) -> Response:
     personas = _personas(who)
     active = personas.active()
@@ -101,6 +103,7 @@ def status(request: Request, who: ViewerDep) -> Response:
 
 
 @router.post("/status/slider")
+@admits(RouteClass.WRITE)
 async def set_slider(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     slider = one(form, "slider", limit=64)
@@ -114,6 +117,7 @@ async def set_slider(request: Request, who: ViewerDep) -> Response:
 
 
 @router.post("/status/persona")
+@admits(RouteClass.WRITE)
 async def use_persona(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     name = one(form, "persona", limit=64)
@@ -122,11 +126,13 @@ async def use_persona(request: Request, who: ViewerDep) -> Response:
 
 
 @router.get("/chat")
+@admits(RouteClass.READ)
 def chat_page(request: Request, who: ViewerDep) -> Response:
     return page(request, "chat.html", who, title="Chat", active="chat", reply=None)
 
 
 @router.post("/chat")
+@admits(RouteClass.MODEL)
 async def chat_form(request: Request, who: ViewerDep) -> Response:
     """The same turn without JavaScript: the whole reply at once."""
     form = await checked_form(request, who)
@@ -160,6 +166,7 @@ def _request(data: Any) -> ChatRequest:
 
 
 @router.post("/chat/stream")
+@admits(RouteClass.MODEL)
 async def chat_stream(request: Request, who: ViewerDep) -> Response:
     """`delta` events, then `done` (the reply with `memory_sources`) or `error`."""
     sent = request.headers.get("x-csrf-token", "")

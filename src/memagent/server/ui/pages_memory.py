@@ -13,6 +13,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from memagent.core import InvalidInput
 from memagent.index import Filters
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
 
@@ -64,6 +65,7 @@ def _why(why: dict[str, Any]) -> str:
 
 
 @router.get("/search")
+@admits(RouteClass.SEARCH)
 def search(
     request: Request,
     who: ViewerDep,
@@ -104,6 +106,7 @@ def search(
 
 
 @router.get("/memories")
+@admits(RouteClass.READ)
 def memories(
     request: Request,
     who: ViewerDep,
@@ -161,6 +164,7 @@ def memories(
 
 
 @router.get("/memories/{chunk_id}")
+@admits(RouteClass.READ)
 def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     mem = who.caller.memory
     with mem.guard:
@@ -179,6 +183,7 @@ def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
 
 
 @router.get("/memories/{chunk_id}/history")
+@admits(RouteClass.READ)
 def memory_history(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     edits = who.caller.memory.history(chunk_id)
     return page(
@@ -193,6 +198,7 @@ def memory_history(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Respo
 
 
 @router.post("/memories/{chunk_id}/edit")
+@admits(RouteClass.WRITE)
 async def memory_edit(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     form = await checked_form(request, who)
     text = one(form, "text", limit=1_000_000)
@@ -205,6 +211,7 @@ async def memory_edit(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Re
 
 
 @router.post("/memories/{chunk_id}/{action}")
+@admits(RouteClass.WRITE)
 async def memory_action(
     request: Request,
     who: ViewerDep,

@@ -14,6 +14,7 @@ from memagent.core import InvalidInput, NotFound, sha256_hex
 from memagent.memory.vault import Vault, parse_link
 from memagent.memory.vault._links import key as link_key
 from memagent.memory.vault._links import title_and_aliases
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
 
@@ -79,6 +80,7 @@ def backlinks(vault: Vault, rel: str, text: str) -> list[str]:
 
 
 @router.get("")
+@admits(RouteClass.READ)
 def notes(request: Request, who: ViewerDep) -> Response:
     listing = who.caller.memory.vault.list_dir("", recursive=True)
     return page(
@@ -93,6 +95,7 @@ def notes(request: Request, who: ViewerDep) -> Response:
 
 
 @router.get("/view")
+@admits(RouteClass.READ)
 def view(request: Request, who: ViewerDep, path: NotePath) -> Response:
     vault = who.caller.memory.vault
     rel = vault.locate(path).rel
@@ -110,6 +113,7 @@ def view(request: Request, who: ViewerDep, path: NotePath) -> Response:
 
 
 @router.get("/link")
+@admits(RouteClass.READ)
 def follow(
     request: Request, who: ViewerDep, to: Annotated[str, Query(min_length=1, max_length=500)]
 ) -> Response:
@@ -125,6 +129,7 @@ def _quote(value: str) -> str:
 
 
 @router.get("/edit")
+@admits(RouteClass.READ)
 def edit(request: Request, who: ViewerDep, path: NotePath) -> Response:
     vault = who.caller.memory.vault
     loc = vault.locate(path)
@@ -143,6 +148,7 @@ def edit(request: Request, who: ViewerDep, path: NotePath) -> Response:
 
 
 @router.post("/save")
+@admits(RouteClass.WRITE)
 async def save(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     memory = who.caller.memory
