@@ -84,6 +84,8 @@ class ServerSettings(BaseModel):
     quota_notes: int = Field(default=50_000, ge=0)
     quota_log_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
     """Each user's ops log (segments and stored contents), in bytes."""
+    secure_cookies: bool = False
+    """The web page's cookies carry `Secure` and the `__Host-` prefix (behind TLS)."""
     max_tokens: int = Field(default=1024, ge=1, le=32_768)
     """The most tokens one reply may ask the model for; larger `max_tokens` are cut to it."""
 
@@ -180,7 +182,7 @@ def create_app(
     if settings.ui:
         from memagent.server.ui import mount_ui
 
-        mount_ui(app)
+        mount_ui(app, secure=settings.secure_cookies)
 
     if settings.mcp:
         from memagent.server.mcp_http import mount_mcp
