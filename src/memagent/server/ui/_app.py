@@ -12,7 +12,6 @@ from memagent.server._admission import RouteClass, admits
 from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
 from memagent.server.ui._base import HERE, UiRoute, go, page
 from memagent.server.ui._session import (
-    COOKIE,
     SESSION_SECONDS,
     UiState,
     ViewerDep,
@@ -23,7 +22,6 @@ from memagent.server.ui._session import (
 )
 from memagent.server.ui._signed import SignedSessions
 
-PRE_COOKIE = "memagent_ui_pre"
 LOCAL_USER = "local"
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
@@ -31,15 +29,17 @@ router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
 def _set_session(response: Response, state: UiState, sid: str) -> None:
     response.set_cookie(
-        COOKIE,
+        state.cookie,
         sid,
         max_age=SESSION_SECONDS,
-        path="/ui",
+        path=state.cookie_path,
         httponly=True,
         samesite="strict",
         secure=state.secure_cookies,
     )
-    response.delete_cookie(PRE_COOKIE, path="/ui/login")
+    response.delete_cookie(
+        state.pre_cookie, path=state.pre_cookie_path, secure=state.secure_cookies
+    )
 
 
 @router.get("")
@@ -65,16 +65,20 @@ def login_page(request: Request, token: str = "") -> Response:
         )
     pre = secrets.token_urlsafe(24)
     response = page(request, "login.html", None, title="Sign in", local=False, pre=pre)
+    _set_pre(response, state, pre)
+    return response
+
+
+def _set_pre(response: Response, state: UiState, pre: str) -> None:
     response.set_cookie(
-        PRE_COOKIE,
+        state.pre_cookie,
         pre,
         max_age=900,
-        path="/ui/login",
+        path=state.pre_cookie_path,
         httponly=True,
         samesite="strict",
         secure=state.secure_cookies,
     )
-    return response
 
 
 @router.post("/login")
@@ -86,7 +90,7 @@ async def login(request: Request) -> Response:
         return go("/ui/login")
     form = await form_data(request)
     pre = (form.get("pre") or [""])[0]
-    cookie = request.cookies.get(PRE_COOKIE, "")
+    cookie = request.cookies.get(state.pre_cookie, "")
     server = request.app.state.server
     client = request.client.host if request.client else "unknown"
     if server.bucket.take(f"ui-login:{client}") > 0:
@@ -108,9 +112,7 @@ async def login(request: Request) -> Response:
 def _login_failed(request: Request, status: int, message: str) -> Response:
     pre = secrets.token_urlsafe(24)
     response = page(request, "login.html", None, status=status, local=False, pre=pre, error=message)
-    response.set_cookie(
-        PRE_COOKIE, pre, max_age=900, path="/ui/login", httponly=True, samesite="strict"
-    )
+    _set_pre(response, ui_state(request), pre)
     return response
 
 
@@ -122,9 +124,9 @@ async def logout(request: Request, who: ViewerDep) -> Response:
     if state.signed is not None:
         state.signed.end_all(who.user)
     else:
-        state.end(request.cookies.get(COOKIE))
+        state.end(request.cookies.get(state.cookie))
     response = go("/ui/login")
-    response.delete_cookie(COOKIE, path="/ui")
+    response.delete_cookie(state.cookie, path=state.cookie_path, secure=state.secure_cookies)
     return response
 
 
