@@ -128,7 +128,7 @@ def test_every_route_of_the_app_declares_its_admission_class(whole_app: Any) -> 
         ("GET", "/mcp", RouteClass.SEARCH, True),  # the event stream holds no worker
         ("PUT", "/v1/vault/notes/a/b.md", RouteClass.WRITE, False),
         ("GET", "/v1/memories", RouteClass.READ, False),
-        ("GET", "/ui/static/app.css", RouteClass.READ, False),
+        ("GET", "/ui/static/app.css", RouteClass.META, False),  # several per page
         ("GET", "/no/such/route", RouteClass.READ, False),
         ("PUT", "/health", RouteClass.META, False),  # wrong method: its route's class
     ],

@@ -138,7 +138,7 @@ def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = Fals
     app.state.ui = state
     app.mount(
         "/ui/static",
-        admits(RouteClass.READ)(StaticFiles(directory=HERE / "static")),
+        admits(RouteClass.META)(StaticFiles(directory=HERE / "static")),
         name="ui-static",
     )
     for r in (
