@@ -20,6 +20,8 @@ BUILDS = {
     "zip": f"t = ()\nfor i in range({DEEP}):\n    t = next(zip([t]))\n",
     "tuple()": f"t = ()\nfor i in range({DEEP}):\n    t = tuple([t])\n",
     "items": f"t = ()\nfor i in range({DEEP}):\n    t = next(iter({{1: t}}.items()))\n",
+    "enumerate": f"t = ()\nfor i in range({DEEP}):\n    t = next(enumerate([t]))\n",
+    "popitem": f"t = ()\nfor i in range({DEEP}):\n    t = {{1: t}}.popitem()\n",
 }
 USES = [
     "hash(t)",
@@ -62,7 +64,7 @@ CASES = [("display", use) for use in USES] + [
     (build, use)
     for build in BUILDS
     if build != "display"
-    for use in ("hash(t)", "{t: 1}", "t in {1: 2}", "set([t])", "d = {}\nd[t] = 1")
+    for use in ("hash(t)", "{t: 1}", "set([t])", "{}.get(t)", "s = set()\ns.add(t)")
 ]
 
 
