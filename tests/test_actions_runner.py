@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +16,9 @@ from memagent.actions import (
     SPECS,
     WHOLE_VAULT,
     VarRef,
+    arun_actions,
     overlaps,
+    plan_actions,
     resources_of,
     run_action,
     run_actions,
@@ -22,9 +28,25 @@ from memagent.core import InvalidInput, MemoryHome, read_ops
 from memagent.memory.vault import Vault
 
 
-@pytest.fixture
-def vault(home: MemoryHome) -> Vault:
-    return Vault(home)
+@pytest.fixture(params=["files", "postgres"])
+def vault(request: pytest.FixtureRequest, home: MemoryHome) -> Iterator[Vault]:
+    """Every runner test runs on both backends: a home's files, and one user's
+    notes in PostgreSQL holding the same starting notes."""
+    local = Vault(home)
+    if request.param == "files":
+        yield local
+        return
+    from memagent.postgres import Database, PgVault
+
+    db = Database.open(request.getfixturevalue("pg_url"), max_size=4)
+    pg = PgVault(db, f"r-{uuid.uuid4().hex[:10]}")
+    for rel, kind in list(local._walk("")):
+        if kind == "dir":
+            pg.mkdir(rel)
+        else:
+            pg.create(rel, local.read(rel))
+    yield pg
+    db.close()
 
 
 def run(vault: Vault, actions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -159,8 +181,8 @@ def test_bad_max_results(vault: Vault) -> None:
     assert "at least 1" in result["results"][0]["error"]
 
 
-def test_runner_writes_go_through_storage_log(vault: Vault, home: MemoryHome) -> None:
-    run(vault, [{"action": "create_file", "path": "logged.md", "content": "x"}])
+def test_runner_writes_go_through_storage_log(home: MemoryHome) -> None:
+    run(Vault(home), [{"action": "create_file", "path": "logged.md", "content": "x"}])
     assert [r.path for r in read_ops(home.layout.ops_log)][-1] == "vault/logged.md"
 
 
@@ -226,3 +248,58 @@ def test_conflicting_actions_overlap_and_independent_ones_do_not() -> None:
     assert conflict(("create_dir", {"path": "p"}), ("create_file", {"path": "p", "content": ""}))
     assert not conflict(create, ("read_file", {"path": "user.md"}))
     assert not conflict(("read_file", {"path": "a.md"}), ("list_files", {"path": "entities"}))
+
+
+def test_a_batch_of_independent_actions_runs_in_parallel_on_either_backend(vault: Vault) -> None:
+    """Two independent reads plan as two parallel steps, so they go through the
+    shared pool, which asks the vault who owns the batch (not a file attribute)."""
+    vault.create("a.md", "alpha")
+    vault.create("b.md", "beta")
+    actions = validate_actions(
+        [{"action": "read_file", "path": "a.md"}, {"action": "read_file", "path": "b.md"}]
+    )
+    assert plan_actions(vault, actions).max_parallelism == 2
+    assert values(run(vault, [a.model_dump(exclude_none=True) for a in actions])) == [
+        "alpha",
+        "beta",
+    ]
+    assert asyncio.run(arun_actions(vault, actions))["ok"]
+
+
+def test_owner_keys_separate_homes_and_database_users(vault: Vault, tmp_path: Path) -> None:
+    other = MemoryHome.open(tmp_path / "other")
+    assert vault.owner_key() == type(vault).owner_key(vault)
+    assert vault.owner_key() != Vault(other).owner_key()
+
+
+def test_a_batch_rolls_back_on_either_backend(vault: Vault, home: MemoryHome) -> None:
+    from memagent.agent.memory import JournaledVault, journaled_vault
+    from memagent.postgres import PgVault
+    from memagent.stores import Stores
+
+    journal: JournaledVault = (
+        journaled_vault(Stores(None, user=vault.user, db=vault.db), "agent")
+        if isinstance(vault, PgVault)
+        else JournaledVault(home)
+    )
+    journal.begin()
+    before = journal.read("user.md")
+    result = run(
+        journal,
+        [
+            {"action": "create_file", "path": "x.md", "content": "one"},
+            {"action": "create_file", "path": "y.md", "content": "two"},
+            {
+                "action": "update_file",
+                "path": "user.md",
+                "old_content": before[:5],
+                "new_content": "Z",
+            },
+            {"action": "read_file", "path": "x.md", "assign_to": "x"},
+            {"action": "create_file", "path": "z.md", "content": {"$var": "x"}},
+        ],
+    )
+    assert result["ok"] and journal.read("z.md") == "one"
+    assert sorted(journal.rollback()) == ["user.md", "x.md", "y.md", "z.md"]
+    assert journal.read("user.md") == before
+    assert not any(journal.exists(p) for p in ("x.md", "y.md", "z.md"))

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.routing import Route
 
 from memagent.llm import ChatResult, ScriptedLLM
 from memagent.llm.base import MessageLike
@@ -24,7 +25,10 @@ from memagent.server._admission import (
     AdmissionLimits,
     AdmissionMiddleware,
     RouteClass,
-    classify,
+    RouteTable,
+    admits,
+    route_entries,
+    undeclared_routes,
 )
 from memagent.server.testing import LiveServer, assert_problem
 
@@ -88,18 +92,65 @@ def slow(tmp_path: Path) -> Iterator[tuple[Setup, RecordingLLM]]:
         yield s, llm
 
 
-def test_route_classes() -> None:
-    assert classify("GET", "/health") is RouteClass.META
-    assert classify("GET", "/v1/me") is RouteClass.META
-    assert classify("POST", "/ui/login") is RouteClass.AUTH  # never behind work
-    assert classify("GET", "/ui/static/ui.css") is RouteClass.META  # a page fetches several
-    assert classify("POST", "/v1/admin/keys") is RouteClass.AUTH
-    assert classify("POST", "/v1/chat/completions") is RouteClass.MODEL
-    assert classify("POST", "/v1/profile/learn") is RouteClass.MODEL
-    assert classify("GET", "/v1/memories/search") is RouteClass.SEARCH
-    assert classify("POST", "/v1/vault/actions") is RouteClass.SEARCH
-    assert classify("PUT", "/v1/vault/notes/a.md") is RouteClass.WRITE
-    assert classify("GET", "/v1/memories") is RouteClass.READ
+@pytest.fixture(scope="module")
+def whole_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The app with every mount: the web page, MCP, and FastAPI's own docs."""
+    root = tmp_path_factory.mktemp("routes")
+    return create_app(root, ServerSettings(embeddings=False, mcp=True, ui=True))
+
+
+def test_every_route_of_the_app_declares_its_admission_class(whole_app: Any) -> None:
+    entries = route_entries(whole_app.routes)
+    paths = {e.path for e in entries}
+    assert {"/health", "/v1/chat", "/ui/chat", "/ui/chat/stream", "/mcp", "/ui/static"} <= paths
+    assert {"/openapi.json", "/docs", "/redoc"} <= paths
+    assert len(entries) > 50
+    assert undeclared_routes(whole_app.routes) == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "want", "stream"),
+    [
+        ("GET", "/health", RouteClass.META, False),
+        ("GET", "/v1/me", RouteClass.META, False),
+        ("GET", "/openapi.json", RouteClass.META, False),
+        ("POST", "/ui/login", RouteClass.AUTH, False),  # never behind work
+        ("POST", "/v1/admin/keys", RouteClass.AUTH, False),
+        ("DELETE", "/v1/admin/keys/k1", RouteClass.AUTH, False),
+        ("POST", "/v1/chat/completions", RouteClass.MODEL, False),
+        ("POST", "/v1/profile/learn", RouteClass.MODEL, False),
+        ("POST", "/ui/chat", RouteClass.MODEL, False),  # the page's chat calls the model
+        ("POST", "/ui/chat/stream", RouteClass.MODEL, False),
+        ("GET", "/ui/chat", RouteClass.READ, False),  # the page itself does not
+        ("GET", "/v1/memories/search", RouteClass.SEARCH, False),  # counted, not passed
+        ("POST", "/v1/vault/actions", RouteClass.SEARCH, False),
+        ("POST", "/mcp", RouteClass.SEARCH, False),
+        ("GET", "/mcp", RouteClass.SEARCH, True),  # the event stream holds no worker
+        ("PUT", "/v1/vault/notes/a/b.md", RouteClass.WRITE, False),
+        ("GET", "/v1/memories", RouteClass.READ, False),
+        ("GET", "/ui/static/app.css", RouteClass.META, False),  # several per page
+        ("GET", "/no/such/route", RouteClass.READ, False),
+        ("PUT", "/health", RouteClass.META, False),  # wrong method: its route's class
+    ],
+)
+def test_requests_take_the_class_their_route_declares(
+    whole_app: Any, method: str, path: str, want: RouteClass, stream: bool
+) -> None:
+    assert RouteTable(whole_app.routes).classify(method, path) == (want, stream)
+
+
+def test_a_route_without_a_declaration_is_named_and_gets_the_tightest_gate() -> None:
+    def declared() -> None: ...
+
+    def forgotten() -> None: ...
+
+    routes: list[Any] = [
+        Route("/a", admits(RouteClass.READ)(declared)),
+        Route("/b/{x}", forgotten, methods=["POST"]),
+    ]
+    assert undeclared_routes(routes) == ["POST /b/{x}"]
+    assert RouteTable(routes).classify("POST", "/b/1") == (RouteClass.MODEL, False)
+    assert RouteTable(routes).classify("GET", "/a") == (RouteClass.READ, False)
 
 
 @pytest.mark.slow
@@ -280,7 +331,7 @@ def _call(mw: AdmissionMiddleware, who: str, path: str = "/v1/memories") -> asyn
         async def receive() -> dict[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: Any) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -292,8 +343,19 @@ def _call(mw: AdmissionMiddleware, who: str, path: str = "/v1/memories") -> asyn
     return asyncio.ensure_future(run())
 
 
+def _noop() -> None: ...
+
+
+_ROUTES = [
+    Route("/v1/memories", admits(RouteClass.READ)(_noop)),
+    Route("/ui/login", admits(RouteClass.AUTH)(lambda: None)),
+]
+
+
 def _middleware(app: _Blocking, **limits: Any) -> AdmissionMiddleware:
-    return AdmissionMiddleware(app, limits=AdmissionLimits(**limits), identify=_who_in_scope)
+    return AdmissionMiddleware(
+        app, limits=AdmissionLimits(**limits), identify=_who_in_scope, routes=lambda: _ROUTES
+    )
 
 
 def _who_in_scope(scope: Any, *, verify: bool = True) -> str:

@@ -44,7 +44,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor as _PoolExecutor
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -424,12 +424,22 @@ async def _execute(
     return entries
 
 
-def _owner(vault: Vault) -> str:
-    """Whose share of the pool a batch uses: its memory home."""
-    return str(vault.storage.root)
+class BatchOwner(Protocol):
+    """What the runner asks of any vault backend to share its pool fairly: who
+    owns the batch (one memory home, one database user) and whether this thread
+    already holds that owner's lock. Both are public on every `Vault`."""
+
+    def owner_key(self) -> str: ...
+
+    def holds_lock(self) -> bool: ...
 
 
-def _holds_home_lock(vault: Vault) -> bool:
+def _owner(vault: BatchOwner) -> str:
+    """Whose share of the pool a batch uses: its memory home or database user."""
+    return vault.owner_key()
+
+
+def _holds_home_lock(vault: BatchOwner) -> bool:
     return vault.holds_lock()
 
 

@@ -17,6 +17,7 @@ from memagent.core.errors import (
     PathRejected,
     QuotaExceeded,
     ReadOnlyHome,
+    StorageFull,
     Unavailable,
 )
 from memagent.core.home import MemoryHome
@@ -41,6 +42,7 @@ __all__ = [
     "QuotaExceeded",
     "ReadOnlyHome",
     "Storage",
+    "StorageFull",
     "Unavailable",
     "WriteRecord",
     "check_deadline",

@@ -65,6 +65,12 @@ class QuotaExceeded(MemagentError):
     notes, ops-log size). Nothing was written."""
 
 
+class StorageFull(MemagentError):
+    """The disk (or the database) holding the memory is full, or the user's disk
+    quota is used up. Nothing was half-written: a file that was being created is
+    removed again, so a retry stores it once."""
+
+
 class LockTimeout(MemagentError):
     """Another process held the memory home's lock for too long."""
 

@@ -35,7 +35,7 @@ from filelock import FileLock
 from filelock import Timeout as _FileLockTimeout
 
 from memagent.core.config import QuotasConfig
-from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome
+from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome, StorageFull
 from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name, segments
 from memagent.core.paths import Layout
 from memagent.core.quota import Usage
@@ -90,6 +90,23 @@ class _HomeLock:
 
 
 _READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""What a full disk (or a used-up disk quota) raises."""
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether `exc` says the disk is full: an `OSError` with ENOSPC/EDQUOT,
+    SQLite's "database or disk is full", or `StorageFull` itself."""
+    if isinstance(exc, StorageFull):
+        return True
+    if isinstance(exc, OSError):
+        return exc.errno in FULL_ERRNOS
+    name = type(exc).__name__
+    text = str(exc).lower()
+    return name in ("OperationalError", "DiskFull") and (
+        "disk is full" in text or name == "DiskFull"
+    )
+
 
 _LOCKS: dict[Path, _HomeLock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -176,10 +193,16 @@ class Storage:
 
     @contextlib.contextmanager
     def _writing(self, target: Path) -> Iterator[None]:
-        """Turn "read-only file system" / "permission denied" into `ReadOnlyHome`."""
+        """Turn "read-only file system" / "permission denied" into `ReadOnlyHome`,
+        "no space left" / "disk quota exceeded" into `StorageFull`."""
         try:
             yield
         except OSError as exc:
+            if exc.errno in FULL_ERRNOS:
+                raise StorageFull(
+                    f"no space left for the memory home {self.root}: cannot write "
+                    f"{os.path.relpath(target, self.root)} ({exc.strerror}); nothing was changed"
+                ) from exc
             if exc.errno not in _READ_ONLY_ERRNOS:
                 raise
             raise ReadOnlyHome(
@@ -226,7 +249,31 @@ class Storage:
             old_size = self._check_quota(target, len(data))
             self._atomic_replace(target, data)
             self._tracker.wrote(self.relative(target), old_size, len(data))
-            return self._log(actor, op, target, before, sha256_hex(data), meta)
+            try:
+                return self._log(actor, op, target, before, sha256_hex(data), meta)
+            except OSError:
+                if before is None:  # a new file nobody was told of: not written after all
+                    self._unlink_quietly(target)
+                    self._tracker.wrote(self.relative(target), len(data), None)
+                raise
+
+    def undo_create(self, path: str | os.PathLike[str], *, actor: str) -> None:
+        """Remove a file this process just created when a later step of the same
+        write failed (its index entry, say): a retry then stores it once. Logged
+        when the log has room; the file goes either way."""
+        target = self.resolve(path)
+        with self.lock():
+            with contextlib.suppress(OSError):
+                size = target.stat().st_size
+                self._unlink_quietly(target)
+                self._tracker.wrote(self.relative(target), size, None)
+            with contextlib.suppress(OSError):
+                self._log(actor, "undo-create", target, None, None, None)
+
+    def _unlink_quietly(self, target: Path) -> None:
+        with contextlib.suppress(OSError), self._dir(target.parent, create=False) as dfd:
+            os.unlink(target.name, dir_fd=dfd)
+            os.fsync(dfd)
 
     def write_text(
         self,

@@ -99,6 +99,9 @@ class PgVault(Vault):
     def holds_lock(self) -> bool:
         return self.db.in_transaction
 
+    def owner_key(self) -> str:
+        return f"postgres:{self.db.url}:{self.user}"
+
     def _read_bytes(self, loc: Located) -> bytes:
         rows = self._q(
             "SELECT content FROM notes WHERE user_id = %s AND path = %s", (self.user, loc.rel)

@@ -16,7 +16,13 @@ from memagent.sandbox.persist import (
     session_path,
     state_digest,
 )
-from memagent.sandbox.pool import IsolatedSession, SandboxCrashed, WorkerPool, default_pool
+from memagent.sandbox.pool import (
+    IsolatedSession,
+    SandboxCrashed,
+    SandboxUnjailed,
+    WorkerPool,
+    default_pool,
+)
 from memagent.sandbox.session import RunResult, Session, SessionLike
 
 __all__ = [
@@ -25,6 +31,7 @@ __all__ = [
     "Limits",
     "RunResult",
     "SandboxCrashed",
+    "SandboxUnjailed",
     "SecurityError",
     "Session",
     "SessionLike",

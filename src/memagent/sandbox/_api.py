@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from memagent.sandbox._nesting import TupleDepths
 from memagent.sandbox._scope import Ctx, FunctionCode, Scope
 from memagent.sandbox.limits import Limits
 
@@ -36,6 +37,7 @@ class Compiler(Protocol):
     handling: list[BaseException]
     next_check: int
     max_depth: int
+    tuples: TupleDepths
     builtins: dict[str, Any]
     denied_names: frozenset[str]
     bindable: set[str]

@@ -83,6 +83,11 @@ def check_size(it: Compiler, value: Any) -> Any:
         if n > it.limits.max_collection_len:
             raise LimitExceeded(f"collection of more than {it.limits.max_collection_len} items")
         it.account(56 + n * 8)
+        if isinstance(value, tuple) and n < 64:  # a tuple C made (popitem): bounded nesting
+            for x in value:
+                if type(x) is tuple:
+                    it.tuples.depth(value)
+                    break
     elif value is None or t in _UNWRAPPED or isinstance(value, Internal):
         pass
     elif _plain_iterator(t):

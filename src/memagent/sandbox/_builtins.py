@@ -353,7 +353,36 @@ def make_builtins(it: Compiler) -> tuple[dict[str, Any], frozenset[str], set[int
             raise NameError(f"name '{name}' is not defined")
         raise FinalAnswer(it.globals[name])
 
-    it.type_calls = {str: _str, int: _int, bytes: _bytes, bytearray: _bytearray}
+    depths = it.tuples
+
+    def _hash(obj: Any) -> int:
+        depths.check(obj)  # CPython hashes a tuple recursively in C, unchecked
+        return hash(obj)
+
+    def _hashing(kind: type) -> Callable[..., Any]:
+        def make(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                depths.check_items(args[0])
+            return kind(*args, **kwargs)
+
+        return make
+
+    def _tuple(*args: Any) -> tuple[Any, ...]:
+        made = tuple(*args)
+        depths.check(made)
+        return made
+
+    b["hash"] = _hash
+    it.type_calls = {
+        str: _str,
+        int: _int,
+        bytes: _bytes,
+        bytearray: _bytearray,
+        tuple: _tuple,
+        set: _hashing(set),
+        frozenset: _hashing(frozenset),
+        dict: _hashing(dict),
+    }
     b.update(str=str, int=int, bytes=bytes, bytearray=bytearray)
     b.update(
         print=_print,
@@ -379,6 +408,21 @@ def make_builtins(it: Compiler) -> tuple[dict[str, Any], frozenset[str], set[int
     b["True"], b["False"], b["None"] = True, False, None
     nowrap = {id(b[n]) for n in _NOWRAP if n in b}
     return b, DENIED, nowrap
+
+
+_HASHING_METHODS = frozenset(
+    {
+        "setdefault",
+        "pop",
+        "discard",
+        "remove",
+        "fromkeys",
+        "union",
+        "difference",
+        "intersection",
+        "issubset",
+    }
+)
 
 
 def risky_method(it: Compiler, obj: Any, name: str) -> Any:
@@ -411,6 +455,17 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
             return obj.to_bytes(*args, **kwargs)
 
         return Checked("to_bytes", to_bytes, None)
+    if isinstance(obj, (dict, set, frozenset)) and name in _HASHING_METHODS:
+        method = getattr(obj, name)
+        depths = it.tuples
+
+        def bounded(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            for value in args:
+                depths.check(value)  # hashed in C: bounded nesting first
+                if name in ("union", "difference", "intersection", "issubset"):
+                    depths.check_items(value)
+
+        return Checked(name, method, bounded)
     if name in ("extend", "update", "extendleft") and (
         isinstance(obj, (list, dict, set, bytearray)) or type(obj).__name__ == "deque"
     ):

@@ -88,6 +88,7 @@ def e_subscript(it: Compiler, node: ast.Subscript, ctx: Ctx) -> ExprFn:
     _, constant, key = operand(it, node.slice, ctx)
     getitem = it.getitem
     fast = _FAST_TYPES
+    depths = it.tuples
     if n is not None and constant is not _MISSING:
         name, k = n, constant
 
@@ -110,6 +111,8 @@ def e_subscript(it: Compiler, node: ast.Subscript, ctx: Ctx) -> ExprFn:
             except KeyError:
                 o = obj(s)
             k = key(s)
+            if type(k) is tuple:
+                depths.depth(k)  # a dict hashes it in C: bounded nesting first
             if type(o) in fast:
                 return o[k]
             return getitem(o, k)
@@ -119,6 +122,8 @@ def e_subscript(it: Compiler, node: ast.Subscript, ctx: Ctx) -> ExprFn:
     def subscript(s: Scope) -> Any:
         o = obj(s)
         k = key(s)
+        if type(k) is tuple:
+            depths.depth(k)
         if type(o) in fast:
             return o[k]
         return getitem(o, k)

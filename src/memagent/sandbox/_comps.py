@@ -92,9 +92,13 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
     if is_dict:
         key_fn, value_fn = out_fns
 
+        depths = it.tuples
+
         def emit(cs: Scope) -> None:
             out = state[-1]
             k = key_fn(cs)
+            if type(k) is tuple:
+                depths.depth(k)  # hashed in C: bounded nesting first
             out[k] = value_fn(cs)
             if len(out) > limit:
                 raise LimitExceeded(f"collection of more than {limit} items")
@@ -103,9 +107,15 @@ def _collect(it: Compiler, node: Any, ctx: Ctx, kind: type) -> ExprFn:
         elt = out_fns[0]
         add_name = "append" if kind is list else "add"
 
+        depths_ = it.tuples
+        hashed = kind is not list
+
         def emit(cs: Scope) -> None:
             out = state[-1]
-            getattr(out, add_name)(elt(cs))
+            value = elt(cs)
+            if hashed and type(value) is tuple:
+                depths_.depth(value)  # a set hashes it in C: bounded nesting first
+            getattr(out, add_name)(value)
             if len(out) > limit:
                 raise LimitExceeded(f"collection of more than {limit} items")
 

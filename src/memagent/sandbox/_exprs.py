@@ -171,16 +171,40 @@ def e_tuple(it: Compiler, node: ast.Tuple, ctx: Ctx) -> ExprFn:
     value = fold(node)
     if value is not _MISSING:
         return lambda s: value
+    depths = it.tuples
     if len(node.elts) == 2 and not any(isinstance(e, ast.Starred) for e in node.elts):
         f0, f1 = (it.compile_expr(e, ctx) for e in node.elts)
-        return lambda s: (f0(s), f1(s))
+
+        def pair(s: Scope) -> Any:
+            t = (f0(s), f1(s))
+            if type(t[0]) is tuple or type(t[1]) is tuple:
+                depths.depth(t)  # a tuple inside: bounded nesting (see _nesting)
+            return t
+
+        return pair
     build = elements(it, node.elts, ctx)
-    return lambda s: tuple(build(s))
+
+    def tuple_(s: Scope) -> Any:
+        t = tuple(build(s))
+        for x in t:
+            if type(x) is tuple:
+                depths.depth(t)
+                break
+        return t
+
+    return tuple_
 
 
 def e_set(it: Compiler, node: ast.Set, ctx: Ctx) -> ExprFn:
     build = elements(it, node.elts, ctx)
-    return lambda s: set(build(s))
+    depths = it.tuples
+
+    def set_(s: Scope) -> Any:
+        items = build(s)
+        depths.check_items(items)
+        return set(items)
+
+    return set_
 
 
 def e_dict(it: Compiler, node: ast.Dict, ctx: Ctx) -> ExprFn:
@@ -188,6 +212,8 @@ def e_dict(it: Compiler, node: ast.Dict, ctx: Ctx) -> ExprFn:
         (None if k is None else it.compile_expr(k, ctx), it.compile_expr(v, ctx))
         for k, v in zip(node.keys, node.values, strict=True)
     ]
+
+    depths = it.tuples
 
     def dict_(s: Scope) -> Any:
         out: dict[Any, Any] = {}
@@ -200,6 +226,8 @@ def e_dict(it: Compiler, node: ast.Dict, ctx: Ctx) -> ExprFn:
                 out.update(mapping)
             else:
                 key = k(s)
+                if type(key) is tuple:
+                    depths.depth(key)
                 out[key] = v(s)
         return out
 

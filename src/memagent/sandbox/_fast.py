@@ -409,10 +409,14 @@ def compile_compare(it: Compiler, node: ast.Compare, ctx: Ctx) -> ExprFn:
     if op is ast.In or op is ast.NotIn:
         negate = op is ast.NotIn
 
+        depths = it.tuples
+
         def contains(s: Scope) -> Any:
             a = lf(s)
             b = rf(s)
             tb = type(b)
+            if type(a) is tuple and (tb is dict or tb is set or tb is frozenset):
+                depths.depth(a)  # hashed in C: bounded nesting first
             if tb is dict or tb is set or tb is frozenset or (tb is str and type(a) is str):
                 found = a in b
             else:
@@ -473,6 +477,7 @@ def assign_item(it: Compiler, value: ExprFn, target: ast.Subscript, ctx: Ctx) ->
     n, _, obj = operand(it, target.value, ctx)
     kn, _, key = operand(it, target.slice, ctx)
     setitem = it.setitem
+    depths = it.tuples
     if n is not None:
         name = n
 
@@ -490,6 +495,8 @@ def assign_item(it: Compiler, value: ExprFn, target: ast.Subscript, ctx: Ctx) ->
                     k = variables[kn]
                 except KeyError:
                     k = key(s)
+            if type(k) is tuple:
+                depths.depth(k)  # hashed in C: bounded nesting first
             if type(o) is dict:
                 o[k] = v
             else:
@@ -501,6 +508,8 @@ def assign_item(it: Compiler, value: ExprFn, target: ast.Subscript, ctx: Ctx) ->
         v = value(s)
         o = obj(s)
         k = key(s)
+        if type(k) is tuple:
+            depths.depth(k)
         if type(o) is dict:
             o[k] = v
         else:

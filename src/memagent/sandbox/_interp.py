@@ -20,6 +20,7 @@ from memagent.sandbox._builtins import make_builtins
 from memagent.sandbox._exprs import EXPRESSIONS
 from memagent.sandbox._format import SafeFormatter, host_recursion_guard, safe_format
 from memagent.sandbox._names import block, mark
+from memagent.sandbox._nesting import TupleDepths
 from memagent.sandbox._objects import (
     BoundMethod,
     Internal,
@@ -125,6 +126,7 @@ class Interpreter:
     ) -> None:
         self.limits = limits
         self.max_depth = limits.max_recursion
+        self.tuples = TupleDepths()
         self.type_calls: dict[type, Callable[..., Any]] = {}
         self._rng: random.Random | None = None
         self.globals: dict[str, Any] = {}

@@ -206,7 +206,9 @@ class Metered(Internal):
     """Wraps an iterator so every item pulled (even by a C loop such as `sum`
     or `sorted`) costs one operation and re-checks the wall-time limit. Every
     iterator a host call returns is wrapped, so nested ones are nested Metered:
-    pulling through more than `MAX_ITER_NESTING` of them ends the run."""
+    pulling through more than `MAX_ITER_NESTING` of them ends the run. A tuple
+    pulled through one (made by C: `zip`, `enumerate`, `dict.items`) has its
+    nesting bounded like the interpreter's own (`_nesting`)."""
 
     __slots__ = ("_interp", "_it")
 
@@ -224,9 +226,15 @@ class Metered(Internal):
         try:
             if interp.iter_nesting > MAX_ITER_NESTING:
                 raise LimitExceeded(f"iterators nested more than {MAX_ITER_NESTING} deep")
-            return next(self._it)
+            item = next(self._it)
         finally:
             interp.iter_nesting -= 1
+        if type(item) is tuple:  # a tuple C made (zip, enumerate, items): bounded nesting
+            for x in item:
+                if type(x) is tuple:
+                    interp.tuples.depth(item)
+                    break
+        return item
 
     def __repr__(self) -> str:
         return "<iterator>"

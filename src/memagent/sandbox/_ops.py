@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from memagent.sandbox._api import Compiler
+from memagent.sandbox._nesting import MAX_DATA_DEPTH, too_deep
 from memagent.sandbox._objects import SandboxInstance
 from memagent.sandbox._policy import (
     _FMT_SPEC,
@@ -116,17 +117,21 @@ def percent_format(it: Compiler, fmt: str | bytes, args: Any) -> Any:
 
 def deep_items(it: Compiler, obj: Any, budget: int) -> int:
     """Items reachable in a container (shared references counted each time),
-    stopping once `budget` is passed: the worst-case cost of comparing it."""
+    stopping once `budget` is passed: the worst-case cost of comparing it.
+    Containers nested past `MAX_DATA_DEPTH` are refused (`LimitExceeded`): C
+    would compare them recursively."""
     total = 0
-    stack = [obj]
+    stack: list[tuple[Any, int]] = [(obj, 1)]
     while stack and total <= budget:
-        item = stack.pop()
+        item, level = stack.pop()
+        if level > MAX_DATA_DEPTH:
+            raise too_deep()
         if isinstance(item, (list, tuple)):
             total += len(item)
-            stack.extend(x for x in item if isinstance(x, _NESTABLE))
+            stack.extend((x, level + 1) for x in item if isinstance(x, _NESTABLE))
         elif isinstance(item, dict):
             total += len(item)
-            stack.extend(v for v in item.values() if isinstance(v, _NESTABLE))
+            stack.extend((v, level + 1) for v in item.values() if isinstance(v, _NESTABLE))
         else:
             total += 1
     return total
@@ -173,6 +178,8 @@ def compare(it: Compiler, op: type[ast.cmpop], a: Any, b: Any) -> Any:
 
 
 def contains(it: Compiler, container: Any, item: Any) -> bool:
+    if type(item) is tuple and isinstance(container, (dict, set, frozenset)):
+        it.tuples.depth(item)  # hashed in C: bounded nesting first
     if isinstance(item, _NESTABLE) and isinstance(container, (list, tuple)) and container:
         it.charge_compare(item, item, len(container))
     if isinstance(item, SandboxInstance) and isinstance(container, (list, tuple)):

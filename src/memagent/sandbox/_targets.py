@@ -33,10 +33,13 @@ def compile_target(it: Compiler, target: ast.expr, ctx: Ctx) -> StoreFn:
         obj = it.compile_expr(target.value, ctx)
         key = it.compile_expr(target.slice, ctx)
         setitem = it.setitem
+        depths = it.tuples
 
         def store_item(s: Scope, value: Any) -> None:
             o = obj(s)
             k = key(s)
+            if type(k) is tuple:
+                depths.depth(k)  # hashed in C: bounded nesting first
             if type(o) is dict:
                 o[k] = value
             else:

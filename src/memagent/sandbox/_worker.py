@@ -1,8 +1,9 @@
 """A sandbox worker process: `python -m memagent.sandbox._worker MEMORY_BYTES`.
 
-It runs the interpreter for one session at a time behind OS limits (address
-space, CPU time per run, no new processes, no new files, no core dumps) and
-talks to its host over stdin/stdout, one JSON object per line:
+It runs the interpreter for one session at a time in an OS jail (`jail`: the
+`nobody` user, hard limits, no_new_privs, seccomp, namespaces; its report goes
+to the host in the `ready` message) and talks to its host over stdin/stdout,
+one JSON object per line:
 
     host → worker  {"op": "open", "limits": {...}, "tools": [names]}
                    {"op": "run", "code": "...", "replay": [...]}
@@ -27,6 +28,7 @@ import sys
 from typing import Any, BinaryIO
 
 from memagent.sandbox._codec import Unencodable, decode_value, encode_value
+from memagent.sandbox.jail import JailReport, enter_jail
 from memagent.sandbox.limits import Limits
 from memagent.sandbox.session import RunResult, Session, jsonable
 
@@ -43,14 +45,20 @@ def _limit(kind: int, soft: int) -> None:
         pass
 
 
-def apply_os_limits(memory_bytes: int) -> None:
-    """Lower this process's limits once everything it needs is imported."""
-    _limit(resource.RLIMIT_AS, memory_bytes)
-    _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_FSIZE, 0)
-    if hasattr(resource, "RLIMIT_NPROC"):
-        _limit(resource.RLIMIT_NPROC, 0)
-    _limit(resource.RLIMIT_NOFILE, 8)
+def apply_os_limits(memory_bytes: int) -> JailReport:
+    """Jail this process (`jail.enter_jail`) once everything it needs is
+    imported and the files it keeps are open; return what holds."""
+    return enter_jail(memory_bytes)
+
+
+def _prewarm() -> None:
+    """What the interpreter would otherwise load lazily from files mid-run (the
+    jail lets the worker open none): the time zone, `strptime`'s module."""
+    import _strptime  # noqa: F401 - datetime.strptime imports it on first use
+    import time
+
+    time.localtime()
+    time.strftime("%c")
 
 
 def _cpu_budget(timeout_s: float) -> None:
@@ -67,9 +75,10 @@ def encode_result(value: Any) -> Any:
 
 
 class Worker:
-    def __init__(self, inp: BinaryIO, out: BinaryIO) -> None:
+    def __init__(self, inp: BinaryIO, out: BinaryIO, jail: JailReport | None = None) -> None:
         self.inp = inp
         self.out = out
+        self.jail = jail or JailReport()
         self.session: Session | None = None
 
     def send(self, msg: dict[str, Any]) -> None:
@@ -138,7 +147,7 @@ class Worker:
         return {"op": "error", "message": f"unknown op {op!r}"}
 
     def serve(self) -> None:
-        self.send({"op": "ready", "pid": os.getpid()})
+        self.send({"op": "ready", "pid": os.getpid(), "jail": self.jail.as_dict()})
         while True:
             msg = self.recv()
             if msg is None:
@@ -190,7 +199,13 @@ def _result_message(r: RunResult) -> dict[str, Any]:
         "operations": r.operations,
         "notes": r.notes,
         "peak_rss_bytes": (_PEAK or PeakRss()).bytes(),
+        "cpu_s": _cpu_spent(),
     }
+
+
+def _cpu_spent() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return float(used.ru_utime + used.ru_stime)
 
 
 def main() -> None:
@@ -204,8 +219,9 @@ def main() -> None:
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
     global _PEAK
     _PEAK = PeakRss()
-    apply_os_limits(memory_bytes)
-    Worker(inp, out).serve()
+    _prewarm()
+    report = apply_os_limits(memory_bytes)
+    Worker(inp, out, report).serve()
 
 
 if __name__ == "__main__":

@@ -5,15 +5,20 @@
     s = IsolatedSession(tools={...})            # a stateful session on its own worker
     s.run("x = 1"); s.run("x + 1").result == 2; s.close()
 
-The interpreter's own limits stay the first wall. Behind it each worker has OS
-limits (address space, CPU time per run, no new processes or files, see
-`_worker`), and the host watches it: a worker that crashes (a C-level bug the
-interpreter did not stop), overruns the wall-time limit or its memory is killed
-and replaced; that run's error is `SandboxCrashed: …` and the host, and every
-other user's run, go on. Tools stay in the host: a call from the code travels
-back over the pipe and runs here, under the host's locks.
+The interpreter's own limits stay the first wall. Behind it each worker is in an
+OS jail (`jail`: the `nobody` user, hard limits, no_new_privs, a seccomp filter
+refusing sockets, new processes, exec, opening files and writing the file
+system, and namespaces where the kernel allows), and the host watches it: a
+worker that crashes (a C-level bug the interpreter did not stop), overruns the
+wall-time limit or its memory is killed and replaced; that run's error is
+`SandboxCrashed: …` and the host, and every other user's run, go on. Tools
+stay in the host: a call from the code travels back over the pipe and runs
+here, under the host's locks.
 
-`MEMAGENT_SANDBOX_WORKERS` sets how many idle workers are kept started (2).
+`MEMAGENT_SANDBOX_WORKERS` sets how many idle workers are kept started (2). A
+worker whose jail lacks an essential layer is refused (`SandboxUnjailed`) unless
+`MEMAGENT_SANDBOX_UNJAILED=1` (or `WorkerPool(allow_unjailed=True)`) opts in to
+running with what holds; that is warned about once per pool.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import select
 import signal
@@ -33,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from memagent.core.deadline import Budget, current_budget
-from memagent.core.errors import DeadlineExceeded, InvalidInput
+from memagent.core.errors import DeadlineExceeded, InvalidInput, MemagentError
 from memagent.sandbox._codec import Unencodable, decode_value, encode_value
+from memagent.sandbox.jail import ESSENTIAL, LIFETIME_CPU_S, unjailed_allowed
 from memagent.sandbox.limits import Limits
 from memagent.sandbox.session import RunResult, jsonable
 
@@ -57,6 +64,13 @@ _CANCELLED = "the previous run was cancelled with its request"
 
 class SandboxCrashed(Exception):
     """The worker running the code died or was killed; the host is unharmed."""
+
+
+class SandboxUnjailed(MemagentError):
+    """A worker could not be jailed here and running it unjailed was not allowed."""
+
+
+log = logging.getLogger("memagent.sandbox")
 
 
 class _Opaque:
@@ -86,14 +100,24 @@ class _Worker:
         )
         self._buf = b""
         self.peak_rss = 0
+        self.cpu_s = 0.0
         self.ready = False
+        self.jail: dict[str, Any] = {}
 
     def wait_ready(self) -> None:
         if not self.ready:
             msg = self.recv(time.monotonic() + _START_TIMEOUT_S)
             if msg.get("op") != "ready":
                 raise SandboxCrashed(f"the worker did not start: {msg}")
+            self.jail = dict(msg.get("jail") or {})
             self.ready = True
+
+    @property
+    def missing(self) -> dict[str, str]:
+        """The essential jail layers that do not hold, and why."""
+        layers = self.jail.get("layers") or []
+        why = self.jail.get("missing") or {}
+        return {k: str(why.get(k, "not reported")) for k in ESSENTIAL if k not in layers}
 
     @property
     def alive(self) -> bool:
@@ -166,11 +190,21 @@ class _Worker:
 class WorkerPool:
     """Idle, pre-started workers; a session borrows one for its lifetime."""
 
-    def __init__(self, idle: int | None = None, *, memory_bytes: int = _MEMORY_BYTES) -> None:
+    def __init__(
+        self,
+        idle: int | None = None,
+        *,
+        memory_bytes: int = _MEMORY_BYTES,
+        allow_unjailed: bool | None = None,
+    ) -> None:
+        """`allow_unjailed`: run workers whose jail lacks an essential layer (with a
+        warning); None: as `MEMAGENT_SANDBOX_UNJAILED` says (default: refuse)."""
         if idle is None:
             idle = int(os.environ.get("MEMAGENT_SANDBOX_WORKERS", "2") or 2)
         self.idle_target = max(0, idle)
         self.memory_bytes = memory_bytes
+        self.allow_unjailed = unjailed_allowed() if allow_unjailed is None else allow_unjailed
+        self._warned = False
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -195,11 +229,32 @@ class WorkerPool:
         if short:
             threading.Thread(target=self._refill, daemon=True).start()
         worker.wait_ready()
+        self._check_jail(worker)
         return worker
+
+    def _check_jail(self, worker: _Worker) -> None:
+        missing = worker.missing
+        if not missing:
+            return
+        why = "; ".join(f"{k}: {v}" for k, v in missing.items())
+        if not self.allow_unjailed:
+            worker.kill()
+            raise SandboxUnjailed(
+                f"sandbox workers cannot be jailed here ({why}); refusing to run code "
+                "without the OS jail. Set MEMAGENT_SANDBOX_UNJAILED=1 to run it behind "
+                "the interpreter and OS limits only"
+            )
+        if not self._warned:
+            self._warned = True
+            log.warning("sandbox workers run WITHOUT a full OS jail (%s), as allowed", why)
 
     def release(self, worker: _Worker) -> None:
         """Take a worker back for another session, or end it when it is unfit."""
-        keep = worker.alive and worker.peak_rss < _RECYCLE_RSS_BYTES
+        keep = (
+            worker.alive
+            and worker.peak_rss < _RECYCLE_RSS_BYTES
+            and worker.cpu_s < LIFETIME_CPU_S / 2  # its hard CPU budget is for life
+        )
         with self._lock:
             if keep and not self._closed and len(self._idle) < self.idle_target + _EXTRA_IDLE:
                 self._idle.append(worker)
@@ -364,6 +419,7 @@ class IsolatedSession:
         self.last_peak_rss = int(reply.get("peak_rss_bytes", 0))
         if self._worker is not None:
             self._worker.peak_rss = self.last_peak_rss
+            self._worker.cpu_s = float(reply.get("cpu_s", 0.0))
         packed = reply.get("result") or {}
         result = decode_value(packed["value"]) if "value" in packed else _Opaque(packed.get("repr"))
         if result is not None and reply.get("error"):
@@ -408,4 +464,4 @@ class IsolatedSession:
             worker.kill()
 
 
-__all__ = ["IsolatedSession", "SandboxCrashed", "WorkerPool", "default_pool"]
+__all__ = ["IsolatedSession", "SandboxCrashed", "SandboxUnjailed", "WorkerPool", "default_pool"]

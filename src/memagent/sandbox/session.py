@@ -221,6 +221,9 @@ class Session:
             except Exception:
                 message = "<unprintable>"
             kind = type(exc).__name__
+            if isinstance(exc, RecursionError):  # C stopped at Python's recursion limit
+                kind = "LimitExceeded"
+                message = f"data nested too deep: {message}"
             if isinstance(exc, ValueError) and "integer string conversion" in message:
                 kind = "LimitExceeded"  # CPython's hint (set_int_max_str_digits) is not ours
                 message = (

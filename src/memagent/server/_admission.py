@@ -1,6 +1,8 @@
 """Admission control: one user cannot take the server's workers from the others.
 
-Every request is sorted into a route class before any work starts:
+Every request is sorted into a route class before any work starts; each route
+declares its class where it is defined (`@admits(RouteClass.MODEL)`), and the
+middleware finds the route with Starlette's own matching:
 
 - `meta` (`/health`, `/v1/me`, the OpenAPI document and docs): never counted,
   never queued. These routes are async, so they do not need a worker thread.
@@ -44,11 +46,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
+from starlette.routing import BaseRoute, Match, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memagent.core import Overloaded
@@ -78,26 +82,134 @@ class RouteClass(StrEnum):
     READ = "read"
 
 
-_META_PATHS = frozenset({"/health", "/v1/me", "/openapi.json", "/docs", "/redoc"})
-_AUTH_PATHS = frozenset({"/ui/login", "/ui/logout"})
-_MODEL_PREFIXES = ("/v1/chat", "/v1/profile/learn")
-_SEARCH_PATHS = ("/v1/memories/search", "/v1/vault/actions", "/mcp")
+ADMISSION_ATTR = "__memagent_admission__"
+"""Where `admits` stores a route's class: on its endpoint function (or ASGI app)."""
+
+_T = TypeVar("_T")
 
 
-def classify(method: str, path: str) -> RouteClass:
-    """The class of a request, from its method and path alone."""
-    # The web page's fixed files (CSS, scripts, icon) come several at once per page.
-    if path in _META_PATHS or path.startswith(("/docs/", "/ui/static/")):
-        return RouteClass.META
-    if path in _AUTH_PATHS or path.startswith("/v1/admin/"):
-        return RouteClass.AUTH
-    if path.startswith(_MODEL_PREFIXES):
-        return RouteClass.MODEL
-    if path.startswith(_SEARCH_PATHS):
-        return RouteClass.SEARCH
-    if method in ("POST", "PUT", "PATCH", "DELETE"):
-        return RouteClass.WRITE
-    return RouteClass.READ
+@dataclass(frozen=True)
+class Admission:
+    """A route's declaration: its class, and the methods that are long-lived
+    event streams waiting on the loop (they hold no worker, so are not counted)."""
+
+    cls: RouteClass
+    streams: frozenset[str] = frozenset()
+
+
+def admits(cls: RouteClass, *, streams: Iterable[str] = ()) -> Callable[[_T], _T]:
+    """Declare the admission class of a route where it is defined:
+
+        @router.post("/v1/chat")
+        @admits(RouteClass.MODEL)
+        def chat(...): ...
+
+    Also takes a mounted ASGI app (static files, the MCP endpoint). A route with no
+    declaration is admitted as MODEL (the tightest gate) and named by
+    `undeclared_routes`, which the test-suite checks over the whole app.
+    `streams`: methods of this route that are event streams (see `Admission`)."""
+    declared = Admission(cls, frozenset(m.upper() for m in streams))
+
+    def mark(endpoint: _T) -> _T:
+        setattr(endpoint, ADMISSION_ATTR, declared)
+        return endpoint
+
+    return mark
+
+
+@dataclass(frozen=True)
+class RouteEntry:
+    """One route of the app as admission sees it: its full path, its methods
+    (None: a mount, matched by prefix) and its declared class (None: undeclared)."""
+
+    path: str
+    methods: frozenset[str] | None
+    declared: Admission | None
+    regex: re.Pattern[str] | None
+
+    def matches(self, method: str, path: str) -> Match:
+        if self.methods is None:
+            inside = path == self.path or path.startswith(self.path.rstrip("/") + "/")
+            return Match.FULL if inside else Match.NONE
+        assert self.regex is not None
+        if not self.regex.match(path):
+            return Match.NONE
+        return Match.FULL if method in self.methods else Match.PARTIAL
+
+
+def _declared(target: object) -> Admission | None:
+    found = getattr(target, ADMISSION_ATTR, None)
+    return found if isinstance(found, Admission) else None
+
+
+def route_entries(routes: Sequence[BaseRoute]) -> list[RouteEntry]:
+    """Every route of an app, routers included by FastAPI flattened to their
+    full paths, in the order the app matches them."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # a FastAPI that keeps included routes flat
+        flat: Iterable[Any] = routes
+    else:
+        flat = iter_route_contexts(routes)
+    out: list[RouteEntry] = []
+    for route in flat:
+        path = getattr(route, "path", None)
+        if not isinstance(path, str):
+            continue
+        methods = getattr(route, "methods", None)
+        endpoint = getattr(route, "endpoint", None)
+        if methods is None and endpoint is None:  # a mount: its app declares
+            out.append(RouteEntry(path, None, _declared(getattr(route, "app", None)), None))
+            continue
+        wanted = frozenset(methods or {"GET", "HEAD"})
+        if "GET" in wanted:
+            wanted |= {"HEAD"}
+        out.append(RouteEntry(path, wanted, _declared(endpoint), compile_path(path)[0]))
+    return out
+
+
+def undeclared_routes(routes: Sequence[BaseRoute]) -> list[str]:
+    """'METHODS PATH' of each route that declares no admission class."""
+    return [
+        f"{','.join(sorted(e.methods or {'*'}))} {e.path}"
+        for e in route_entries(routes)
+        if e.declared is None
+    ]
+
+
+class RouteTable:
+    """Maps a request (method, path) to its route's declared class before routing
+    (an undeclared route: MODEL, the tightest gate), and whether the request is
+    an event stream; answers are cached per (method, path), a bounded number."""
+
+    CACHE = 4096
+
+    def __init__(self, routes: Sequence[BaseRoute]) -> None:
+        self.entries = route_entries(routes)
+        self.cache: dict[tuple[str, str], tuple[RouteClass, bool]] = {}
+
+    def classify(self, method: str, path: str) -> tuple[RouteClass, bool]:
+        key = (method, path)
+        found = self.cache.get(key)
+        if found is not None:
+            return found
+        partial: tuple[RouteClass, bool] | None = None
+        undeclared = Admission(RouteClass.MODEL)
+        for entry in self.entries:
+            match = entry.matches(method, path)
+            if match is not Match.NONE:
+                declared = entry.declared or undeclared
+                answer = (declared.cls, method in declared.streams)
+                if match is Match.FULL:
+                    found = answer
+                    break
+                partial = partial or answer
+        # no route at all: a cheap 404 (READ); a wrong method: its route's class
+        found = found or partial or (RouteClass.READ, False)
+        if len(self.cache) >= self.CACHE:
+            self.cache.clear()
+        self.cache[key] = found
+        return found
 
 
 @dataclass
@@ -170,8 +282,13 @@ class AdmissionMiddleware:
         *,
         limits: AdmissionLimits,
         identify: Identify,
+        routes: Callable[[], Sequence[BaseRoute]],
     ) -> None:
+        """`routes`: the app's routes, read at the first request (when every
+        route and mount has been added)."""
         self.app = app
+        self.routes = routes
+        self.table: RouteTable | None = None
         self.limits = limits
         self.identify = identify
         self.gates = {cls: _Gate(cap) for cls, cap in limits.caps.items()}
@@ -188,14 +305,16 @@ class AdmissionMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        cls = classify(scope["method"], scope["path"])
-        passing = cls is RouteClass.META or (cls is RouteClass.SEARCH and scope["method"] == "GET")
+        if self.table is None:
+            self.table = RouteTable(self.routes())
+        cls, stream = self.table.classify(scope["method"], scope["path"])
+        passing = cls is RouteClass.META or stream
         # a request that is not admitted here reads no key store on the loop
         who = self.identify(scope, verify=not passing)
         await self._pace(who)
         app_send = self._watching(send, who)
         if passing:
-            # An MCP event stream (GET /mcp) waits on the loop and holds no worker.
+            # An event stream (GET /mcp) waits on the loop and holds no worker.
             await self.app(scope, receive, app_send)
             return
         held = self.in_flight.get(who, 0)

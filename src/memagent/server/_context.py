@@ -263,7 +263,7 @@ class ServerRoot:
     def _session_who(self, header: bytes) -> str | None:
         for part in header.decode("latin-1").split(";"):
             name, _, cookie = part.strip().partition("=")
-            if name == UI_COOKIE:
+            if name in (UI_COOKIE, "__Host-" + UI_COOKIE):  # plain, or behind TLS
                 digest = "ui:" + _digest(cookie)
                 with self._guard:
                     return self._idents.get(digest)

@@ -34,8 +34,10 @@ from memagent.core import (
     PathRejected,
     QuotaExceeded,
     ReadOnlyHome,
+    StorageFull,
     Unavailable,
 )
+from memagent.core.storage import is_full
 from memagent.llm import LLMError
 
 PROBLEM_TYPE = "application/problem+json"
@@ -110,6 +112,7 @@ _ERROR_STATUS: list[tuple[type[MemagentError], int, str]] = [
     (Overloaded, 503, "busy"),
     (DeadlineExceeded, 504, "timeout"),
     (QuotaExceeded, 507, "quota-exceeded"),
+    (StorageFull, 507, "insufficient-storage"),
     (ReadOnlyHome, 503, "read-only"),
     (Unavailable, 503, "unavailable"),
     (CorruptFile, 500, "corrupt-file"),
@@ -226,6 +229,14 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
+        if is_full(exc):  # a write below the stores' own checks (the index, the database)
+            _log.error("disk full on %s %s: %s", request.method, request.url.path, exc)
+            return problem_response(
+                507,
+                "no space left to store this; nothing was changed",
+                instance=request.url.path,
+                slug="insufficient-storage",
+            )
         if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
             # the index's progress handler stopped a statement at the request deadline
             return problem_response(

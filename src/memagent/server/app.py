@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memagent.core import resolve_home
 from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
-from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass
+from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass, admits
 from memagent.server._context import ServerRoot
 from memagent.server._limits import BodyLimitMiddleware, TimeoutMiddleware
 from memagent.server._problems import (
@@ -84,6 +84,8 @@ class ServerSettings(BaseModel):
     quota_notes: int = Field(default=50_000, ge=0)
     quota_log_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
     """Each user's ops log (segments and stored contents), in bytes."""
+    secure_cookies: bool = False
+    """The web page's cookies carry `Secure` and the `__Host-` prefix (behind TLS)."""
     max_tokens: int = Field(default=1024, ge=1, le=32_768)
     """The most tokens one reply may ask the model for; larger `max_tokens` are cut to it."""
 
@@ -102,6 +104,7 @@ def default_server_root(
     return resolve_home(home) / "server"
 
 
+_FASTAPI_META_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 _COMMON_ERRORS = (400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504, 507)
 
 
@@ -162,9 +165,13 @@ def create_app(
     )
     app.state.server = server
     app.state.settings = settings
+    for route in app.routes:  # FastAPI's own: the OpenAPI document and its viewers
+        if getattr(route, "path", None) in _FASTAPI_META_PATHS:
+            admits(RouteClass.META)(route.endpoint)  # type: ignore[attr-defined]
     install_problem_handlers(app)
 
     @app.get("/health", response_model=Health, tags=["meta"], summary="Liveness check")
+    @admits(RouteClass.META)
     async def health() -> Health:
         # async: answered on the event loop, never queued behind work in the threads
         return Health(status="ok", version=__version__)
@@ -175,7 +182,7 @@ def create_app(
     if settings.ui:
         from memagent.server.ui import mount_ui
 
-        mount_ui(app)
+        mount_ui(app, secure=settings.secure_cookies)
 
     if settings.mcp:
         from memagent.server.mcp_http import mount_mcp
@@ -185,7 +192,10 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout_s)
     app.add_middleware(
-        AdmissionMiddleware, limits=admission_limits(settings), identify=server.identify
+        AdmissionMiddleware,
+        limits=admission_limits(settings),
+        identify=server.identify,
+        routes=lambda: app.routes,
     )
 
     def openapi() -> dict[str, Any]:

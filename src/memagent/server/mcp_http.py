@@ -25,7 +25,7 @@ from memagent.api import Memory
 from memagent.core import MemagentError
 from memagent.llm import LLM
 from memagent.server._admission import SCOPE_KEY as ADMISSION_KEY
-from memagent.server._admission import RouteClass
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import Caller, ServerRoot, authenticate
 from memagent.server._problems import ProblemError, problem_response, status_of
 from memagent.server.mcp_tools import build_mcp_server
@@ -120,7 +120,8 @@ def mount_mcp(app: FastAPI, server: ServerRoot, *, allowed_hosts: list[str] | No
         stateless=True,
         security_settings=security,
     )
-    endpoint = _AuthenticatedMCP(server, manager)
+    # a GET is the event stream, which waits on the loop and holds no worker
+    endpoint = admits(RouteClass.SEARCH, streams=["GET"])(_AuthenticatedMCP(server, manager))
     app.router.routes.append(
         Route(MCP_PATH, endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )

@@ -64,6 +64,44 @@ def serve(
             "together under 40.",
         ),
     ] = None,
+    forwarded_allow_ips: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            metavar="ADDR",
+            help="A proxy whose X-Forwarded-For/-Proto headers are trusted (repeatable; "
+            "default none: a client cannot name another address).",
+        ),
+    ] = None,
+    secure_cookies: Annotated[
+        bool | None,
+        typer.Option(
+            "--secure-cookies/--no-secure-cookies",
+            help="Web page cookies with Secure and the __Host- prefix (default: on when "
+            "--forwarded-allow-ips names a TLS proxy in front).",
+        ),
+    ] = None,
+    head_timeout: Annotated[
+        float,
+        typer.Option(
+            "--head-timeout",
+            min=0.1,
+            max=600,
+            help="Seconds a client has to send a request's head.",
+        ),
+    ] = 10.0,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections",
+            min=8,
+            help="Open connections at once (fitted under the descriptor limit).",
+        ),
+    ] = 4096,
+    max_per_client: Annotated[
+        int,
+        typer.Option("--max-per-client", min=1, help="Open connections from one address."),
+    ] = 512,
     as_user: Annotated[
         str | None,
         typer.Option(
@@ -79,9 +117,10 @@ def serve(
     <root>/users/<user>/). With --store postgresql://… every user's memory and the
     keys live in the database, and the root holds only shared/ (settings and
     persona definitions). Keys come from `memagent keys create --user U`."""
-    import uvicorn
-
     from memagent.server import create_app, default_server_root
+    from memagent.server.serving import ConnectionLimits, configure_logging, run_server
+
+    configure_logging()  # before any dependency can put a handler on the root logger
 
     server_root = default_server_root(root, home)
     served = open_home(home) if as_user is not None else None
@@ -97,6 +136,7 @@ def serve(
         store=store,
         per_user_in_flight=per_user,
         max_tokens=max_tokens,
+        secure_cookies=bool(forwarded_allow_ips) if secure_cookies is None else secure_cookies,
     )
     app = create_app(server_root, settings)
     err_console.print(f"memagent serving {server_root} on http://{host}:{port}", highlight=False)
@@ -111,7 +151,12 @@ def serve(
             f"no API keys yet: run `memagent keys create --user NAME --root {server_root}`",
             highlight=False,
         )
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+    limits = ConnectionLimits(
+        head_timeout_s=head_timeout, max_connections=max_connections, max_per_client=max_per_client
+    )
+    run_server(
+        app, host=host, port=port, limits=limits, forwarded_allow_ips=forwarded_allow_ips or []
+    )
 
 
 IN_FLIGHT_FIELDS = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -30,10 +31,12 @@ from memagent.core import (
     NotFound,
     OpRecord,
     ReadOnlyHome,
+    StorageFull,
     read_ops,
     read_ops_since,
 )
 from memagent.core.oplog import ops_end
+from memagent.core.storage import is_full
 from memagent.embeddings import (
     Embedder,
     count_tokens,
@@ -368,9 +371,18 @@ class ChunkStore:
             self.home.storage.write_json(rel, data, actor=ACTOR, op=op, meta=record)
             doc = chunk_doc(rel, data)
             assert doc is not None
-            index.upsert([doc], vec)
-            st = (self.home.root / rel).stat()
-            index.record_file(rel, "chunk", st.st_mtime_ns, st.st_size)
+            try:
+                index.upsert([doc], vec)
+                st = (self.home.root / rel).stat()
+                index.record_file(rel, "chunk", st.st_mtime_ns, st.st_size)
+            except (OSError, sqlite3.Error) as exc:
+                if op != "create":
+                    raise
+                # a new chunk the index could not take: not stored (a retry stores it once)
+                self.home.storage.undo_create(rel, actor=ACTOR)
+                if is_full(exc):
+                    raise StorageFull(f"no space left to store a memory ({exc})") from exc
+                raise
 
     # -- read ----------------------------------------------------------------------------
     def _read(self, chunk_id: str) -> Chunk:

@@ -167,6 +167,11 @@ class Vault:
         """Whether this thread holds the vault's lock (so its work must stay here)."""
         return self.storage.holds_lock()
 
+    def owner_key(self) -> str:
+        """Whose share of shared workers this vault's batches use: one key per
+        memory home (files) or per user of a database; stable across instances."""
+        return f"files:{self.storage.root}"
+
     def _write(self, loc: Located, data: bytes, op: str, meta: dict[str, Any] | None) -> None:
         self.storage.write_bytes(loc.path, data, actor=self.actor, op=op, meta=meta)
 

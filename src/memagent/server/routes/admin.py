@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import AdminDep, CallerDep
 from memagent.server._keys import USER_RE, ApiKey
 
@@ -54,11 +55,13 @@ class Me(BaseModel):
 
 
 @router.get("/v1/me", response_model=Me, summary="Who this key is")
+@admits(RouteClass.META)
 async def me(caller: CallerDep) -> Me:
     return Me(user=caller.key.user, key_id=caller.key.id, admin=caller.key.admin)
 
 
 @router.get("/v1/admin/keys", response_model=KeyList, summary="List API keys")
+@admits(RouteClass.AUTH)
 def list_keys(caller: AdminDep) -> KeyList:
     return KeyList(keys=[KeyInfo.of(k) for k in caller.server.keys.list()])
 
@@ -69,11 +72,13 @@ def list_keys(caller: AdminDep) -> KeyList:
     status_code=status.HTTP_201_CREATED,
     summary="Create an API key",
 )
+@admits(RouteClass.AUTH)
 def create_key(body: KeyCreate, caller: AdminDep) -> KeyCreated:
     key, record = caller.server.keys.create(user=body.user, admin=body.admin, label=body.label)
     return KeyCreated(key=key, **KeyInfo.of(record).model_dump())
 
 
 @router.delete("/v1/admin/keys/{key_id}", response_model=KeyInfo, summary="Revoke an API key")
+@admits(RouteClass.AUTH)
 def revoke_key(key_id: KeyId, caller: AdminDep) -> KeyInfo:
     return KeyInfo.of(caller.server.keys.revoke(key_id))

@@ -30,6 +30,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from memagent.core import DeadlineExceeded, MemagentError
 from memagent.core.deadline import deadline
 from memagent.llm import LLMError, Message
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import Caller, CallerDep
 from memagent.server._problems import status_of
 
@@ -176,6 +177,7 @@ def _sse(event: str | None, data: Any) -> bytes:
 
 
 @router.post("/v1/chat", response_model=ChatReply, summary="One agent turn with memory")
+@admits(RouteClass.MODEL)
 def chat(body: ChatRequest, caller: CallerDep) -> ChatReply:
     return _turn(caller, body, None)
 
@@ -192,6 +194,7 @@ def chat(body: ChatRequest, caller: CallerDep) -> ChatReply:
         }
     },
 )
+@admits(RouteClass.MODEL)
 def chat_stream(body: ChatRequest, caller: CallerDep) -> StreamingResponse:
     _ = caller.user  # an admin key without a user fails here, before the stream starts
 
@@ -355,6 +358,7 @@ def _options(body: CompletionRequest, caller: Caller) -> dict[str, Any]:
         }
     },
 )
+@admits(RouteClass.MODEL)
 def chat_completions(body: CompletionRequest, caller: CallerDep) -> Any:
     llm = caller.server.llm(caller.home)
     prepared = _prepare(caller, body)

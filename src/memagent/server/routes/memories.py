@@ -11,6 +11,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from memagent.api import MemoryEdit, MemoryItem, RecallHit
 from memagent.core import InvalidInput
 from memagent.memory.chunks.model import Chunk, parse_timestamp
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
 
 router = APIRouter(prefix="/v1/memories", tags=["memories"])
@@ -131,6 +132,7 @@ class Forgotten(BaseModel):
 @router.post(
     "", response_model=Remembered, status_code=status.HTTP_201_CREATED, summary="Remember text"
 )
+@admits(RouteClass.WRITE)
 def remember(body: RememberRequest, caller: CallerDep) -> Remembered:
     chunks = caller.memory.remember(
         body.text, tags=body.tags, type=body.type, created_at=body.created_at
@@ -140,6 +142,7 @@ def remember(body: RememberRequest, caller: CallerDep) -> Remembered:
 
 
 @router.get("/search", response_model=SearchResult, summary="Recall: hybrid search")
+@admits(RouteClass.SEARCH)
 def search(
     caller: CallerDep,
     q: Annotated[str, Query(min_length=1, max_length=4000, description="What to look for.")],
@@ -155,6 +158,7 @@ def search(
 
 
 @router.get("", response_model=MemoryList, summary="List memories, newest first")
+@admits(RouteClass.READ)
 def list_memories(
     caller: CallerDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
@@ -166,11 +170,13 @@ def list_memories(
 
 
 @router.get("/{memory_id:chunk_id}", response_model=MemoryOut, summary="Get one memory")
+@admits(RouteClass.READ)
 def get_memory(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
     return MemoryOut.of(caller.memory.get(memory_id))
 
 
 @router.delete("/{memory_id:chunk_id}", response_model=Forgotten, summary="Forget a memory")
+@admits(RouteClass.WRITE)
 def forget(
     memory_id: MemoryId,
     caller: CallerDep,
@@ -185,6 +191,7 @@ def forget(
     response_model=MemoryOut,
     summary="Edit a memory's text, tags or type (re-indexed, logged, undoable)",
 )
+@admits(RouteClass.WRITE)
 def update(memory_id: MemoryId, body: UpdateRequest, caller: CallerDep) -> MemoryOut:
     chunk = caller.memory.update(memory_id, text=body.text, tags=body.tags, type=body.type)
     return MemoryOut.of(chunk)
@@ -195,6 +202,7 @@ def update(memory_id: MemoryId, body: UpdateRequest, caller: CallerDep) -> Memor
     response_model=MemoryHistory,
     summary="A memory's edits, oldest first",
 )
+@admits(RouteClass.READ)
 def history(memory_id: MemoryId, caller: CallerDep) -> MemoryHistory:
     edits = caller.memory.history(memory_id)
     return MemoryHistory(id=memory_id, edits=edits)
@@ -205,6 +213,7 @@ def history(memory_id: MemoryId, caller: CallerDep) -> MemoryHistory:
     response_model=MemoryEdit,
     summary="Undo a memory's newest edit (or a named one)",
 )
+@admits(RouteClass.WRITE)
 def undo(
     memory_id: MemoryId,
     caller: CallerDep,
@@ -224,5 +233,6 @@ def undo(
     response_model=MemoryOut,
     summary="Restore a soft-deleted memory",
 )
+@admits(RouteClass.WRITE)
 def restore(memory_id: MemoryId, caller: CallerDep) -> MemoryOut:
     return MemoryOut.of(caller.memory.restore(memory_id))

@@ -9,6 +9,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memagent.core import InvalidInput
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
 
 router = APIRouter(prefix="/v1/vault", tags=["vault"])
@@ -85,6 +86,7 @@ class ActionsResult(BaseModel):
 
 
 @router.get("/notes", response_model=NoteListing, summary="List notes")
+@admits(RouteClass.READ)
 def list_notes(
     caller: CallerDep,
     path: Annotated[str, Query(max_length=1024, description="Folder to list ('' = root).")] = "",
@@ -94,22 +96,26 @@ def list_notes(
 
 
 @router.get("/notes/{path:path}", response_model=Note, summary="Read a note")
+@admits(RouteClass.READ)
 def read_note(path: NotePath, caller: CallerDep) -> Note:
     vault = caller.memory.vault
     return Note(path=vault.locate(path).rel, content=vault.read(path))
 
 
 @router.put("/notes/{path:path}", response_model=NoteWritten, summary="Create or replace a note")
+@admits(RouteClass.WRITE)
 def write_note(path: NotePath, body: NoteWrite, caller: CallerDep) -> NoteWritten:
     return NoteWritten.model_validate(caller.memory.write_note(path, body.content))
 
 
 @router.delete("/notes/{path:path}", response_model=NoteDeleted, summary="Delete a note")
+@admits(RouteClass.WRITE)
 def delete_note(path: NotePath, caller: CallerDep) -> NoteDeleted:
     return NoteDeleted.model_validate(caller.memory.delete_note(path))
 
 
 @router.post("/actions", response_model=ActionsResult, summary="Run JSON vault actions")
+@admits(RouteClass.SEARCH)
 def run_actions(body: ActionsRequest, caller: CallerDep) -> ActionsResult:
     if body.text is not None:
         result = caller.memory.run_actions(body.text)

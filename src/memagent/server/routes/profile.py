@@ -9,6 +9,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
+from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
 from memagent.server._problems import ProblemError
 
@@ -87,11 +88,13 @@ def _rejected(result: dict[str, Any]) -> ProblemError:
 
 
 @router.get("", response_model=Profile, summary="Show every profile resource")
+@admits(RouteClass.READ)
 def show_all(caller: CallerDep) -> Profile:
     return Profile(resources=caller.memory.profile_show())
 
 
 @router.get("/history", response_model=History, summary="Changes to one profile item")
+@admits(RouteClass.READ)
 def item_history(
     caller: CallerDep,
     item: Annotated[str, Query(min_length=1, max_length=200, description="Item key or name.")],
@@ -103,6 +106,7 @@ def item_history(
 
 
 @router.get("/{resource}", response_model=Profile, summary="Show one profile resource")
+@admits(RouteClass.READ)
 def show_one(resource: ResourceName, caller: CallerDep) -> Profile:
     return Profile(resources=caller.memory.profile_show(resource))
 
@@ -112,6 +116,7 @@ def show_one(resource: ResourceName, caller: CallerDep) -> Profile:
     response_model=Applied,
     summary="Apply profile operations (all or nothing)",
 )
+@admits(RouteClass.WRITE)
 def apply(body: ApplyRequest, caller: CallerDep) -> Applied:
     ops = [op.model_dump(mode="json", exclude_none=True) for op in body.operations]
     result = caller.memory.profile_apply(ops, dry_run=body.dry_run)
@@ -125,6 +130,7 @@ def apply(body: ApplyRequest, caller: CallerDep) -> Applied:
     response_model=Learned,
     summary="Learn profile facts from a message (uses the LLM)",
 )
+@admits(RouteClass.MODEL)
 def learn(body: LearnRequest, caller: CallerDep) -> Learned:
     memory = caller.memory
     result = memory.profile_learn(body.text, llm=caller.server.llm(memory.home))

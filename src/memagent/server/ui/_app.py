@@ -9,10 +9,10 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui import pages_agent, pages_memory, pages_notes, pages_profile
 from memagent.server.ui._base import HERE, UiRoute, go, page
 from memagent.server.ui._session import (
-    COOKIE,
     SESSION_SECONDS,
     UiState,
     ViewerDep,
@@ -23,7 +23,6 @@ from memagent.server.ui._session import (
 )
 from memagent.server.ui._signed import SignedSessions
 
-PRE_COOKIE = "memagent_ui_pre"
 LOCAL_USER = "local"
 
 router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
@@ -31,24 +30,28 @@ router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
 
 def _set_session(response: Response, state: UiState, sid: str) -> None:
     response.set_cookie(
-        COOKIE,
+        state.cookie,
         sid,
         max_age=SESSION_SECONDS,
-        path="/ui",
+        path=state.cookie_path,
         httponly=True,
         samesite="strict",
         secure=state.secure_cookies,
     )
-    response.delete_cookie(PRE_COOKIE, path="/ui/login")
+    response.delete_cookie(
+        state.pre_cookie, path=state.pre_cookie_path, secure=state.secure_cookies
+    )
 
 
 @router.get("")
 @router.get("/")
+@admits(RouteClass.READ)
 def start() -> Response:
     return go("/ui/search")
 
 
 @router.get("/login")
+@admits(RouteClass.AUTH)
 def login_page(request: Request, token: str = "") -> Response:
     state = ui_state(request)
     if state.local_user is not None:
@@ -63,19 +66,24 @@ def login_page(request: Request, token: str = "") -> Response:
         )
     pre = secrets.token_urlsafe(24)
     response = page(request, "login.html", None, title="Sign in", local=False, pre=pre)
+    _set_pre(response, state, pre)
+    return response
+
+
+def _set_pre(response: Response, state: UiState, pre: str) -> None:
     response.set_cookie(
-        PRE_COOKIE,
+        state.pre_cookie,
         pre,
         max_age=900,
-        path="/ui/login",
+        path=state.pre_cookie_path,
         httponly=True,
         samesite="strict",
         secure=state.secure_cookies,
     )
-    return response
 
 
 @router.post("/login")
+@admits(RouteClass.AUTH)
 async def login(request: Request) -> Response:
     """Sign in with an API key: the key is checked once, then forgotten."""
     state = ui_state(request)
@@ -83,7 +91,7 @@ async def login(request: Request) -> Response:
         return go("/ui/login")
     form = await form_data(request)
     pre = (form.get("pre") or [""])[0]
-    cookie = request.cookies.get(PRE_COOKIE, "")
+    cookie = request.cookies.get(state.pre_cookie, "")
     server = request.app.state.server
     client = request.client.host if request.client else "unknown"
     if server.bucket.take(f"ui-login:{client}") > 0:
@@ -105,22 +113,21 @@ async def login(request: Request) -> Response:
 def _login_failed(request: Request, status: int, message: str) -> Response:
     pre = secrets.token_urlsafe(24)
     response = page(request, "login.html", None, status=status, local=False, pre=pre, error=message)
-    response.set_cookie(
-        PRE_COOKIE, pre, max_age=900, path="/ui/login", httponly=True, samesite="strict"
-    )
+    _set_pre(response, ui_state(request), pre)
     return response
 
 
 @router.post("/logout")
+@admits(RouteClass.AUTH)
 async def logout(request: Request, who: ViewerDep) -> Response:
     await checked_form(request, who)
     state = ui_state(request)
     if state.signed is not None:
         state.signed.end_all(who.user)
     else:
-        state.end(request.cookies.get(COOKIE))
+        state.end(request.cookies.get(state.cookie))
     response = go("/ui/login")
-    response.delete_cookie(COOKIE, path="/ui")
+    response.delete_cookie(state.cookie, path=state.cookie_path, secure=state.secure_cookies)
     return response
 
 
@@ -138,10 +145,16 @@ def mount_ui(app: FastAPI, *, local_user: str | None = None, secure: bool = Fals
     if local_user is None:
         state.signed = SignedSessions(app.state.server)
     app.state.ui = state
-    app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
+    app.mount(
+        "/ui/static",
+        admits(RouteClass.META)(StaticFiles(directory=HERE / "static")),
+        name="ui-static",
+    )
     # Pages name their icon; a browser (or a JSON page such as /docs) that asks the
     # site root for one gets the same icon rather than a 404.
-    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)
+    app.add_api_route(
+        "/favicon.ico", admits(RouteClass.META)(_favicon), methods=["GET"], include_in_schema=False
+    )
     for r in (
         router,
         pages_memory.router,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -17,7 +17,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from memagent.core import MemagentError
 from memagent.server._problems import status_of
 from memagent.server.ui._render import HERE, environment
-from memagent.server.ui._session import UiAuthError, UiForbidden, Viewer
+from memagent.server.ui._session import (
+    UiAuthError,
+    UiForbidden,
+    Viewer,
+    flash_query,
+    shown_flash,
+)
 
 _log = logging.getLogger("memagent.ui")
 __all__ = ["HERE", "UiRoute", "go", "one", "page"]
@@ -53,7 +59,6 @@ def page(
     **context: Any,
 ) -> HTMLResponse:
     """Render `template` with the common context (user, CSRF token, nav, flash)."""
-    flash = request.query_params.get("flash")
     html = (
         environment()
         .get_template(template)
@@ -62,7 +67,7 @@ def page(
             user=who.user if who else None,
             csrf=who.csrf if who else "",
             nav=NAV,
-            flash=flash[:300] if flash else None,
+            flash=shown_flash(request),
             **context,
         )
     )
@@ -75,7 +80,7 @@ def go(url: str, flash: str | None = None) -> RedirectResponse:
     if parts.scheme or parts.netloc or not url.startswith("/ui"):
         url = "/ui/"
     if flash:
-        url += ("&" if "?" in url else "?") + "flash=" + quote(flash[:300], safe="")
+        url += ("&" if "?" in url else "?") + flash_query(flash)
     return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
 
 

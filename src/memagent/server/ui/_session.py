@@ -8,18 +8,32 @@ holds only a random session id in a cookie (HttpOnly, SameSite=Strict, path
 (a hidden form field, or the `X-CSRF-Token` header htmx sends). Under `serve`
 the cookie is signed (`_signed`): every server sharing the database accepts it
 and none keeps sessions; a session ends when its key is revoked or the user
-signs out. Under `memagent ui` sessions live in the process (one per browser).
+signs out. With `secure_cookies` (behind TLS) the cookies are `__Host-` prefixed,
+`Secure` and on path `/` (what the prefix demands). Under `memagent ui` sessions
+live in the process (one per browser) under a cookie name of that run's own
+(`memagent_ui_<random>`): browsers do not scope cookies by port, so another
+local server's cookie never collides with it, and a cookie of an earlier run or
+of another port's page is never taken for this one; the `Host` must name this
+loopback port exactly.
+
+Flash messages (the status line after a redirect) come only from this server:
+`go()` signs the text with a per-process key, and a page shows a flash only
+when its signature checks, so `?flash=` with a text of someone else's shows
+nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
+import re
 import secrets
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Annotated
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 from fastapi import Depends, Request
 
@@ -29,6 +43,8 @@ from memagent.server._keys import ApiKey
 from memagent.server.ui._signed import SignedSessions
 
 COOKIE = "memagent_ui"
+PRE_COOKIE = "memagent_ui_pre"
+HOST_PREFIX = "__Host-"
 SESSION_SECONDS = 12 * 3600
 LOGIN_TOKEN_SECONDS = 300
 MAX_SESSIONS = 10_000
@@ -60,9 +76,30 @@ class UiState:
     local_user: str | None = None
     secure_cookies: bool = False
     signed: SignedSessions | None = None
+    run_id: str = field(default_factory=lambda: secrets.token_hex(6))
     _sessions: dict[str, Session] = field(default_factory=dict)
     _login_tokens: dict[str, float] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name (see the module doc)."""
+        if self.local_user is not None:
+            return f"{COOKIE}_{self.run_id}"
+        return HOST_PREFIX + COOKIE if self.secure_cookies else COOKIE
+
+    @property
+    def cookie_path(self) -> str:
+        return "/" if self.secure_cookies else "/ui"
+
+    @property
+    def pre_cookie(self) -> str:
+        """The sign-in form's pre-session cookie (under `serve`)."""
+        return HOST_PREFIX + PRE_COOKIE if self.secure_cookies else PRE_COOKIE
+
+    @property
+    def pre_cookie_path(self) -> str:
+        return "/" if self.secure_cookies else "/ui/login"
 
     def login_token(self) -> str:
         """A one-time sign-in token for the local page (`memagent ui`)."""
@@ -138,7 +175,7 @@ def _local_key(user: str) -> ApiKey:
 def viewer(request: Request) -> Viewer:
     state = ui_state(request)
     server: ServerRoot = request.app.state.server
-    cookie = request.cookies.get(COOKIE)
+    cookie = request.cookies.get(state.cookie)
     if state.signed is not None:
         checked = state.signed.check(cookie)
         if checked is None:
@@ -162,17 +199,46 @@ def viewer(request: Request) -> Viewer:
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+_LOCAL_HOST = re.compile(r"(127\.0\.0\.1|localhost|\[::1\])(?::([0-9]{1,5}))?", re.IGNORECASE)
 
 
 def check_local_host(request: Request, state: UiState) -> None:
-    """`memagent ui` answers only requests addressed to loopback (a DNS-rebinding
-    page that points its own name at 127.0.0.1 gets nothing)."""
+    """`memagent ui` answers only requests addressed to loopback, at its own port
+    (a DNS-rebinding page that points its own name at 127.0.0.1 gets nothing,
+    and so does a malformed Host such as `localhost:P@evil`)."""
     if state.local_user is None:
         return
     host = request.headers.get("host", "")
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    if name.lower() not in LOOPBACK_HOSTS:
+    match = _LOCAL_HOST.fullmatch(host)
+    server = request.scope.get("server")
+    port = server[1] if isinstance(server, (tuple, list)) and len(server) == 2 else None
+    wrong_port = match is not None and match.group(2) is not None and port is not None
+    if match is None or (wrong_port and int(match.group(2)) != port):
         raise UiForbidden(f"this page answers only at 127.0.0.1 or localhost, not {host[:80]!r}")
+
+
+_FLASH_KEY = secrets.token_bytes(32)
+MAX_FLASH_CHARS = 300
+
+
+def _flash_mac(text: str) -> str:
+    digest = hmac.new(_FLASH_KEY, text.encode("utf-8", "replace"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:18]).decode()
+
+
+def flash_query(text: str) -> str:
+    """The query string that carries a flash message of this server's own."""
+    text = text[:MAX_FLASH_CHARS]
+    return f"flash={quote(text, safe='')}&fs={_flash_mac(text)}"
+
+
+def shown_flash(request: Request) -> str | None:
+    """The flash message of this request, only if this server wrote it."""
+    text = request.query_params.get("flash")
+    sig = request.query_params.get("fs", "")
+    if not text or len(text) > MAX_FLASH_CHARS:
+        return None
+    return text if hmac.compare_digest(sig.encode(), _flash_mac(text).encode()) else None
 
 
 async def form_data(request: Request) -> dict[str, list[str]]:

@@ -22,6 +22,7 @@ from memagent.core import InvalidInput, MemagentError
 from memagent.core.deadline import Budget, current_budget, within
 from memagent.core.oplog import read_ops_before
 from memagent.llm import LLMError
+from memagent.server._admission import RouteClass, admits
 from memagent.server.routes.chat import (
     SSE_MEDIA_TYPE,
     ChatRequest,
@@ -103,6 +104,7 @@ def _hud(who: Viewer) -> dict[str, Any]:
 
 
 @router.get("/status")
+@admits(RouteClass.READ)
 def status(request: Request, who: ViewerDep) -> Response:
     personas = _personas(who)
     active = personas.active()
@@ -120,6 +122,7 @@ def status(request: Request, who: ViewerDep) -> Response:
 
 
 @router.post("/status/slider")
+@admits(RouteClass.WRITE)
 async def set_slider(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     slider = one(form, "slider", limit=64)
@@ -133,6 +136,7 @@ async def set_slider(request: Request, who: ViewerDep) -> Response:
 
 
 @router.post("/status/persona")
+@admits(RouteClass.WRITE)
 async def use_persona(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     name = one(form, "persona", limit=64)
@@ -221,12 +225,14 @@ def _check_header_csrf(request: Request, who: Viewer) -> None:
 
 
 @router.get("/chat/model")
+@admits(RouteClass.READ)
 def chat_model(who: ViewerDep) -> Response:
     """`{state: ready|loading|idle|failed, model, detail}` for the page's notice."""
     return _state_json(model_state(who.caller.server.llm(who.caller.home)))
 
 
 @router.post("/chat/model")
+@admits(RouteClass.MODEL)
 def chat_model_load(request: Request, who: ViewerDep) -> Response:
     """Start loading the model (the page calls this when Chat opens)."""
     _check_header_csrf(request, who)
@@ -279,11 +285,13 @@ def _chat_page(request: Request, who: Viewer, **context: Any) -> Response:
 
 
 @router.get("/chat")
+@admits(RouteClass.READ)
 def chat_page(request: Request, who: ViewerDep) -> Response:
     return _chat_page(request, who, reply=None)
 
 
 @router.post("/chat")
+@admits(RouteClass.MODEL)
 async def chat_form(request: Request, who: ViewerDep) -> Response:
     """The same turn without JavaScript: the whole reply at once. While the model
     loads, the message is given back with a notice instead of timing out."""
@@ -322,6 +330,7 @@ def _request(data: Any) -> ChatRequest:
 
 
 @router.post("/chat/stream")
+@admits(RouteClass.MODEL)
 async def chat_stream(request: Request, who: ViewerDep) -> Response:
     """`status` events while the model loads, `delta` events, then `done` (the reply
     with `memory_sources`, and `sources_shown`: their text and links) or `error`."""

@@ -14,6 +14,7 @@ from memagent.core import InvalidInput, MemagentError, NotFound
 from memagent.index import Filters
 from memagent.index.roles import said_by_assistant
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._hits import ShownHit, is_turn, ranking, shown
 from memagent.server.ui._hits import keyword_only as keyword_only_mode
@@ -52,6 +53,7 @@ def _filters(
 
 
 @router.get("/search")
+@admits(RouteClass.SEARCH)
 def search(
     request: Request,
     who: ViewerDep,
@@ -99,6 +101,7 @@ def search(
 
 
 @router.get("/memories")
+@admits(RouteClass.READ)
 def memories(
     request: Request,
     who: ViewerDep,
@@ -207,6 +210,7 @@ def entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @router.post("/memories/new")
+@admits(RouteClass.WRITE)
 async def memory_new(request: Request, who: ViewerDep) -> Response:
     """Remember what the person typed (split into several memories when long)."""
     form = await checked_form(request, who)
@@ -221,6 +225,7 @@ async def memory_new(request: Request, who: ViewerDep) -> Response:
 
 
 @router.get("/memories/{chunk_id}")
+@admits(RouteClass.READ)
 def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     mem = who.caller.memory
     with mem.guard:
@@ -269,6 +274,7 @@ def _link_texts(mem: Any, links: dict[str, list[dict[str, str]]]) -> dict[str, s
 
 
 @router.get("/memories/{chunk_id}/history")
+@admits(RouteClass.READ)
 def memory_history(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     edits = who.caller.memory.history(chunk_id)
     return page(
@@ -283,6 +289,7 @@ def memory_history(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Respo
 
 
 @router.post("/memories/{chunk_id}/edit")
+@admits(RouteClass.WRITE)
 async def memory_edit(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
     form = await checked_form(request, who)
     text = one(form, "text", limit=1_000_000)
@@ -295,6 +302,7 @@ async def memory_edit(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Re
 
 
 @router.post("/memories/{chunk_id}/{action}")
+@admits(RouteClass.WRITE)
 async def memory_action(
     request: Request,
     who: ViewerDep,

@@ -14,6 +14,7 @@ from memagent.core import InvalidInput, NotFound, sha256_hex
 from memagent.memory.vault import Vault, parse_link
 from memagent.memory.vault._links import key as link_key
 from memagent.memory.vault._links import title_and_aliases
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import Viewer, ViewerDep, checked_form
 
@@ -97,11 +98,13 @@ def _notes_page(
 
 
 @router.get("")
+@admits(RouteClass.READ)
 def notes(request: Request, who: ViewerDep) -> Response:
     return _notes_page(request, who)
 
 
 @router.get("/view")
+@admits(RouteClass.READ)
 def view(request: Request, who: ViewerDep, path: NotePath) -> Response:
     vault = who.caller.memory.vault
     rel = vault.locate(path).rel
@@ -119,6 +122,7 @@ def view(request: Request, who: ViewerDep, path: NotePath) -> Response:
 
 
 @router.get("/link")
+@admits(RouteClass.READ)
 def follow(
     request: Request, who: ViewerDep, to: Annotated[str, Query(min_length=1, max_length=500)]
 ) -> Response:
@@ -134,6 +138,7 @@ def _quote(value: str) -> str:
 
 
 @router.get("/edit")
+@admits(RouteClass.READ)
 def edit(request: Request, who: ViewerDep, path: NotePath) -> Response:
     vault = who.caller.memory.vault
     try:
@@ -162,6 +167,7 @@ def edit(request: Request, who: ViewerDep, path: NotePath) -> Response:
 
 
 @router.post("/save")
+@admits(RouteClass.WRITE)
 async def save(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     memory = who.caller.memory

@@ -14,6 +14,7 @@ from memagent.api import Memory
 from memagent.core import Conflict, InvalidInput, MemagentError, NotFound, OpRecord
 from memagent.core.oplog import read_ops_before
 from memagent.memory.profile.history import UNDOABLE_OPS
+from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
 
@@ -24,6 +25,7 @@ NOTE_UNDO_PAGES = 40
 
 
 @router.get("/profile")
+@admits(RouteClass.READ)
 def profile(request: Request, who: ViewerDep) -> Response:
     store = who.caller.memory.profile
     today = store.today()
@@ -43,6 +45,7 @@ def profile(request: Request, who: ViewerDep) -> Response:
 
 
 @router.post("/profile/item")
+@admits(RouteClass.WRITE)
 async def profile_item(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     action = one(form, "action", limit=20)
@@ -76,6 +79,7 @@ async def profile_item(request: Request, who: ViewerDep) -> Response:
 
 
 @router.get("/profile/history")
+@admits(RouteClass.READ)
 def profile_history(
     request: Request,
     who: ViewerDep,
@@ -281,6 +285,7 @@ def undo_note_update(memory: Memory, path: str, ts: str) -> str:
 
 
 @router.get("/activity")
+@admits(RouteClass.READ)
 def activity(
     request: Request,
     who: ViewerDep,
@@ -306,6 +311,7 @@ def activity(
 
 
 @router.post("/activity/undo")
+@admits(RouteClass.WRITE)
 async def activity_undo(request: Request, who: ViewerDep) -> Response:
     form = await checked_form(request, who)
     memory = who.caller.memory
