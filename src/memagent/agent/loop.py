@@ -11,9 +11,11 @@ One user turn:
    itself gets a precise error back and counts as a step. A batch whose action
    fails is rolled back whole. When no valid reply came within `max_steps`, the
    agent says honestly what went wrong — it never raises for model output.
-4. After the reply, a background thread saves the conversation and the trace,
-   stores the exchange as a chunk and runs the profile pipeline: memory writes
-   never delay the reply (`flush()` waits for them).
+4. Before the reply is final, the exchange is stored as a chunk (durable: the
+   next turn's recall sees it, also on a loaded machine, and "Noted" is true when
+   said). After it, a background thread saves the conversation and the trace and
+   runs the profile pipeline, which never delays a reply (`flush()` waits for
+   them); recall never waits for profile learning.
 """
 
 from __future__ import annotations
@@ -594,13 +596,6 @@ class Agent:
                     self.conversations.save(snapshot)
                 if session is not None and not shared:
                     self.python.save(session, conv.id, notes)
-            try:
-                # an honest fallback is not worth remembering; what the user said is
-                stored_reply = reply if ok else ""
-                ids = memory.store_exchange(conv.id, message, stored_reply, turn=turn_no)
-                notes.append(f"stored exchange as {ids}" if ids else "no chunk store")
-            except MemagentError as exc:
-                notes.append(f"exchange not stored: {exc}")
             if learn:  # slow (LLM calls): its own thread, so exchanges are stored at once
                 try:  # queued on disk first: an exit before it is learned loses nothing
                     item = self.pending_learning.add(message, conv.id, turn_no)
@@ -612,6 +607,16 @@ class Agent:
             if persist:
                 self.traces.save(trace)
 
+        # Read your writes: the exchange's chunk is durable before the reply is final
+        # (so "Noted" is true, and the next turn's recall, in this process or another
+        # server's, finds it); only the conversation file, the trace and profile
+        # learning are left to the background.
+        try:
+            # an honest fallback is not worth remembering; what the user said is
+            ids = memory.store_exchange(conv.id, message, reply if ok else "", turn=turn_no)
+            trace.background.append(f"stored exchange as {ids}" if ids else "no chunk store")
+        except MemagentError as exc:
+            trace.background.append(f"exchange not stored: {exc}")
         # the next turn sees this exchange at once; the file is written in the background
         Conversations.add_exchange(conv, message, reply)
         snapshot = conv.model_copy(deep=True)
