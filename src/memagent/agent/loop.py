@@ -24,6 +24,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from memagent.actions import (
@@ -33,6 +34,7 @@ from memagent.agent.acting import PythonMode, run_action_batch, vault_function_c
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
+from memagent.agent.honesty import check_question
 from memagent.agent.learning import PendingLearning, PendingStatement
 from memagent.agent.memory import (
     AgentMemory,
@@ -59,11 +61,11 @@ from memagent.agent.turn import (
     learn_note,
     open_home,
 )
-from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
-from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
+from memagent.agent.voice import is_small_talk, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
 from memagent.core.errors import DeadlineExceeded
+from memagent.index.temporal import day_words, parse_as_of
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -304,20 +306,34 @@ class Agent:
         return out
 
     # -- one turn -------------------------------------------------------------------------
-    def run(self, message: str) -> str:
+    def run(self, message: str, *, as_of: datetime | date | str | None = None) -> str:
         """The reply to `message` (one `turn`); `LLMError` when the model failed to
         give one, rather than the agent's apology as if it were an answer."""
-        result = self.turn(message)
+        result = self.turn(message, as_of=as_of)
         if not result.ok:
             from memagent.llm import LLMError
 
             raise LLMError(result.error or result.reply)
         return result.reply
 
-    def turn(self, message: str, *, on_text: TextCallback | None = None) -> TurnResult:
+    def turn(
+        self,
+        message: str,
+        *,
+        on_text: TextCallback | None = None,
+        as_of: datetime | date | str | None = None,
+    ) -> TurnResult:
         """Answer one user message (see the module docstring). A chat command
-        (`/help`, …) is answered here: no model call, nothing stored."""
+        (`/help`, …) is answered here: no model call, nothing stored.
+
+        `as_of` (a datetime, a date, or ISO 8601 text; `InvalidInput` when
+        malformed): when the question is asked. It is "now" for relative times in
+        it ("last week"), for recall's time signals (recency, time ranges) and for
+        the answer's prompt (which then says the date); None: the clock."""
         message = check_message(message)
+        asked = parse_as_of(as_of) if as_of is not None else None
+        now = asked.timestamp() if asked is not None else None
+        today = day_words(asked) if asked is not None else None
         command = parse_command(message)
         if command is not None:
             answer = self.run_command(command)
@@ -336,10 +352,13 @@ class Agent:
                     budget_tokens=cfg.context_tokens,
                     k=cfg.recall_k if self._recalls_for(message) else 0,
                     min_ratio=cfg.recall_min_ratio,
+                    now=now,
                 )
             except MemagentError as exc:
                 trace.memory["error"] = str(exc)
         trace.memory.update(tokens=ctx.tokens, sources=ctx.sources)
+        if asked is not None:
+            trace.memory["as_of"] = asked.isoformat()
         if self.memory.chunks_error:
             trace.memory["chunks_unavailable"] = self.memory.chunks_error
         base = [
@@ -356,6 +375,7 @@ class Agent:
                     message=message,
                     asking=self._recalls_for(message),
                     small_talk=is_small_talk(message),
+                    today=today,
                 ),
             )
         ]
@@ -364,15 +384,11 @@ class Agent:
         speaks = self.prompts.schema == "reply"
         shape = (lambda t: stable_prefix(t.lstrip(), message)) if speaks else None
         usage = Usage()
-        reply: str | None = None
-        if ctx.about_others and speaks:  # speaker attribution: not this person's life
-            reply = not_in_memory(ctx.about_others)
-            trace.memory["refused"] = "the lines that match are about someone else"
-        elif speaks and ctx.text:  # do the lines answer it at all? (the model's P(yes))
-            cfg = self.home.config.agent
-            reply = refusal_if_ungrounded(self.llm, self.prompts, base, work[0].content,
-                message=message, threshold=cfg.verify_min, usage=usage, trace=trace,
-                contrast=contrast_probe(self.memory, self.prompts, ctx, message, cfg))  # fmt: skip
+        asking = self.retrieval and looks_like_request(message) and not is_small_talk(message)
+        checked = check_question(llm=self.llm, prompts=self.prompts, memory=self.memory,
+            cfg=self.home.config.agent, base=base, turn=work[0].content, message=message,
+            ctx=ctx, asking=asking, usage=usage, trace=trace, now=now, today=today)  # fmt: skip
+        reply: str | None = checked.reply
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()
@@ -474,6 +490,9 @@ class Agent:
             memory_sources=ctx.sources,
             error=None if ok else last_error,
             p_grounded=trace.memory.get("verify", {}).get("p_yes"),
+            refused_by=checked.refused_by,
+            check_tokens=checked.tokens,
+            check_seconds=checked.seconds,
         )
         self._after_turn(message, reply, ok, trace)
         return turn_result

@@ -274,8 +274,9 @@ class AgentMemory:
                         lines.append(f"{label} / {path}: {item.display}")
         return lines
 
-    def recall(self, query: str, k: int = 5) -> list[dict[str, Any]]:
-        """Hybrid search over chunks, notes and profile facts."""
+    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[dict[str, Any]]:
+        """Hybrid search over chunks, notes and profile facts; `now` (epoch seconds,
+        default the clock) is when the question is asked."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("recall needs a non-empty query")
         if len(query) > 4000:
@@ -284,7 +285,7 @@ class AgentMemory:
         if store is None:
             raise NotFound(f"memory search is unavailable: {self._chunks_error}")
         with self._lock:
-            hits = [_hit_json(h.to_json()) for h in store.recall(query, k=k + 1)]
+            hits = [_hit_json(h.to_json()) for h in store.recall(query, k=k + 1, now=now)]
         if not self.user_md():  # the untouched starter note is noise, not memory
             hits = [h for h in hits if h["id"] != "note:vault/user.md"]
         return hits[:k]
@@ -297,9 +298,16 @@ class AgentMemory:
             return store.get(memory_id).content
 
     def context(
-        self, message: str, *, budget_tokens: int, k: int, min_ratio: float = 0.0
+        self,
+        message: str,
+        *,
+        budget_tokens: int,
+        k: int,
+        min_ratio: float = 0.0,
+        now: float | None = None,
     ) -> MemoryContext:
-        """Memory for the model before it answers `message` (see the module doc)."""
+        """Memory for the model before it answers `message` (see the module doc);
+        `now` (epoch seconds, default the clock): when it is asked (`--as-of`)."""
         lines: list[str] = []
         sources: list[dict[str, Any]] = []
         used = 0
@@ -322,7 +330,7 @@ class AgentMemory:
         who = Attribution([])
         if k > 0 and self.chunks is not None:
             try:
-                hits = self.recall(message, k=min(k * 3, 50))
+                hits = self.recall(message, k=min(k * 3, 50), now=now)
             except MemagentError:
                 hits = []
         elif k > 0:

@@ -38,6 +38,14 @@ class TurnResult:
     p_grounded: float | None = None
     """The grounding check's P(yes) that the recalled lines answer the message
     (`memagent.agent.verify`); None when it did not run or gave no verdict."""
+    refused_by: str | None = None
+    """What made the reply "I don't have that in memory." without the model's
+    answer: `focus` (`memagent.agent.focus`), `verify` (the grounding check),
+    `contrast` (its contrast probe) or `attribution`; None otherwise."""
+    check_tokens: int = 0
+    """Tokens the grounding check and contrast probe cost (prompt + completion; in `usage` too)."""
+    check_seconds: float = 0.0
+    """Seconds the honesty checks took (the focus check's and the model's)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +62,9 @@ class TurnResult:
             "memory_sources": self.memory_sources,
             "error": self.error,
             "p_grounded": self.p_grounded,
+            "refused_by": self.refused_by,
+            "check_tokens": self.check_tokens,
+            "check_seconds": round(self.check_seconds, 3),
         }
 
 
