@@ -372,9 +372,7 @@ def parse_as_of(text: object) -> datetime:
         if not 1000 <= when.year <= 9000:  # date arithmetic around it must not overflow
             raise ValueError("year out of range")
     except (ValueError, OverflowError, OSError) as exc:
-        raise InvalidInput(
-            f"bad as-of date {shown!r}: use YYYY-MM-DD or an ISO 8601 time"
-        ) from exc
+        raise InvalidInput(f"bad as-of date {shown!r}: use YYYY-MM-DD or an ISO 8601 time") from exc
     return when
 
 
