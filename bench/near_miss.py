@@ -47,6 +47,8 @@ from memagent.llm import LLM, Message, ScriptedLLM, load_llm
 from memagent.setup import init_home
 
 PROBES = Path(__file__).with_name("near_miss_probes.json")
+HELD_OUT = Path(__file__).with_name("near_miss_heldout.json")
+"""Written after the focus check was frozen; never used to tune it."""
 ARMS = ("checks", "none", "measure", "verdicts")
 _WORD = re.compile(r"[a-z0-9]+")
 _REFUSAL = re.compile(r"don't have that in memory", re.IGNORECASE)
@@ -292,12 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arms", default="checks,none", help="comma-separated: checks, none")
     ap.add_argument("--sample", type=int, default=None, help="at most N probes (half each kind)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--probes", type=Path, default=PROBES, help="a probe file (default: the set)")
     ap.add_argument("--embeddings", action="store_true", help="hybrid recall (MiniLM vectors)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--progress", action="store_true", help="print each answer")
     args = ap.parse_args(argv)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    scenarios = sample(load_probes(), args.sample, args.seed)
+    scenarios = sample(load_probes(args.probes), args.sample, args.seed)
     llm = _llm(args.model)
     results = []
     for arm in arms:

@@ -90,6 +90,13 @@ def test_own_name_does_not_answer_the_sisters() -> None:
     assert check("What is my sister's name?", memory + "\n- You said: My sister is Ana.") is None
 
 
+def test_a_name_given_under_another_word_for_the_owner() -> None:
+    memory = "- You said: My colleague Bilal loves chess.\n- You said: Bilal's birthday is 9 April."
+    assert check("What is my coworker's name?", memory) is None
+    assert check("When is my coworker's birthday?", memory) is None
+    assert check("What is my coworker's address?", memory) is not None
+
+
 def test_empty_memory_refuses_a_question_about_my_w_only() -> None:
     assert check("What is my cat's name?", "") is not None
     assert check("What is the capital of France?", "") is None

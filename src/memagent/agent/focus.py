@@ -336,10 +336,19 @@ def _mentions_owner(words: list[str], owner: str) -> bool:
     return False
 
 
-def _names_of(segment: str, owner_word: str) -> set[str]:
+def _words_for(owner: str) -> str:
+    """A regex alternation of every word for `owner` (mum, mom, mother…)."""
+    words = [
+        w for w, kind in _RELATIONS.items() if kind == owner or owner in _BROADER.get(kind, ())
+    ]
+    return "(?:" + "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True)) + ")"
+
+
+def _names_of(segment: str, owner: str) -> set[str]:
     """Names the segment gives the owner ("my sister Ana", "Ana is my sister",
-    "my cat is named Pixel"): later lines may speak of it by name only."""
-    owner = re.escape(owner_word)
+    "my cat is named Pixel"): later lines may speak of it by name only. `owner`:
+    the canonical word (`Focus.owner`); the segment may use any word for it."""
+    owner = _words_for(owner)
     found: set[str] = set()
     for pattern in (
         rf"(?i:\b{owner}s?)\W{{1,3}}([A-Z][a-z]+)",
@@ -398,10 +407,10 @@ def _says_attribute(segment: str, words: list[str], focus: Focus) -> bool:
     if pattern and re.search(pattern, segment, re.IGNORECASE):
         return True
     if attr == "name":  # "my sister Ana", "Ana is my sister", "Sister: Ana", "is Mr. Okafor"
-        owner = re.escape(focus.owner_word)
+        owner = _words_for(focus.owner)
         if re.search(rf"(?i:\b{owner}s?\s+(?:is|was))\s+[A-Z]", segment):
             return True
-        return bool(_names_of(segment, focus.owner_word))
+        return bool(_names_of(segment, focus.owner))
     return False
 
 
@@ -431,7 +440,7 @@ def check(question: str, memory: str) -> Miss | None:
         words = _WORD.findall(seg.lower())
         if _mentions_owner(words, focus.owner):
             about.append((seg, words))
-            names |= _names_of(seg, focus.owner_word)
+            names |= _names_of(seg, focus.owner)
         else:
             rest.append((seg, words))
     if not about:
