@@ -199,3 +199,23 @@ def test_http_chat_and_search_take_asked_at(tmp_path: Path) -> None:
         )
         assert rome.json()["hits"][0]["id"] != paris
         assert_problem(c.get("/v1/memories/search", params={"q": "trip", "asked_at": "soon"}), 400)
+
+
+def test_how_long_ago_is_counted_from_the_date_asked(home: MemoryHome) -> None:
+    """ "How many weeks ago…": each dated line says how long before the question it
+    was said, computed here (a small model subtracts dates badly)."""
+    store = ChunkStore(home, embeddings=False)
+    store.create_many([ChunkDraft(content="I bought a red bike.", created_at=MAY)])
+    store.close()
+    seen: list[str] = []
+
+    def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
+        seen.append([m for m in messages if m.role == "user"][-1].content)
+        return json.dumps({"reply": "4 weeks ago."})
+
+    with Agent(home, ScriptedLLM(fn=fn), prompt_set="qa", learn_profile=False) as a:
+        a.home.config.agent.verify_min = 0.0
+        a.turn("How many weeks ago did I buy a bike?", as_of="2023-05-30")
+        assert "[2 May 2023, 4 weeks before the question]" in seen[-1]
+        a.turn("When did I buy a bike?", as_of="2023-05-30")
+        assert "[2 May 2023] " in seen[-1] and "before the question" not in seen[-1]
