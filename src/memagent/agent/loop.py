@@ -60,6 +60,7 @@ from memagent.agent.turn import (
     honest_reply,
     learn_note,
     open_home,
+    write_plan,
 )
 from memagent.agent.voice import is_small_talk, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
@@ -399,7 +400,9 @@ class Agent:
             check_deadline("the agent turn")  # a request's budget stops the loop between steps
             steps = step_no
             if self._plans_at(step_no):
-                self._plan(base, work, step_no, usage, trace)
+                write_plan(self.llm, self.prompts, base, work, step_no, usage, trace,
+                           structured=self.structured, max_tokens=self.max_tokens,
+                           temperature=self.temperature)  # fmt: skip
             record: dict[str, Any] = {"step": step_no, "kind": "model"}
             trace.steps.append(record)
             t0 = time.perf_counter()
@@ -518,48 +521,6 @@ class Agent:
     def _plans_at(self, step_no: int) -> bool:
         n = self.planning_interval
         return n is not None and "planning" in self.prompts.templates and (step_no - 1) % n == 0
-
-    def _plan(
-        self, base: list[Message], work: list[Message], step_no: int, usage: Usage, trace: Trace
-    ) -> None:
-        ask = Message(role="user", content=self.prompts.render("planning", step=step_no))
-        record: dict[str, Any] = {"step": step_no, "kind": "planning"}
-        trace.steps.append(record)
-        schema = {
-            "type": "object",
-            "properties": {"think": {"type": "string", "minLength": 1, "maxLength": 1500}},
-            "required": ["think"],
-            "additionalProperties": False,
-        }
-        try:
-            res = self.llm.chat(
-                [*base, *work, ask],
-                response_schema=schema if self.structured else None,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-            )
-        except MemagentError as exc:
-            record["error"] = f"the model failed: {exc}"
-            return
-        add_usage(usage, res.usage)
-        plan = res.text.strip()
-        try:
-            obj = json.loads(plan)
-            if isinstance(obj, dict) and isinstance(obj.get("think"), str):
-                plan = obj["think"].strip()
-        except json.JSONDecodeError:
-            pass
-        record["plan"] = plan
-        if plan:
-            work.append(ask)
-            work.append(
-                Message(
-                    role="assistant",
-                    content=json.dumps({"think": plan}, ensure_ascii=False)
-                    if self.structured
-                    else f"<think>{plan}</think>",
-                )
-            )
 
     def _call(self, messages: list[Message], usage: Usage, streamer: ReplyStreamer | None) -> str:
         schema = self.schema() if self.structured else None

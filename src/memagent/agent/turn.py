@@ -15,6 +15,8 @@ from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
+    from memagent.agent.prompts import PromptSet
+    from memagent.agent.traces import Trace
     from memagent.memory.profile import ProfileStore
 
 FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
@@ -150,3 +152,57 @@ def honest_reply(error: str | None, failed_write: bool, max_steps: int) -> str:
     if error and error.startswith("the model failed"):
         return f"I couldn't answer: {why}"
     return f"I couldn't finish that within {max_steps} steps: {why}"
+
+
+def write_plan(
+    llm: LLM,
+    prompts: PromptSet,
+    base: list[Message],
+    work: list[Message],
+    step_no: int,
+    usage: Usage,
+    trace: Trace,
+    *,
+    structured: bool,
+    max_tokens: int,
+    temperature: float,
+) -> None:
+    """The planning step (`planning_interval`): the model writes or updates a short
+    plan, which joins `work` as its own turn; a model failure is recorded in the
+    trace and the turn goes on without a plan."""
+    ask = Message(role="user", content=prompts.render("planning", step=step_no))
+    record: dict[str, Any] = {"step": step_no, "kind": "planning"}
+    trace.steps.append(record)
+    schema = {
+        "type": "object",
+        "properties": {"think": {"type": "string", "minLength": 1, "maxLength": 1500}},
+        "required": ["think"],
+        "additionalProperties": False,
+    }
+    try:
+        res = llm.chat(
+            [*base, *work, ask],
+            response_schema=schema if structured else None,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+    except MemagentError as exc:
+        record["error"] = f"the model failed: {exc}"
+        return
+    add_usage(usage, res.usage)
+    plan = res.text.strip()
+    try:
+        obj = json.loads(plan)
+        if isinstance(obj, dict) and isinstance(obj.get("think"), str):
+            plan = obj["think"].strip()
+    except json.JSONDecodeError:
+        pass
+    record["plan"] = plan
+    if plan:
+        work.append(ask)
+        think = (
+            json.dumps({"think": plan}, ensure_ascii=False)
+            if structured
+            else f"<think>{plan}</think>"
+        )
+        work.append(Message(role="assistant", content=think))
