@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from memagent.agent.dates import annotate, resolve
+from memagent.agent.dates import ago_unit, annotate, elapsed, resolve
 
 SAID = date(2023, 5, 8)  # a Monday
 
@@ -51,3 +51,34 @@ def test_annotate_keeps_text_and_adds_dates() -> None:
     assert annotate("9999 days ago", SAID) == "9999 days ago"  # out of range: left alone
     huge = "yesterday " * 10_000
     assert annotate(huge, SAID).count("[7 May 2023]") == 10_000
+
+
+@pytest.mark.parametrize(
+    ("question", "unit"),
+    [
+        ("How many weeks ago did I buy the bike?", "week"),
+        ("how long ago was the trip?", "auto"),
+        ("How many days ago did we meet?", "day"),
+        ("How many months ago did she move?", "month"),
+        ("When did I buy it?", None),
+        ("How long did the trip last?", None),
+        ("how many " * 2000 + "ago", None),
+    ],
+)
+def test_ago_unit(question: str, unit: str | None) -> None:
+    assert ago_unit(question) == unit
+
+
+@pytest.mark.parametrize(
+    ("said", "asked", "unit", "words"),
+    [
+        (date(2023, 5, 8), date(2023, 5, 29), "week", "3 weeks before the question"),
+        (date(2023, 5, 8), date(2023, 5, 9), "day", "1 day before the question"),
+        (date(2023, 5, 8), date(2023, 5, 18), "auto", "10 days before the question"),
+        (date(2023, 1, 31), date(2023, 5, 29), "auto", "3 months before the question"),
+        (date(2021, 1, 31), date(2023, 5, 29), "auto", "2 years before the question"),
+        (date(2023, 5, 8), date(2023, 5, 7), "day", None),
+    ],
+)
+def test_elapsed(said: date, asked: date, unit: str, words: str | None) -> None:
+    assert elapsed(said, asked, unit) == words

@@ -394,24 +394,27 @@ def test_streaming_shows_the_reply_once(home: MemoryHome) -> None:
     assert len(pieces) > 1
 
 
-def test_memory_writes_happen_after_the_reply(home: MemoryHome) -> None:
+def test_the_chunk_is_written_before_the_reply_the_files_after_it(home: MemoryHome) -> None:
+    """Read your writes: the exchange's chunk is durable when the reply is
+    returned; the conversation file and the trace follow in the background."""
     import threading
 
     gate = threading.Event()
     with agent(home, ScriptedLLM([step(reply="ok")])) as a:
-        original = a.memory.store_exchange
+        original = a.conversations.save
 
-        def slow(*args: Any, **kw: Any) -> list[str]:
+        def slow(*args: Any, **kw: Any) -> None:
             gate.wait(5)
-            return original(*args, **kw)
+            original(*args, **kw)
 
-        a.memory.store_exchange = slow  # type: ignore[method-assign]
+        a.conversations.save = slow  # type: ignore[method-assign]
         r = a.turn("My bike is red.")
         assert r.reply == "ok"
-        assert not list(home.layout.chunks.rglob("chunk-*.json"))  # not yet written
+        assert len(list(home.layout.chunks.rglob("chunk-*.json"))) == 1
+        assert not list((home.layout.state / "conversations").glob("c-*.json"))  # not yet
         gate.set()
         a.flush()
-        assert len(list(home.layout.chunks.rglob("chunk-*.json"))) == 1
+        assert len(list((home.layout.state / "conversations").glob("c-*.json"))) == 1
     assert (home.layout.state / "traces").is_dir()
 
 

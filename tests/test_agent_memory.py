@@ -129,10 +129,10 @@ def test_weak_dense_only_hits_are_not_relevant() -> None:
 def test_empty_memory_tells_the_model_there_is_nothing(home: MemoryHome) -> None:
     llm = ScriptedLLM([json.dumps({"reply": "I don't have that in memory."})])
     with Agent(home, llm, learn_profile=False, embeddings=False, prompt_set="instruct") as a:
-        r = a.turn("What is my dog's name?")
+        r = a.turn("What is my favourite colour?")
     assert r.ok and r.reply == "I don't have that in memory."
     prompt = llm.calls[0].messages[-1].content
-    assert "- (nothing relevant)" in prompt and "Message: What is my dog's name?" in prompt
+    assert "- (nothing relevant)" in prompt and "Message: What is my favourite colour?" in prompt
     system = llm.calls[0].messages[0].content
     assert "I don't have that in memory." in system
     assert len(llm.calls[0].messages) == 2  # system + this turn: no few-shot examples

@@ -167,7 +167,10 @@ def test_no_verdict_from_the_backend_answers_as_before(
     assert r.usage.completion_tokens == answer_tokens + (1 if asked else 0)
 
 
-def test_only_sets_with_a_verify_template_and_memory_are_checked(home: MemoryHome) -> None:
+def test_which_questions_the_chat_set_checks(home: MemoryHome) -> None:
+    """`instruct` (chat, default `ask`, `Agent.run`, `/v1/chat`) checks questions
+    about the user's own life; a question about someone else or the world, or
+    one asking for a judgement, is not checked there."""
     told(home)
     llm = ScriptedLLM([json.dumps({"reply": "From Sweden."})], verdicts=["no"])
     r, trace = ask(set_verify_min(home, 0.5), llm, prompt_set="instruct")
@@ -175,9 +178,14 @@ def test_only_sets_with_a_verify_template_and_memory_are_checked(home: MemoryHom
     llm = ScriptedLLM([json.dumps({"reply": "From Sweden."})], verdicts=["no"])
     r, trace = ask(home, llm, question="Would Caroline like Sweden?", prompt_set="instruct")
     assert len(llm.calls) == 1 and "verify" not in trace["memory"]
-    empty = ScriptedLLM([json.dumps({"reply": "I don't have that in memory."})], verdicts=["no"])
-    r, _ = ask(home, empty, question="What is my dog called?")  # nothing recalled: no check
-    assert r.reply == "I don't have that in memory." and len(empty.calls) == 1
+    mine = ScriptedLLM([json.dumps({"reply": "Sweden."})], verdicts=["no"])
+    r, trace = ask(home, mine, question="Where is my grandma from?", prompt_set="instruct")
+    assert r.reply == "I don't have that in memory." and trace["memory"]["verify"]["p_yes"] == 0
+    assert len(mine.calls) == 1 and mine.remaining == 1  # the check only: no answer asked
+    empty = ScriptedLLM([json.dumps({"reply": "Your dog is Rex."})], verdicts=["yes"])
+    r, trace = ask(home, empty, question="What is my dog called?")  # no line on a dog
+    assert r.reply == "I don't have that in memory." and not empty.calls  # the focus check
+    assert "mentions your dog" in trace["memory"]["refused"]
 
 
 def test_cli_ask_short_and_batch_refuse_on_a_low_verdict(home: MemoryHome, tmp_path: Path) -> None:

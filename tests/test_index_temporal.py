@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memagent.core import InvalidInput
 from memagent.index import Doc, Index, SearchParams, search
-from memagent.index.temporal import time_ranges
+from memagent.index.temporal import day_words, parse_as_of, time_ranges
 
 NOW = datetime(2023, 5, 30, 15, 16, tzinfo=UTC).timestamp()  # a Tuesday
 
@@ -172,3 +173,34 @@ def test_search_boosts_what_was_said_in_the_named_time(tmp_path: Path) -> None:
     assert all("time" not in h.why.get("boosts", {}) for h in search(idx, q, params=plain))
     # Relative times count from `now`: "last month" seen from June is May.
     assert search(idx, "hiking last month", params=boosted, now=june)[0].row.doc_id == "b"
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        ("2023-05-09", "2023-05-09T23:59:59+00:00"),
+        (" 2023-05-09T10:00:00Z ", "2023-05-09T10:00:00+00:00"),
+        ("2023-05-09T10:00", "2023-05-09T10:00:00+00:00"),
+        ("2023-05-09T10:00:00+02:00", "2023-05-09T10:00:00+02:00"),
+    ],
+)
+def test_parse_as_of(text: str, iso: str) -> None:
+    assert parse_as_of(text).isoformat() == iso
+    assert parse_as_of(date(2023, 5, 9)).isoformat() == "2023-05-09T23:59:59+00:00"
+    assert parse_as_of(datetime(2023, 5, 9, 8)).tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "yesterday", "2023-02-30", "2023-13-01", "9 May 2023", "0001-01-01",
+     "2023-05-09" * 10, "\x00", "2023-05-09T25:00", 20230509, None, ["2023-05-09"]],
+)  # fmt: skip
+def test_parse_as_of_refuses_anything_else_in_one_line(text: object) -> None:
+    with pytest.raises(InvalidInput) as exc:
+        parse_as_of(text)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 200
+    assert "YYYY-MM-DD" in str(exc.value)
+
+
+def test_day_words() -> None:
+    assert day_words(datetime(2023, 5, 9, tzinfo=UTC)) == "9 May 2023"

@@ -26,6 +26,7 @@ import functools
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from datetime import date, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
 
@@ -245,10 +246,19 @@ class Memory:
             return self.chunks.remember(text, **fields)
 
     def recall(
-        self, query: str, *, k: int = 10, tags: Sequence[str] = (), kinds: Sequence[str] = ()
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        tags: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        as_of: datetime | date | str | None = None,
     ) -> list[RecallHit]:
-        """Hybrid search over all memory, best first."""
+        """Hybrid search over all memory, best first. `as_of` (a datetime, a date,
+        or ISO 8601 text): when the query is asked, "now" for relative times in it
+        and for recency; None: the clock."""
         from memagent.index import Filters
+        from memagent.index.temporal import parse_as_of
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty")
@@ -256,9 +266,10 @@ class Memory:
             raise InvalidInput(f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
         if k < 1:
             raise InvalidInput(f"k={k}; ask for at least 1 result")
+        now = parse_as_of(as_of).timestamp() if as_of is not None else None
         filters = Filters(tags=list(tags), kinds=list(kinds) or None)
         with self._guard:
-            hits = self.chunks.recall(query, k=k, filters=filters)
+            hits = self.chunks.recall(query, k=k, filters=filters, now=now)
         return [RecallHit.of(h) for h in hits]
 
     def get(self, memory_id: str) -> Chunk:

@@ -81,3 +81,30 @@ def annotate(text: str, said: date) -> str:
         return f"{m.group(0)} [{meaning}]" if meaning else m.group(0)
 
     return _PHRASE.sub(sub, text)
+
+
+_AGO = re.compile(r"\bhow\s+(?:long|many\s+(?P<unit>day|week|month|year)s?)\s+ago\b", re.IGNORECASE)
+
+
+def ago_unit(question: str) -> str | None:
+    """The unit a "how long ago" / "how many weeks ago" question asks in (`auto`
+    for "how long"); None when it asks no such thing."""
+    m = _AGO.search(question[:4000])
+    if m is None:
+        return None
+    return (m.group("unit") or "auto").lower()
+
+
+def elapsed(said: date, asked: date, unit: str) -> str | None:
+    """`3 weeks before the question`: the time from `said` to `asked` in `unit`
+    (`auto`: days under two weeks, weeks under two months, months under two
+    years, else years). A small model subtracts dates badly; given the count, it
+    copies it. None when `said` is after `asked`."""
+    days = (asked - said).days
+    if days < 0:
+        return None
+    months = (asked.year - said.year) * 12 + asked.month - said.month - (asked.day < said.day)
+    if unit == "auto":
+        unit = "day" if days < 14 else "week" if days < 60 else "month" if days < 730 else "year"
+    n = {"day": days, "week": round(days / 7), "month": months, "year": months // 12}[unit]
+    return f"{n} {unit}{'' if n == 1 else 's'} before the question"

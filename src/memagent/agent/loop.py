@@ -11,9 +11,11 @@ One user turn:
    itself gets a precise error back and counts as a step. A batch whose action
    fails is rolled back whole. When no valid reply came within `max_steps`, the
    agent says honestly what went wrong — it never raises for model output.
-4. After the reply, a background thread saves the conversation and the trace,
-   stores the exchange as a chunk and runs the profile pipeline: memory writes
-   never delay the reply (`flush()` waits for them).
+4. Before the reply is final, the exchange is stored as a chunk (durable: the
+   next turn's recall sees it, also on a loaded machine, and "Noted" is true when
+   said). After it, a background thread saves the conversation and the trace and
+   runs the profile pipeline, which never delays a reply (`flush()` waits for
+   them); recall never waits for profile learning.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from memagent.actions import (
@@ -31,6 +34,7 @@ from memagent.agent.acting import PythonMode, run_action_batch, vault_function_c
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
+from memagent.agent.honesty import check_question
 from memagent.agent.learning import PendingLearning, PendingStatement
 from memagent.agent.memory import (
     AgentMemory,
@@ -56,12 +60,13 @@ from memagent.agent.turn import (
     honest_reply,
     learn_note,
     open_home,
+    write_plan,
 )
-from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
-from memagent.agent.voice import is_small_talk, not_in_memory, stable_prefix, to_user
+from memagent.agent.voice import is_small_talk, stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
 from memagent.core.errors import DeadlineExceeded
+from memagent.index.temporal import day_words, parse_as_of
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -302,20 +307,34 @@ class Agent:
         return out
 
     # -- one turn -------------------------------------------------------------------------
-    def run(self, message: str) -> str:
+    def run(self, message: str, *, as_of: datetime | date | str | None = None) -> str:
         """The reply to `message` (one `turn`); `LLMError` when the model failed to
         give one, rather than the agent's apology as if it were an answer."""
-        result = self.turn(message)
+        result = self.turn(message, as_of=as_of)
         if not result.ok:
             from memagent.llm import LLMError
 
             raise LLMError(result.error or result.reply)
         return result.reply
 
-    def turn(self, message: str, *, on_text: TextCallback | None = None) -> TurnResult:
+    def turn(
+        self,
+        message: str,
+        *,
+        on_text: TextCallback | None = None,
+        as_of: datetime | date | str | None = None,
+    ) -> TurnResult:
         """Answer one user message (see the module docstring). A chat command
-        (`/help`, …) is answered here: no model call, nothing stored."""
+        (`/help`, …) is answered here: no model call, nothing stored.
+
+        `as_of` (a datetime, a date, or ISO 8601 text; `InvalidInput` when
+        malformed): when the question is asked. It is "now" for relative times in
+        it ("last week"), for recall's time signals (recency, time ranges) and for
+        the answer's prompt (which then says the date); None: the clock."""
         message = check_message(message)
+        asked = parse_as_of(as_of) if as_of is not None else None
+        now = asked.timestamp() if asked is not None else None
+        today = day_words(asked) if asked is not None else None
         command = parse_command(message)
         if command is not None:
             answer = self.run_command(command)
@@ -334,10 +353,13 @@ class Agent:
                     budget_tokens=cfg.context_tokens,
                     k=cfg.recall_k if self._recalls_for(message) else 0,
                     min_ratio=cfg.recall_min_ratio,
+                    now=now,
                 )
             except MemagentError as exc:
                 trace.memory["error"] = str(exc)
         trace.memory.update(tokens=ctx.tokens, sources=ctx.sources)
+        if asked is not None:
+            trace.memory["as_of"] = asked.isoformat()
         if self.memory.chunks_error:
             trace.memory["chunks_unavailable"] = self.memory.chunks_error
         base = [
@@ -354,26 +376,21 @@ class Agent:
                     message=message,
                     asking=self._recalls_for(message),
                     small_talk=is_small_talk(message),
+                    today=today,
                 ),
             )
         ]
         # every reply speaks to the user: "my sister" copied from the user's words
         # becomes "your sister", also while it streams, in every mode
-        speaks = self.prompts.schema == "reply"
-
         def shape(text: str) -> str:
             return stable_prefix(text.lstrip(), message)
 
         usage = Usage()
-        reply: str | None = None
-        if ctx.about_others and speaks:  # speaker attribution: not this person's life
-            reply = not_in_memory(ctx.about_others)
-            trace.memory["refused"] = "the lines that match are about someone else"
-        elif speaks and ctx.text:  # do the lines answer it at all? (the model's P(yes))
-            cfg = self.home.config.agent
-            reply = refusal_if_ungrounded(self.llm, self.prompts, base, work[0].content,
-                message=message, threshold=cfg.verify_min, usage=usage, trace=trace,
-                contrast=contrast_probe(self.memory, self.prompts, ctx, message, cfg))  # fmt: skip
+        asking = self.retrieval and looks_like_request(message) and not is_small_talk(message)
+        checked = check_question(llm=self.llm, prompts=self.prompts, memory=self.memory,
+            cfg=self.home.config.agent, base=base, turn=work[0].content, message=message,
+            ctx=ctx, asking=asking, usage=usage, trace=trace, now=now, today=today)  # fmt: skip
+        reply: str | None = checked.reply
         last_error: str | None = None
         failed_write = False
         seen: set[str] = set()
@@ -384,7 +401,9 @@ class Agent:
             check_deadline("the agent turn")  # a request's budget stops the loop between steps
             steps = step_no
             if self._plans_at(step_no):
-                self._plan(base, work, step_no, usage, trace)
+                write_plan(self.llm, self.prompts, base, work, step_no, usage, trace,
+                           structured=self.structured, max_tokens=self.max_tokens,
+                           temperature=self.temperature)  # fmt: skip
             record: dict[str, Any] = {"step": step_no, "kind": "model"}
             trace.steps.append(record)
             t0 = time.perf_counter()
@@ -475,6 +494,9 @@ class Agent:
             memory_sources=ctx.sources,
             error=None if ok else last_error,
             p_grounded=trace.memory.get("verify", {}).get("p_yes"),
+            refused_by=checked.refused_by,
+            check_tokens=checked.tokens,
+            check_seconds=checked.seconds,
         )
         self._after_turn(message, reply, ok, trace)
         return turn_result
@@ -500,48 +522,6 @@ class Agent:
     def _plans_at(self, step_no: int) -> bool:
         n = self.planning_interval
         return n is not None and "planning" in self.prompts.templates and (step_no - 1) % n == 0
-
-    def _plan(
-        self, base: list[Message], work: list[Message], step_no: int, usage: Usage, trace: Trace
-    ) -> None:
-        ask = Message(role="user", content=self.prompts.render("planning", step=step_no))
-        record: dict[str, Any] = {"step": step_no, "kind": "planning"}
-        trace.steps.append(record)
-        schema = {
-            "type": "object",
-            "properties": {"think": {"type": "string", "minLength": 1, "maxLength": 1500}},
-            "required": ["think"],
-            "additionalProperties": False,
-        }
-        try:
-            res = self.llm.chat(
-                [*base, *work, ask],
-                response_schema=schema if self.structured else None,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-            )
-        except MemagentError as exc:
-            record["error"] = f"the model failed: {exc}"
-            return
-        add_usage(usage, res.usage)
-        plan = res.text.strip()
-        try:
-            obj = json.loads(plan)
-            if isinstance(obj, dict) and isinstance(obj.get("think"), str):
-                plan = obj["think"].strip()
-        except json.JSONDecodeError:
-            pass
-        record["plan"] = plan
-        if plan:
-            work.append(ask)
-            work.append(
-                Message(
-                    role="assistant",
-                    content=json.dumps({"think": plan}, ensure_ascii=False)
-                    if self.structured
-                    else f"<think>{plan}</think>",
-                )
-            )
 
     def _call(self, messages: list[Message], usage: Usage, streamer: ReplyStreamer | None) -> str:
         schema = self.schema() if self.structured else None
@@ -597,13 +577,6 @@ class Agent:
                     self.conversations.save(snapshot)
                 if session is not None and not shared:
                     self.python.save(session, conv.id, notes)
-            try:
-                # an honest fallback is not worth remembering; what the user said is
-                stored_reply = reply if ok else ""
-                ids = memory.store_exchange(conv.id, message, stored_reply, turn=turn_no)
-                notes.append(f"stored exchange as {ids}" if ids else "no chunk store")
-            except MemagentError as exc:
-                notes.append(f"exchange not stored: {exc}")
             if learn:  # slow (LLM calls): its own thread, so exchanges are stored at once
                 try:  # queued on disk first: an exit before it is learned loses nothing
                     item = self.pending_learning.add(message, conv.id, turn_no)
@@ -615,6 +588,16 @@ class Agent:
             if persist:
                 self.traces.save(trace)
 
+        # Read your writes: the exchange's chunk is durable before the reply is final
+        # (so "Noted" is true, and the next turn's recall, in this process or another
+        # server's, finds it); only the conversation file, the trace and profile
+        # learning are left to the background.
+        try:
+            # an honest fallback is not worth remembering; what the user said is
+            ids = memory.store_exchange(conv.id, message, reply if ok else "", turn=turn_no)
+            trace.background.append(f"stored exchange as {ids}" if ids else "no chunk store")
+        except MemagentError as exc:
+            trace.background.append(f"exchange not stored: {exc}")
         # the next turn sees this exchange at once; the file is written in the background
         Conversations.add_exchange(conv, message, reply)
         snapshot = conv.model_copy(deep=True)

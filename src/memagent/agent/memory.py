@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
 from memagent.agent.attribution import Attribution, attribute, speaker_of
-from memagent.agent.dates import annotate
+from memagent.agent.dates import ago_unit, annotate, elapsed
 from memagent.agent.tools import Tool
 from memagent.agent.voice import is_small_talk
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
@@ -274,8 +275,9 @@ class AgentMemory:
                         lines.append(f"{label} / {path}: {item.display}")
         return lines
 
-    def recall(self, query: str, k: int = 5) -> list[dict[str, Any]]:
-        """Hybrid search over chunks, notes and profile facts."""
+    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[dict[str, Any]]:
+        """Hybrid search over chunks, notes and profile facts; `now` (epoch seconds,
+        default the clock) is when the question is asked."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("recall needs a non-empty query")
         if len(query) > 4000:
@@ -284,7 +286,7 @@ class AgentMemory:
         if store is None:
             raise NotFound(f"memory search is unavailable: {self._chunks_error}")
         with self._lock:
-            hits = [_hit_json(h.to_json()) for h in store.recall(query, k=k + 1)]
+            hits = [_hit_json(h.to_json()) for h in store.recall(query, k=k + 1, now=now)]
         if not self.user_md():  # the untouched starter note is noise, not memory
             hits = [h for h in hits if h["id"] != "note:vault/user.md"]
         return hits[:k]
@@ -297,9 +299,16 @@ class AgentMemory:
             return store.get(memory_id).content
 
     def context(
-        self, message: str, *, budget_tokens: int, k: int, min_ratio: float = 0.0
+        self,
+        message: str,
+        *,
+        budget_tokens: int,
+        k: int,
+        min_ratio: float = 0.0,
+        now: float | None = None,
     ) -> MemoryContext:
-        """Memory for the model before it answers `message` (see the module doc)."""
+        """Memory for the model before it answers `message` (see the module doc);
+        `now` (epoch seconds, default the clock): when it is asked (`--as-of`)."""
         lines: list[str] = []
         sources: list[dict[str, Any]] = []
         used = 0
@@ -322,7 +331,7 @@ class AgentMemory:
         who = Attribution([])
         if k > 0 and self.chunks is not None:
             try:
-                hits = self.recall(message, k=min(k * 3, 50))
+                hits = self.recall(message, k=min(k * 3, 50), now=now)
             except MemagentError:
                 hits = []
         elif k > 0:
@@ -339,8 +348,11 @@ class AgentMemory:
             best = max(h["score"] for h in hits)
             hits = [h for h in hits if h["score"] >= best * min_ratio]
         hits.sort(key=lambda h: (QUESTION_TAG in h.get("tags", []), -h["score"]))
+        unit = ago_unit(message)  # "how many weeks ago…": each line says how long before
+        asked = datetime.fromtimestamp(now if now is not None else time.time(), UTC).date()
         for hit in hits[:k]:
-            if not add(_context_line(hit), {"kind": hit["kind"], "id": hit["id"]}):
+            line = _context_line(hit, (unit, asked) if unit else None)
+            if not add(line, {"kind": hit["kind"], "id": hit["id"]}):
                 break
         return MemoryContext(
             "\n".join(lines),
@@ -470,13 +482,18 @@ def _said_on(hit: dict[str, Any]) -> date | None:
         return None
 
 
-def _when(day: date | None) -> str:
+def _when(day: date | None, ago: tuple[str, date] | None = None) -> str:
     """`[8 May 2023] `: the words a person (and LoCoMo's gold answers) use for a
-    date, so an answer can quote it."""
-    return f"[{day.day} {day:%B %Y}] " if day else ""
+    date, so an answer can quote it. `ago` (the unit a "how many weeks ago"
+    question asks in, the day it is asked): `[8 May 2023, 3 weeks before the
+    question] `, the count computed here rather than by the model."""
+    if not day:
+        return ""
+    since = elapsed(day, ago[1], ago[0]) if ago else None
+    return f"[{day.day} {day:%B %Y}, {since}] " if since else f"[{day.day} {day:%B %Y}] "
 
 
-def _context_line(hit: dict[str, Any]) -> str:
+def _context_line(hit: dict[str, Any], ago: tuple[str, date] | None = None) -> str:
     day = _said_on(hit)
 
     def text(raw: object, limit: int) -> str:
@@ -484,7 +501,7 @@ def _context_line(hit: dict[str, Any]) -> str:
         return annotate(flat, day) if day else flat
 
     content = text(hit["content"], 400)
-    when = _when(day)
+    when = _when(day, ago)
     src = hit.get("source") or {}
     if hit.get("user"):
         return f"- {when}You said: {text(hit['user'], 400)}"

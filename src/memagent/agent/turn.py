@@ -15,6 +15,8 @@ from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
+    from memagent.agent.prompts import PromptSet
+    from memagent.agent.traces import Trace
     from memagent.memory.profile import ProfileStore
 
 FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
@@ -38,6 +40,14 @@ class TurnResult:
     p_grounded: float | None = None
     """The grounding check's P(yes) that the recalled lines answer the message
     (`memagent.agent.verify`); None when it did not run or gave no verdict."""
+    refused_by: str | None = None
+    """What made the reply "I don't have that in memory." without the model's
+    answer: `focus` (`memagent.agent.focus`), `verify` (the grounding check),
+    `contrast` (its contrast probe) or `attribution`; None otherwise."""
+    check_tokens: int = 0
+    """Tokens the grounding check and contrast probe cost (prompt + completion; in `usage` too)."""
+    check_seconds: float = 0.0
+    """Seconds the honesty checks took (the focus check's and the model's)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +64,9 @@ class TurnResult:
             "memory_sources": self.memory_sources,
             "error": self.error,
             "p_grounded": self.p_grounded,
+            "refused_by": self.refused_by,
+            "check_tokens": self.check_tokens,
+            "check_seconds": round(self.check_seconds, 3),
         }
 
 
@@ -139,3 +152,57 @@ def honest_reply(error: str | None, failed_write: bool, max_steps: int) -> str:
     if error and error.startswith("the model failed"):
         return f"I couldn't answer: {why}"
     return f"I couldn't finish that within {max_steps} steps: {why}"
+
+
+def write_plan(
+    llm: LLM,
+    prompts: PromptSet,
+    base: list[Message],
+    work: list[Message],
+    step_no: int,
+    usage: Usage,
+    trace: Trace,
+    *,
+    structured: bool,
+    max_tokens: int,
+    temperature: float,
+) -> None:
+    """The planning step (`planning_interval`): the model writes or updates a short
+    plan, which joins `work` as its own turn; a model failure is recorded in the
+    trace and the turn goes on without a plan."""
+    ask = Message(role="user", content=prompts.render("planning", step=step_no))
+    record: dict[str, Any] = {"step": step_no, "kind": "planning"}
+    trace.steps.append(record)
+    schema = {
+        "type": "object",
+        "properties": {"think": {"type": "string", "minLength": 1, "maxLength": 1500}},
+        "required": ["think"],
+        "additionalProperties": False,
+    }
+    try:
+        res = llm.chat(
+            [*base, *work, ask],
+            response_schema=schema if structured else None,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+    except MemagentError as exc:
+        record["error"] = f"the model failed: {exc}"
+        return
+    add_usage(usage, res.usage)
+    plan = res.text.strip()
+    try:
+        obj = json.loads(plan)
+        if isinstance(obj, dict) and isinstance(obj.get("think"), str):
+            plan = obj["think"].strip()
+    except json.JSONDecodeError:
+        pass
+    record["plan"] = plan
+    if plan:
+        work.append(ask)
+        think = (
+            json.dumps({"think": plan}, ensure_ascii=False)
+            if structured
+            else f"<think>{plan}</think>"
+        )
+        work.append(Message(role="assistant", content=think))

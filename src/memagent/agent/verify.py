@@ -131,21 +131,33 @@ def swap_person(message: str, ctx: MemoryContext) -> str | None:
 
 
 def contrast_probe(
-    memory: AgentMemory, prompts: PromptSet, ctx: MemoryContext, message: str, cfg: AgentConfig
+    memory: AgentMemory,
+    prompts: PromptSet,
+    ctx: MemoryContext,
+    message: str,
+    cfg: AgentConfig,
+    *,
+    now: float | None = None,
+    today: str | None = None,
 ) -> Contrast | None:
-    """The contrast probe for `message` as the agent's config sets it; None when off."""
+    """The contrast probe for `message` as the agent's config sets it; None when off.
+    `now` / `today`: when the question is asked (as the answer's own recall and
+    prompt have it)."""
     if cfg.contrast_below <= 0:
         return None
 
     def turn_for(question: str) -> str | None:
         try:
             other = memory.context(question, budget_tokens=cfg.context_tokens,
-                                   k=cfg.recall_k, min_ratio=cfg.recall_min_ratio)  # fmt: skip
+                                   k=cfg.recall_k, min_ratio=cfg.recall_min_ratio,
+                                   now=now)  # fmt: skip
         except MemagentError:
             return None
         if other.about_others or not other.text:
             return None
-        return prompts.render("user_turn", memory=other.text, message=question, asking=True)
+        return prompts.render(
+            "user_turn", memory=other.text, message=question, asking=True, today=today
+        )
 
     return Contrast(cfg.contrast_below, cfg.contrast_margin, swap_person(message, ctx), turn_for)
 

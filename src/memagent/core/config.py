@@ -79,6 +79,18 @@ class AgentConfig(_Section):
     refuse when the model's P(yes) that the recalled lines answer the question is
     under this; 0 turns the check off. 0.76 (with the contrast probe below): picked
     by cross-validation on LoCoMo's dev conversations (docs/concepts/agent.md)."""
+    chat_verify_min: float = Field(default=0.55, ge=0.0, le=1.0)
+    """The grounding check's threshold in the chat prompt sets (`instruct`: chat,
+    default `ask`, `Agent.run`, `/v1/chat`), for questions about the user's own
+    life; 0 turns it off there. Its own value: the chat prompt is longer than the
+    `qa` set's, and the model's P(yes) runs lower on it. 0.55: picked by
+    leave-one-scenario-out on bench.near_miss (embedded model, 40 answerable
+    questions at P(yes) 0.57-0.84, the near misses the focus check leaves at
+    0.32-0.57; a small sample, see the bench)."""
+    focus_check: bool = True
+    """Focus check (`memagent.agent.focus`): a question about "my W" (a relation, pet
+    or thing of the user's) is refused without a model call when no recalled line
+    mentions W, or the attribute asked of it ("my sister's name")."""
     contrast_below: float = Field(default=0.9, ge=0.0, le=1.0)
     """Contrast probe (`memagent.agent.verify`): when the grounding check passes with
     P(yes) under this and the question names one speaker of the recalled lines, the

@@ -338,3 +338,44 @@ def time_ranges(query: str, now: float) -> list[TimeRange]:
                 taken[i] = True
             out.append(TimeRange(lo, hi, query[start:end].strip()))
     return out
+
+
+MAX_AS_OF_CHARS = 64
+_DAY_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_as_of(text: object) -> datetime:
+    """When a question is asked ("as of"): an ISO 8601 date (`2023-05-09`: the
+    end of that day, UTC) or time (`2023-05-09T14:00:00+02:00`; no offset: UTC).
+    It is "now" for relative times in the question and for recall's time
+    signals. `InvalidInput` (one line) for anything else."""
+    from memagent.core import InvalidInput
+
+    if isinstance(text, datetime):
+        return text if text.tzinfo is not None else text.replace(tzinfo=UTC)
+    if isinstance(text, date):
+        return datetime(text.year, text.month, text.day, 23, 59, 59, tzinfo=UTC)
+    if not isinstance(text, str):
+        raise InvalidInput("the as-of date must be text (YYYY-MM-DD or an ISO 8601 time)")
+    raw = text.strip()
+    shown = raw[:40] + ("…" if len(raw) > 40 else "")
+    if not raw or len(raw) > MAX_AS_OF_CHARS:
+        raise InvalidInput(f"bad as-of date {shown!r}: use YYYY-MM-DD or an ISO 8601 time")
+    try:
+        if _DAY_ONLY.match(raw):
+            d = date.fromisoformat(raw)
+            when = datetime(d.year, d.month, d.day, 23, 59, 59, tzinfo=UTC)
+        else:
+            when = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
+            when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+        when.timestamp()  # out of the platform's range: an error here, not later
+        if not 1000 <= when.year <= 9000:  # date arithmetic around it must not overflow
+            raise ValueError("year out of range")
+    except (ValueError, OverflowError, OSError) as exc:
+        raise InvalidInput(f"bad as-of date {shown!r}: use YYYY-MM-DD or an ISO 8601 time") from exc
+    return when
+
+
+def day_words(when: datetime) -> str:
+    """`9 May 2023`: the date as the memory lines write it."""
+    return f"{when.day} {when:%B %Y}"

@@ -14,6 +14,8 @@ from rich.markup import escape
 from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
     from memagent.agent import Agent
@@ -335,8 +337,17 @@ def ask(
         Path | None,
         typer.Option(
             "--batch",
-            help='JSON lines of {"id", "question"}: one answer line each, one loaded model; '
-            "nothing is stored.",
+            help='JSON lines of {"id", "question", "asked_at"?}: one answer line each, one '
+            "loaded model; nothing is stored.",
+            show_default=False,
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="When the question is asked (YYYY-MM-DD or ISO 8601): 'now' for 'last "
+            "week', 'how many days ago' and recall's time signals. Default: now.",
             show_default=False,
         ),
     ] = None,
@@ -344,18 +355,24 @@ def ask(
     """Ask one question; prints only the answer on stdout."""
     from memagent.agent.turn import check_message
     from memagent.core import InvalidInput
+    from memagent.index.temporal import parse_as_of
 
+    asked = parse_as_of(as_of) if as_of is not None else None  # before anything loads
     mh = open_home(home)
     if (question is None) == (batch is None):
         raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
     if batch is not None:
         if deep:
             raise InvalidInput("--batch and --deep do not go together")
-        _ask_batch(mh, batch, model, mode, persona, max_steps, short=short, as_json=as_json)
+        _ask_batch(
+            mh, batch, model, mode, persona, max_steps, short=short, as_json=as_json, as_of=asked
+        )
         return
     assert question is not None
     question = check_message(question)
     if deep:
+        if asked is not None:
+            raise InvalidInput("--as-of and --deep do not go together")
         from memagent.agent import AgentMemory, deep_ask
         from memagent.llm import load_llm
 
@@ -381,7 +398,7 @@ def ask(
         mh, model, mode, persona, max_steps, None, None, learn, short=short, prompt_set=prompt_set
     )
     try:
-        turn = agent.turn(question)
+        turn = agent.turn(question, as_of=asked)
         if not turn.ok:  # the model or server failed: say so on stderr, exit non-zero
             if as_json:
                 print_json(turn.to_json())
@@ -404,6 +421,7 @@ def _ask_batch(
     *,
     short: bool,
     as_json: bool,
+    as_of: datetime | None = None,
 ) -> None:
     from memagent.cli._ask_batch import answer_batch, read_batch
 
@@ -411,7 +429,7 @@ def _ask_batch(
     agent = _agent(mh, model, mode, persona, max_steps, None, None, False, short=short)
     agent.record = False
     try:
-        failed = answer_batch(agent, questions, as_json=as_json)
+        failed = answer_batch(agent, questions, as_json=as_json, as_of=as_of)
     finally:
         agent.close()
     if failed:

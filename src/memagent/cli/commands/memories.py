@@ -240,14 +240,17 @@ def _filters(
     )
 
 
-def _batch_queries(path: Path) -> list[tuple[Any, str]]:
+def _batch_queries(path: Path) -> list[tuple[Any, str, float | None]]:
+    """`(id, query, asked_at as epoch seconds or None)` of each line; `InvalidInput`
+    naming the first bad line."""
     from memagent.core import InvalidInput
+    from memagent.index.temporal import parse_as_of
 
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from exc
-    out: list[tuple[Any, str]] = []
+    out: list[tuple[Any, str, float | None]] = []
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -257,7 +260,12 @@ def _batch_queries(path: Path) -> list[tuple[Any, str]]:
             raise InvalidInput(f"{path.name}, line {n}: not valid JSON ({exc.msg})") from exc
         if not isinstance(obj, dict) or not isinstance(obj.get("query"), str):
             raise InvalidInput(f'{path.name}, line {n}: expected {{"id": …, "query": "…"}}')
-        out.append((obj.get("id"), obj["query"]))
+        asked = obj.get("asked_at")
+        try:
+            now = None if asked is None else parse_as_of(asked).timestamp()
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path.name}, line {n}: asked_at: {exc}") from exc
+        out.append((obj.get("id"), obj["query"], now))
     return out
 
 
@@ -289,7 +297,19 @@ def recall(
     k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
     batch: Annotated[
         Path | None,
-        typer.Option("--batch", help='JSON lines of {"id", "query"}; one output line each.'),
+        typer.Option(
+            "--batch",
+            help='JSON lines of {"id", "query", "asked_at"?}; one output line each.',
+        ),
+    ] = None,
+    as_of: Annotated[
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="When the query is asked (YYYY-MM-DD or ISO 8601): 'now' for relative "
+            "times ('last week') and recency. Default: now.",
+            show_default=False,
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON output.")] = False,
     tag: TagOption = None,
@@ -324,7 +344,9 @@ def recall(
 
     from memagent.cli._progress import progress
     from memagent.core import InvalidInput
+    from memagent.index.temporal import parse_as_of
 
+    now = parse_as_of(as_of).timestamp() if as_of is not None else None
     if (query is None) == (batch is None):
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
     filters = _filters(tag, type_, kind, since, until, conversation, user)
@@ -338,9 +360,9 @@ def recall(
     with progress("updating the index", "documents") as update:
         store.progress = update
         if batch is not None:
-            for qid, q in queries:
+            for qid, q, asked in queries:
                 terms, q = expand(q) if expand else ([], q)
-                hits = store.recall(q, k=k, filters=filters)
+                hits = store.recall(q, k=k, filters=filters, now=asked if asked else now)
                 out: dict[str, Any] = {"id": qid, "hits": [h.to_json() for h in hits]}
                 if expand:
                     out["expansion"] = terms
@@ -348,7 +370,7 @@ def recall(
             return
         assert query is not None
         terms, searched = expand(query) if expand else ([], query)
-        hits = store.recall(searched, k=k, filters=filters)
+        hits = store.recall(searched, k=k, filters=filters, now=now)
     if as_json:
         doc: dict[str, Any] = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
         if expand:

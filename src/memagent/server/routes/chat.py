@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from memagent.core import DeadlineExceeded, MemagentError
 from memagent.core.deadline import deadline
@@ -61,6 +61,26 @@ class ChatRequest(BaseModel):
         description="The agent's prompts (default: chosen by model and mode). `qa` answers "
         "with a short phrase and refuses when the memory does not ground the answer.",
     )
+    asked_at: str | None = Field(
+        default=None,
+        max_length=64,
+        description="When the question is asked (YYYY-MM-DD or ISO 8601): 'now' for relative "
+        "times ('last week', 'how many days ago'), recall's time signals and the answer's "
+        "prompt. Default: now.",
+    )
+
+    @field_validator("asked_at")
+    @classmethod
+    def _a_date(cls, value: str | None) -> str | None:
+        from memagent.core import InvalidInput
+        from memagent.index.temporal import parse_as_of
+
+        if value is None:
+            return None
+        try:
+            return parse_as_of(value).isoformat()
+        except InvalidInput as exc:
+            raise ValueError(str(exc)) from exc
 
 
 class ChatUsage(BaseModel):
@@ -97,7 +117,7 @@ def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | No
         stores=server.stores_for(caller.user),
     )
     try:
-        result = agent.turn(body.message, on_text=on_text)
+        result = agent.turn(body.message, on_text=on_text, as_of=body.asked_at)
     finally:
         # The agent's memory writes finish after the reply, never before it.
         server.after_reply(caller.user, agent.close)

@@ -152,8 +152,16 @@ def search(
         list[Literal["chunk", "note", "fact"]] | None,
         Query(max_length=3, description="Only these kinds (default: all)."),
     ] = None,
+    asked_at: Annotated[
+        str | None,
+        Query(
+            max_length=64,
+            description="When the query is asked (YYYY-MM-DD or ISO 8601): 'now' for "
+            "relative times ('last week') and recency. Default: now.",
+        ),
+    ] = None,
 ) -> SearchResult:
-    hits = caller.memory.recall(q, k=k, tags=tag or (), kinds=kind or ())
+    hits = caller.memory.recall(q, k=k, tags=tag or (), kinds=kind or (), as_of=asked_at)
     return SearchResult(query=q, hits=hits)
 
 

@@ -1,0 +1,90 @@
+"""The checks before an answer from memory, in every reply path (chat, `ask`,
+`Agent.run`, `/v1/chat`): the assistant answers only from what memory holds, and
+a near miss gets "I don't have that in memory." In order, cheapest first:
+
+1. speaker attribution (`memagent.agent.attribution`): the lines that match are
+   about someone else than the person the question names;
+2. the focus check (`memagent.agent.focus`, no model call): the person, thing
+   or attribute the question asks about is in no recalled line;
+3. the grounding check and its contrast probe (`memagent.agent.verify`, one
+   yes/no model call, served mostly from the answer's prompt cache): the model
+   judges that the lines do not contain the answer. In the chat sets it runs
+   for questions about the user's own life ("my", "I"): a general question
+   ("What is the capital of France?") may be answered from the model's own
+   knowledge. The threshold is `agent.verify_min` for the `qa` set and
+   `agent.chat_verify_min` for the chat sets (their prompts differ, so do the
+   model's probabilities).
+
+Only prompt sets that reply from memory (`schema: reply`) are checked; the
+`json` and `python` sets act with tools and read memory themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from memagent.agent.focus import check as focus_check
+from memagent.agent.focus import is_personal
+from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.prompts import PromptSet
+from memagent.agent.traces import Trace
+from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
+from memagent.agent.voice import NOT_IN_MEMORY, not_in_memory
+from memagent.core.config import AgentConfig
+from memagent.llm import LLM, Message, Usage
+
+
+@dataclass
+class Checked:
+    """The verdict of the checks on one question."""
+
+    reply: str | None = None
+    """The refusal, or None: answer it."""
+    refused_by: str | None = None
+    """`attribution`, `focus`, `verify` or `contrast` (None: not refused)."""
+    tokens: int = 0
+    """Tokens the model's check cost (also counted in the turn's usage)."""
+    seconds: float = 0.0
+
+
+def check_question(
+    *,
+    llm: LLM,
+    prompts: PromptSet,
+    memory: AgentMemory,
+    cfg: AgentConfig,
+    base: list[Message],
+    turn: str,
+    message: str,
+    ctx: MemoryContext,
+    asking: bool,
+    usage: Usage,
+    trace: Trace,
+    now: float | None = None,
+    today: str | None = None,
+) -> Checked:
+    """Run the checks (module doc) on `message` asked with `ctx` in `turn` (the
+    user turn as the answer's prompt renders it). `asking`: the message is a
+    question or request answered from memory (not a statement, not small talk)."""
+    started = time.perf_counter()
+    out = Checked()
+    if prompts.schema != "reply":
+        return out
+    if ctx.about_others:  # speaker attribution: not this person's life
+        trace.memory["refused"] = "the lines that match are about someone else"
+        out.reply, out.refused_by = not_in_memory(ctx.about_others), "attribution"
+    elif asking and cfg.focus_check and (miss := focus_check(message, ctx.text)) is not None:
+        trace.memory["refused"] = miss.reason()
+        out.reply, out.refused_by = NOT_IN_MEMORY, "focus"
+    elif asking and ctx.text and (prompts.recall_for == "all" or is_personal(message)):
+        threshold = cfg.verify_min if prompts.recall_for == "all" else cfg.chat_verify_min
+        before = usage.prompt_tokens + usage.completion_tokens
+        contrast = contrast_probe(memory, prompts, ctx, message, cfg, now=now, today=today)
+        out.reply = refusal_if_ungrounded(llm, prompts, base, turn, message=message,
+            threshold=threshold, usage=usage, trace=trace, contrast=contrast)  # fmt: skip
+        out.tokens = usage.prompt_tokens + usage.completion_tokens - before
+        if out.reply is not None:
+            out.refused_by = "contrast" if "another person" in trace.memory["refused"] else "verify"
+    out.seconds = time.perf_counter() - started
+    return out
