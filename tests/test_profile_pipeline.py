@@ -13,7 +13,7 @@ from memagent.memory.profile import (
     ProfileStore,
     SwitchboardOutput,
     apply_operations,
-    learn,
+    learn_with_planner as learn,
     parse_operation,
     undo,
 )

@@ -8,6 +8,7 @@ from memagent.memory.profile.handler import (
     apply_operations,
     prune,
 )
+from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.history import HistoryEntry, UndoResult, history, undo
 from memagent.memory.profile.keys import match_key, slug
 from memagent.memory.profile.models import Item, Metadata, Resource, ResourceFile
@@ -28,6 +29,7 @@ from memagent.memory.profile.pipeline import (
     LearnResult,
     SwitchboardOutput,
     learn,
+    learn_with_planner,
     plan_memory,
     route_facts,
     switchboard,
@@ -62,6 +64,7 @@ __all__ = [
     "Resource",
     "ResourceFile",
     "Route",
+    "StatementLearned",
     "SwitchboardOutput",
     "UndoResult",
     "UpdateOp",
@@ -69,6 +72,8 @@ __all__ = [
     "history",
     "init_profile",
     "learn",
+    "learn_statement",
+    "learn_with_planner",
     "match_key",
     "operation_schema",
     "parse_operation",

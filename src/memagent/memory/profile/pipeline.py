@@ -1,4 +1,9 @@
-"""The learning pipeline: switchboard → tag router → memory planner → handler.
+"""The capable-model pipeline: switchboard → tag router → memory planner → handler.
+
+`learn` itself runs the small-model path (`memagent.memory.profile.extract`):
+a mechanical screen, a yes/no gate, a constrained extraction and mechanical
+planning. `learn_with_planner` is the original design, where the model also
+writes the operations; it suits a capable model and is kept for that.
 
 Each stage is a function with typed input and output. Both LLM stages ask for
 schema-constrained output (`response_schema=` the JSON Schema of their pydantic
@@ -26,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from memagent.core import InvalidInput, MemagentError, NotFound
 from memagent.llm import LLM, Message
+from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, OperationBatch
@@ -273,8 +279,15 @@ def plan_memory(
 
 
 # -- the whole pipeline ----------------------------------------------------------------
-def learn(store: ProfileStore, llm: LLM, message: str) -> LearnResult:
-    """Run the pipeline on one user message and apply what it decides."""
+def learn(
+    store: ProfileStore, llm: LLM, message: str, *, today: date | None = None
+) -> StatementLearned:
+    """Learn profile facts from one user message (`extract.learn_statement`)."""
+    return learn_statement(store, llm, message, today=today)
+
+
+def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResult:
+    """Run switchboard → router → planner → handler on one message and apply it."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("nothing to learn from: the message is empty")
     if len(message) > MAX_MESSAGE_CHARS:
