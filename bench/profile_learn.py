@@ -189,8 +189,8 @@ def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
         asked = messages[-1].content
         text = asked.split("Statement:", 1)[-1].split("\n", 1)[0].strip()
         facts = lookup(text)
-        if schema is not None and schema.get("enum"):
-            return json.dumps("yes" if facts else "no")
+        if schema is not None and schema["properties"]["facts"].get("type") == "string":
+            return json.dumps({"facts": "yes" if facts else "no"})
         return json.dumps({"facts": [f.model_dump() for f in facts]})
 
     return ScriptedLLM(fn=fn)
@@ -384,8 +384,15 @@ def print_report(rows: dict[str, Any]) -> None:
 
 
 def run(
-    llm: LLM, scenarios: Sequence[Scenario], *, gate: bool = True, verbose: bool = False
+    llm: LLM,
+    scenarios: Sequence[Scenario],
+    *,
+    gate: bool = True,
+    verbose: bool = False,
+    log: Path | None = None,
 ) -> tuple[list[StepOutcome], float | None]:
+    """Every scenario in its own fresh home; `log` gets one JSON line per
+    statement as it is done (a long embedded run can be read while it runs)."""
     outcomes: list[StepOutcome] = []
     cold: float | None = None
     with tempfile.TemporaryDirectory(prefix="memagent-bench-profile-") as tmp:
@@ -395,6 +402,10 @@ def run(
                 cold = got[0].seconds
                 got[0].seconds = float("nan") if len(scenarios) > 1 else got[0].seconds
             outcomes.extend(got)
+            if log is not None:
+                with log.open("a", encoding="utf-8") as fh:
+                    for o in got:
+                        fh.write(json.dumps(o.__dict__, default=str) + "\n")
             if verbose:
                 for o in got:
                     if o.wrong or o.missing:
@@ -411,20 +422,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--model", action="append", choices=("scripted", "embedded"))
     ap.add_argument("--split", choices=("dev", "held", "all"), default="all")
     ap.add_argument("--limit", type=int, default=0, help="first N scenarios of each split")
+    ap.add_argument(
+        "--every", type=int, default=1, help="every Nth scenario of each split (a spread sample)"
+    )
     ap.add_argument("--no-gate", action="store_true", help="skip the yes/no gate call")
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
+    ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
     args = ap.parse_args(argv)
-    if args.limit < 0:
-        ap.error("--limit must be at least 0")
+    if args.limit < 0 or args.every < 1:
+        ap.error("--limit must be at least 0 and --every at least 1")
     scenarios = load_set()
     if args.split != "all":
         scenarios = [s for s in scenarios if s.split == args.split]
-    if args.limit:
-        kept: list[Scenario] = []
-        for split in ("dev", "held"):
-            kept += [s for s in scenarios if s.split == split][: args.limit]
-        scenarios = kept
+    kept: list[Scenario] = []
+    for split in ("dev", "held"):
+        part = [s for s in scenarios if s.split == split][:: args.every]
+        kept += part[: args.limit] if args.limit else part
+    scenarios = kept
     all_rows = []
     for name in args.model or ["scripted"]:
         if name == "scripted":
@@ -433,7 +448,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from memagent.llm import load_llm
 
             llm = load_llm("embedded")
-        outcomes, cold = run(llm, scenarios, gate=not args.no_gate, verbose=args.verbose)
+        outcomes, cold = run(
+            llm, scenarios, gate=not args.no_gate, verbose=args.verbose, log=args.log
+        )
         rows = report(name, outcomes, cold)
         rows["gate"] = not args.no_gate
         print_report(rows)

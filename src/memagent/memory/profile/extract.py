@@ -3,9 +3,10 @@
 1. `statements.screen`: sentences that cannot hold a fact about the writer
    (questions, requests, greetings, the assistant's voice, hypotheticals,
    injection, pasted data) are dropped mechanically; nothing left, no model call.
-2. The gate: one yes/no token ("does this state a lasting fact about the
-   writer?"), asked with the same prompt prefix as step 3, so the extraction
-   call that follows reuses the prefix llama.cpp already has in its cache.
+2. The gate: a constrained yes/no (`{"facts": "yes"}`: does this state a
+   lasting fact about the writer?), asked with the same prompt prefix as step
+   3, so the extraction call that follows reuses the prefix llama.cpp already
+   has in its cache.
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
    fact's kind, value and, for a pet or relative, name.
@@ -26,7 +27,7 @@ import yaml
 from pydantic import ValidationError
 
 from memagent.core import InvalidInput
-from memagent.llm import LLM, LLMError, Message
+from memagent.llm import LLM, Message
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.operations import AnyOp
@@ -37,8 +38,6 @@ MAX_STATEMENT_CHARS = 8000
 MAX_MODEL_CHARS = 600
 """The kept sentences go to the model in groups of at most this many characters."""
 MAX_GROUPS = 4
-GATE_THRESHOLD = 0.25
-"""P(yes) below this skips the extraction call (recall matters more than a call saved)."""
 EXTRACT_MAX_TOKENS = 160
 
 
@@ -102,23 +101,27 @@ def extract_messages(statement: str) -> list[Message]:
     return [*_prefix(), _ask("user", statement)]
 
 
-def holds_a_fact(llm: LLM, statement: str) -> tuple[bool, int]:
-    """The gate: (does `statement` state a lasting fact about its writer, calls made).
-    One token's probability where the backend gives it, else a constrained word."""
-    messages = gate_messages(statement)
-    judge = getattr(llm, "yes_probability", None)
-    if judge is not None:
-        try:
-            return judge(messages).p_yes >= GATE_THRESHOLD, 1
-        except LLMError:
-            pass
+GATE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"facts": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["facts"],
+    "additionalProperties": False,
+}
+"""The gate's reply, `{"facts": "yes"}` or `{"facts": "no"}`: a handful of tokens."""
+
+
+def holds_a_fact(llm: LLM, statement: str) -> bool:
+    """The gate: does `statement` state a lasting fact about its writer? Anything
+    but a clear "yes" (an empty list, a reply that ignores the schema) is no."""
     reply = llm.chat(
-        messages,
-        response_schema={"type": "string", "enum": ["yes", "no"]},
-        max_tokens=4,
-        temperature=0.0,
+        gate_messages(statement), response_schema=GATE_SCHEMA, max_tokens=8, temperature=0.0
     )
-    return "no" not in reply.text.lower(), 1
+    text = reply.text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("facts") == "yes"
 
 
 def read_facts(llm: LLM, statement: str) -> list[Extracted]:
@@ -177,9 +180,8 @@ def learn_statement(
     for group in _groups(screened.kept):
         text = " ".join(group)
         if gate:
-            yes, n = holds_a_fact(llm, text)
-            calls += n
-            if not yes:
+            calls += 1
+            if not holds_a_fact(llm, text):
                 dropped.append((text[:200], "the gate: no lasting fact"))
                 continue
         facts.extend(read_facts(llm, text))

@@ -250,12 +250,15 @@ def _fix_kind(fact: Extracted, clause: str) -> str:
 
 
 def _pet_or_family(fact: Extracted, kind: str, clause: str) -> tuple[str, str] | None:
-    """(relation or animal, name) for a pet or relative, both said in the clause."""
+    """(relation or animal, name) for a pet or relative, both said in the clause;
+    what the model left out or did not copy from the clause is read from it."""
     name, value = fact.name.strip(), fact.value.strip()
+    name = name if name and grounded(name, clause) else ""
+    value = value if value and grounded(value, clause) else ""
     m = _NAME_AFTER.search(clause)
-    if not name or name.lower() == value.lower():
-        if m is None:
-            return None
+    if value and not name and value[:1].isupper() and m and value in m.group(0):
+        name, value = value, ""
+    if not name and m is not None:
         name = m.group(1) or m.group(3) or ""
     if not value or value.lower() == name.lower():
         if m is not None and m.group(2):
@@ -264,8 +267,6 @@ def _pet_or_family(fact: Extracted, kind: str, clause: str) -> tuple[str, str] |
             who = _OTHER_PERSON.search(clause)
             value = who.group(3) if who is not None and who.group(3) else ""
     if not value or not name or value.lower() == name.lower():
-        return None
-    if not (grounded(name, clause) and grounded(value, clause)):
         return None
     return value, name
 
