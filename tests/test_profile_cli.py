@@ -136,8 +136,8 @@ def test_learn_with_a_scripted_model(home: MemoryHome) -> None:
     res = cli(home, "learn", "I'm allergic to peanuts", "--model", spec, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["ok"] and out["facts"][0]["tags"] == ["health", "allergy"]
-    assert out["routes"][0]["files"][0] == "resource_user_health.json"
+    assert out["ok"] and out["facts"][0] == {"kind": "allergy", "value": "peanuts", "name": ""}
+    assert out["operations"][0]["file"] == "resource_user_health.json"
     shown = json.loads(cli(home, "show", "user_health", "--json").stdout)
     assert shown["resource_user_health.json"]["health"]["allergies"][0]["item"] == "peanuts"
     res = cli(home, "learn", "I'm allergic to peanuts", "--model", spec)
@@ -149,7 +149,7 @@ def test_learn_errors_are_clean(home: MemoryHome, tmp_path: Path) -> None:
     script.write_text(json.dumps(["nope", "still nope"]))
     before = snapshot(home)
     res = cli(home, "learn", "I like tea", "--model", f"scripted:{script}")
-    assert res.exit_code == 1 and "switchboard" in res.stderr
+    assert res.exit_code == 1 and "does not fit the schema" in res.stderr
     res = cli(home, "learn", "   ", "--model", f"scripted:{script}")
     assert res.exit_code == 1 and "empty" in res.stderr
     res = cli(home, "learn", "hi", "--model", "bogus-spec")

@@ -159,7 +159,7 @@ def learn(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The whole run as JSON.")] = False,
 ) -> None:
-    """Learn profile facts from a message: switchboard → router → planner → handler."""
+    """Learn profile facts from a message: screen → gate → extraction → planning → handler."""
     from memagent.llm import load_llm
     from memagent.memory.profile import learn as run_learn
 
@@ -170,12 +170,11 @@ def learn(
         print_json(result.to_json())
     else:
         if not result.facts:
-            console.print("nothing to remember in that message")
+            why = f" ({result.skipped})" if result.skipped else ""
+            console.print(f"nothing to remember in that message{why}", highlight=False)
         for fact in result.facts:
-            console.print(
-                f"fact: {escape(fact.fact)} [dim]({escape(', '.join(fact.tags))})[/]",
-                highlight=False,
-            )
+            named = f" named {fact.name}" if fact.name else ""
+            console.print(f"fact: {fact.kind}: {escape(fact.value + named)}", highlight=False)
         for outcome in result.result.outcomes:
             where = f"{outcome.file or ''} {outcome.path or ''}".strip()
             note = f" — {outcome.note}" if outcome.note else ""

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from memagent.core import InvalidInput
 from memagent.llm import LLM, Message
+from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.operations import AnyOp
@@ -112,7 +113,7 @@ GATE_SCHEMA: dict[str, Any] = {
 
 def holds_a_fact(llm: LLM, statement: str) -> bool:
     """The gate: does `statement` state a lasting fact about its writer? Anything
-    but a clear "yes" (an empty list, a reply that ignores the schema) is no."""
+    but a clear "yes" is no; a reply that is not a JSON object is `LearnFailed`."""
     reply = llm.chat(
         gate_messages(statement), response_schema=GATE_SCHEMA, max_tokens=8, temperature=0.0
     )
@@ -120,13 +121,15 @@ def holds_a_fact(llm: LLM, statement: str) -> bool:
     try:
         data = json.loads(text)
     except ValueError:
-        return False
-    return isinstance(data, dict) and data.get("facts") == "yes"
+        data = None
+    if not isinstance(data, dict):
+        raise LearnFailed(f"the gate: the model's reply does not fit the schema: {text[:80]!r}")
+    return data.get("facts") == "yes"
 
 
 def read_facts(llm: LLM, statement: str) -> list[Extracted]:
     """The facts the model reads in `statement`; a reply that does not fit the
-    schema (a backend that ignores it) counts as none, never as an error."""
+    schema (a backend that ignores it) is `LearnFailed`, and nothing is written."""
     reply = llm.chat(
         extract_messages(statement),
         response_schema=extraction_schema(),
@@ -136,8 +139,10 @@ def read_facts(llm: LLM, statement: str) -> list[Extracted]:
     text = reply.text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
     try:
         return Extraction.model_validate_json(text).facts
-    except ValidationError:
-        return []
+    except ValidationError as exc:
+        raise LearnFailed(
+            f"the extraction: the model's reply does not fit the schema: {describe_error(exc)}"
+        ) from exc
 
 
 def _groups(kept: list[str]) -> list[list[str]]:

@@ -406,18 +406,17 @@ def plan(
             continue
         appended.add((path, match_key(key)))
         spec = expiry.isoformat() if expiry is not None else None
-        if _existing(resources, target.file, path, key):
-            if target.single or expiry is not None:
-                ops.append(
-                    UpdateOp(
-                        operation="update",
-                        file=target.file,
-                        path=path,
-                        value={"item": key, "display": display},  # type: ignore[arg-type]
-                        expiry=spec,
-                    )
+        if _existing(resources, target.file, path, key) and (target.single or expiry):
+            ops.append(
+                UpdateOp(
+                    operation="update",
+                    file=target.file,
+                    path=path,
+                    value={"item": key, "display": display},  # type: ignore[arg-type]
+                    expiry=spec,
                 )
-        else:
+            )
+        else:  # an item already there becomes the handler's no_change
             ops.append(
                 AppendOp(
                     operation="append",

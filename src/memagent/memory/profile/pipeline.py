@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from memagent.core import InvalidInput, MemagentError, NotFound
 from memagent.llm import LLM, Message
+from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.models import Resource
@@ -44,10 +45,6 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 T = TypeVar("T", bound=BaseModel)
-
-
-class LearnFailed(MemagentError):
-    """The model's reply stayed invalid after one repair round; nothing was written."""
 
 
 class Fact(BaseModel):
@@ -137,17 +134,6 @@ def _strip_fence(text: str) -> str:
     text = text.strip()
     m = _FENCE.match(text)
     return m.group(1).strip() if m else text
-
-
-def describe_error(exc: Exception, limit: int = 5) -> str:
-    if isinstance(exc, ValidationError):
-        parts = []
-        for err in exc.errors()[:limit]:
-            where = ".".join(str(p) for p in err["loc"]) or "reply"
-            parts.append(f"{where}: {err['msg']}")
-        more = exc.error_count() - limit
-        return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
-    return str(exc)
 
 
 @dataclass

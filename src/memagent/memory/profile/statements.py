@@ -60,7 +60,7 @@ _HYPOTHETICAL = re.compile(
     r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
-    r"i might|i may|i could|i should|i'?m thinking about|i'?m considering|"
+    r"i might|i should|i'?m thinking about|i'?m considering|"
     r"would i|were i)\b",
     re.IGNORECASE,
 )
