@@ -232,7 +232,7 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
         raise RuntimeError(f"cannot seed {given}: {result.error}")
 
 
-def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = True) -> list[StepOutcome]:
+def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> list[StepOutcome]:
     home = MemoryHome.open(root / scn.id)
     init_profile(home)
     store = ProfileStore(home, today=lambda: scn.date)
@@ -242,7 +242,7 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = True) -> l
         before = live_items(store)
         started = time.perf_counter()
         try:
-            res = learn(store, llm, step.say, today=scn.date)
+            res = learn(store, llm, step.say, today=scn.date, gate=gate)
             calls = res.llm_calls
         except Exception as exc:  # a failed statement counts as learning nothing
             print(f"  {scn.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -387,7 +387,7 @@ def run(
     llm: LLM,
     scenarios: Sequence[Scenario],
     *,
-    gate: bool = True,
+    gate: bool = False,
     verbose: bool = False,
     log: Path | None = None,
 ) -> tuple[list[StepOutcome], float | None]:
@@ -425,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--every", type=int, default=1, help="every Nth scenario of each split (a spread sample)"
     )
-    ap.add_argument("--no-gate", action="store_true", help="skip the yes/no gate call")
+    ap.add_argument("--gate", action="store_true", help="ask the yes/no gate call first")
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
@@ -449,10 +449,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             llm = load_llm("embedded")
         outcomes, cold = run(
-            llm, scenarios, gate=not args.no_gate, verbose=args.verbose, log=args.log
+            llm, scenarios, gate=args.gate, verbose=args.verbose, log=args.log
         )
         rows = report(name, outcomes, cold)
-        rows["gate"] = not args.no_gate
+        rows["gate"] = args.gate
         print_report(rows)
         all_rows.append(rows)
     if args.json:

@@ -161,11 +161,13 @@ def learn_statement(
     message: str,
     *,
     today: date | None = None,
-    gate: bool = True,
+    gate: bool = False,
     source: str | None = None,
 ) -> StatementLearned:
     """Learn from one statement the user made on `today` (default: the store's
-    today); apply what it says as one batch. Raises `InvalidInput` for an empty or
+    today); apply what it says as one batch. `gate`: ask the yes/no gate before
+    the extraction (off by default: on the embedded model it cost a call and
+    turned away plain facts such as "I don't eat red meat", see bench.profile_learn). Raises `InvalidInput` for an empty or
     oversized statement (nothing written); a statement with no fact writes nothing."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("nothing to learn from: the message is empty")

@@ -266,10 +266,15 @@ def plan_memory(
 
 # -- the whole pipeline ----------------------------------------------------------------
 def learn(
-    store: ProfileStore, llm: LLM, message: str, *, today: date | None = None
+    store: ProfileStore,
+    llm: LLM,
+    message: str,
+    *,
+    today: date | None = None,
+    gate: bool = False,
 ) -> StatementLearned:
     """Learn profile facts from one user message (`extract.learn_statement`)."""
-    return learn_statement(store, llm, message, today=today)
+    return learn_statement(store, llm, message, today=today, gate=gate)
 
 
 def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResult:

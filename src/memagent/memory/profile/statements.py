@@ -56,6 +56,13 @@ _SMALL_TALK = re.compile(
     r"(there|again|so much|a lot|a bunch|mate|buddy|friend|everyone|all)?[\s!.,:)]*$",
     re.IGNORECASE,
 )
+_SMALL_TALK_WORDS = frozenset(
+    "hi hello hey yo hiya howdy good morning afternoon evening night bye goodbye see you "
+    "later thanks thank thx ty cheers ok okay cool nice great awesome perfect lol haha "
+    "sounds no worries welcome yes yep nope sure hmm wow oh there again so much a lot "
+    "bunch mate buddy friend everyone all that that's thats was is it this helpful "
+    "hilarious funny interesting amazing brilliant fine alright right got gotcha".split()
+)
 _HYPOTHETICAL = re.compile(
     r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wouldn'?t it|someday|one day)\b|"
@@ -103,7 +110,8 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "another speaker's line"
     if s.endswith("?") or _QUESTION_START.match(s):
         return "question"
-    if _SMALL_TALK.match(s):
+    words = [w.lower() for w in _WORD.findall(s)]
+    if _SMALL_TALK.match(s) or all(w in _SMALL_TALK_WORDS for w in words):
         return "small talk"
     if _COMMUNICATION.search(s) and not _HYPOTHETICAL.search(s):
         return None  # how the user wants to be answered is said as a request
