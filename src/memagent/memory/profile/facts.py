@@ -186,7 +186,7 @@ _WEEKLY = re.compile(
 )
 _NAME_AFTER = re.compile(
     r"\b(?:called|named|name is|name's)\s+([A-Z][\w'-]*)|"
-    r"\b(?:my|our)\s+(\w+)\s+([A-Z][a-z][\w'-]*)\b"
+    r"\b(?:[Mm]y|[Oo]ur)\s+(\w+)\s+([A-Z][a-z][\w'-]*)\b"
 )
 
 
