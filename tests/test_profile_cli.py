@@ -42,7 +42,8 @@ def test_apply_show_history_undo(home: MemoryHome) -> None:
     one = json.loads(cli(home, "show", "user_food_prefs", "--json").stdout)
     assert list(one) == [FOOD]
     text = cli(home, "show").stdout
-    assert "Kung pao chicken" in text and "food.likes" in text
+    assert "  Likes: Kung pao chicken\n" in text and "food.likes" not in text
+    assert "food.likes (1)" in cli(home, "show", "--tags").stdout
     hist = [
         json.loads(x)
         for x in cli(home, "history", "Kung Pao Chicken", "--json").stdout.splitlines()
@@ -214,3 +215,11 @@ def test_profile_without_home_is_clean(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and "memagent init" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_show_reads_like_a_profile(home: MemoryHome) -> None:
+    assert "Your profile is empty" in cli(home, "show").stdout
+    spec = f"scripted:{FIXTURES / 'learn_peanuts.json'}"
+    assert cli(home, "learn", "I'm allergic to peanuts", "--model", spec).exit_code == 0
+    text = cli(home, "show").stdout
+    assert text.splitlines() == ["Health", "  Allergic to peanuts"]

@@ -26,7 +26,6 @@ def clients(tmp_path: Path) -> Iterator[tuple[httpx.Client, httpx.Client, Path]]
     root = tmp_path / "server"
     script = tmp_path / "script.json"
     replies = [
-        json.dumps({"facts": "yes"}),
         json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]}),
     ]
     script.write_text(json.dumps(replies))

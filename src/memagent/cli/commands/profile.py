@@ -31,6 +31,45 @@ def _store(home: Path | None) -> ProfileStore:
     return ProfileStore(open_home(home))
 
 
+TITLES = {
+    "user_food_prefs": "Food and drink",
+    "user_health": "Health",
+    "user_routine": "Routine, plans and whereabouts",
+    "user_general_prefs": "About you",
+}
+LABELS = {
+    "food.likes": "Likes",
+    "food.dislikes": "Dislikes",
+    "drink.likes": "Likes",
+    "drink.dislikes": "Dislikes",
+    "diet.restrictions": "Diet",
+    "health.allergies": "Allergic to",
+    "health.conditions": "Condition",
+    "health.medications": "Takes",
+    "fitness.activities": "Exercise",
+    "routine.daily": "Daily",
+    "routine.weekly": "Weekly",
+    "schedule.upcoming": "Coming up",
+    "whereabouts.current": "Now",
+    "preferences.likes": "Likes",
+    "preferences.dislikes": "Dislikes",
+    "communication.style": "When answering",
+}
+_SELF_DESCRIBED = ("likes ", "dislikes ", "allergic ", "takes ", "lives ", "works ", "in ", "no ")
+
+
+def item_line(path: str, display: str, expiry: str | None) -> str:
+    """One short line for an item: its display, with what list it is on where
+    the display does not say it ("Allergic to: Peanuts"), and until when."""
+    label = LABELS.get(path) or path.rsplit(".", 1)[-1].replace("_", " ").capitalize()
+    lowered = display.lower()
+    said = lowered.startswith(_SELF_DESCRIBED) or ":" in display or " named " in lowered
+    line = display if said or path == "personal.facts" else f"{label}: {display}"
+    if expiry and expiry not in display:
+        line += f" (until {expiry})"
+    return line
+
+
 @profile_app.command()
 def show(
     resource: Annotated[
@@ -38,10 +77,11 @@ def show(
     ] = None,
     home: HomeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Current content as JSON.")] = False,
+    tags: Annotated[
+        bool, typer.Option("--tags", help="Also each resource's file, lists and routing tags.")
+    ] = False,
 ) -> None:
-    """Show resources and their current items (expired items are left out)."""
-    from rich.tree import Tree
-
+    """Your profile, one short line per fact (expired items are left out)."""
     store = _store(home)
     names = [store.name_for(resource)] if resource else store.names()
     today = store.today()
@@ -52,18 +92,27 @@ def show(
     if not loaded:
         console.print("no profile resources (run `memagent init`)")
         return
+    shown = 0
     for name, res in loaded.items():
         meta = res.metadata
-        tags = escape(", ".join(meta.tags))
-        tree = Tree(f"[bold]{name}[/] v{meta.version} [dim]{tags}[/]")
-        for path, items in res.iter_lists():
-            live = [i for i in items if not i.expired(today)]
-            branch = tree.add(f"{path} [dim]({len(live)})[/]")
-            for item in live:
-                suffix = f" [dim](until {item.expiry.isoformat()})[/]" if item.expiry else ""
-                label = f"{escape(item.display)} [dim]{escape(item.item)}[/]{suffix}"
-                branch.add(label, highlight=False)
-        console.print(tree)
+        lists = [(p, [i for i in items if not i.expired(today)]) for p, items in res.iter_lists()]
+        count = sum(len(items) for _, items in lists)
+        if not count and not (tags or resource):
+            continue
+        title = TITLES.get(meta.resource_id) or meta.resource_id.replace("_", " ").capitalize()
+        console.print(f"[bold]{escape(title)}[/]", highlight=False)
+        if tags:
+            routes = escape(", ".join(meta.tags)) or "none"
+            console.print(f"  [dim]{name} v{meta.version}; routed by: {routes}[/]", highlight=False)
+        for path, items in lists:
+            if tags:
+                console.print(f"  [dim]{path} ({len(items)})[/]", highlight=False)
+            for item in items:
+                until = item.expiry.isoformat() if item.expiry else None
+                console.print(f"  {escape(item_line(path, item.display, until))}", highlight=False)
+                shown += 1
+    if not shown and not tags:
+        console.print("Your profile is empty: nothing learned or added yet.")
 
 
 def _read_ops_text(file: str, limit: int) -> str:
