@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, fail, open_home, print_json
 from memagent.core.jsontext import too_deep
+from memagent.memory.profile.summary import TITLES, item_line
 
 if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
@@ -29,45 +30,6 @@ def _store(home: Path | None) -> ProfileStore:
     from memagent.memory.profile import ProfileStore
 
     return ProfileStore(open_home(home))
-
-
-TITLES = {
-    "user_food_prefs": "Food and drink",
-    "user_health": "Health",
-    "user_routine": "Routine, plans and whereabouts",
-    "user_general_prefs": "About you",
-}
-LABELS = {
-    "food.likes": "Likes",
-    "food.dislikes": "Dislikes",
-    "drink.likes": "Likes",
-    "drink.dislikes": "Dislikes",
-    "diet.restrictions": "Diet",
-    "health.allergies": "Allergic to",
-    "health.conditions": "Condition",
-    "health.medications": "Takes",
-    "fitness.activities": "Exercise",
-    "routine.daily": "Daily",
-    "routine.weekly": "Weekly",
-    "schedule.upcoming": "Coming up",
-    "whereabouts.current": "Now",
-    "preferences.likes": "Likes",
-    "preferences.dislikes": "Dislikes",
-    "communication.style": "When answering",
-}
-_SELF_DESCRIBED = ("likes ", "dislikes ", "allergic ", "takes ", "lives ", "works ", "in ", "no ")
-
-
-def item_line(path: str, display: str, expiry: str | None) -> str:
-    """One short line for an item: its display, with what list it is on where
-    the display does not say it ("Allergic to: Peanuts"), and until when."""
-    label = LABELS.get(path) or path.rsplit(".", 1)[-1].replace("_", " ").capitalize()
-    lowered = display.lower()
-    said = lowered.startswith(_SELF_DESCRIBED) or ":" in display or " named " in lowered
-    line = display if said or path == "personal.facts" else f"{label}: {display}"
-    if expiry and expiry not in display:
-        line += f" (until {expiry})"
-    return line
 
 
 @profile_app.command()
