@@ -28,6 +28,7 @@ held-out part separately, with a 95% bootstrap interval over scenarios.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import random
 import statistics
@@ -36,7 +37,6 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-import datetime as dt
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -252,9 +252,7 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
         expect = [Entry.parse(e) for e in step.expect]
         maybe = [Entry.parse(e) for e in step.maybe]
         good = [i for i in items if any(matches(e, i) for e in expect)]
-        wrong = [
-            i for i in items if i not in good and not any(matches(e, i) for e in maybe)
-        ]
+        wrong = [i for i in items if i not in good and not any(matches(e, i) for e in maybe)]
         found = [e for e in expect if any(matches(e, i) for i in items)]
         exp_total = exp_right = 0
         for raw, day in step.expiry.items():
@@ -380,7 +378,9 @@ def print_report(rows: dict[str, Any]) -> None:
         table.add_row(key, *(_fmt(rows[s][key]) for s in splits))
     Console().print(table)
     if rows.get("cold first statement s") is not None:
-        print(f"cold (first statement, model load included): {rows['cold first statement s']:.2f} s")
+        print(
+            f"cold (first statement, model load included): {rows['cold first statement s']:.2f} s"
+        )
 
 
 def run(
@@ -448,9 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from memagent.llm import load_llm
 
             llm = load_llm("embedded")
-        outcomes, cold = run(
-            llm, scenarios, gate=args.gate, verbose=args.verbose, log=args.log
-        )
+        outcomes, cold = run(llm, scenarios, gate=args.gate, verbose=args.verbose, log=args.log)
         rows = report(name, outcomes, cold)
         rows["gate"] = args.gate
         print_report(rows)

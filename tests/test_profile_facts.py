@@ -107,7 +107,9 @@ def test_expiry_from_the_statement_date(home: MemoryHome) -> None:
     s = store_of(home)
     got = said(s, "I'm in Berlin until Friday.", ("whereabouts", "Berlin", ""))
     assert got == ["whereabouts.current: In Berlin (until Fri 2026-03-06) @2026-03-06"]
-    got = said(s, "Change of plans, I'm in Brussels until Tuesday.", ("whereabouts", "Brussels", ""))
+    got = said(
+        s, "Change of plans, I'm in Brussels until Tuesday.", ("whereabouts", "Brussels", "")
+    )
     assert got == ["whereabouts.current: In Brussels (until Tue 2026-03-10) @2026-03-10"]
     assert said(s, "I'm back home from Brussels now.", ("whereabouts", "Brussels", "")) == []
 

@@ -1,6 +1,7 @@
 """Structured profile memory: JSON resource files, the operations that change
 them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
 
+from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import (
     BatchResult,
     OperationRejected,
@@ -8,7 +9,6 @@ from memagent.memory.profile.handler import (
     apply_operations,
     prune,
 )
-from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.history import HistoryEntry, UndoResult, history, undo
 from memagent.memory.profile.keys import match_key, slug
 from memagent.memory.profile.models import Item, Metadata, Resource, ResourceFile

@@ -167,8 +167,9 @@ def learn_statement(
     """Learn from one statement the user made on `today` (default: the store's
     today); apply what it says as one batch. `gate`: ask the yes/no gate before
     the extraction (off by default: on the embedded model it cost a call and
-    turned away plain facts such as "I don't eat red meat", see bench.profile_learn). Raises `InvalidInput` for an empty or
-    oversized statement (nothing written); a statement with no fact writes nothing."""
+    turned away plain facts such as "I don't eat red meat"; bench.profile_learn
+    --gate). Raises `InvalidInput` for an empty or oversized statement (nothing
+    written); a statement with no fact writes nothing."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("nothing to learn from: the message is empty")
     if len(message) > MAX_STATEMENT_CHARS:

@@ -144,8 +144,40 @@ OPPOSITE = {
 }
 
 _STOP = frozenset(
-    "a an the my our some any of to for in on at with and or i me im i'm am is are be "
-    "really very so much lot lots kind sort".split()
+    [
+        "a",
+        "an",
+        "the",
+        "my",
+        "our",
+        "some",
+        "any",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "at",
+        "with",
+        "and",
+        "or",
+        "i",
+        "me",
+        "im",
+        "i'm",
+        "am",
+        "is",
+        "are",
+        "be",
+        "really",
+        "very",
+        "so",
+        "much",
+        "lot",
+        "lots",
+        "kind",
+        "sort",
+    ]
 )
 _OTHER_PERSON = re.compile(
     r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
@@ -230,20 +262,25 @@ class Planned:
 
 
 def _fix_kind(fact: Extracted, clause: str) -> str:
-    kind = fact.kind
+    kind: str = fact.kind
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         kind = "food_dislike" if _DISLIKE_CUE.search(clause) else "condition"
         if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "food_dislike"
-    if kind in ("food_like", "drink_like", "like") and _DISLIKE_CUE.search(clause):
-        if not _OVER_CUE.search(clause):
-            kind = OPPOSITE[kind]
+    liked = kind in ("food_like", "drink_like", "like")
+    if liked and _DISLIKE_CUE.search(clause) and not _OVER_CUE.search(clause):
+        kind = OPPOSITE[kind]
     if kind in ("like", "food_like") and fact.value[:1].isupper() and _NAME_AFTER.search(clause):
         m = _NAME_AFTER.search(clause)
         if m and fact.value in m.group(0):
-            kind = "pet" if _OTHER_PERSON.search(clause) and re.search(
-                r"dog|cat|pupp|kitt|pet|parrot|rabbit|hamster|horse|fish", clause, re.I
-            ) else "family"
+            kind = (
+                "pet"
+                if _OTHER_PERSON.search(clause)
+                and re.search(
+                    r"dog|cat|pupp|kitt|pet|parrot|rabbit|hamster|horse|fish", clause, re.I
+                )
+                else "family"
+            )
     if kind == "routine" and _WEEKLY.search(clause):
         return "routine_weekly"
     return kind
@@ -396,9 +433,9 @@ def plan(
             kept.append(fact)
             continue
         display = _display(target.template, value, name, clause)
-        if kind == "diet" and re.search(r"\b(don'?t|never|no) (eat|drink)?\b", clause, re.I):
-            if not re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I):
-                display = f"No {value}"
+        named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
+        if kind == "diet" and not named_diet and re.search(r"\b(don'?t|never|no) ", clause, re.I):
+            display = f"No {value}"
         expiry = time_bound(clause, today)
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
@@ -412,7 +449,7 @@ def plan(
                     operation="update",
                     file=target.file,
                     path=path,
-                    value={"item": key, "display": display},  # type: ignore[arg-type]
+                    value={"item": key, "display": display},
                     expiry=spec,
                 )
             )
@@ -422,7 +459,7 @@ def plan(
                     operation="append",
                     file=target.file,
                     path=path,
-                    value={"item": key, "display": display},  # type: ignore[arg-type]
+                    value={"item": key, "display": display},
                     expiry=spec,
                 )
             )
@@ -433,7 +470,7 @@ def plan(
 
 
 def _remove(file: str, path: str, key: str) -> RemoveOp:
-    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})  # type: ignore[arg-type]
+    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})
 
 
 def _pair(kind: str) -> set[str]:

@@ -29,7 +29,7 @@ import yaml
 from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from memagent.core import InvalidInput, MemagentError, NotFound
+from memagent.core import InvalidInput, NotFound
 from memagent.llm import LLM, Message
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import StatementLearned, learn_statement

@@ -57,11 +57,79 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE,
 )
 _SMALL_TALK_WORDS = frozenset(
-    "hi hello hey yo hiya howdy good morning afternoon evening night bye goodbye see you "
-    "later thanks thank thx ty cheers ok okay cool nice great awesome perfect lol haha "
-    "sounds no worries welcome yes yep nope sure hmm wow oh there again so much a lot "
-    "bunch mate buddy friend everyone all that that's thats was is it this helpful "
-    "hilarious funny interesting amazing brilliant fine alright right got gotcha".split()
+    [
+        "hi",
+        "hello",
+        "hey",
+        "yo",
+        "hiya",
+        "howdy",
+        "good",
+        "morning",
+        "afternoon",
+        "evening",
+        "night",
+        "bye",
+        "goodbye",
+        "see",
+        "you",
+        "later",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "cheers",
+        "ok",
+        "okay",
+        "cool",
+        "nice",
+        "great",
+        "awesome",
+        "perfect",
+        "lol",
+        "haha",
+        "sounds",
+        "no",
+        "worries",
+        "welcome",
+        "yes",
+        "yep",
+        "nope",
+        "sure",
+        "hmm",
+        "wow",
+        "oh",
+        "there",
+        "again",
+        "so",
+        "much",
+        "a",
+        "lot",
+        "bunch",
+        "mate",
+        "buddy",
+        "friend",
+        "everyone",
+        "all",
+        "that",
+        "that's",
+        "thats",
+        "was",
+        "is",
+        "it",
+        "this",
+        "helpful",
+        "hilarious",
+        "funny",
+        "interesting",
+        "amazing",
+        "brilliant",
+        "fine",
+        "alright",
+        "right",
+        "got",
+        "gotcha",
+    ]
 )
 _HYPOTHETICAL = re.compile(
     r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
@@ -127,8 +195,8 @@ def why_not_a_fact(sentence: str) -> str | None:
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact."""
     if _INJECTION.search(text) or _ROLE_PREFIX.match(text):
-        why = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
-        return Screened([], [(text[:200], why)], injection=why == "prompt injection")
+        whole = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
+        return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
     for sentence in sentences(text):

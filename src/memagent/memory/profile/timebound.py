@@ -58,7 +58,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
     (re.compile(rf"\b{_UNTIL}\s+the\s+{_ORD}\b", re.I), "day"),
     (re.compile(rf"\b{_UNTIL}\s+tomorrow\b", re.I), "tomorrow"),
-    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) week\b|\b{_UNTIL}\s+the weekend\b", re.I), "week"),
+    (
+        re.compile(
+            rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) week\b|\b{_UNTIL}\s+the weekend\b", re.I
+        ),
+        "week",
+    ),
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) month\b", re.I), "month"),
     (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
