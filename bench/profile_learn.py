@@ -429,8 +429,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
+    ap.add_argument(
+        "--threads", type=int, default=0, help="embedded model threads (default: config)"
+    )
     args = ap.parse_args(argv)
-    if args.limit < 0 or args.every < 1:
+    if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
     scenarios = load_set()
     if args.split != "all":
@@ -446,8 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             llm: LLM = oracle_llm(load_set())
         else:
             from memagent.llm import load_llm
+            from memagent.llm.embedded import EmbeddedLLM
 
-            llm = load_llm("embedded")
+            llm = EmbeddedLLM(threads=args.threads) if args.threads > 0 else load_llm("embedded")
         outcomes, cold = run(llm, scenarios, gate=args.gate, verbose=args.verbose, log=args.log)
         rows = report(name, outcomes, cold)
         rows["gate"] = args.gate

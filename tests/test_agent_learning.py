@@ -127,3 +127,17 @@ def test_leaving_with_agent_is_bounded_and_says_what_is_left(
     assert "1 statement(s) not learned" in capsys.readouterr().err
     assert [p.message for p in PendingLearning(FileState(home)).pending()] == ["I love ramen."]
     gate.set()
+
+
+def test_a_fact_asked_with_a_question_is_learned(home: MemoryHome) -> None:
+    llm = learner()
+    with Agent(home, llm, prompt_set="instruct", embeddings=False, learn_profile=True) as a:
+        a.turn("I love ramen. Can you suggest a recipe for tonight?")
+        assert a.flush_learning(timeout=60)
+    assert "Likes ramen" in food(home)
+    asked = [
+        c.messages[-1].content
+        for c in llm.calls
+        if c.response_schema and "facts" in str(c.response_schema)
+    ]
+    assert asked == ["Statement: I love ramen."]  # the question never reached the extraction

@@ -597,12 +597,9 @@ class Agent:
         persist = self.persist
         session = self.python.session if self.mode == "python" else None
         memory = self.memory
-        learn = (
-            self.learn_profile
-            and ok
-            and not looks_like_request(message)
-            and not is_small_talk(message)
-        )
+        # a question may carry a fact ("I'm vegan, any recipe?"): the learner's
+        # screen drops what cannot be one without a model call
+        learn = self.learn_profile and ok and not is_small_talk(message)
         turn_no = trace.turn
 
         def job() -> None:
