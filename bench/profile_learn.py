@@ -218,6 +218,8 @@ class StepOutcome:
     llm_calls: int
     wrong: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    """What the model read (kind: value / name), for looking into a miss."""
 
 
 def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
@@ -244,9 +246,11 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
         try:
             res = learn(store, llm, step.say, today=scn.date, gate=gate)
             calls = res.llm_calls
+            read = [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
+            read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
             print(f"  {scn.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            calls = 0
+            calls, read = 0, [f"error: {exc}"]
         seconds = time.perf_counter() - started
         items = live_items(store)
         expect = [Entry.parse(e) for e in step.expect]
@@ -277,6 +281,7 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
                 calls,
                 [f"{i.path}: {i.display}" for i in wrong],
                 [e.raw for e in expect if e not in found],
+                read,
             )
         )
     return out

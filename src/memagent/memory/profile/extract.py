@@ -194,15 +194,12 @@ def learn_statement(
                 continue
         facts.extend(read_facts(llm, text))
         calls += 1
-    if not facts:
-        return StatementLearned(message, [], [], empty, calls, "no facts", dropped)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)
         if not planned.operations:
             dropped.extend(planned.dropped)
-            return StatementLearned(
-                message, planned.facts, [], empty, calls, "nothing new", dropped
-            )
+            why = "nothing new" if facts else "no facts"
+            return StatementLearned(message, planned.facts, [], empty, calls, why, dropped)
         result = apply_operations(
             store, planned.operations, op="learn", source=(source or message)[:200]
         )

@@ -134,6 +134,8 @@ TARGETS: dict[str, Target] = {
     "dislike": Target(GENERAL, "preferences.dislikes", "Dislikes {v}"),
     "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
 }
+ALWAYS_CHECKED = frozenset({"food_like", "drink_like", "like", "exercise", "medication"})
+"""Lists a negated thing is looked for in whatever kind the model read."""
 OPPOSITE = {
     "food_like": "food_dislike",
     "food_dislike": "food_like",
@@ -465,7 +467,10 @@ def plan(
             )
         kept.append(fact)
     keep = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
-    ops.extend(_removals(negated_things(sentences), resources, _with_pairs(touched), keep))
+    # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
+    # medicines, allergies the statement is about) even when the model read nothing
+    kinds = _with_pairs(touched) | ALWAYS_CHECKED
+    ops.extend(_removals(negated_things(sentences), resources, kinds, keep))
     return Planned(_dedupe(ops), kept, dropped)
 
 
