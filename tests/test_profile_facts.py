@@ -160,3 +160,32 @@ def test_the_schema_has_nothing_llama_cpp_cannot_build() -> None:
                 walk(v)
 
     walk(extraction_schema())
+
+
+def test_rules_read_what_a_small_model_misses(home: MemoryHome) -> None:
+    from memagent.memory.profile.rules import merge, rule_facts
+
+    s = store_of(home)
+    for text in (
+        "My dog is called Rex.",
+        "My wife's name is Priya.",
+        "I don't eat red meat.",
+        "I'm from Scotland originally but I live in Leeds.",
+        "Please keep your answers short.",
+    ):
+        facts = merge(rule_facts([text]), [Extracted(kind="home", value="Scotland")])
+        planned = plan(facts, [text], s.load_all(), WED)
+        assert apply_operations(s, planned.operations, op="learn").ok
+    assert lines(s) == [
+        "communication.style: Please keep your answers short",
+        "diet.restrictions: No red meat",
+        "personal.facts: Dog named Rex",
+        "personal.facts: Lives in Leeds",
+        "personal.facts: Wife: Priya",
+    ]
+
+
+def test_stems_ground_a_reworded_value() -> None:
+    assert grounded("lactose intolerance", "I'm lactose intolerant.")
+    assert grounded("swimming", "I swim before work.")
+    assert not grounded("peas", "I'm allergic to peanuts.")

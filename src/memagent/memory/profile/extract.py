@@ -10,7 +10,9 @@
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
    fact's kind, value and, for a pet or relative, name.
-4. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
+4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
+   live in", "I don't eat X"), merged ahead of the model's.
+5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
    mechanical, into operations the handler applies as one batch.
 """
 
@@ -32,6 +34,7 @@ from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.operations import AnyOp
+from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import screen
 from memagent.memory.profile.store import ProfileStore
 
@@ -194,6 +197,7 @@ def learn_statement(
                 continue
         facts.extend(read_facts(llm, text))
         calls += 1
+    facts = merge(rule_facts(screened.kept), facts)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)
         if not planned.operations:

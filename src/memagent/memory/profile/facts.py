@@ -20,6 +20,7 @@ The model only says what kind of fact a sentence holds and copies its value
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -134,7 +135,9 @@ TARGETS: dict[str, Target] = {
     "dislike": Target(GENERAL, "preferences.dislikes", "Dislikes {v}"),
     "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
 }
-ALWAYS_CHECKED = frozenset({"food_like", "drink_like", "like", "exercise", "medication"})
+ALWAYS_CHECKED = frozenset(
+    {"food_like", "drink_like", "like", "exercise", "medication", "diet", "allergy", "condition"}
+)
 """Lists a negated thing is looked for in whatever kind the model read."""
 OPPOSITE = {
     "food_like": "food_dislike",
@@ -189,6 +192,15 @@ _OTHER_PERSON = re.compile(
     r"^\s*(he|she|they|his|her|their)\b",
     re.IGNORECASE,
 )
+_DIET = re.compile(
+    r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
+    re.IGNORECASE,
+)
+_EVENT = re.compile(
+    r"\b(appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|"
+    r"conference|surgery|check-?up)\b",
+    re.IGNORECASE,
+)
 _NAMED_SUBJECT = re.compile(
     r"^(?!I\b)([A-Z][a-z]+)(\s+[A-Z][a-z]+)?\s+(is|was|has|had|likes|loves|lives|works|hates|"
     r"eats|drinks|can'?t|cannot|doesn'?t|does|will|just|and|takes|goes|plays|'s)\b"
@@ -228,11 +240,25 @@ def _words(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 
 
+def _said(word: str, said: set[str]) -> bool:
+    """`word` (a match key) is among `said`, or shares a long enough stem with one
+    of them ("intolerance"/"intolerant", "swimming"/"swim")."""
+    if word in said:
+        return True
+    for other in said:
+        short = min(len(word), len(other))
+        common = len(os.path.commonprefix([word, other]))
+        if common >= 4 and common >= 0.75 * short:
+            return True
+    return False
+
+
 def grounded(value: str, statement: str) -> bool:
-    """Every content word of `value` occurs in `statement` (plurals folded)."""
+    """Every content word of `value` occurs in `statement` (plurals and word
+    endings folded)."""
     said = _words(statement)
     content = [match_key(t) for t in tokens(value) if t not in _STOP]
-    return bool(content) and all(k in said for k in content)
+    return bool(content) and all(_said(k, said) for k in content)
 
 
 def clause_of(value: str, sentences: list[str]) -> str:
@@ -269,6 +295,12 @@ def _fix_kind(fact: Extracted, clause: str) -> str:
         kind = "food_dislike" if _DISLIKE_CUE.search(clause) else "condition"
         if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "food_dislike"
+    if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(fact.value):
+        kind = "diet"
+    if kind == "condition" and re.search(r"\btak(e|es|ing)\b", clause, re.I):
+        kind = "medication"
+    if kind == "routine" and _EVENT.search(clause):
+        kind = "plan"
     liked = kind in ("food_like", "drink_like", "like")
     if liked and _DISLIKE_CUE.search(clause) and not _OVER_CUE.search(clause):
         kind = OPPOSITE[kind]
