@@ -20,7 +20,6 @@ The model only says what kind of fact a sentence holds and copies its value
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -247,7 +246,9 @@ def _said(word: str, said: set[str]) -> bool:
         return True
     for other in said:
         short = min(len(word), len(other))
-        common = len(os.path.commonprefix([word, other]))
+        common = next(
+            (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), short
+        )
         if common >= 4 and common >= 0.75 * short:
             return True
     return False

@@ -42,7 +42,8 @@ _HOME = re.compile(
 )
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
 _NO_EAT = re.compile(
-    r"\bI (?:don'?t|do not|never) (?:eat|drink) ([a-z][a-z -]{1,30}?)(?=[,.;!]|$| anymore| any more)"
+    r"\bI (?:don'?t|do not|never) (?:eat|drink) "
+    r"([a-z][a-z -]{1,30}?)(?=[,.;!]|$| anymore| any more)"
 )
 _COMMUNICATION = re.compile(
     r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?)\b", re.IGNORECASE
@@ -66,16 +67,19 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             for m in pattern.finditer(s):
                 name = m.group(2)
                 if name not in _NAME_STOP:
-                    out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))  # type: ignore[arg-type]
-        if (m := _OWN_NAME.search(s)) and m.group(1) not in _NAME_STOP:
-            out.append(Extracted(kind="name", value=m.group(1)))
-        if m := _HOME.search(s):
-            out.append(Extracted(kind="home", value=_clip(m.group(1) or m.group(2))))
-        if m := _WORK.search(s):
-            out.append(Extracted(kind="work", value=_clip(m.group(1))))
-        for m in _NO_EAT.finditer(s):
-            if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
-                out.append(Extracted(kind="diet", value=_clip(m.group(1))))
+                    out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))
+        own = _OWN_NAME.search(s)
+        if own is not None and own.group(1) not in _NAME_STOP:
+            out.append(Extracted(kind="name", value=own.group(1)))
+        home = _HOME.search(s)
+        if home is not None:
+            out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
+        work = _WORK.search(s)
+        if work is not None:
+            out.append(Extracted(kind="work", value=_clip(work.group(1))))
+        if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
+            for no in _NO_EAT.finditer(s):
+                out.append(Extracted(kind="diet", value=_clip(no.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
             said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", s.strip(), flags=re.I)
             out.append(Extracted(kind="communication", value=_clip(said)))
