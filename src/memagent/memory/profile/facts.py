@@ -195,6 +195,11 @@ _DIET = re.compile(
     r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
     re.IGNORECASE,
 )
+_DRINKS = re.compile(
+    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beer|wine|water|juice|"
+    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade)\b",
+    re.IGNORECASE,
+)
 _EVENT = re.compile(
     r"\b(appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|"
     r"conference|surgery|check-?up)\b",
@@ -239,6 +244,9 @@ def _words(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 
 
+_ENDINGS = frozenset({"ning", "ing", "ner", "ners", "mming", "mer", "s", "es", "ed"})
+
+
 def _said(word: str, said: set[str]) -> bool:
     """`word` (a match key) is among `said`, or shares a long enough stem with one
     of them ("intolerance"/"intolerant", "swimming"/"swim")."""
@@ -249,6 +257,9 @@ def _said(word: str, said: set[str]) -> bool:
         common = next(
             (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), short
         )
+        rest = (word if len(word) > len(other) else other)[common:]
+        if common == short >= 3 and rest in _ENDINGS:
+            return True
         if common >= 4 and common >= 0.75 * short:
             return True
     return False
@@ -302,6 +313,8 @@ def _fix_kind(fact: Extracted, clause: str) -> str:
         kind = "medication"
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
+    if kind in ("food_like", "food_dislike") and _DRINKS.search(fact.value):
+        kind = "drink_" + kind.removeprefix("food_")
     liked = kind in ("food_like", "drink_like", "like")
     if liked and _DISLIKE_CUE.search(clause) and not _OVER_CUE.search(clause):
         kind = OPPOSITE[kind]

@@ -13,8 +13,10 @@ Every value is copied from the sentence, so it is grounded by construction.
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from memagent.memory.profile.facts import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = (
     "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|fish|turtle|tortoise|snake|"
@@ -52,6 +54,11 @@ _WANTS = re.compile(
     r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop)\b",
     re.IGNORECASE,
 )
+_STAY = re.compile(
+    r"\bI'?m (?:in|at|staying in|staying at|on holiday in|on vacation in|visiting|"
+    r"travell?ing (?:in|around|through)|working (?:out of|from) the) "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+)
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 
 
@@ -77,6 +84,9 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         work = _WORK.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
+        stay = _STAY.search(s)
+        if stay is not None and time_bound(s, date.today()) is not None:
+            out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 out.append(Extracted(kind="diet", value=_clip(no.group(1))))
