@@ -12,6 +12,13 @@ item-level before/after) vs, in the same run:
 Each starts from a resource that already holds `PRELOAD` items and applies `N`
 appends of new items, one operation per batch; the handler is also measured with
 `BATCH` operations per batch.
+
+Then learning speed: every statement of the profile dev set
+(`bench.profile_learn`) learned one at a time, statements/s and p50/p95 seconds
+per statement, cold (the first, which loads the model) and warm (the rest).
+`--learn-model scripted` (the default) times the pipeline around a model that
+answers at once (screen, planning, handler); `--learn-model embedded` the 1.5B
+model on this machine (slow: minutes on a busy machine; `--every N` samples).
 """
 
 from __future__ import annotations
@@ -108,7 +115,41 @@ def bare_ops_per_s(root: Path, *, durable: bool) -> float:
     return N / (time.perf_counter() - start)
 
 
-def main() -> None:
+def learning_speed(model: str, every: int) -> dict[str, float]:
+    """Statements/s and per-statement p50/p95 (warm), and the cold first statement."""
+    import statistics
+
+    from bench.profile_learn import load_set, oracle_llm, percentile, run
+    from memagent.llm import LLM
+
+    scenarios = load_set()[::every]
+    if model == "scripted":
+        llm: LLM = oracle_llm(scenarios)
+    else:
+        from memagent.llm import load_llm
+
+        llm = load_llm(model)
+    outcomes, cold = run(llm, scenarios)
+    warm = [o.seconds for o in outcomes[1:]]
+    learning = (cold or 0.0) + sum(warm)  # the learning calls only, not each new home
+    return {
+        "statements": len(outcomes),
+        "statements/s": len(outcomes) / learning if learning else float("inf"),
+        "warm p50 s": statistics.median(warm),
+        "warm p95 s": percentile(warm, 0.95),
+        "cold first s": cold or 0.0,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
+    ap.add_argument("--learn-model", default="scripted", help="scripted | embedded | none")
+    ap.add_argument("--every", type=int, default=1, help="every Nth scenario of the dev set")
+    args = ap.parse_args(argv)
+    if args.every < 1:
+        ap.error("--every must be at least 1")
     console = Console()
     with tempfile.TemporaryDirectory(prefix="memagent-bench-") as tmp:
         root = Path(tmp)
@@ -132,6 +173,14 @@ def main() -> None:
         f"handler_ops_per_s={figures['handler, 1 op/batch']:.1f} bare_ops_per_s={bare:.1f} "
         f"ratio={figures['handler, 1 op/batch'] / bare:.3f}"
     )
+    if args.learn_model != "none":
+        speed = learning_speed(args.learn_model, args.every)
+        table = Table(title=f"profile learning speed: {args.learn_model}")
+        table.add_column("figure")
+        table.add_column("value", justify="right")
+        for name, value in speed.items():
+            table.add_row(name, f"{value:,.3f}")
+        console.print(table)
 
 
 if __name__ == "__main__":

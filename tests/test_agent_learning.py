@@ -8,32 +8,31 @@ import json
 import threading
 from typing import Any
 
+import pytest
+
 from memagent.agent import Agent
+from memagent.agent.commands import parse_command
 from memagent.agent.learning import PendingLearning
 from memagent.core import MemoryHome
 from memagent.core.state import FileState
 from memagent.llm import Message, ScriptedLLM
 
 
-def learner(gate: threading.Event | None = None) -> ScriptedLLM:
-    """Replies "Yum."; learns "likes ramen" (waiting for `gate` first, if given)."""
+def learner(gate: threading.Event | None = None, delay_s: float = 0.0) -> ScriptedLLM:
+    """Replies "Yum."; learns "likes ramen" (waiting for `gate` first, if given);
+    `delay_s`: every reply takes that long, like a slow model."""
 
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
-        if "list the facts" in messages[0].content:
+        facts = ((schema or {}).get("properties") or {}).get("facts")
+        if facts is not None and facts.get("type") == "string":  # the gate
+            return json.dumps({"facts": "yes"})
+        if facts is not None:
             if gate is not None:
                 gate.wait(30)
-            return json.dumps({"facts": [{"fact": "likes ramen", "tags": ["food"]}]})
-        if schema and "operations" in json.dumps(schema):
-            op = {
-                "operation": "append",
-                "file": "resource_user_food_prefs.json",
-                "path": "food.likes",
-                "value": {"item": "ramen", "display": "Ramen"},
-            }
-            return json.dumps({"operations": [op]})
+            return json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]})
         return json.dumps({"reply": "Yum."})
 
-    return ScriptedLLM(fn=fn)
+    return ScriptedLLM(fn=fn, delay_s=delay_s)
 
 
 def food(home: MemoryHome) -> str:
@@ -50,12 +49,12 @@ def test_a_bounded_close_keeps_the_statement_and_a_later_agent_learns_it(
     assert a.learning_left == 1
     queued = PendingLearning(FileState(home)).pending()
     assert [q.message for q in queued] == ["I love ramen."]
-    assert "Ramen" not in food(home)
+    assert "ramen" not in food(home)
     assert list(home.layout.chunks.rglob("chunk-*.json"))  # the statement itself is stored
 
     with Agent(home, learner(), embeddings=False, learn_profile=True) as b:
-        assert b.learn_pending() == 1
-    assert "Ramen" in food(home)
+        assert b.learn_pending() == 0  # picked up when the agent started
+    assert "Likes ramen" in food(home)
     assert PendingLearning(FileState(home)).pending() == []
     gate.set()  # the abandoned call ends too (learning twice is harmless)
 
@@ -67,7 +66,7 @@ def test_learned_statements_leave_no_queue_and_questions_are_not_queued(
         a.turn("I love ramen.")
         a.turn("What do I love?")
         a.turn("thanks!")
-    assert "Ramen" in food(home)
+    assert "Likes ramen" in food(home)
     assert PendingLearning(FileState(home)).pending() == []
     with Agent(home, learner(), embeddings=False, learn_profile=True) as b:
         assert b.learn_pending() == 0
@@ -83,3 +82,62 @@ def test_unreadable_queue_documents_are_skipped(home: MemoryHome) -> None:
     ]:
         state.write(name, data, actor="test", op="test")
     assert [(p.message, p.turn) for p in PendingLearning(state).pending()] == [("I love ramen.", 0)]
+
+
+def test_the_queue_drains_in_the_same_session_with_a_slow_model(home: MemoryHome) -> None:
+    """Each statement takes the slow model seconds to learn; the chat goes on
+    meanwhile, and by the end of the session the queue is empty."""
+    with Agent(
+        home, learner(delay_s=0.2), prompt_set="instruct", embeddings=False, learn_profile=True
+    ) as a:
+        for text in ("I love ramen.", "I really love ramen.", "Ramen is great, I love it."):
+            assert a.turn(text).reply == "Yum."
+        assert a.flush_learning(timeout=60)
+        assert PendingLearning(FileState(home)).pending() == []
+    assert "Likes ramen" in food(home)
+
+
+def test_recall_and_flush_do_not_wait_behind_learning(home: MemoryHome) -> None:
+    gate = threading.Event()
+    a = Agent(home, learner(gate), prompt_set="instruct", embeddings=False, learn_profile=True)
+    try:
+        a.turn("I love ramen.")
+        a.flush()  # the chunk writes only: returns while learning waits on the gate
+        command = parse_command("/recall ramen")
+        assert command is not None
+        assert "ramen" in a.run_command(command).lower()  # answered while learning waits
+        assert not a.flush_learning(timeout=0.05)
+        assert [p.message for p in PendingLearning(FileState(home)).pending()] == ["I love ramen."]
+    finally:
+        gate.set()
+        a.close(learn_wait=30)
+    assert a.learning_left == 0 and "Likes ramen" in food(home)
+
+
+def test_leaving_with_agent_is_bounded_and_says_what_is_left(
+    home: MemoryHome, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memagent.agent.loop as loop
+
+    monkeypatch.setattr(loop, "EXIT_LEARN_WAIT_S", 0.05)
+    gate = threading.Event()
+    with Agent(home, learner(gate), prompt_set="instruct", embeddings=False) as a:
+        a.turn("I love ramen.")
+    assert a.learning_left == 1
+    assert "1 statement(s) not learned" in capsys.readouterr().err
+    assert [p.message for p in PendingLearning(FileState(home)).pending()] == ["I love ramen."]
+    gate.set()
+
+
+def test_a_fact_asked_with_a_question_is_learned(home: MemoryHome) -> None:
+    llm = learner()
+    with Agent(home, llm, prompt_set="instruct", embeddings=False, learn_profile=True) as a:
+        a.turn("I love ramen. Can you suggest a recipe for tonight?")
+        assert a.flush_learning(timeout=60)
+    assert "Likes ramen" in food(home)
+    asked = [
+        c.messages[-1].content
+        for c in llm.calls
+        if c.response_schema and "facts" in str(c.response_schema)
+    ]
+    assert asked == ["Statement: I love ramen."]  # the question never reached the extraction

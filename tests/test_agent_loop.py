@@ -419,25 +419,12 @@ def test_the_chunk_is_written_before_the_reply_the_files_after_it(home: MemoryHo
 
 
 def test_profile_pipeline_runs_in_background(home: MemoryHome) -> None:
-    switch = json.dumps({"facts": [{"fact": "likes ramen", "tags": ["food"]}]})
-
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
-        text = messages[0].content
-        if "list the facts" in text:
-            return switch
-        if schema and "operations" in json.dumps(schema):
-            return json.dumps(
-                {
-                    "operations": [
-                        {
-                            "operation": "append",
-                            "file": "resource_user_food_prefs.json",
-                            "path": "food.likes",
-                            "value": {"item": "ramen", "display": "Ramen"},
-                        }
-                    ]
-                }
-            )
+        facts = ((schema or {}).get("properties") or {}).get("facts")
+        if facts is not None and facts.get("type") == "string":  # the profile gate
+            return json.dumps({"facts": "yes"})
+        if facts is not None:
+            return json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]})
         return step(reply="Yum.")
 
     with Agent(home, ScriptedLLM(fn=fn), embeddings=False, learn_profile=True) as a:
@@ -447,7 +434,7 @@ def test_profile_pipeline_runs_in_background(home: MemoryHome) -> None:
     food = (home.layout.profile / "resource_user_food_prefs.json").read_text(encoding="utf-8")
     trace = json.loads(sorted((home.layout.state / "traces").glob("*.json"))[-1].read_text())
     assert any(n.startswith("profile:") for n in trace["background"]), trace["background"]
-    assert "Ramen" in food, trace["background"]
+    assert "Likes ramen" in food, trace["background"]
 
 
 @pytest.mark.parametrize("message", ["", "   ", "x" * 20_001, "nul\x00byte", None, 42, ["list"]])

@@ -42,7 +42,8 @@ def test_apply_show_history_undo(home: MemoryHome) -> None:
     one = json.loads(cli(home, "show", "user_food_prefs", "--json").stdout)
     assert list(one) == [FOOD]
     text = cli(home, "show").stdout
-    assert "Kung pao chicken" in text and "food.likes" in text
+    assert "  Likes: Kung pao chicken\n" in text and "food.likes" not in text
+    assert "food.likes (1)" in cli(home, "show", "--tags").stdout
     hist = [
         json.loads(x)
         for x in cli(home, "history", "Kung Pao Chicken", "--json").stdout.splitlines()
@@ -136,8 +137,8 @@ def test_learn_with_a_scripted_model(home: MemoryHome) -> None:
     res = cli(home, "learn", "I'm allergic to peanuts", "--model", spec, "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["ok"] and out["facts"][0]["tags"] == ["health", "allergy"]
-    assert out["routes"][0]["files"][0] == "resource_user_health.json"
+    assert out["ok"] and out["facts"][0] == {"kind": "allergy", "value": "peanuts", "name": ""}
+    assert out["operations"][0]["file"] == "resource_user_health.json"
     shown = json.loads(cli(home, "show", "user_health", "--json").stdout)
     assert shown["resource_user_health.json"]["health"]["allergies"][0]["item"] == "peanuts"
     res = cli(home, "learn", "I'm allergic to peanuts", "--model", spec)
@@ -149,7 +150,7 @@ def test_learn_errors_are_clean(home: MemoryHome, tmp_path: Path) -> None:
     script.write_text(json.dumps(["nope", "still nope"]))
     before = snapshot(home)
     res = cli(home, "learn", "I like tea", "--model", f"scripted:{script}")
-    assert res.exit_code == 1 and "switchboard" in res.stderr
+    assert res.exit_code == 1 and "does not fit the schema" in res.stderr
     res = cli(home, "learn", "   ", "--model", f"scripted:{script}")
     assert res.exit_code == 1 and "empty" in res.stderr
     res = cli(home, "learn", "hi", "--model", "bogus-spec")
@@ -214,3 +215,11 @@ def test_profile_without_home_is_clean(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and "memagent init" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_show_reads_like_a_profile(home: MemoryHome) -> None:
+    assert "Your profile is empty" in cli(home, "show").stdout
+    spec = f"scripted:{FIXTURES / 'learn_peanuts.json'}"
+    assert cli(home, "learn", "I'm allergic to peanuts", "--model", spec).exit_code == 0
+    text = cli(home, "show").stdout
+    assert text.splitlines() == ["Health", "  Allergic to peanuts"]

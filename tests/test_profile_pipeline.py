@@ -13,9 +13,11 @@ from memagent.memory.profile import (
     ProfileStore,
     SwitchboardOutput,
     apply_operations,
-    learn,
     parse_operation,
     undo,
+)
+from memagent.memory.profile import (
+    learn_with_planner as learn,
 )
 
 TODAY = date(2026, 3, 2)

@@ -26,19 +26,7 @@ def clients(tmp_path: Path) -> Iterator[tuple[httpx.Client, httpx.Client, Path]]
     root = tmp_path / "server"
     script = tmp_path / "script.json"
     replies = [
-        json.dumps({"facts": [{"fact": "The user loves ramen", "tags": ["food"]}]}),
-        json.dumps(
-            {
-                "operations": [
-                    {
-                        "operation": "append",
-                        "file": FOOD,
-                        "path": "food.likes",
-                        "value": {"item": "ramen"},
-                    }
-                ]
-            }
-        ),
+        json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]}),
     ]
     script.write_text(json.dumps(replies))
     store = KeyStore(root)
@@ -111,7 +99,7 @@ def test_learn_uses_the_server_llm(clients: tuple[httpx.Client, httpx.Client, Pa
     assert_problem(alice.post("/v1/profile/learn", json={"text": ""}), 422)
     learned = alice.post("/v1/profile/learn", json={"text": "I could eat ramen every day"})
     assert learned.status_code == 200, learned.text
-    assert learned.json()["facts"][0]["fact"] == "The user loves ramen"
+    assert learned.json()["facts"][0]["value"] == "ramen"
     assert likes(alice) == ["ramen"]
     assert likes(bob) == []
     # The script is used up: the model "fails", which is a 502, not a crash.

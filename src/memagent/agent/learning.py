@@ -4,9 +4,12 @@ Learning profile facts from a statement (the profile pipeline: two model calls)
 takes seconds on a capable model but minutes on the embedded 1.5B model on two
 busy cores. So each statement to learn from is first written to the home's state
 (`state/learn/<stamp>-<id>.json`), then learned by the agent's background
-learner, and its document removed once learned. `Agent.close(learn_wait=…)`
-waits at most that long: what is still unlearned stays on disk, and the next
-agent on the same home (a later `chat` or `ask`) learns it in the background.
+learner (its own worker thread: recall and the chunk writes that recall waits
+for never queue behind it), and its document removed once learned.
+`Agent.close(learn_wait=…)` waits at most that long (leaving `with Agent(...)`:
+`EXIT_LEARN_WAIT_S`, and it says how many are left): what is still unlearned
+stays on disk, and the next agent on the same home (a later `chat` or `ask`)
+picks it up when it starts and learns it in the background.
 The statement itself is stored as a chunk at once, whatever happens to learning.
 
 Learning a statement twice (a process stopped after applying, before removing
@@ -27,6 +30,16 @@ from memagent.core.state import State
 FOLDER = "learn"
 MAX_PENDING_READ = 1000
 """At most this many pending statements are picked up by one agent."""
+EXIT_LEARN_WAIT_S = 5.0
+"""How long leaving `with Agent(...)` waits for profile learning still running."""
+
+
+def left_note(left: int) -> str:
+    """What a bounded exit says about the statements it left to learn."""
+    return (
+        f"memagent: {left} statement(s) not learned into the profile yet; kept in the "
+        "memory home (state/learn/) and learned by the next agent on this home"
+    )
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
@@ -35,7 +36,12 @@ from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
 from memagent.agent.honesty import check_question
-from memagent.agent.learning import PendingLearning, PendingStatement
+from memagent.agent.learning import (
+    EXIT_LEARN_WAIT_S,
+    PendingLearning,
+    PendingStatement,
+    left_note,
+)
 from memagent.agent.memory import (
     AgentMemory,
     MemoryContext,
@@ -173,20 +179,31 @@ class Agent:
         self.background_errors = self._writer.errors
         self._learner.errors = self._writer.errors
         self.learning_left = 0
-        self._queued: set[str] = set()
         """Statements left unlearned by a bounded `close` (queued in the home)."""
+        self._queued: set[str] = set()
+        if self.learn_profile and self.record:  # what earlier sessions left: now, on its worker
+            self.learn_pending()
 
     # -- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> Agent:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.close(learn_wait=EXIT_LEARN_WAIT_S)
+        if self.learning_left:
+            print(left_note(self.learning_left), file=sys.stderr, flush=True)
 
     def flush(self) -> None:
-        """Wait for the background memory writes of every turn so far."""
+        """Wait for the background memory writes of every turn so far (what recall
+        reads). Profile learning has its own worker and is not waited for here:
+        `flush_learning`."""
         self._writer.flush()
-        self._learner.flush()
+
+    def flush_learning(self, timeout: float | None = None) -> bool:
+        """Wait at most `timeout` seconds (None: as long as it takes) for profile
+        learning of every turn so far; True when none is left."""
+        self._writer.flush()
+        return self._learner.flush(timeout=timeout)
 
     def close(self, *, learn_wait: float | None = None) -> None:
         """Finish the background writes; wait at most `learn_wait` seconds (None:
@@ -210,8 +227,9 @@ class Agent:
 
     def learn_pending(self) -> int:
         """Queue for learning the statements earlier sessions left unlearned (see
-        `close`); returns how many. The chat does this when it ends, so they never
-        hold up an answer."""
+        `close`); returns how many. An agent does this when it starts (on the
+        learning worker, so they never hold up an answer); calling it again picks
+        up only what is new."""
         if not (self.learn_profile and self.record):
             return 0
         self._writer.flush()  # this session's statements are queued by then
@@ -380,6 +398,7 @@ class Agent:
                 ),
             )
         ]
+
         # every reply speaks to the user: "my sister" copied from the user's words
         # becomes "your sister", also while it streams, in every mode
         def shape(text: str) -> str:
@@ -562,12 +581,9 @@ class Agent:
         persist = self.persist
         session = self.python.session if self.mode == "python" else None
         memory = self.memory
-        learn = (
-            self.learn_profile
-            and ok
-            and not looks_like_request(message)
-            and not is_small_talk(message)
-        )
+        # a question may carry a fact ("I'm vegan, any recipe?"): the learner's
+        # screen drops what cannot be one without a model call
+        learn = self.learn_profile and ok and not is_small_talk(message)
         turn_no = trace.turn
 
         def job() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ QUESTION_TAG = "question"
 MIN_COSINE = 0.35
 """A hit with no keyword match must be at least this similar to the message."""
 MAX_MESSAGE_CHARS = 20_000
+_ABOUT_ME = re.compile(r"\b(i|i'm|me|my|mine|myself)\b", re.IGNORECASE)
+"""A message about the user gets their profile facts in context."""
 
 
 def count_tokens(text: str) -> int:
@@ -275,6 +278,16 @@ class AgentMemory:
                         lines.append(f"{label} / {path}: {item.display}")
         return lines
 
+    def profile_facts(self) -> list[str]:
+        """The live profile facts as short dated lines (`memory.profile.summary`)."""
+        from memagent.memory.profile.summary import fact_lines
+
+        try:
+            store = self.stores.profile
+            return fact_lines(store.load_all(), store.today())
+        except (ImportError, MemagentError, OSError):
+            return []
+
     def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[dict[str, Any]]:
         """Hybrid search over chunks, notes and profile facts; `now` (epoch seconds,
         default the clock) is when the question is asked."""
@@ -329,16 +342,21 @@ class AgentMemory:
             add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
         hits: list[dict[str, Any]] = []
         who = Attribution([])
+        facts = self.profile_facts() if k > 0 and _ABOUT_ME.search(message) else []
+        for fact in facts:  # a question about the user: their profile, with dates
+            if not add(f"- Profile: {fact}", {"kind": "fact"}):
+                break
         if k > 0 and self.chunks is not None:
             try:
                 hits = self.recall(message, k=min(k * 3, 50), now=now)
             except MemagentError:
                 hits = []
-        elif k > 0:
+        elif k > 0 and not facts:
             for fact in self.profile_lines():
                 if not add(f"- Profile: {fact}", {"kind": "fact"}):
                     break
         hits = [h for h in hits if h["id"] not in ("note:vault/user.md", "user.md")]
+        hits = [h for h in hits if not (facts and h["kind"] == "fact")]
         hits = [h for h in hits if h.get("user") != message.strip()]
         hits = [h for h in hits if relevant(h) and not non_fact(h.get("source"))]
         who = attribute(hits, message, k=k)

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, fail, open_home, print_json
 from memagent.core.jsontext import too_deep
+from memagent.memory.profile.summary import TITLES, item_line
 
 if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
@@ -38,10 +39,11 @@ def show(
     ] = None,
     home: HomeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Current content as JSON.")] = False,
+    tags: Annotated[
+        bool, typer.Option("--tags", help="Also each resource's file, lists and routing tags.")
+    ] = False,
 ) -> None:
-    """Show resources and their current items (expired items are left out)."""
-    from rich.tree import Tree
-
+    """Your profile, one short line per fact (expired items are left out)."""
     store = _store(home)
     names = [store.name_for(resource)] if resource else store.names()
     today = store.today()
@@ -52,18 +54,27 @@ def show(
     if not loaded:
         console.print("no profile resources (run `memagent init`)")
         return
+    shown = 0
     for name, res in loaded.items():
         meta = res.metadata
-        tags = escape(", ".join(meta.tags))
-        tree = Tree(f"[bold]{name}[/] v{meta.version} [dim]{tags}[/]")
-        for path, items in res.iter_lists():
-            live = [i for i in items if not i.expired(today)]
-            branch = tree.add(f"{path} [dim]({len(live)})[/]")
-            for item in live:
-                suffix = f" [dim](until {item.expiry.isoformat()})[/]" if item.expiry else ""
-                label = f"{escape(item.display)} [dim]{escape(item.item)}[/]{suffix}"
-                branch.add(label, highlight=False)
-        console.print(tree)
+        lists = [(p, [i for i in items if not i.expired(today)]) for p, items in res.iter_lists()]
+        count = sum(len(items) for _, items in lists)
+        if not count and not (tags or resource):
+            continue
+        title = TITLES.get(meta.resource_id) or meta.resource_id.replace("_", " ").capitalize()
+        console.print(f"[bold]{escape(title)}[/]", highlight=False)
+        if tags:
+            routes = escape(", ".join(meta.tags)) or "none"
+            console.print(f"  [dim]{name} v{meta.version}; routed by: {routes}[/]", highlight=False)
+        for path, items in lists:
+            if tags:
+                console.print(f"  [dim]{path} ({len(items)})[/]", highlight=False)
+            for item in items:
+                until = item.expiry.isoformat() if item.expiry else None
+                console.print(f"  {escape(item_line(path, item.display, until))}", highlight=False)
+                shown += 1
+    if not shown and not tags:
+        console.print("Your profile is empty: nothing learned or added yet.")
 
 
 def _read_ops_text(file: str, limit: int) -> str:
@@ -159,7 +170,7 @@ def learn(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The whole run as JSON.")] = False,
 ) -> None:
-    """Learn profile facts from a message: switchboard → router → planner → handler."""
+    """Learn profile facts from a message: screen → gate → extraction → planning → handler."""
     from memagent.llm import load_llm
     from memagent.memory.profile import learn as run_learn
 
@@ -170,12 +181,11 @@ def learn(
         print_json(result.to_json())
     else:
         if not result.facts:
-            console.print("nothing to remember in that message")
+            why = f" ({result.skipped})" if result.skipped else ""
+            console.print(f"nothing to remember in that message{why}", highlight=False)
         for fact in result.facts:
-            console.print(
-                f"fact: {escape(fact.fact)} [dim]({escape(', '.join(fact.tags))})[/]",
-                highlight=False,
-            )
+            named = f" named {fact.name}" if fact.name else ""
+            console.print(f"fact: {fact.kind}: {escape(fact.value + named)}", highlight=False)
         for outcome in result.result.outcomes:
             where = f"{outcome.file or ''} {outcome.path or ''}".strip()
             note = f" — {outcome.note}" if outcome.note else ""

@@ -1,6 +1,7 @@
 """Structured profile memory: JSON resource files, the operations that change
 them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
 
+from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import (
     BatchResult,
     OperationRejected,
@@ -28,6 +29,7 @@ from memagent.memory.profile.pipeline import (
     LearnResult,
     SwitchboardOutput,
     learn,
+    learn_with_planner,
     plan_memory,
     route_facts,
     switchboard,
@@ -62,6 +64,7 @@ __all__ = [
     "Resource",
     "ResourceFile",
     "Route",
+    "StatementLearned",
     "SwitchboardOutput",
     "UndoResult",
     "UpdateOp",
@@ -69,6 +72,8 @@ __all__ = [
     "history",
     "init_profile",
     "learn",
+    "learn_statement",
+    "learn_with_planner",
     "match_key",
     "operation_schema",
     "parse_operation",

@@ -1,4 +1,9 @@
-"""The learning pipeline: switchboard → tag router → memory planner → handler.
+"""The capable-model pipeline: switchboard → tag router → memory planner → handler.
+
+`learn` itself runs the small-model path (`memagent.memory.profile.extract`):
+a mechanical screen, a yes/no gate, a constrained extraction and mechanical
+planning. `learn_with_planner` is the original design, where the model also
+writes the operations; it suits a capable model and is kept for that.
 
 Each stage is a function with typed input and output. Both LLM stages ask for
 schema-constrained output (`response_schema=` the JSON Schema of their pydantic
@@ -24,8 +29,10 @@ import yaml
 from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from memagent.core import InvalidInput, MemagentError, NotFound
+from memagent.core import InvalidInput, NotFound
 from memagent.llm import LLM, Message
+from memagent.memory.profile.errors import LearnFailed, describe_error
+from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, OperationBatch
@@ -38,10 +45,6 @@ _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 T = TypeVar("T", bound=BaseModel)
-
-
-class LearnFailed(MemagentError):
-    """The model's reply stayed invalid after one repair round; nothing was written."""
 
 
 class Fact(BaseModel):
@@ -131,17 +134,6 @@ def _strip_fence(text: str) -> str:
     text = text.strip()
     m = _FENCE.match(text)
     return m.group(1).strip() if m else text
-
-
-def describe_error(exc: Exception, limit: int = 5) -> str:
-    if isinstance(exc, ValidationError):
-        parts = []
-        for err in exc.errors()[:limit]:
-            where = ".".join(str(p) for p in err["loc"]) or "reply"
-            parts.append(f"{where}: {err['msg']}")
-        more = exc.error_count() - limit
-        return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
-    return str(exc)
 
 
 @dataclass
@@ -273,8 +265,20 @@ def plan_memory(
 
 
 # -- the whole pipeline ----------------------------------------------------------------
-def learn(store: ProfileStore, llm: LLM, message: str) -> LearnResult:
-    """Run the pipeline on one user message and apply what it decides."""
+def learn(
+    store: ProfileStore,
+    llm: LLM,
+    message: str,
+    *,
+    today: date | None = None,
+    gate: bool = False,
+) -> StatementLearned:
+    """Learn profile facts from one user message (`extract.learn_statement`)."""
+    return learn_statement(store, llm, message, today=today, gate=gate)
+
+
+def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResult:
+    """Run switchboard → router → planner → handler on one message and apply it."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("nothing to learn from: the message is empty")
     if len(message) > MAX_MESSAGE_CHARS:

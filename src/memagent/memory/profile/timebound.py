@@ -1,0 +1,146 @@
+"""How long a fact holds, read from the words of the statement and its date.
+
+Mechanical, no model: "until Friday", "till the 12th", "through March 3",
+"this week", "this weekend", "today", "tonight", "for the next 3 days",
+"for two weeks", "this month" each resolve to the last day the fact holds,
+counted from the day the statement was made (not the day it is learned). A
+weekday names its next occurrence on or after that day; a day of the month or a
+month-and-day that has already passed this year means the next one.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import monthrange
+from datetime import date, timedelta
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple of": 2,
+    "few": 3,
+}
+_DAY = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(day|sday|nesday|rsday|urday)?"
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_UNTIL = r"(?:until|till|til|through|thru|to|up to|up until)"
+_ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
+_COUNT = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
+
+_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"\b{_UNTIL}\s+(\d{{4}}-\d{{2}}-\d{{2}})\b", re.I), "iso"),
+    (re.compile(rf"\b{_UNTIL}\s+(?:next\s+)?{_DAY}\b", re.I), "weekday"),
+    (re.compile(rf"\b{_UNTIL}\s+{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
+    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
+    (re.compile(rf"\b{_UNTIL}\s+the\s+{_ORD}\b", re.I), "day"),
+    (re.compile(rf"\b{_UNTIL}\s+tomorrow\b", re.I), "tomorrow"),
+    (
+        re.compile(
+            rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) week\b|\b{_UNTIL}\s+the weekend\b", re.I
+        ),
+        "week",
+    ),
+    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) month\b", re.I), "month"),
+    (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
+    (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
+    (re.compile(r"\b(this|the whole|all)\s+week(end)?\b", re.I), "this_week"),
+    (re.compile(r"\bthis\s+month\b", re.I), "month"),
+    (re.compile(r"\b(today|tonight|for the day|for now today)\b", re.I), "today"),
+]
+
+
+def _next_weekday(today: date, name: str) -> date:
+    target = next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name[:3].lower()))
+    return today + timedelta(days=(target - today.weekday()) % 7)
+
+
+def _month_number(name: str) -> int:
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3].lower()))
+
+
+def _month_day(today: date, month: int, day: int) -> date | None:
+    for year in (today.year, today.year + 1):
+        if day > monthrange(year, month)[1]:
+            return None
+        when = date(year, month, day)
+        if when >= today:
+            return when
+    return None
+
+
+def _day_of_month(today: date, day: int) -> date | None:
+    year, month = today.year, today.month
+    for _ in range(2):
+        if day <= monthrange(year, month)[1] and date(year, month, day) >= today:
+            return date(year, month, day)
+        month, year = (1, year + 1) if month == 12 else (month + 1, year)
+    return None
+
+
+def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
+    if kind == "iso":
+        try:
+            return date.fromisoformat(m.group(1))
+        except ValueError:
+            return None
+    if kind == "weekday":
+        when = _next_weekday(today, m.group(1))
+        same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
+        return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
+    if kind == "month_day":
+        return _month_day(today, _month_number(m.group(1)), int(m.group(2)))
+    if kind == "day_month":
+        return _month_day(today, _month_number(m.group(2)), int(m.group(1)))
+    if kind == "day":
+        return _day_of_month(today, int(m.group(1)))
+    if kind == "tomorrow":
+        return today + timedelta(days=1)
+    if kind in ("week", "this_week"):
+        return today + timedelta(days=6 - today.weekday())
+    if kind == "next_week":
+        return today + timedelta(days=13 - today.weekday())
+    if kind == "month":
+        return date(today.year, today.month, monthrange(today.year, today.month)[1])
+    if kind == "span":
+        raw = m.group(1).lower()
+        n = int(raw) if raw.isdigit() else _NUMBERS[raw]
+        days = n * (7 if m.group(2).lower() == "week" else 1)
+        return today + timedelta(days=max(days - 1, 0))
+    if kind == "today":
+        return today
+    return None
+
+
+def time_bound(text: str, today: date) -> date | None:
+    """The last day the fact in `text` holds, or None for a lasting fact."""
+    for pattern, kind in _RULES:
+        m = pattern.search(text)
+        if m is not None:
+            when = _resolve(kind, m, today)
+            if when is not None and when >= today:
+                return when
+    return None

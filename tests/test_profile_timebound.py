@@ -1,0 +1,61 @@
+"""Expiry read from a statement's words, resolved from the day it was said."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memagent.memory.profile.timebound import time_bound
+
+WED = date(2026, 3, 4)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm in Berlin until Friday.", date(2026, 3, 6)),
+        ("in Berlin till fri", date(2026, 3, 6)),
+        ("until Wednesday", WED),  # said on a Wednesday: today
+        ("until next Friday", date(2026, 3, 13)),  # Friday of next week
+        ("until next Tuesday", date(2026, 3, 10)),  # already in next week
+        ("I'm staying in Lisbon this week.", date(2026, 3, 8)),
+        ("away all weekend", date(2026, 3, 8)),
+        ("I'll be in Madrid till the 12th", date(2026, 3, 12)),
+        ("until the 2nd", date(2026, 4, 2)),  # passed this month: next month's
+        ("travelling until March 20", date(2026, 3, 20)),
+        ("until 3 March", date(2027, 3, 3)),  # passed this year: next year's
+        ("until 2026-05-01", date(2026, 5, 1)),
+        ("for the next 5 days", date(2026, 3, 8)),
+        ("for two weeks", date(2026, 3, 17)),
+        ("for a week", date(2026, 3, 10)),
+        ("I'm doing keto this month", date(2026, 3, 31)),
+        ("I'm in Rome today", WED),
+        ("until tomorrow", date(2026, 3, 5)),
+        ("until the end of the month", date(2026, 3, 31)),
+    ],
+)
+def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) -> None:
+    assert time_bound(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I live in Porto.",
+        "I go to the gym on Mondays.",
+        "I'm going to Monaco",
+        "until 2026-02-30",  # not a day
+        "until 2026-01-01",  # already past
+        "until February 30",
+        "",
+    ],
+)
+def test_no_time_bound(text: str) -> None:
+    assert time_bound(text, WED) is None
+
+
+def test_year_end_and_leap_day() -> None:
+    assert time_bound("this month", date(2026, 12, 30)) == date(2026, 12, 31)
+    assert time_bound("until the 29th", date(2028, 2, 10)) == date(2028, 2, 29)
+    assert time_bound("until the 31st", date(2026, 12, 31)) == date(2026, 12, 31)
