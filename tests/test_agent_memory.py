@@ -119,6 +119,30 @@ def test_imported_speaker_lines_say_who_and_when(home: MemoryHome) -> None:
     )
 
 
+def test_an_imported_user_line_that_names_its_speaker_is_not_you(home: MemoryHome) -> None:
+    """A chat export's 'Caroline: …' line has role user (whoever exported it), but
+    the model must read it as Caroline's, not as the person asking."""
+    from memagent.memory.chunks import ChunkDraft
+
+    store = ChunkStore(home, embeddings=False)
+    store.create_many(
+        [
+            ChunkDraft(
+                content="Caroline: I went to the support group.",
+                created_at="2023-05-08T13:56:00+00:00",
+                source={"kind": "import", "role": "user", "speaker": "Caroline"},
+            )
+        ]
+    )
+    store.close()
+    memory = AgentMemory(home, embeddings=False)
+    try:
+        ctx = memory.context("Where did Caroline go?", budget_tokens=500, k=5)
+    finally:
+        memory.close()
+    assert ctx.text == "- [8 May 2023] Caroline: I went to the support group."
+
+
 def test_weak_dense_only_hits_are_not_relevant() -> None:
     assert relevant({"why": {"keyword": {"rank": 1}, "dense": {"cosine": 0.01}}})
     assert relevant({"why": {"dense": {"cosine": 0.6}}})

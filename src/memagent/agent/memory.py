@@ -528,8 +528,10 @@ def _context_line(hit: dict[str, Any], ago: tuple[str, date] | None = None) -> s
     if hit["kind"] == "fact":
         return f"- Profile: {content[:300]}"
     speaker = src.get("speaker")
-    if isinstance(speaker, str) and speaker and not content.startswith(f"{speaker}:"):
-        return f"- {when}{speaker} said: {content}"
+    if isinstance(speaker, str) and speaker:
+        # an imported line already names its speaker ("Caroline: …"): not "You said"
+        said = content.startswith(f"{speaker}:")
+        return f"- {when}{content}" if said else f"- {when}{speaker} said: {content}"
     if src.get("role") == "user":
         return f"- {when}You said: {content}"
     return f"- {when}{content}"
