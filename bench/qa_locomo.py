@@ -47,10 +47,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bench.qa_cache import RESULTS, CachedLLM, cached_llm
 from bench.qa_fullcontext import ask_full
@@ -167,31 +168,45 @@ def rounds(qs: list[Question], size: int, seed: int) -> list[list[Question]]:
 
 
 # -- homes and the batch path -------------------------------------------------------------
-def prepare_home(workdir: Path, name: str, conv: dict[str, Any], shape: str) -> Path:
-    """The conversation's memory home for `shape`: `bench.shapes` writes the user's
-    import file, `memagent import` reads it (once; the home is kept in `workdir`; an
-    import that did not finish, marked by `<name>.importing`, is started again)."""
-    from bench.shapes import write_import
+def is_imported(home: Path) -> bool:
+    """Whether `home` holds a finished import (`imported_home`)."""
+    chunks = home / "chunks"
+    done = not home.with_name(home.name + ".importing").exists()
+    return done and chunks.is_dir() and any(chunks.iterdir())
+
+
+def imported_home(home: Path, write: Callable[[Path], object]) -> Path:
+    """`home` with the file `write` makes (`<home>.jsonl`) imported by `memagent import`,
+    once: kept afterwards; an import that did not finish (`<home>.importing` left
+    behind) is started again from an empty home."""
     from memagent.core import MemoryHome
     from memagent.setup import init_home
 
-    root = workdir / shape
-    home, marker = root / name, root / f"{name}.importing"
-    if (home / "chunks").is_dir() and any((home / "chunks").iterdir()) and not marker.exists():
+    marker = home.with_name(home.name + ".importing")
+    if is_imported(home):
         return home
     if home.exists():
         shutil.rmtree(home)
-    root.mkdir(parents=True, exist_ok=True)
+    home.parent.mkdir(parents=True, exist_ok=True)
     marker.touch()
-    path = root / f"{name}.jsonl"
-    write_import(conv, path, "full" if shape == "full" else "minimal")
+    path = home.with_name(home.name + ".jsonl")
+    write(path)
     init_home(MemoryHome.open(home))  # what `memagent init` does
     cmd = [sys.executable, "-m", "memagent", "import", str(path), "--home", str(home)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise BenchError(f"import of {name} failed: {done.stderr.strip()[-300:]}")
+        raise BenchError(f"import of {home.name} failed: {done.stderr.strip()[-300:]}")
     marker.unlink()
     return home
+
+
+def prepare_home(workdir: Path, name: str, conv: dict[str, Any], shape: str) -> Path:
+    """The conversation's home for `shape`: `bench.shapes` writes the user's import
+    file, `memagent import` reads it (`imported_home`)."""
+    from bench.shapes import write_import
+
+    kind: Literal["full", "minimal"] = "full" if shape == "full" else "minimal"
+    return imported_home(workdir / shape / name, lambda p: write_import(conv, p, kind))
 
 
 def empty_home(workdir: Path) -> Path:
@@ -395,6 +410,10 @@ def run_arm(
         t0 = time.perf_counter()
         if arm == "full":
             lines = ask_full(llm, convs[name], mine)
+        elif (
+            arm == "memagent" and args.offline and not is_imported(args.workdir / args.shape / name)
+        ):
+            continue  # offline: no import either
         else:
             home = (
                 prepare_home(args.workdir, name, convs[name], args.shape)

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -44,7 +42,7 @@ from typing import Any
 
 from bench.qa_cache import RESULTS, CachedLLM, cached_llm
 from bench.qa_judge import PREFERENCE, judge
-from bench.qa_locomo import BenchError, Question, ask_batch, empty_home
+from bench.qa_locomo import BenchError, Question, ask_batch, empty_home, imported_home
 from bench.qa_stats import Estimate, bootstrap_ci, mean_or_none, percentile
 from bench.recall_longmemeval import DATA, lme_time, stratified
 
@@ -95,25 +93,13 @@ def import_lines(q: dict[str, Any]) -> list[dict[str, Any]]:
 
 def memory_home(workdir: Path, q: dict[str, Any]) -> Path:
     """The question's home, imported once through `memagent import`."""
-    home = workdir / str(q["question_id"])
-    if (home / "chunks").is_dir() and any((home / "chunks").iterdir()):
-        return home
-    if home.exists():
-        shutil.rmtree(home)  # an interrupted import: start again
-    workdir.mkdir(parents=True, exist_ok=True)
-    path = workdir / f"{q['question_id']}.jsonl"
-    path.write_text(
-        "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in import_lines(q)), encoding="utf-8"
-    )
-    from memagent.core import MemoryHome
-    from memagent.setup import init_home
+    lines = import_lines(q)
 
-    init_home(MemoryHome.open(home))  # what `memagent init` does
-    cmd = [sys.executable, "-m", "memagent", "import", str(path), "--home", str(home)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise BenchError(f"import of {q['question_id']} failed: {done.stderr.strip()[-300:]}")
-    return home
+    def write(path: Path) -> None:
+        text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        path.write_text(text, encoding="utf-8")
+
+    return imported_home(workdir / str(q["question_id"]), write)
 
 
 def oracle_lines(q: dict[str, Any], budget: int) -> tuple[str, bool]:

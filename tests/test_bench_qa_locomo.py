@@ -330,3 +330,33 @@ def test_missing_data_and_bad_types_are_one_line(
     with pytest.raises(SystemExit) as exc:
         qa_locomo.main(["--sample", "many"])
     assert exc.value.code == 2
+
+
+def test_imported_home_goes_through_memagent_import_and_redoes_a_broken_one(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "full" / "conv-1"
+    (home / "chunks" / "junk").mkdir(parents=True)  # a killed import left this behind
+    home.with_name("conv-1.importing").touch()
+    rows = [{"id": f"D1:{i}", "role": "user", "content": f"Ann: line {i}",
+             "timestamp": f"2023-05-08T13:56:0{i}+00:00", "conversation_id": "c"}
+            for i in range(3)]  # fmt: skip
+
+    def write(path: Path) -> None:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    assert qa_locomo.imported_home(home, write) == home
+    assert not home.with_name("conv-1.importing").exists()
+    assert not (home / "chunks" / "junk").exists()
+    store = ChunkStore(MemoryHome.open(home), embeddings=False)
+    assert sorted(r["content"] for r in store.list(limit=10)) == [r["content"] for r in rows]
+    store.close()
+    calls: list[Path] = []
+    assert qa_locomo.imported_home(home, calls.append) == home and calls == []  # kept
+
+
+def test_failed_import_is_one_error(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with pytest.raises(qa_locomo.BenchError, match="import of h failed"):
+        qa_locomo.imported_home(home, lambda p: p.write_text("{broken\n", encoding="utf-8"))
+    assert home.with_name("h.importing").exists()  # the next run starts it again
