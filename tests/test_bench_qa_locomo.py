@@ -360,3 +360,21 @@ def test_failed_import_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(qa_locomo.BenchError, match="import of h failed"):
         qa_locomo.imported_home(home, lambda p: p.write_text("{broken\n", encoding="utf-8"))
     assert home.with_name("h.importing").exists()  # the next run starts it again
+
+
+def test_cv_runs_every_grid_point_and_reports_held_out_folds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, work = _dataset(tmp_path)
+    model = _script(tmp_path, "a.json", [json.dumps({"reply": "Pixel"})] * 40, ["0.7"] * 80)
+    rc = qa_locomo.main(["--data", str(data), "--workdir", str(work),
+                         "--cache", str(tmp_path / "c.jsonl"), "--model", model,
+                         "--cv", "verify_min=0.5,0.99", "--objective", "f1"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "memagent (verify_min=0.5)" in out and "memagent (verify_min=0.99)" in out
+    folds = [x for x in out.splitlines() if x.startswith("| conv-")]
+    assert [x.split("|")[1].strip() for x in folds] == ["conv-1", "conv-2"]
+    # P(yes) 0.7: 0.99 refuses every answer, 0.5 lets "Pixel" through; F1 picks 0.5
+    assert all("verify_min=0.5 " in x for x in folds)
+    assert "held-out, pooled over the folds" in out
