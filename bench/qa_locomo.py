@@ -1,310 +1,228 @@
-"""Question answering on LoCoMo with the embedded model: memagent vs the whole
-conversation in the prompt vs no memory at all, same model, same run.
+"""Question answering on LoCoMo through the user's own path, with intervals.
 
-Each conversation is imported into a fresh memory home (one chunk per turn,
-`speaker: text`, timestamped with its session date; see bench.recall_locomo),
-then a sample of its questions is answered by three arms:
+Each dev conversation is imported into a memory home (`--shape full`: speaker, one
+conversation id per session, ordered timestamps; `--shape minimal`: id, role,
+content `Speaker: text`, timestamp, one conversation id a file — `bench.shapes`
+writes both, `memagent import` reads them), then a sample of its questions is answered the
+way `memagent ask --batch --short --json` answers them (the same functions:
+`read_batch`, `answer_batch`, the `qa` prompt set), each line carrying
+`"asked_at"`, the day after the conversation's last session.
 
-- **memagent**: the agent's own path (`Agent(prompt_set="qa")`, as `memagent ask
-  --batch --short`): hybrid recall, the top hits as dated memory lines, speaker
-  attribution, the grounding check (the model's P(yes) that the lines answer
-  the question; under `--verify-min`, default the product's `agent.verify_min`,
-  it refuses; then the contrast probe, `--contrast-below` / `--contrast-margin`:
-  in the uncertain band the same question about the other speaker is checked
-  too), then the model answers in a short phrase or says "I don't have
-  that in memory."
-- **full context**: the whole conversation, each session headed by its date, in
-  the system message (a fixed prefix llama.cpp's prompt cache keeps), then the
-  question; same rules.
-- **no memory**: the same prompt as memagent with nothing recalled.
+Arms: **memagent** (the above), **no-memory** (the same batch on an empty home:
+the floor), **full** (the whole conversation in the system message; slow).
 
-Scoring is LoCoMo's own (task_eval/evaluation.py): answers and gold are
-normalised (lower case, punctuation, articles and "and" removed), tokens Porter-
-stemmed, token F1; category 1 (multi-hop) splits both on commas and averages
-the best match per gold part; category 3 keeps the gold before any ';';
-category 5 (adversarial) scores 1 when the answer refuses (says it is not
-mentioned / not in memory / not available). "Overall (paper)" averages all
-five categories weighted by their share of the conversation's questions, as
-the paper's overall column does.
+Scoring is LoCoMo's own (task_eval/evaluation.py; `bench.qa_scoring`).
+Every printed figure carries a bootstrap 95% interval (`bench.qa_stats`): F1 of
+categories 1–4, each category, adversarial refusal, the share of answerable
+questions refused, the paper's overall score (category means weighted by their
+share of the sampled conversations' questions), latency p50/p95 and tokens per
+answer (prompt + completion).
 
-    python -m bench.qa_locomo [--conversations conv-26] [--per-category 8]
-                              [--arms memagent full no-memory] [--model embedded]
+`--sample N` draws N questions stratified over the conversations (equal shares,
+as the held-out check's 40 a conversation) and, inside each, over categories in
+proportion, deterministic by `--seed`. Model calls are cached by prompt hash
+(`bench.qa_cache`, `bench/results/qa_cache.jsonl`), so a rerun, a re-scoring or a
+threshold sweep costs only the prompts not seen before; latency counts a cached
+call at the seconds it took when it ran.
 
-The machine this was built on has 2 shared cores (~75 prompt tokens/s): use a
-subsample (`--per-category`, `--conversations`) and say so when reporting.
+`--cv KEY=V1,V2 …` sweeps agent config values (`agent.verify_min`, …) and picks
+them by leave-one-conversation-out: for each conversation, the grid point with
+the best `--objective` on the other four, scored on it. Reported per fold and
+pooled over the held-out folds (the figure to quote), beside the in-sample best.
+
+    python -m bench.qa_locomo --sample 200 [--shape full|minimal] [--arms memagent]
+        [--set verify_min=0.7] [--cv verify_min=0.6,0.7,0.8] [--from-cache-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import itertools
 import json
 import random
-import re
-import statistics
-import string
+import shutil
+import subprocess
 import sys
-import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from bench.recall_locomo import DATA, build_home, session_time, turns_of
-
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-REFUSALS = (
-    "not mentioned",
-    "no information",
-    "don't have that",
-    "do not have that",
-    "not in memory",
-    "not available",
-    "don't know",
-    "not specified",
+from bench.qa_cache import RESULTS, CachedLLM, cached_llm
+from bench.qa_fullcontext import ask_full
+from bench.qa_scoring import CATEGORIES, refuses, score
+from bench.qa_stats import (
+    Estimate,
+    bootstrap_ci,
+    leave_one_out,
+    mean_or_none,
+    percentile,
+    stratified_sample,
 )
+from bench.recall_locomo import DATA, session_time
+
 ANCHORS = {
-    "gpt-3.5-turbo, retrieval over dialog turns, top-10 (paper)": 39.7,
     "gpt-3.5-turbo, best retrieval (observations, top-5) (paper)": 43.3,
     "gpt-4-turbo, whole conversation 128K (paper)": 51.6,
-    "humans (paper)": 87.9,
 }
+ARMS = ("memagent", "no-memory", "full")
+SHAPES = ("full", "minimal")
+TUNABLE = {
+    "verify_min": float,
+    "contrast_below": float,
+    "contrast_margin": float,
+    "recall_k": int,
+    "recall_min_ratio": float,
+    "context_tokens": int,
+}
+OBJECTIVES = ("overall", "f1")
 
 
-# -- LoCoMo scoring ---------------------------------------------------------------------
-def _stemmer() -> Callable[[str], str]:
-    import snowballstemmer
-
-    porter = snowballstemmer.stemmer("porter")
-    return lambda w: str(porter.stemWord(w))
+class BenchError(Exception):
+    """A bad argument or missing input: one line, exit 2."""
 
 
-_stem = _stemmer()
+@dataclass(frozen=True)
+class Question:
+    conv: str
+    qid: str
+    category: int
+    question: str
+    gold: str
+    asked_at: str
 
 
-def normalize_answer(s: str) -> str:
-    s = s.replace(",", "").lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.sub(r"\b(a|an|the|and)\b", " ", s)
-    return " ".join(s.split())
-
-
-def f1_score(prediction: str, gold: str) -> float:
-    pred = [_stem(w) for w in normalize_answer(prediction).split()]
-    truth = [_stem(w) for w in normalize_answer(gold).split()]
-    same = sum((Counter(pred) & Counter(truth)).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred), same / len(truth)
-    return 2 * precision * recall / (precision + recall)
-
-
-def f1_multi(prediction: str, gold: str) -> float:
-    preds = [p.strip() for p in prediction.split(",")]
-    golds = [g.strip() for g in gold.split(",")]
-    return statistics.fmean(max(f1_score(p, g) for p in preds) for g in golds)
-
-
-def refuses(answer: str) -> bool:
-    low = answer.lower().replace("’", "'")
-    return any(r in low for r in REFUSALS)
-
-
-def score(category: int, answer: str, gold: str) -> float:
-    if category == 5:
-        return 1.0 if refuses(answer) else 0.0
-    if category == 3:
-        gold = gold.split(";")[0].strip()
-    if category == 1:
-        return f1_multi(answer, gold)
-    return f1_score(answer, gold)
-
-
-# -- the arms ---------------------------------------------------------------------------
 @dataclass
 class Outcome:
+    conv: str
     qid: str
     category: int
     answer: str
     score: float
     seconds: float
     prompt_tokens: int
+    completion_tokens: int
     ok: bool
     p_grounded: float | None = None
-    """The grounding check's P(yes) (memagent arm; None where it did not run)."""
+
+    @property
+    def refused(self) -> bool:
+        return refuses(self.answer)
 
 
-@dataclass
-class Arm:
-    name: str
-    outcomes: list[Outcome] = field(default_factory=list)
-    on_answer: Callable[[], None] | None = None
-    """Called after every answer (`--json-out` writes the answers so far)."""
+# -- data -----------------------------------------------------------------------------
+def load_conversation(path: Path) -> dict[str, Any]:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {**raw.get("conversation", raw), "qa": raw["qa"]}
 
 
-def sample_questions(
-    conv: dict[str, Any], per_category: int, seed: int, categories: list[int] | None = None
-) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    by_cat: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for i, q in enumerate(conv["qa"]):
-        by_cat[int(q["category"])].append({**q, "qid": f"q{i}"})
-    out: list[dict[str, Any]] = []
-    for cat in sorted(by_cat):
-        if categories and cat not in categories:
-            continue
-        qs = by_cat[cat]
-        out += qs if per_category <= 0 else rng.sample(qs, min(per_category, len(qs)))
+def last_session(conv: dict[str, Any]) -> Any:
+    n = 1
+    while f"session_{n + 1}" in conv:
+        n += 1
+    return session_time(conv[f"session_{n}_date_time"])
+
+
+def questions_of(name: str, conv: dict[str, Any]) -> list[Question]:
+    asked = (last_session(conv) + timedelta(days=1)).date().isoformat()
+    return [
+        Question(
+            name,
+            f"q{i}",
+            int(q["category"]),
+            q["question"],
+            str(q.get("answer", q.get("adversarial_answer", ""))),
+            asked,
+        )
+        for i, q in enumerate(conv["qa"])
+    ]
+
+
+def pick_questions(qs: list[Question], sample: int | None, seed: int) -> list[Question]:
+    if sample is None:
+        return qs
+    return stratified_sample(
+        qs, sample, group=lambda q: q.conv, stratum=lambda q: str(q.category), seed=seed
+    )
+
+
+def rounds(qs: list[Question], size: int, seed: int) -> list[list[Question]]:
+    """The questions in the order they are asked: each conversation's shuffled (by
+    seed), then `size` of each conversation per round, so a run stopped early has
+    covered every conversation and category about evenly."""
+
+    per: dict[str, list[Question]] = {}
+    for q in qs:
+        per.setdefault(q.conv, []).append(q)
+    for conv, mine in per.items():
+        random.Random(f"{seed}:order:{conv}").shuffle(mine)
+    out: list[list[Question]] = []
+    for start in range(0, max((len(v) for v in per.values()), default=0), size):
+        out += [v[start : start + size] for _, v in sorted(per.items()) if v[start : start + size]]
     return out
 
 
-def gold_of(q: dict[str, Any]) -> str:
-    return str(q.get("answer", q.get("adversarial_answer", "")))
+# -- homes and the batch path -------------------------------------------------------------
+def is_imported(home: Path) -> bool:
+    """Whether `home` holds a finished import (`imported_home`)."""
+    chunks = home / "chunks"
+    done = not home.with_name(home.name + ".importing").exists()
+    return done and chunks.is_dir() and any(chunks.iterdir())
 
 
-def transcript(conv: dict[str, Any]) -> str:
-    lines: list[str] = []
-    n = 1
-    while f"session_{n}" in conv:
-        when = session_time(conv[f"session_{n}_date_time"])
-        # the date as memagent's memory lines write it ("8 May 2023"), so both arms
-        # can quote a date the way LoCoMo's gold answers do
-        lines.append(f"Session {n}, {when.day} {when:%B %Y}, {when:%H:%M}:")
-        for t in conv[f"session_{n}"]:
-            text = f"{t['speaker']}: {t['text']}"
-            if t.get("blip_caption"):
-                text += f" [shares a photo: {t['blip_caption']}]"
-            lines.append(text)
-        n += 1
-    return "\n".join(lines)
+def imported_home(home: Path, write: Callable[[Path], object]) -> Path:
+    """`home` with the file `write` makes (`<home>.jsonl`) imported by `memagent import`,
+    once: kept afterwards; an import that did not finish (`<home>.importing` left
+    behind) is started again from an empty home."""
+    from memagent.core import MemoryHome
+    from memagent.setup import init_home
+
+    marker = home.with_name(home.name + ".importing")
+    if is_imported(home):
+        return home
+    if home.exists():
+        shutil.rmtree(home)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    path = home.with_name(home.name + ".jsonl")
+    write(path)
+    init_home(MemoryHome.open(home))  # what `memagent init` does
+    cmd = [sys.executable, "-m", "memagent", "import", str(path), "--home", str(home)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BenchError(f"import of {home.name} failed: {done.stderr.strip()[-300:]}")
+    marker.unlink()
+    return home
 
 
-def run_agent_arm(
-    arm: Arm, home: Any, llm: Any, questions: list[dict[str, Any]], *, retrieval: bool
-) -> None:
-    from memagent.agent import Agent
+def prepare_home(workdir: Path, name: str, conv: dict[str, Any], shape: str) -> Path:
+    """The conversation's home for `shape`: `bench.shapes` writes the user's import
+    file, `memagent import` reads it (`imported_home`)."""
+    from bench.shapes import write_import
 
-    with Agent(
-        home, llm, prompt_set="qa", record=False, learn_profile=False, retrieval=retrieval
-    ) as agent:
-        for q in questions:
-            t0 = time.perf_counter()
-            r = agent.turn(q["question"])
-            arm.outcomes.append(
-                Outcome(
-                    q["qid"],
-                    int(q["category"]),
-                    r.reply,
-                    score(int(q["category"]), r.reply if r.ok else "", gold_of(q)),
-                    time.perf_counter() - t0,
-                    r.usage.prompt_tokens,
-                    r.ok,
-                    r.p_grounded,
-                )
-            )
-            _progress(arm, q, r.reply)
+    kind: Literal["full", "minimal"] = "full" if shape == "full" else "minimal"
+    return imported_home(workdir / shape / name, lambda p: write_import(conv, p, kind))
 
 
-def run_full_context_arm(
-    arm: Arm, conv: dict[str, Any], llm: Any, questions: list[dict[str, Any]]
-) -> None:
-    from memagent.agent.prompts import load_prompt_set
-    from memagent.agent.protocol import reply_schema
-    from memagent.llm import LLMError
+def empty_home(workdir: Path) -> Path:
+    from memagent.core import MemoryHome
+    from memagent.setup import init_home
 
-    qa = load_prompt_set("qa")
-    rules = qa.render("system", persona="").replace("Memory: lines", "the conversation below")
-    system = f"{rules}\n\nConversation:\n{transcript(conv)}"
-    for q in questions:
-        t0 = time.perf_counter()
-        try:
-            res = llm.chat(
-                [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": f"Question: {q['question']}"},
-                ],
-                response_schema=reply_schema(),
-                max_tokens=96,
-            )
-            answer, ok, tokens = str(json.loads(res.text)["reply"]), True, res.usage.prompt_tokens
-        except LLMError as exc:
-            answer, ok, tokens = f"(failed: {exc})", False, 0
-        arm.outcomes.append(
-            Outcome(
-                q["qid"],
-                int(q["category"]),
-                answer,
-                score(int(q["category"]), answer if ok else "", gold_of(q)),
-                time.perf_counter() - t0,
-                tokens,
-                ok,
-            )
-        )
-        _progress(arm, q, answer)
-
-
-def _progress(arm: Arm, q: dict[str, Any], answer: str) -> None:
-    o = arm.outcomes[-1]
-    print(
-        f"  [{arm.name}] {len(arm.outcomes):3d} cat{o.category} {o.score:.2f} {o.seconds:5.1f}s "
-        f"{q['question'][:60]!r} -> {answer[:60]!r} (gold {gold_of(q)[:40]!r})",
-        file=sys.stderr,
-        flush=True,
-    )
-    if arm.on_answer is not None:
-        arm.on_answer()
-
-
-# -- report -----------------------------------------------------------------------------
-def pct(xs: list[float], p: float) -> float:
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, round(p * (len(xs) - 1)))]
-
-
-def summary(arm: Arm, weights: dict[int, float]) -> dict[str, Any]:
-    by_cat: dict[int, list[float]] = defaultdict(list)
-    for o in arm.outcomes:
-        by_cat[o.category].append(o.score)
-    cats = {c: statistics.fmean(v) for c, v in by_cat.items()}
-    f14 = [o.score for o in arm.outcomes if o.category != 5]
-    wsum = sum(weights[c] for c in cats)
-    overall = sum(cats[c] * weights[c] for c in cats) / wsum if wsum else float("nan")
-    secs = [o.seconds for o in arm.outcomes]
-    return {
-        "arm": arm.name,
-        "n": {CATEGORIES[c]: len(v) for c, v in sorted(by_cat.items())},
-        "f1": {CATEGORIES[c]: round(v, 3) for c, v in sorted(cats.items()) if c != 5},
-        "f1_cat1to4_mean": round(statistics.fmean(f14), 3) if f14 else None,
-        "adversarial_refusal": round(cats[5], 3) if 5 in cats else None,
-        "overall_paper": round(100 * overall, 1),
-        "latency_p50_s": round(pct(secs, 0.5), 2),
-        "latency_p95_s": round(pct(secs, 0.95), 2),
-        "prompt_tokens_per_answer": round(statistics.fmean(o.prompt_tokens for o in arm.outcomes)),
-        "failed": sum(not o.ok for o in arm.outcomes),
-        # answerable questions the arm refused (speaker attribution's false refusals among them)
-        "refused_cat1to4": sum(refuses(o.answer) for o in arm.outcomes if o.category != 5),
-    }
-
-
-def print_table(rows: list[dict[str, Any]]) -> None:
-    cols = ["multi-hop", "temporal", "open-domain", "single-hop"]
-    print("\n| arm | " + " | ".join(cols) + " | F1 1–4 | adversarial refusal | overall (paper) "
-          "| p50 s | p95 s | prompt tok/answer | refused of cats 1–4 |")  # fmt: skip
-    print("|" + "---|" * (len(cols) + 8))
-    for r in rows:
-        cells = [str(r["f1"].get(c, "–")) for c in cols]
-        print(
-            f"| {r['arm']} | " + " | ".join(cells) + f" | {r['f1_cat1to4_mean']} | "
-            f"{r['adversarial_refusal']} | {r['overall_paper']} | {r['latency_p50_s']} | "
-            f"{r['latency_p95_s']} | {r['prompt_tokens_per_answer']} | {r['refused_cat1to4']} |"
-        )
+    home = workdir / "empty"
+    if not (home / "config.toml").is_file():
+        init_home(MemoryHome.open(home))
+    return home
 
 
 def set_agent_config(path: Path, values: dict[str, float | int]) -> None:
     """Set keys of the `[agent]` table of a home's config.toml (text edit, rest kept)."""
+    import re
+
     text = path.read_text(encoding="utf-8")
     if not re.search(r"^\[agent\]", text, flags=re.M):
         text += "\n[agent]\n"
@@ -319,171 +237,343 @@ def set_agent_config(path: Path, values: dict[str, float | int]) -> None:
     path.write_text(head + "[agent]\n" + section + nxt + tail, encoding="utf-8")
 
 
-def run_conversations(
-    args: argparse.Namespace, llm: Any, arms: dict[str, Arm], weights: Counter[int], workdir: Path
-) -> None:
+def ask_batch(
+    home_dir: Path, llm: CachedLLM, questions: list[Question], values: dict[str, float | int]
+) -> list[dict[str, Any]]:
+    """`ask --batch --short --json` on `home_dir`, in process (one loaded model): the
+    batch file is written and read back by the CLI's reader, each question answered
+    by its `answer_batch`; `latency_s` adds back the seconds of cached calls."""
+    from memagent.agent import Agent
+    from memagent.cli._ask_batch import answer_batch, read_batch
     from memagent.core import MemoryHome
+    from memagent.core.config import AgentConfig
 
-    for path in sorted(args.data.glob("conv-*.json")):
-        if path.stem not in args.conversations:
-            continue
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        conv = {**raw.get("conversation", raw), "qa": raw["qa"]}
-        weights.update(int(q["category"]) for q in conv["qa"])
-        questions = sample_questions(conv, args.per_category, args.seed, args.categories)
-        print(f"{path.stem}: {len(questions)} questions", file=sys.stderr)
-        store = build_home(workdir, path.stem, turns_of(conv))
-        store.close()
-        home = MemoryHome.open(workdir / path.stem)
-        values: dict[str, float | int] = {
-            "recall_k": args.recall_k, "recall_min_ratio": 0.0, "context_tokens": 1600}  # fmt: skip
-        for key in ("verify_min", "contrast_below", "contrast_margin"):
-            if getattr(args, key) is not None:
-                values[key] = getattr(args, key)
-        set_agent_config(home.layout.config, values)
-        home = MemoryHome.open(workdir / path.stem)
-        # each arm runs all its questions in a row, so its fixed prompt prefix stays in
-        # the cache; the full-context arm (long, slow) comes last
-        if "memagent" in arms:
-            run_agent_arm(arms["memagent"], home, llm, questions, retrieval=True)
-        if "no-memory" in arms:
-            run_agent_arm(arms["no-memory"], home, llm, questions, retrieval=False)
-        if "full" in arms and (
-            args.full_conversations is None or path.stem in args.full_conversations
+    mh = MemoryHome.open(home_dir)
+    product = AgentConfig()  # keys not given go back to the product's defaults
+    set_agent_config(mh.layout.config, {k: getattr(product, k) for k in TUNABLE} | values)
+    mh = MemoryHome.open(home_dir)
+    batch = home_dir.parent / f"{home_dir.name}.batch.jsonl"
+    batch.write_text(
+        "".join(
+            json.dumps(
+                {"id": q.qid, "question": q.question, "asked_at": q.asked_at}, ensure_ascii=False
+            )
+            + "\n"
+            for q in questions
+        ),
+        encoding="utf-8",
+    )
+    parsed = read_batch(batch)
+    out: list[dict[str, Any]] = []
+    agent = Agent(mh, llm, prompt_set="qa", learn_profile=False)
+    agent.record = False
+    try:
+        for q, mine in zip(parsed, questions, strict=True):
+            before, missed = llm.replayed_s, llm.misses
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                answer_batch(agent, [q], as_json=True)
+            line = json.loads(buf.getvalue())
+            line["latency_s"] = float(line["latency_s"]) + (llm.replayed_s - before)
+            line["cached"] = llm.misses == missed
+            out.append(line)
+            print(
+                f"    {mine.conv} {mine.qid} cat{mine.category} "
+                f"{line['latency_s']:5.1f}s {mine.question[:50]!r} -> {line['answer'][:50]!r} "
+                f"(gold {mine.gold[:30]!r})",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        agent.close()
+    return out
+
+
+def outcomes_for(
+    qs: list[Question], lines: list[dict[str, Any]], *, offline: bool = False
+) -> list[Outcome]:
+    """Scored answers; offline, only the questions answered wholly from the cache."""
+    pairs = [(q, r) for q, r in zip(qs, lines, strict=True) if r.get("cached") or not offline]
+    return [
+        Outcome(
+            q.conv,
+            q.qid,
+            q.category,
+            str(r["answer"]),
+            score(q.category, str(r["answer"]) if r["ok"] else "", q.gold),
+            float(r["latency_s"]),
+            int(r["prompt_tokens"]),
+            int(r["completion_tokens"]),
+            bool(r["ok"]),
+            r.get("p_grounded"),
+        )
+        for q, r in pairs
+    ]
+
+
+# -- figures ------------------------------------------------------------------------------
+def overall(outs: list[Outcome], weights: dict[int, float]) -> float | None:
+    """The paper's overall score: category means weighted by their share of questions."""
+    cats: dict[int, list[float]] = {}
+    for o in outs:
+        cats.setdefault(o.category, []).append(o.score)
+    wsum = sum(weights.get(c, 0.0) for c in cats)
+    if not wsum:
+        return None
+    return sum(weights.get(c, 0.0) * sum(v) / len(v) for c, v in cats.items()) / wsum
+
+
+def f1_answerable(outs: list[Outcome]) -> float | None:
+    return mean_or_none([o.score for o in outs if o.category != 5])
+
+
+def figures(outs: list[Outcome], weights: dict[int, float], seed: int) -> dict[str, Estimate]:
+    """Every reported figure with its bootstrap 95% interval (questions resampled)."""
+
+    def ci(stat: Any) -> Estimate:
+        return bootstrap_ci(outs, stat, seed=seed)
+
+    def cat_mean(c: int) -> Any:
+        return lambda xs: mean_or_none([o.score for o in xs if o.category == c])
+
+    out = {"F1 cats 1-4": ci(f1_answerable)}
+    for c in (1, 2, 3, 4):
+        out[f"F1 {CATEGORIES[c]}"] = ci(cat_mean(c))
+    out["adversarial refusal"] = ci(cat_mean(5))
+    out["answerable refused"] = ci(
+        lambda xs: mean_or_none([float(o.refused) for o in xs if o.category != 5])
+    )
+    out["F1 on answered"] = ci(
+        lambda xs: mean_or_none([o.score for o in xs if o.category != 5 and not o.refused])
+    )
+    out["overall (paper)"] = ci(lambda xs: overall(xs, weights))
+    out["latency p50 s"] = ci(lambda xs: percentile([o.seconds for o in xs], 0.5))
+    out["latency p95 s"] = ci(lambda xs: percentile([o.seconds for o in xs], 0.95))
+    out["tokens/answer"] = ci(
+        lambda xs: mean_or_none([float(o.prompt_tokens + o.completion_tokens) for o in xs])
+    )
+    return out
+
+
+def print_figures(title: str, outs: list[Outcome], weights: dict[int, float], seed: int) -> None:
+    n = Counter(CATEGORIES[o.category] for o in outs)
+    print(
+        f"\n{title}: {len(outs)} questions ({dict(sorted(n.items()))}), "
+        f"{sum(not o.ok for o in outs)} failed"
+    )
+    print("| figure | value [95% bootstrap] |\n|---|---|")
+    for name, est in figures(outs, weights, seed).items():
+        scale = 100.0 if name == "overall (paper)" else 1.0
+        print(f"| {name} | {est.show(1 if scale == 100.0 else 3, scale)} |")
+
+
+# -- the run ------------------------------------------------------------------------------
+def parse_assignments(raw: list[str], *, grid: bool) -> dict[str, list[float | int]]:
+    """`KEY=V` (or `KEY=V1,V2` with `grid`) for the tunable agent keys; BenchError else."""
+    out: dict[str, list[float | int]] = {}
+    for item in raw:
+        key, eq, vals = item.partition("=")
+        if not eq or key not in TUNABLE:
+            raise BenchError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(TUNABLE)}")
+        parts = vals.split(",")
+        if not grid and len(parts) != 1:
+            raise BenchError(f"{item!r}: one value (use --cv for several)")
+        try:
+            out[key] = [TUNABLE[key](p) for p in parts]
+        except ValueError:
+            raise BenchError(f"{item!r}: {key} takes {TUNABLE[key].__name__} values") from None
+    return out
+
+
+def grid_points(cv: dict[str, list[float | int]]) -> list[dict[str, float | int]]:
+    keys = sorted(cv)
+    return [
+        dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(cv[k] for k in keys))
+    ]
+
+
+def label(values: dict[str, float | int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(values.items())) or "defaults"
+
+
+def run_arm(
+    arm: str,
+    args: argparse.Namespace,
+    llm: CachedLLM,
+    convs: dict[str, dict[str, Any]],
+    qs: list[Question],
+    values: dict[str, float | int],
+) -> list[Outcome]:
+    outs: list[Outcome] = []
+    for mine in rounds(qs, args.round_size, args.seed):
+        name = mine[0].conv
+        t0 = time.perf_counter()
+        if arm == "full":
+            lines = ask_full(llm, convs[name], mine)
+        elif (
+            arm == "memagent" and args.offline and not is_imported(args.workdir / args.shape / name)
         ):
-            run_full_context_arm(arms["full"], conv, llm, questions)
+            continue  # offline: no import either
+        else:
+            home = (
+                prepare_home(args.workdir, name, convs[name], args.shape)
+                if arm == "memagent"
+                else empty_home(args.workdir)
+            )
+            lines = ask_batch(home, llm, mine, values)
+        got = outcomes_for(mine, lines, offline=args.offline)
+        outs += got
+        print(
+            f"  [{arm} {label(values)}] {name}: {len(got)} answered in "
+            f"{time.perf_counter() - t0:.0f}s (cache {llm.hits}/{llm.calls} hits)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return outs
 
 
-def category_weights(args: argparse.Namespace) -> dict[int, float]:
-    counts: Counter[int] = Counter()
-    for name in args.conversations:
-        raw = json.loads((args.data / f"{name}.json").read_text(encoding="utf-8"))
-        counts.update(int(q["category"]) for q in raw["qa"])
-    total = sum(counts.values())
-    return {c: n / total for c, n in counts.items()}
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.qa_locomo",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--conversations", nargs="*", default=None, help="default: all in --data")
+    ap.add_argument("--sample", type=int, default=None, help="questions, stratified (default: all)")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--shape", choices=SHAPES, default="full")
+    ap.add_argument("--arms", nargs="*", choices=ARMS, default=["memagent"])
+    ap.add_argument("--model", default="embedded")
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
+    ap.add_argument("--n-ctx", type=int, default=8192, help="32768 for the full arm")
+    ap.add_argument("--workdir", type=Path, default=RESULTS / "qa_locomo_homes")
+    ap.add_argument("--cache", type=Path, default=RESULTS / "qa_cache.jsonl")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=V", help="agent config")
+    ap.add_argument(
+        "--cv",
+        nargs="*",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="leave-one-conversation-out over this grid",
+    )
+    ap.add_argument("--objective", choices=OBJECTIVES, default="overall")
+    ap.add_argument("--json-out", type=Path, default=None, help="every outcome, as JSON")
+    ap.add_argument("--round-size", type=int, default=10, help="questions a conversation per round")
+    ap.add_argument(
+        "--offline",
+        action="store_true",
+        help="answer only from the cache (re-score a partial run; no model)",
+    )
+    return ap
 
 
-def report_saved(args: argparse.Namespace) -> int:
-    saved = json.loads(args.from_json.read_text(encoding="utf-8"))["answers"]
-    arms = [Arm(name, [Outcome(**o) for o in outs]) for name, outs in saved.items() if outs]
-    if not arms:
-        print(f"no answers in {args.from_json}", file=sys.stderr)
-        return 2
-    w = category_weights(args)
-    rows = [summary(a, w) for a in arms]
-    print(f"LoCoMo QA, {', '.join(args.conversations)} (saved answers, {args.from_json})")
-    for r in rows:
-        print(f"{r['arm']}: n per category {r['n']}")
-    print_table(rows)
-    return 0
+def check_args(args: argparse.Namespace) -> tuple[dict[str, dict[str, Any]], list[Question]]:
+    if args.sample is not None and args.sample < 1:
+        raise BenchError(f"--sample {args.sample}: must be at least 1")
+    if args.round_size < 1:
+        raise BenchError(f"--round-size {args.round_size}: must be at least 1")
+    if not args.data.is_dir():
+        raise BenchError(f"no LoCoMo data at {args.data} (set --data or $MEMAGENT_EVAL)")
+    found = {p.stem: p for p in sorted(args.data.glob("conv-*.json"))}
+    wanted = args.conversations or sorted(found)
+    missing = [c for c in wanted if c not in found]
+    if missing or not wanted:
+        raise BenchError(f"no conversation {', '.join(missing) or '(none)'} under {args.data}")
+    if args.cv and len(wanted) < 2:
+        raise BenchError("--cv needs at least two conversations")
+    convs = {}
+    for name in wanted:
+        try:
+            convs[name] = load_conversation(found[name])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BenchError(f"{found[name]}: not a LoCoMo conversation ({exc})") from None
+    qs = [q for name in wanted for q in questions_of(name, convs[name])]
+    return convs, pick_questions(qs, args.sample, args.seed)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--conversations", nargs="*", default=["conv-26"])
-    ap.add_argument("--per-category", type=int, default=8, help="0: every question")
-    ap.add_argument("--seed", type=int, default=12)
-    ap.add_argument("--arms", nargs="*", default=["memagent", "full", "no-memory"])
-    ap.add_argument("--model", default="embedded")
-    ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--n-ctx", type=int, default=32768, help="room for the full-context arm")
-    ap.add_argument("--recall-k", type=int, default=10)
-    ap.add_argument(
-        "--verify-min",
-        type=float,
-        default=None,
-        help="the grounding check's P(yes) threshold (agent.verify_min; 0: off); "
-        "default: the product's",
-    )
-    ap.add_argument(
-        "--contrast-below",
-        type=float,
-        default=None,
-        help="the contrast probe's band (agent.contrast_below; 0: off); default: the product's",
-    )
-    ap.add_argument(
-        "--contrast-margin",
-        type=float,
-        default=None,
-        help="the contrast probe's margin (agent.contrast_margin); default: the product's",
-    )
-    ap.add_argument("--threads", type=int, default=2, help="llama.cpp CPU threads")
-    ap.add_argument("--json-out", type=Path, default=None, help="answers, written as they come")
-    ap.add_argument("--categories", nargs="*", type=int, default=None, help="default: 1-5")
-    ap.add_argument(
-        "--full-conversations",
-        nargs="*",
-        default=None,
-        help="conversations the (slow) full-context arm runs on; default: all",
-    )
-    ap.add_argument(
-        "--from-json",
-        type=Path,
-        default=None,
-        help="report the answers a (partial) --json-out run saved, answering nothing",
-    )
-    args = ap.parse_args(argv)
-    if args.from_json:
-        return report_saved(args)
-
+    args = build_parser().parse_args(argv)
+    try:
+        fixed = {k: v[0] for k, v in parse_assignments(args.set, grid=False).items()}
+        cv = parse_assignments(args.cv, grid=True)
+        convs, qs = check_args(args)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     from memagent.core.config import LLMConfig
     from memagent.llm import load_llm
 
-    llm = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx, threads=args.threads))
-    t0 = time.perf_counter()
-    load_s = llm.load() if hasattr(llm, "load") else 0.0
-    print(f"model {llm.name}: loaded in {load_s:.1f}s", file=sys.stderr)
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="locomo-qa-"))
-    arms = {name: Arm(name) for name in args.arms}
-    if args.json_out:
-        out_path = args.json_out
-
-        def save() -> None:
-            detail = {a.name: [o.__dict__ for o in a.outcomes] for a in arms.values()}
-            tmp = out_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"answers": detail}, indent=1))
-            tmp.replace(out_path)
-
-        for arm in arms.values():
-            arm.on_answer = save
-    weights: Counter[int] = Counter()
-    try:
-        run_conversations(args, llm, arms, weights, workdir)
-    except KeyboardInterrupt:  # Ctrl-C: report the answers so far
-        print("interrupted: reporting the answers so far", file=sys.stderr)
-    if not any(a.outcomes for a in arms.values()):
-        print(f"no questions answered: no {args.conversations} under {args.data}", file=sys.stderr)
-        return 2
-    total = sum(weights.values())
-    w = {c: n / total for c, n in weights.items()}
-    rows = [summary(a, w) for a in arms.values() if a.outcomes]
-    answers = sum(len(a.outcomes) for a in arms.values())
+    inner = load_llm(args.model, LLMConfig(n_ctx=args.n_ctx, threads=args.threads))
+    llm = cached_llm(inner, args.cache, offline=args.offline)
+    weights_count = Counter(q.category for name in convs for q in questions_of(name, convs[name]))
+    weights = {c: n / sum(weights_count.values()) for c, n in weights_count.items()}
     print(
-        f"\nLoCoMo QA, {', '.join(args.conversations)}; model {llm.name}; {answers} answers "
-        f"in {time.perf_counter() - t0:.0f}s; sample sizes per category: {rows[0]['n']}"
+        f"LoCoMo QA: {len(qs)} questions from {', '.join(sorted(convs))}, seed {args.seed}, "
+        f"shape {args.shape}, model {llm.name}; cache {args.cache} ({len(llm)} entries)"
     )
-    print_table(rows)
-    by = {r["arm"]: r for r in rows}
-    if "memagent" in by and "full" in by:
-        m, f = by["memagent"], by["full"]
+    t0 = time.perf_counter()
+    detail: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for arm in args.arms:
+            points = grid_points(cv) if cv and arm == "memagent" else [{}]
+            runs = {label(fixed | p): run_arm(arm, args, llm, convs, qs, fixed | p) for p in points}
+            for name, outs in runs.items():
+                detail[f"{arm} {name}"] = [asdict(o) for o in outs]
+                print_figures(f"{arm} ({name})", outs, weights, args.seed)
+            if len(runs) > 1:
+                report_cv(runs, sorted(convs), weights, args)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
         print(
-            f"\nmemagent vs full context: F1 1–4 {m['f1_cat1to4_mean']} vs {f['f1_cat1to4_mean']}, "
-            f"prompt tokens/answer {m['prompt_tokens_per_answer']} vs "
-            f"{f['prompt_tokens_per_answer']} "
-            f"({f['prompt_tokens_per_answer'] / max(m['prompt_tokens_per_answer'], 1):.1f}x fewer)"
+            "interrupted: the answers so far are in the cache; run again to go on", file=sys.stderr
         )
-    if "memagent" in by and "no-memory" in by:
-        m, n = by["memagent"], by["no-memory"]
-        ratio = m["f1_cat1to4_mean"] / max(n["f1_cat1to4_mean"], 1e-3)
-        print(f"memagent vs no memory: F1 1–4 {m['f1_cat1to4_mean']} vs "
-              f"{n['f1_cat1to4_mean']} ({ratio:.1f}x)")  # fmt: skip
-    print("published anchors, overall F1 (paper's way): " + "; ".join(
-        f"{k} {v}" for k, v in ANCHORS.items()))  # fmt: skip
+        return 130
+    print(f"\n{llm.calls} model calls, {llm.hits} from the cache, {time.perf_counter() - t0:.0f}s")
+    print(
+        "published anchors, overall (paper's way): "
+        + "; ".join(f"{k} {v}" for k, v in ANCHORS.items())
+    )
     if args.json_out:
-        detail = {a.name: [o.__dict__ for o in a.outcomes] for a in arms.values()}
-        args.json_out.write_text(json.dumps({"summary": rows, "answers": detail}, indent=1))
+        args.json_out.write_text(json.dumps(detail, indent=1), encoding="utf-8")
     return 0
+
+
+def report_cv(
+    runs: dict[str, list[Outcome]],
+    convs: list[str],
+    weights: dict[int, float],
+    args: argparse.Namespace,
+) -> None:
+    """Leave-one-conversation-out: per fold the grid point best on the other four."""
+
+    def objective(outs: list[Outcome]) -> float:
+        got = overall(outs, weights) if args.objective == "overall" else f1_answerable(outs)
+        return -1.0 if got is None else got
+
+    per = {
+        name: {c: [o for o in outs if o.conv == c] for c in convs} for name, outs in runs.items()
+    }
+    folds = leave_one_out(convs, per, objective)
+    print(f"\nleave-one-conversation-out ({args.objective}):")
+    print("| held out | picked on the others | train | held-out F1 1-4 | held-out overall |")
+    print("|---|---|---|---|---|")
+    pooled: list[Outcome] = []
+    for f in folds:
+        held = per[f.picked][f.held_out]
+        pooled += held
+        f1, ov = f1_answerable(held), overall(held, weights)
+        print(
+            f"| {f.held_out} | {f.picked} | {f.train_score:.3f} | "
+            f"{'–' if f1 is None else round(f1, 3)} | {'–' if ov is None else round(100 * ov, 1)} |"
+        )
+    print_figures(
+        "held-out, pooled over the folds (the figure to quote)", pooled, weights, args.seed
+    )
+    best = max(runs, key=lambda n: objective(runs[n]))
+    print(f"in-sample best (optimistic, for comparison): {best}")
 
 
 if __name__ == "__main__":
