@@ -42,7 +42,14 @@ from typing import Any
 
 from bench.qa_cache import RESULTS, CachedLLM, cached_llm
 from bench.qa_judge import PREFERENCE, judge
-from bench.qa_locomo import BenchError, Question, ask_batch, empty_home, imported_home
+from bench.qa_locomo import (
+    BenchError,
+    Question,
+    ask_batch,
+    empty_home,
+    imported_home,
+    is_imported,
+)
 from bench.qa_stats import Estimate, bootstrap_ci, mean_or_none, percentile
 from bench.recall_longmemeval import DATA, lme_time, stratified
 
@@ -96,7 +103,8 @@ def memory_home(workdir: Path, q: dict[str, Any]) -> Path:
     lines = import_lines(q)
 
     def write(path: Path) -> None:
-        text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+        # ASCII escapes: a raw U+2028 inside a line would split it for a line reader
+        text = "".join(json.dumps(x) + "\n" for x in lines)
         path.write_text(text, encoding="utf-8")
 
     return imported_home(workdir / str(q["question_id"]), write)
@@ -157,12 +165,11 @@ def ask_oracle(llm: CachedLLM, q: dict[str, Any], budget: int) -> tuple[dict[str
 def answer(arm: str, args: argparse.Namespace, llm: CachedLLM, q: dict[str, Any]) -> Result | None:
     """The arm's judged answer; None offline when it is not wholly in the cache."""
     qid, qtype = str(q["question_id"]), str(q["question_type"])
-    missed = llm.misses
-    if args.offline and arm == "memory" and not (args.workdir / qid / "chunks").is_dir():
+    missed, trimmed = llm.misses, False
+    if args.offline and arm == "memory" and not is_imported(args.workdir / qid):
         return None
     if arm == "oracle":
         line, trimmed = ask_oracle(llm, q, args.oracle_chars)
-        args.trimmed += trimmed
     else:
         home = memory_home(args.workdir, q) if arm == "memory" else empty_home(args.workdir)
         one = Question(qid, qid, 0, str(q["question"]), str(q["answer"]), asked_at(q))
@@ -170,6 +177,8 @@ def answer(arm: str, args: argparse.Namespace, llm: CachedLLM, q: dict[str, Any]
         line["tokens"] = int(line["prompt_tokens"]) + int(line["completion_tokens"])
     if args.offline and llm.misses != missed:
         return None
+    if arm == "oracle":
+        args.trimmed += trimmed
     got = str(line["answer"]) if line["ok"] else ""
     return Result(
         qid,
