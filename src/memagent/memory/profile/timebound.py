@@ -14,37 +14,8 @@ import re
 from calendar import monthrange
 from datetime import date, timedelta
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "couple of": 2,
-    "few": 3,
-}
+from memagent.index.temporal import MONTHS, NUMBERS, WEEKDAYS
+
 _DAY = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(day|sday|nesday|rsday|urday)?"
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
 _UNTIL = r"(?:until|till|til|through|thru|to|up to|up until)"
@@ -79,7 +50,7 @@ def _next_weekday(today: date, name: str) -> date:
 
 
 def _month_number(name: str) -> int:
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name[:3].lower()))
+    return MONTHS[name[:3].lower()]
 
 
 def _month_day(today: date, month: int, day: int) -> date | None:
@@ -127,7 +98,7 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
         return date(today.year, today.month, monthrange(today.year, today.month)[1])
     if kind == "span":
         raw = m.group(1).lower()
-        n = int(raw) if raw.isdigit() else _NUMBERS[raw]
+        n = int(raw) if raw.isdigit() else NUMBERS[raw]
         days = n * (7 if m.group(2).lower() == "week" else 1)
         return today + timedelta(days=max(days - 1, 0))
     if kind == "today":
