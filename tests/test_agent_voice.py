@@ -102,6 +102,10 @@ def test_replies_speak_to_the_user_also_when_streamed(home: MemoryHome) -> None:
     with Agent(
         home, llm, prompt_set="instruct", learn_profile=False, embeddings=False, record=False
     ) as a:
+        # memory holds nothing on a sister: the honesty checks would refuse; this test
+        # is about the voice of whatever the model replies
+        a.home.config.agent.focus_check = False
+        a.home.config.agent.chat_verify_min = 0.0
         assert a.turn("What is my sister called?").reply == "Your sister is Ann."
         pieces: list[str] = []
         r = a.turn("What is my sister called?", on_text=pieces.append)

@@ -24,11 +24,9 @@ from memagent.server import KeyStore, ServerSettings, create_app
 from memagent.server.testing import LiveServer
 
 FOOD = "resource_user_food_prefs.json"
-FACTS = json.dumps({"facts": [{"fact": "The user loves ramen", "tags": ["food"]}]})
-OPS = json.dumps(
-    {"operations": [{"operation": "append", "file": FOOD, "path": "food.likes",
-                     "value": {"item": "ramen"}}]}
-)  # fmt: skip
+FACTS = json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]})
+# a reply outside the extraction schema: learning fails, nothing is written
+BAD = json.dumps({"facts": [{"kind": "no_such_kind", "value": "ramen", "name": ""}]})
 
 
 @pytest.fixture
@@ -95,15 +93,13 @@ def test_restore_history_and_recent_activity(memory: Memory) -> None:
 
 
 def test_profile_learn_writes_the_profile_and_a_rejected_batch_nothing(memory: Memory) -> None:
-    bad_ops = json.dumps({"operations": [{"operation": "remove", "file": FOOD,
-                                          "path": "food.likes", "item": "nothing"}]})  # fmt: skip
     before = snapshot(memory)
-    refused = calls(memory, [("profile_learn", {"text": "I hate nothing"})],
-                    llm_of=learner([FACTS, bad_ops]))  # fmt: skip
+    refused = calls(memory, [("profile_learn", {"text": "Ramen is what I order most weeks"})],
+                    llm_of=learner([BAD]))  # fmt: skip
     assert snapshot(memory) == before
     assert_plain_refusals(refused, [("profile_learn", {})])
     learn = [("profile_learn", {"text": "I love ramen"})]
-    done = calls(memory, learn, llm_of=learner([FACTS, OPS]))
+    done = calls(memory, learn, llm_of=learner([FACTS]))
     assert not done[0].is_error, done[0].content
     assert done[0].structured_content["ok"] is True
     likes = memory.profile_show("user_food_prefs")[FOOD]["food"]["likes"]
@@ -142,14 +138,14 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
 def test_hostile_input_is_one_sentence_and_writes_nothing(memory: Memory) -> None:
     memory.remember("Something to keep.")
     before = snapshot(memory)
-    results = calls(memory, HOSTILE, llm_of=learner([FACTS, OPS]))
+    results = calls(memory, HOSTILE, llm_of=learner([FACTS]))
     assert_plain_refusals(results, HOSTILE)
     assert snapshot(memory) == before
     assert results[3].content[0].text == "restore_memory: 'id' is required"
 
 
 class HeldLLM(ScriptedLLM):
-    """Facts then operations, alternately; the first call waits for `release`."""
+    """The extraction's facts; the first call waits for `release`."""
 
     def __init__(self) -> None:
         self.entered = threading.Event()
@@ -162,7 +158,7 @@ class HeldLLM(ScriptedLLM):
         if self.count == 1:
             self.entered.set()
             assert self.release.wait(60)
-        return FACTS if self.count % 2 else OPS
+        return FACTS
 
 
 def test_profile_learn_over_http_holds_a_model_slot(tmp_path: Path) -> None:
@@ -201,4 +197,4 @@ def test_profile_learn_over_http_holds_a_model_slot(tmp_path: Path) -> None:
     )
     assert holder["r"].status_code == 200, holder["r"].text
     assert not after.is_error, after.content
-    assert llm.count == 4  # the refused call never reached the model
+    assert llm.count == 2  # one extraction call each; the refused call never reached it

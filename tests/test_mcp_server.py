@@ -44,24 +44,12 @@ TOOLS = {
 }
 FOOD = "resource_user_food_prefs.json"
 LEARN_REPLIES = [
-    json.dumps({"facts": [{"fact": "The user loves ramen", "tags": ["food"]}]}),
-    json.dumps(
-        {
-            "operations": [
-                {
-                    "operation": "append",
-                    "file": FOOD,
-                    "path": "food.likes",
-                    "value": {"item": "ramen"},
-                }
-            ]
-        }
-    ),
+    json.dumps({"facts": [{"kind": "food_like", "value": "ramen", "name": ""}]}),
 ]
 
 
 def learn_script(tmp_path: Path) -> Path:
-    """A scripted model's replies for one profile_learn call (facts, then operations)."""
+    """A scripted model's reply for one profile_learn call (the extracted facts)."""
     script = tmp_path / "learn.json"
     script.write_text(json.dumps(LEARN_REPLIES))
     return script
