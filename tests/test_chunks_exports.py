@@ -164,3 +164,14 @@ def test_the_node_limit_stops_a_runaway_walk(monkeypatch: pytest.MonkeyPatch) ->
     mapping = {f"n{i}": node(f"n{i}", f"n{i - 1}" if i else None) for i in range(5)}
     with pytest.raises(InvalidInput, match="cycle"):
         read(chatgpt_conv(mapping, "n4"), "big.json")
+
+
+def test_json_lines_end_at_newlines_only() -> None:
+    """A raw U+2028 (or U+2029, U+0085) inside a message is text, not a line break."""
+    rows = [
+        {"id": "m1", "role": "user", "content": "first\u2028still the first\u0085too"},
+        {"id": "m2", "role": "user", "content": "second\u2029message"},
+    ]
+    text = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n"
+    messages = exports.json_lines(text, "chat.jsonl")
+    assert [m.content for m in messages] == [r["content"] for r in rows]

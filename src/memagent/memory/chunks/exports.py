@@ -63,9 +63,11 @@ def json_document(text: str, name: str) -> Any:
 
 
 def json_lines(text: str, name: str) -> list[Message]:
-    """JSON lines: one message object a line; blank lines are skipped."""
+    """JSON lines: one message object a line; blank lines are skipped. Lines end at
+    newlines only: U+2028 and friends are valid inside a JSON string (splitlines
+    would cut a message there)."""
     out: list[Message] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{name}, line {n}"
