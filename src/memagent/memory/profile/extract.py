@@ -21,15 +21,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
-from importlib.resources import files as package_files
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from memagent.core import InvalidInput
 from memagent.llm import LLM, Message
+from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
 from memagent.memory.profile.handler import BatchResult, apply_operations
@@ -74,17 +72,8 @@ class StatementLearned:
         }
 
 
-@cache
-def _prompt() -> dict[str, Any]:
-    path = package_files("memagent.memory.profile") / "prompts" / "extract.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        raise RuntimeError("prompt file extract.yaml is not a mapping")
-    return data
-
-
 def _prefix() -> list[Message]:
-    spec = _prompt()
+    spec = load_prompt("extract")
     out = [Message(role="system", content=str(spec["system"]).strip())]
     for example in spec.get("examples", []):
         out.append(Message(role="user", content=f"Statement: {str(example['user']).strip()}"))
@@ -93,7 +82,7 @@ def _prefix() -> list[Message]:
 
 
 def _ask(name: str, statement: str) -> Message:
-    text = str(_prompt()[name]).replace("{{ statement }}", statement)
+    text = str(load_prompt("extract")[name]).replace("{{ statement }}", statement)
     return Message(role="user", content=text.strip())
 
 

@@ -21,16 +21,14 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
-from importlib.resources import files as package_files
 from typing import Annotated, Any, TypeVar
 
-import yaml
 from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from memagent.core import InvalidInput, NotFound
 from memagent.llm import LLM, Message
+from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import BatchResult, apply_operations
@@ -105,23 +103,12 @@ class LearnResult:
         }
 
 
-@cache
-def _prompt(name: str) -> dict[str, Any]:
-    text = (package_files("memagent.memory.profile") / "prompts" / f"{name}.yaml").read_text(
-        encoding="utf-8"
-    )
-    data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise RuntimeError(f"prompt file {name}.yaml is not a mapping")
-    return data
-
-
 def _render(template: str, **values: Any) -> str:
     return _env.from_string(template).render(**values).strip()
 
 
 def _messages(name: str, **values: Any) -> list[Message]:
-    spec = _prompt(name)
+    spec = load_prompt(name)
     out = [Message(role="system", content=str(spec["system"]).strip())]
     for example in spec.get("examples", []):
         out.append(Message(role="user", content=str(example["user"]).strip()))
@@ -171,9 +158,8 @@ def ask_structured(
                     f"{stage}: the model's reply was invalid after one repair round: {error}"
                 ) from exc
             convo.append(Message(role="assistant", content=reply.text))
-            convo.append(
-                Message(role="user", content=_render(str(_prompt("repair")["user"]), error=error))
-            )
+            repair = _render(str(load_prompt("repair")["user"]), error=error)
+            convo.append(Message(role="user", content=repair))
     raise AssertionError("unreachable")
 
 
