@@ -15,18 +15,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from memagent.memory.profile import relations
 from memagent.memory.profile.facts import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.keys import match_key
 from memagent.memory.profile.timebound import time_bound
 
-_ANIMALS = (
-    "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|fish|turtle|tortoise|snake|"
-    "lizard|ferret|guinea pig|budgie|pony"
-)
-_RELATIVES = (
-    "wife|husband|partner|boyfriend|girlfriend|fiancée?|son|daughter|mom|mum|mother|dad|"
-    "father|sister|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|"
-    "niece|nephew|baby|kid|child"
-)
+_ANIMALS = "|".join(relations.ANIMALS)
+_RELATIVES = "|".join(relations.RELATIVES)
 _NAME = r"([A-Z][a-zA-Z'-]+)"
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
@@ -60,6 +55,52 @@ _STAY = re.compile(
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
+_NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
+_COUNT = r"(?:a|an|one|two|three|four|five|\d)"
+_HAVE_NAMED = re.compile(
+    rf"\b(?:I|[Ww]e) (?:have|'ve got|have got|got|own) {_COUNT} (?:\w+ )?"
+    rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
+    rf"(?:(?:called|named)\s+)?{_NAMES}"
+)
+_THING = r"([A-Za-z][A-Za-z -]{1,40}?)"
+_THING_END = (
+    r"(?=[,.;!?]|$| and (?:I|my|we)\b| but | so | too\b| as well| which | because | after all"
+    r"| since | though)"
+)
+_SEVERITY = r"(?:severe|mild|bad|serious|slight|life-threatening)"
+_ALLERGIC = re.compile(
+    rf"\ballergic to (?!(?:it|them|that|this|something|anything|everything)\b)"
+    rf"{_THING}{_THING_END}"
+    rf"|\b(?:a|an|my)\s+(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?)\b)"
+    r"([a-z][a-z -]{1,30}?) allergy\b"
+    rf"|\ballergy to {_THING}{_THING_END}",
+    re.IGNORECASE,
+)
+_LIST = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|&)\s*")
+_SPEAK = re.compile(
+    r"\bI (?:speak|can speak|'m fluent in|am fluent in) "
+    r"([A-Z][a-z]+(?:(?:,| and| or|, and) [A-Z][a-z]+)*)"
+)
+_COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
+_TRAVEL = re.compile(
+    r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?=.*\b(?:next|tomorrow|on|in|this|later|soon|for|at the end)\b)"
+)
+_CLOCK = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bo'clock\b|\bnoon\b|\bmidnight\b",
+    re.IGNORECASE,
+)
+_HABIT = re.compile(
+    r"\b(usually|always|every|each|rarely|never|normally|typically|most (days|nights|mornings)|"
+    r"on (week)?days|weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
+    r"sundays|once a|twice a)\b",
+    re.IGNORECASE,
+)
+_DAYS = re.compile(
+    r"\b(week(day|end)s?|(mon|tues|wednes|thurs|fri|satur|sun)days?)\b", re.IGNORECASE
+)
+_SUBJECT_I = re.compile(r"^\s*(?:\w+,?\s+){0,3}?I\b")
 
 
 def _clip(text: str) -> str:
@@ -90,15 +131,52 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 out.append(Extracted(kind="diet", value=_clip(no.group(1))))
+        for m in _HAVE_NAMED.finditer(s):
+            relation = relations.singular(m.group(1))
+            kind = "pet" if relation in relations.ANIMALS else "family"
+            for name in relations.split_names(m.group(2)):
+                if name not in _NAME_STOP:
+                    out.append(Extracted(kind=kind, value=relation, name=name))  # type: ignore[arg-type]
+        for m in _ALLERGIC.finditer(s):
+            said = next(g for g in m.groups() if g)
+            out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
+        for m in _SPEAK.finditer(s):
+            out.extend(Extracted(kind="language", value=v) for v in _items(m.group(1)))
+        for m in _COLLECT.finditer(s):
+            out.append(Extracted(kind="like", value=_clip(m.group(1))))
+        travel = _TRAVEL.search(s)
+        if travel is not None:
+            out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
             said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", s.strip(), flags=re.I)
             out.append(Extracted(kind="communication", value=_clip(said)))
     return out
 
 
+def _items(said: str) -> list[str]:
+    """`"cats and dogs"` → `["cats", "dogs"]`."""
+    return [v.strip() for v in _LIST.split(said) if v and v.strip()]
+
+
+def habit_facts(sentences: list[str]) -> list[Extracted]:
+    """A first-person sentence with a clock time or a weekly day and a habit word
+    ("I rarely sleep before 2am", "I stay at my partner's on weekends") is a
+    routine. Looser than `rule_facts`, so read only where the model read nothing."""
+    out: list[Extracted] = []
+    for s in sentences:
+        if _SUBJECT_I.match(s) and _HABIT.search(s) and (_CLOCK.search(s) or _DAYS.search(s)):
+            out.append(Extracted(kind="routine", value=_clip(s)))
+    return out
+
+
 def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     """The rules' facts, then the model's, less those of a kind the rules already
-    read with one value each (a pet's or relative's name, home, work, name, diet
-    restriction and way of answering are the rules' when they have them)."""
+    read (a pet's or relative's name, home, work, name, diet restriction, allergy
+    and way of answering are the rules' when they have them) and those whose value
+    a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
     ruled = {f.kind for f in rules}
-    return [*rules, *(f for f in model if f.kind not in ruled)]
+    values = {match_key(f.value) for f in rules}
+    return [
+        *rules,
+        *(f for f in model if f.kind not in ruled and match_key(f.value) not in values),
+    ]
