@@ -136,7 +136,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             kind = "pet" if relation in relations.ANIMALS else "family"
             for name in relations.split_names(m.group(2)):
                 if name not in _NAME_STOP:
-                    out.append(Extracted(kind=kind, value=relation, name=name))  # type: ignore[arg-type]
+                    out.append(Extracted(kind=kind, value=relation, name=name))
         for m in _ALLERGIC.finditer(s):
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
