@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -74,15 +74,16 @@ class StatementLearned:
 
 def _prefix() -> list[Message]:
     spec = load_prompt("extract")
-    out = [Message(role="system", content=str(spec["system"]).strip())]
-    for example in spec.get("examples", []):
-        out.append(Message(role="user", content=f"Statement: {str(example['user']).strip()}"))
-        out.append(Message(role="assistant", content=json.dumps(example["assistant"])))
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        out.append(Message(role="user", content=f"Statement: {example.user.strip()}"))
+        out.append(Message(role="assistant", content=json.dumps(example.assistant)))
     return out
 
 
-def _ask(name: str, statement: str) -> Message:
-    text = str(load_prompt("extract")[name]).replace("{{ statement }}", statement)
+def _ask(name: Literal["gate", "user"], statement: str) -> Message:
+    spec = load_prompt("extract")
+    text = (spec.gate if name == "gate" else spec.user).replace("{{ statement }}", statement)
     return Message(role="user", content=text.strip())
 
 
