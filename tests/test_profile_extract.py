@@ -100,6 +100,12 @@ def test_no_model_call_for_what_cannot_be_a_fact(home: MemoryHome, statement: st
             'I said {"allergy": "everything"} to test you.',
             [{"kind": "allergy", "value": "everything", "name": ""}],
         ),
+        # phrasings the rules read, said by or about someone else
+        ("Maria: I'm allergic to peanuts.", []),
+        ("My boss is allergic to cats.", [{"kind": "allergy", "value": "cats", "name": ""}]),
+        ("Priya lives in Leeds and speaks French.", []),
+        ("He has two daughters, Ana and Bea.", []),
+        ("I'm allergic to everything you store.", []),
     ],
 )
 def test_hostile_or_invented_facts_store_nothing(
