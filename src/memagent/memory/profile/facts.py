@@ -1,19 +1,19 @@
 """From what the model read in a statement to profile operations, mechanically.
 
 The model only says what kind of fact a sentence holds and copies its value
-(`Extracted`). Everything with a rule is decided here, in Python:
+(`Extracted`). Everything with a rule is decided in Python:
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
-  else ("Tom is allergic to…", "my sister is vegan").
-- **Kind fixes.** "allergic" must be said for an allergy ("can't stand X" is a
-  dislike); a like said with "don't like"/"hate"/"can't stand" is a dislike; a
-  name after "my dog is called" is the dog's name, never a like.
-- **Negation and correction.** "no longer", "not … anymore", "stopped",
-  "no more X", "instead of X", "not X" remove the item they name (a like that
-  is said to be over moves to dislikes); single-valued facts (where the user
-  lives, their job, a pet's or a relative's name, where they are now) have one
-  key each, so "actually … now" updates that item in place.
+  else (`kinds.about_someone_else`).
+- **Kind fixes** (`kinds.fix_kind`): "allergic" must be said for an allergy,
+  "hate" makes a like a dislike, a name after "my dog is called" is the dog's.
+- **Negation and correction** (`negation`): a value said to be over ("no more
+  X", "not X", "quit X", "not … any more") is removed (a like that is over and
+  disliked moves to dislikes); single-valued facts (where the user lives, their
+  job, their name, where they are now) have one key each, so "actually … now"
+  updates that item in place; pets and relatives have one item per name
+  (`relations`); one of vegan/vegetarian/pescatarian at a time.
 - **Expiry.** A time bound in the sentence ("until Friday", "this week") sets
   the item's expiry, resolved from the statement's date (`timebound`).
 """
@@ -30,6 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.keys import match_key, slug, tokens
+from memagent.memory.profile.kinds import (
+    NAME_AFTER,
+    OPPOSITE,
+    OTHER_PERSON,
+    about_someone_else,
+    fix_kind,
+)
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
@@ -142,14 +149,6 @@ ALWAYS_CHECKED = frozenset(
     {"food_like", "drink_like", "like", "exercise", "medication", "diet", "allergy", "condition"}
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
-OPPOSITE = {
-    "food_like": "food_dislike",
-    "food_dislike": "food_like",
-    "drink_like": "drink_dislike",
-    "drink_dislike": "drink_like",
-    "like": "dislike",
-    "dislike": "like",
-}
 
 _STOP = frozenset(
     [
@@ -187,53 +186,9 @@ _STOP = frozenset(
         "sort",
     ]
 )
-_OTHER_PERSON = re.compile(
-    r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
-    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|"
-    r"colleague|coworker|roommate|neighbou?r|grandma|grandpa|aunt|uncle|cousin|baby|"
-    r"dog|cat|puppy|kitten|pet|parrot|rabbit|hamster|horse|fish)\b|"
-    r"^\s*(he|she|they|his|her|their)\b",
-    re.IGNORECASE,
-)
-_DIET = re.compile(
-    r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
-    re.IGNORECASE,
-)
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
-_DRINKS = re.compile(
-    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beer|wine|water|juice|"
-    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade)\b",
-    re.IGNORECASE,
-)
-_EVENT_WORDS = (
-    r"appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|conference|"
-    r"surgery|check-?up|birthday|graduation|funeral|anniversary|reunion|recital"
-)
-_EVENT = re.compile(rf"\b({_EVENT_WORDS})\b", re.IGNORECASE)
-_RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({_EVENT_WORDS})\b", re.I)
-"""A relative's wedding or birthday is a date in the user's own calendar."""
-_NAMED_SUBJECT = re.compile(
-    r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
-    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?\s+(is|was|has|had|likes|loves|lives|works|hates|"
-    r"eats|drinks|can'?t|cannot|doesn'?t|does|will|just|and|takes|goes|plays|'s)\b"
-)
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(
-    r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
-)
-_ALLERGY_WORDS = re.compile(r"allerg|anaphyla|epipen", re.IGNORECASE)
-_GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medication)$", re.I)
-"""A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
-_WEEKLY = re.compile(
-    r"\b(every|each|on)\s+(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
-    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\bonce a week\b|\btwice a week\b",
-    re.IGNORECASE,
-)
-_NAME_AFTER = re.compile(
-    r"\b(?:called|named|name is|name's)\s+([A-Z][\w'-]*)|"
-    r"\b(?:[Mm]y|[Oo]ur)\s+(\w+)\s+([A-Z][a-z][\w'-]*)\b"
-)
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
@@ -284,16 +239,6 @@ def clause_of(value: str, sentences: list[str]) -> str:
     return " ".join(sentences)
 
 
-def about_someone_else(clause: str, kind: str) -> bool:
-    """A fact about another person or a pet, where the user is not the subject
-    ("we" includes the user; a relative's wedding is a date in the user's plans)."""
-    if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
-        return False
-    if _OTHER_PERSON.search(clause) and not _FIRST_PERSON.search(clause):
-        return True
-    return bool(_NAMED_SUBJECT.match(clause.strip())) and not _FIRST_PERSON.search(clause)
-
-
 @dataclass(frozen=True)
 class Planned:
     """The operations for one statement, and the facts they came from."""
@@ -303,53 +248,13 @@ class Planned:
     dropped: list[tuple[str, str]]
 
 
-def _fix_kind(fact: Extracted, value: str, clause: str) -> str | None:
-    """The kind the statement's words say `fact` is (None: no fact at all)."""
-    kind: str = fact.kind
-    if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
-        return None
-    if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
-        kind = "food_dislike" if disliked(value, clause) else "condition"
-        if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
-            kind = "food_dislike"
-    if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
-        kind = "diet"
-    if kind == "condition" and re.search(r"\btak(e|es|ing)\b", clause, re.I):
-        kind = "medication"
-    if kind == "routine" and _EVENT.search(clause):
-        kind = "plan"
-    if kind in ("food_like", "food_dislike") and _DRINKS.search(value):
-        kind = "drink_" + kind.removeprefix("food_")
-    if kind in ("food_dislike", "drink_dislike") and re.search(
-        rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
-    ):
-        kind = "diet"  # "no pork for me": a rule kept, not a taste
-    liked = kind in ("food_like", "drink_like", "like")
-    if liked and disliked(value, clause) and not ended(value, kind, clause):
-        kind = OPPOSITE[kind]
-    if kind in ("like", "food_like") and value[:1].isupper() and _NAME_AFTER.search(clause):
-        m = _NAME_AFTER.search(clause)
-        if m and value in m.group(0):
-            kind = (
-                "pet"
-                if _OTHER_PERSON.search(clause)
-                and re.search(
-                    r"dog|cat|pupp|kitt|pet|parrot|rabbit|hamster|horse|fish", clause, re.I
-                )
-                else "family"
-            )
-    if kind == "routine" and _WEEKLY.search(clause):
-        return "routine_weekly"
-    return kind
-
-
 def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
     """(relation or animal, name) for each pet or relative named in the clause;
     what the model left out or did not copy from the clause is read from it."""
     name, value = fact.name.strip(), fact.value.strip()
     name = name if name and grounded(name, clause) else ""
     value = value if value and grounded(value, clause) else ""
-    m = _NAME_AFTER.search(clause)
+    m = NAME_AFTER.search(clause)
     if value and not name and value[:1].isupper() and m and value in m.group(0):
         name, value = value, ""
     if not name and m is not None:
@@ -358,7 +263,7 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
         if m is not None and m.group(2):
             value = m.group(2)
         else:
-            who = _OTHER_PERSON.search(clause)
+            who = OTHER_PERSON.search(clause)
             value = who.group(3) if who is not None and who.group(3) else ""
     value = relations.singular(value)
     names = [n for n in relations.split_names(name) if n.lower() != value]
@@ -487,7 +392,7 @@ def plan(
             dropped.append((fact.value, "not said in the statement"))
             continue
         clause = clause_of(value, sentences)
-        fixed = _fix_kind(fact, value, clause)
+        fixed = fix_kind(fact.kind, value, clause)
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
