@@ -279,3 +279,26 @@ def test_a_move_is_a_home_not_a_stay_and_a_kind_word_is_no_fact(home: MemoryHome
     )
     assert "health.allergies: Allergic to bee stings" in got
     assert not [x for x in got if x.startswith("health.conditions")]
+
+
+def test_a_food_said_without_a_rule_is_a_taste_not_a_diet(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm vegetarian.", ("diet", "vegetarian", ""))
+    got = said(
+        s,
+        "I'm not vegetarian anymore, I started eating chicken again.",
+        ("diet", "vegetarian", ""),
+        ("diet", "chicken", ""),
+    )
+    assert got == ["food.likes: Likes chicken"]
+    assert "diet.restrictions: No pork" in said(s, "I never eat pork.", ("diet", "pork", ""))
+
+
+def test_one_item_per_thing_said(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "Every Monday I have a team standup at nine.",
+        ("routine", "team standup", ""),
+        ("exercise", "team standup", ""),
+    )
+    assert got == ["routine.weekly: Every Monday I have a team standup at nine"]

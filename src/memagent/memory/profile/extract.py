@@ -30,9 +30,10 @@ from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
+from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import BatchResult, apply_operations
 from memagent.memory.profile.operations import AnyOp
-from memagent.memory.profile.rules import habit_facts, merge, rule_facts
+from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import screen
 from memagent.memory.profile.store import ProfileStore
 
@@ -187,7 +188,7 @@ def learn_statement(
                 continue
         read = read_facts(llm, text)
         calls += 1
-        facts.extend(read or habit_facts(group))
+        facts.extend(read or fallback_facts(group))
     facts = merge(rule_facts(screened.kept), facts)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)

@@ -386,6 +386,7 @@ def plan(
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
+    read: set[str] = set()  # one item per thing said: the first kind read for a value
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
@@ -399,6 +400,10 @@ def plan(
         if about_someone_else(clause, fixed):
             dropped.append((value, "about someone else"))
             continue
+        if fixed not in ("pet", "family") and match_key(value) in read:
+            dropped.append((value, "read already, as another kind"))
+            continue
+        read.add(match_key(value))
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.negation import disliked, ended
+from memagent.memory.profile.negation import disliked, ended, subclause
 
 OPPOSITE = {
     "food_like": "food_dislike",
@@ -43,12 +43,12 @@ _DRINKS = re.compile(
     r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade)\b",
     re.IGNORECASE,
 )
-_EVENT_WORDS = (
+EVENT_WORDS = (
     r"appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|conference|"
     r"surgery|check-?up|birthday|graduation|funeral|anniversary|reunion|recital"
 )
-_EVENT = re.compile(rf"\b({_EVENT_WORDS})\b", re.IGNORECASE)
-_RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({_EVENT_WORDS})\b", re.I)
+_EVENT = re.compile(rf"\b({EVENT_WORDS})\b", re.IGNORECASE)
+_RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_WORDS})\b", re.I)
 """A relative's wedding or birthday is a date in the user's own calendar."""
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
@@ -59,6 +59,12 @@ _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
 _ALLERGY_WORDS = re.compile(r"allerg|anaphyla|epipen", re.IGNORECASE)
+_RESTRICTS = re.compile(
+    r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
+    r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*)\b",
+    re.IGNORECASE,
+)
+"""Words that make a food a rule kept (a diet restriction) rather than a taste."""
 _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medication)$", re.I)
 """A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
 _WEEKLY = re.compile(
@@ -97,8 +103,14 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
-    if kind in ("food_like", "food_dislike") and _DRINKS.search(value):
+    if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
+    if (
+        kind == "diet"
+        and not _DIET.search(value)
+        and not _RESTRICTS.search(subclause(value, clause))
+    ):
+        kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
     if kind in ("food_dislike", "drink_dislike") and re.search(
         rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
     ):

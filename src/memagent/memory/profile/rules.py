@@ -38,6 +38,21 @@ _HOME = re.compile(
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
+OCCUPATIONS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
+    "accountant|architect|pharmacist|dentist|vet|veterinarian|chef|cook|baker|butcher|"
+    "farmer|pilot|firefighter|paramedic|electrician|plumber|carpenter|builder|mechanic|"
+    "journalist|writer|editor|librarian|scientist|researcher|professor|lecturer|tutor|"
+    "student|consultant|manager|analyst|cashier|waiter|waitress|barista|bartender|driver|"
+    "police officer|soldier|artist|musician|photographer|therapist|psychologist|"
+    "social worker|translator|secretary|receptionist|entrepreneur|surgeon|midwife|"
+    "physiotherapist|optician|hairdresser|cleaner|caregiver|carer|nanny|salesperson|"
+    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier"
+)
+"""Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
+_IM_A = re.compile(
+    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
+)
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink) "
     r"([a-z][a-z -]{1,30}?)(?=[,.;!]|$| anymore| any more)"
@@ -87,20 +102,6 @@ _TRAVEL = re.compile(
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
     r"(?=.*\b(?:next|tomorrow|on|in|this|later|soon|for|at the end)\b)"
 )
-_CLOCK = re.compile(
-    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bo'clock\b|\bnoon\b|\bmidnight\b",
-    re.IGNORECASE,
-)
-_HABIT = re.compile(
-    r"\b(usually|always|every|each|rarely|never|normally|typically|most (days|nights|mornings)|"
-    r"on (week)?days|weekends?|mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|"
-    r"sundays|once a|twice a)\b",
-    re.IGNORECASE,
-)
-_DAYS = re.compile(
-    r"\b(week(day|end)s?|(mon|tues|wednes|thurs|fri|satur|sun)days?)\b", re.IGNORECASE
-)
-_SUBJECT_I = re.compile(r"^\s*(?:\w+,?\s+){0,3}?I\b")
 
 
 def _clip(text: str) -> str:
@@ -122,7 +123,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         home = _HOME.search(s)
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
-        work = _WORK.search(s)
+        work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
         stay = _STAY.search(s)
@@ -156,17 +157,6 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
 def _items(said: str) -> list[str]:
     """`"cats and dogs"` → `["cats", "dogs"]`."""
     return [v.strip() for v in _LIST.split(said) if v and v.strip()]
-
-
-def habit_facts(sentences: list[str]) -> list[Extracted]:
-    """A first-person sentence with a clock time or a weekly day and a habit word
-    ("I rarely sleep before 2am", "I stay at my partner's on weekends") is a
-    routine. Looser than `rule_facts`, so read only where the model read nothing."""
-    out: list[Extracted] = []
-    for s in sentences:
-        if _SUBJECT_I.match(s) and _HABIT.search(s) and (_CLOCK.search(s) or _DAYS.search(s)):
-            out.append(Extracted(kind="routine", value=_clip(s)))
-    return out
 
 
 def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
