@@ -32,7 +32,7 @@ from datetime import UTC, date, datetime, time
 from typing import Literal
 
 from memagent.memory.profile.facts import plan
-from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.operations import RemoveOp, UpdateOp
 from memagent.memory.profile.rules import rule_facts
@@ -267,10 +267,16 @@ def disagreements(
 
 
 def _same(display: str | None, current: str) -> bool:
+    """The two displays say the same thing: one's words are all in the other's
+    (a time bound aside), as when the model read more words than the rules."""
     if display is None:
         return True
-    strip = re.compile(r"\s*\(until [^)]*\)")
-    return match_key(strip.sub("", display)) == match_key(strip.sub("", current))
+    bound = re.compile(r"\s*\(until [^)]*\)")
+    a, b = (
+        {match_key(t) for t in tokens(bound.sub("", x))} - {"work", "works", "as"}
+        for x in (display, current)
+    )
+    return bool(a) and bool(b) and (a <= b or b <= a)
 
 
 def for_question(
