@@ -9,9 +9,10 @@
    has in its cache.
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
-   fact's kind, value and, for a pet or relative, name.
+   fact's kind, value and, for a pet or relative, name. Where it reads nothing,
+   `fallback.fallback_facts` (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
-   live in", "I don't eat X"), merged ahead of the model's.
+   live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
    mechanical, into operations the handler applies as one batch.
 """
