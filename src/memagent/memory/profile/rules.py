@@ -7,8 +7,9 @@ the model: a pet's or relative's name ("I have two daughters, Ana and Bea"), the
 user's own name, where they live, their job ("I work as …", "I'm a teacher"),
 an allergy ("I'm allergic to X", "a nut allergy"), a language they speak, "I
 collect X", a trip ahead with a time ("I'm flying to Tokyo next month"), "I
-don't eat/drink X" (a diet restriction), and how they want to be answered. What the rules read comes first; the model's facts
-fill in the rest (and the planner keeps one value per single-valued fact).
+don't eat/drink X" (a diet restriction), and how they want to be answered. What
+the rules read comes first; the model's facts fill in the rest (and the planner
+keeps one value per single-valued fact).
 Every value is copied from the sentence, so it is grounded by construction.
 """
 
