@@ -15,6 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "memagent"
 # DESIGN.md's layers, bottom (0) to top; a module may import its own rank or lower.
 RANK = {
     "core": 0,
+    "api_keys": 1,  # who may call the server: used by postgres, stores and server
     "llm": 1,
     "embeddings": 1,
     "index": 2,

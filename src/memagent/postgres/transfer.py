@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from memagent.api_keys import KeyStore
 from memagent.core import Config, Conflict, CorruptFile, InvalidInput, MemoryHome, OpRecord
 from memagent.core.state import FileState
 from memagent.memory.chunks.model import Chunk
-from memagent.memory.keys import KeyStore
 from memagent.memory.profile.store import ProfileStore
 from memagent.memory.vault import Vault
+from memagent.postgres.api_keys import PgKeyStore, insert_keys
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database
-from memagent.postgres.keys import PgKeyStore, insert_keys
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore
 from memagent.postgres.state import PgState

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Literal
 from memagent.core import Config, InvalidInput, MemoryHome
 
 if TYPE_CHECKING:
+    from memagent.api_keys import Keys
     from memagent.core.state import State
     from memagent.memory.chunks import ChunkStore
-    from memagent.memory.keys import Keys
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
@@ -152,7 +152,7 @@ class Stores:
 
                     self._keys = PgKeyStore(self.db)
                 else:
-                    from memagent.memory.keys import KeyStore
+                    from memagent.api_keys import KeyStore
 
                     self._keys = KeyStore(self._need_home("API keys").root / "server")
             return self._keys
@@ -276,7 +276,7 @@ def open_keys(
     what was opened for it."""
     url = store_url(home, store)
     if url is None:
-        from memagent.memory.keys import KeyStore
+        from memagent.api_keys import KeyStore
 
         return KeyStore(root), lambda: None
     from memagent.postgres import Database, PgKeyStore

@@ -37,9 +37,9 @@ from urllib.parse import parse_qs, quote
 
 from fastapi import Depends, Request
 
+from memagent.api_keys import ApiKey
 from memagent.core import now_iso
 from memagent.server._context import Caller, ServerRoot
-from memagent.server._keys import ApiKey
 from memagent.server.ui._signed import SignedSessions
 
 COOKIE = "memagent_ui"
