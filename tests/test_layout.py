@@ -20,23 +20,19 @@ RANK = {
     "embeddings": 1,
     "index": 2,
     "memory": 3,
+    "setup": 3,  # a new home's starter files: core's, the profile's
     "postgres": 4,  # the shared backend of memory and index
     "stores": 5,  # opens the local or the shared backend
     "plan": 6,
     "actions": 7,
     "sandbox": 7,
     "agent": 8,
-    "setup": 9,
     "api": 9,
     "server": 10,
     "cli": 10,
     "__init__": 11,
     "__main__": 11,
 }
-
-# Creating a missing home needs every layer's starter files, so the two places
-# that create one on demand call the initializer above them, lazily.
-UPWARD_ALLOWED = {("agent.turn", "setup"), ("stores._open", "setup")}
 
 MAX_LINES = 650  # "files stay under ~600 lines"
 
@@ -93,7 +89,7 @@ def test_no_layer_imports_upward() -> None:
         f"{m or 'memagent'} -> {t or 'memagent'}"
         for m, targets in _graph().items()
         for t in targets
-        if RANK[_layer(t)] > RANK[_layer(m)] and (m, t) not in UPWARD_ALLOWED
+        if RANK[_layer(t)] > RANK[_layer(m)]
     ]
     assert upward == []
 
