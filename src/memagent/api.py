@@ -166,7 +166,7 @@ class Memory:
     @property
     def home(self) -> MemoryHome:
         """The memory home (config, notes); `InvalidInput` when opened on a URL alone."""
-        return self.stores._need_home("this operation")
+        return self.stores.need_home("this operation")
 
     @property
     def db(self) -> Database | None:
@@ -347,7 +347,7 @@ class Memory:
     def write_note(self, path: str, content: str) -> dict[str, Any]:
         """Create the note, or replace its whole content. Returns what changed."""
         vault = self.vault
-        with vault._lock():
+        with vault.lock():
             if not vault.exists(path):
                 result = vault.create(path, content)
                 return {**result, "created": True}

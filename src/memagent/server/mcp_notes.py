@@ -113,7 +113,7 @@ def edit(
     if operation == "append":
         vault.append(path, content)
         return EditedNote(path=vault.normalize(path), operation=operation, replaced=0, changed=True)
-    with vault._lock():
+    with vault.lock():
         rel = vault.locate(path).rel
         text = vault.read(path)
         replaced = 0
@@ -147,7 +147,7 @@ def move(memory: Memory, source: str, destination: str) -> MovedNote:
     """Move a note: create at `destination` (refused if anything is there), then
     delete `source`, both under one hold of the lock; undone if the delete fails."""
     vault = memory.vault
-    with vault._lock():
+    with vault.lock():
         src, dst = vault.locate(source), vault.locate(destination)
         if src.rel == dst.rel:
             raise InvalidInput(f"'{src.rel}' is already there; give another destination")

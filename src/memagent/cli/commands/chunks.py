@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, console, open_home, print_json
-from memagent.cli.commands.memories import _filters
+from memagent.cli._common import HomeOption, console, open_home, print_json, search_filters
 
 chunks_app = typer.Typer(
     help="List, show, edit, undo, delete and restore episodic chunks.", no_args_is_help=True
@@ -34,7 +33,7 @@ def ls(
 
     from memagent.memory.chunks import ChunkStore
 
-    f = _filters(tag, type_, None, since, until, conversation, user)
+    f = search_filters(tag, type_, None, since, until, conversation, user)
     f.include_deleted = deleted
     store = ChunkStore(open_home(home), embeddings=False)
     items = store.list(f, limit=limit)

@@ -19,10 +19,10 @@ from memagent.cli._common import (
     open_home,
     print_json,
     read_stdin_text,
+    search_filters,
 )
 
 if TYPE_CHECKING:
-    from memagent.index import Filters
     from memagent.memory.chunks import ChunkStore
 
 TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
@@ -213,33 +213,6 @@ def _import_keys(store: Any) -> set[str]:
     return {str(k) for r in rows if (k := (r.get("source") or {}).get("import_key"))}
 
 
-def _filters(
-    tag: list[str] | None,
-    type_: str | None,
-    kind: list[str] | None,
-    since: str | None,
-    until: str | None,
-    conversation: str | None,
-    user: str | None,
-) -> Filters:
-    from memagent.core import InvalidInput
-    from memagent.index import KINDS, Filters
-    from memagent.memory.chunks.model import parse_timestamp
-
-    for k in kind or []:
-        if k not in KINDS:
-            raise InvalidInput(f"--kind {k!r}: use one of {', '.join(KINDS)}")
-    return Filters(
-        kinds=kind or None,
-        tags=[t.lower() for t in tag or []],
-        type=type_,
-        since=parse_timestamp(since).timestamp() if since else None,
-        until=parse_timestamp(until).timestamp() if until else None,
-        conversation_id=conversation,
-        user_id=user,
-    )
-
-
 def _batch_queries(path: Path) -> list[tuple[Any, str, float | None]]:
     """`(id, query, asked_at as epoch seconds or None)` of each line; `InvalidInput`
     naming the first bad line."""
@@ -349,7 +322,7 @@ def recall(
     now = parse_as_of(as_of).timestamp() if as_of is not None else None
     if (query is None) == (batch is None):
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
-    filters = _filters(tag, type_, kind, since, until, conversation, user)
+    filters = search_filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
     if model is not None and not deep:
         raise InvalidInput("--model is for --deep")

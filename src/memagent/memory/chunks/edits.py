@@ -24,13 +24,13 @@ class EditableStore(Protocol):
 
     last_edit: str | None
 
-    def _read(self, chunk_id: str) -> Chunk: ...
+    def get(self, chunk_id: str, *, record_access: bool = True) -> Chunk: ...
 
-    def _lock(self) -> AbstractContextManager[None]: ...
+    def lock(self) -> AbstractContextManager[None]: ...
 
     def op_records(self, mentioning: str | None = None) -> list[OpRecord]: ...
 
-    def _save_edit(
+    def save_edit(
         self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
     ) -> Chunk: ...
 
@@ -93,7 +93,7 @@ def edits_of(records: list[OpRecord], chunk_id: str | None = None) -> list[Chunk
 def history(store: EditableStore, chunk_id: str) -> list[ChunkEdit]:
     """Every logged edit of one chunk, oldest first."""
     check_id(chunk_id)
-    store._read(chunk_id)
+    store.get(chunk_id, record_access=False)
     return edits_of(store.op_records(mentioning=chunk_id), chunk_id)
 
 
@@ -123,7 +123,7 @@ def undo(
         check_id(chunk_id)
     if edit is not None:
         check_edit_id(edit)
-    with store._lock():
+    with store.lock():
         edits = edits_of(store.op_records(mentioning=chunk_id or edit), chunk_id)
         if edit is not None:
             chosen = next((e for e in edits if e.edit == edit), None)
@@ -135,7 +135,7 @@ def undo(
                 raise NotFound(f"nothing to undo for {chunk_id}: no edit that is not undone")
         if chosen.undone:
             raise Conflict(f"edit {chosen.edit} was undone already")
-        chunk = store._read(chosen.chunk_id)
+        chunk = store.get(chosen.chunk_id, record_access=False)
         if editable_fields(chunk) != chosen.after:
             raise Conflict(
                 f"cannot undo {chosen.edit}: chunk {chosen.chunk_id} changed since "
@@ -145,7 +145,7 @@ def undo(
             reverted = _apply(chunk, chosen.before)
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInput(f"edit {chosen.edit} has an unreadable log record") from exc
-        store._save_edit(reverted, chosen.after, op="undo", undoes=chosen.edit)
+        store.save_edit(reverted, chosen.after, op="undo", undoes=chosen.edit)
         return ChunkEdit(
             ts=reverted.metadata.modified,
             edit=store.last_edit or "",

@@ -186,6 +186,18 @@ class ChunkStore:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 
+    # -- for callers outside the store: its lock, and whole chunks as they are -------
+    def lock(self) -> AbstractContextManager[None]:
+        """The lock every write of chunks takes (the home's, or the database's), for a
+        caller's read-modify-write over several calls (`edits.undo`)."""
+        return self._lock()
+
+    def save(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None = None) -> None:
+        """Write a whole chunk as it is (its id, dates and links kept) and index it,
+        logged as `op`: a copy from another memory home (`memagent.postgres.transfer`,
+        which holds `lock()` for the whole load). `vec`: its embedding (1 × dim)."""
+        self._store(chunk, op=op, vec=vec)
+
     # -- backend hooks (the PostgreSQL store overrides these) -----------------------
     def _lock(self) -> AbstractContextManager[None]:
         """Serialises read-modify-write of chunks: the home's lock."""
@@ -453,12 +465,13 @@ class ChunkStore:
                 chunk.tokens = count_tokens(content, self.embedder)
             if new_tags is not None:
                 chunk.tags = new_tags
-            return self._save_edit(chunk, before, op="update")
+            return self.save_edit(chunk, before, op="update")
 
-    def _save_edit(
+    def save_edit(
         self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
     ) -> Chunk:
-        """Write an edited chunk (under the lock) with `before`/`after` in the log."""
+        """Write an edited chunk with `before`/`after` in the log (an edit id in
+        `last_edit`); the caller holds `lock()` and read the chunk under it."""
         after = editable_fields(chunk)
         if after == before:
             return chunk
@@ -487,7 +500,7 @@ class ChunkStore:
             if chunk.deleted_at is None:
                 before = editable_fields(chunk)
                 chunk.deleted_at = _iso(datetime.now(UTC))
-                self._save_edit(chunk, before, op="soft_delete")
+                self.save_edit(chunk, before, op="soft_delete")
             return chunk
 
     def restore(self, chunk_id: str) -> Chunk:
@@ -496,7 +509,7 @@ class ChunkStore:
             if chunk.deleted_at is not None:
                 before = editable_fields(chunk)
                 chunk.deleted_at = None
-                self._save_edit(chunk, before, op="restore")
+                self.save_edit(chunk, before, op="restore")
             return chunk
 
     def hard_delete(self, chunk_id: str) -> None:

@@ -23,14 +23,8 @@ from memagent.core.deadline import Budget, current_budget, within
 from memagent.core.oplog import read_ops_before
 from memagent.llm import LLMError
 from memagent.server._admission import RouteClass, admits
-from memagent.server.routes.chat import (
-    SSE_MEDIA_TYPE,
-    ChatRequest,
-    Emit,
-    _from_thread,
-    _sse,
-    _turn,
-)
+from memagent.server._streams import SSE_MEDIA_TYPE, Emit, events_from_thread, sse_event
+from memagent.server.routes.chat import ChatRequest, agent_turn
 from memagent.server.ui._base import SECURITY_HEADERS, UiRoute, go, one, page
 from memagent.server.ui._hits import is_turn
 from memagent.server.ui._session import UiForbidden, Viewer, ViewerDep, checked_form
@@ -310,7 +304,7 @@ async def chat_form(request: Request, who: ViewerDep) -> Response:
         return _chat_page(
             request, who, reply=None, waiting=body.message, conversation=body.conversation_id
         )
-    reply = await anyio.to_thread.run_sync(lambda: _turn(who.caller, body, None))
+    reply = await anyio.to_thread.run_sync(lambda: agent_turn(who.caller, body, None))
     return _chat_page(
         request,
         who,
@@ -362,14 +356,14 @@ async def chat_stream(request: Request, who: ViewerDep) -> Response:
             end=budget.end + waited if budget.end is not None else None, cancel=budget.cancel
         )
         with within(fresh):
-            reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
+            reply = agent_turn(caller, body, lambda text: emit("delta", {"text": text}))
         emit(
             "done",
             {**reply.model_dump(), "sources_shown": sources_shown(who, reply.memory_sources)},
         )
 
     async def events() -> AsyncIterator[bytes]:
-        async for event, payload in _from_thread(work, "/ui/chat/stream"):
-            yield _sse(event, payload)
+        async for event, payload in events_from_thread(work, "/ui/chat/stream"):
+            yield sse_event(event, payload)
 
     return StreamingResponse(events(), media_type=SSE_MEDIA_TYPE, headers=SECURITY_HEADERS)

@@ -11,9 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.core import InvalidInput, NotFound, sha256_hex
-from memagent.memory.vault import Vault, parse_link
-from memagent.memory.vault._links import key as link_key
-from memagent.memory.vault._links import title_and_aliases
+from memagent.memory.vault import Vault, link_key, parse_link, title_and_aliases
 from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import Viewer, ViewerDep, checked_form
@@ -176,7 +174,7 @@ async def save(request: Request, who: ViewerDep) -> Response:
     base = one(form, "base", limit=100)
     vault = memory.vault
     loc = vault.locate(path)
-    with vault._lock():  # the vault's write lock (the home's, or the database's)
+    with vault.lock():  # the vault's write lock (the home's, or the database's)
         exists = loc.kind == "file" or vault.exists(loc.rel)
         current = vault.read(loc.rel) if exists else None
         now = _hash(current) if current is not None else "new"

@@ -270,7 +270,7 @@ def undo_note_update(memory: Memory, path: str, ts: str) -> str:
     old, new = str(meta.get("old_content", "")), str(meta.get("new_content", ""))
     rel = path.removeprefix("vault/")
     vault = memory.vault
-    with vault._lock():
+    with vault.lock():
         count = vault.read(rel).count(new)
         if count != 1:
             raise Conflict(
