@@ -48,7 +48,7 @@ UserOption = Annotated[
 ]
 
 
-def open_home(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
+def resolve_home(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
     mh = MemoryHome.open(home)
     return mh.require() if must_exist else mh
 

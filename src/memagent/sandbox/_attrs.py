@@ -12,13 +12,13 @@ from memagent.sandbox._builtins import risky_method
 from memagent.sandbox._objects import (
     BoundMethod,
     Checked,
+    HostFunction,
     Internal,
     ModuleProxy,
     SandboxClass,
     SandboxException,
     SandboxFunction,
     SandboxInstance,
-    Tool,
 )
 from memagent.sandbox._policy import (
     _DENIED_ATTR_PREFIXES,
@@ -122,7 +122,7 @@ def _internal_getattr(it: Compiler, obj: Internal, name: str) -> Any:
                 if isinstance(self_obj, BaseException):
                     self_obj.args = args
 
-            return Tool("__init__", base_init)
+            return HostFunction("__init__", base_init)
         raise AttributeError(f"'super' object has no attribute '{name}'")
     if is_dunder(name):
         raise SecurityError(f"access to dunder attribute '{name}' is not allowed")

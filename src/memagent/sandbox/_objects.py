@@ -151,7 +151,7 @@ class SandboxException(Exception):
         self._sandbox_attrs: dict[str, Any] = {}
 
 
-class Tool(Internal):
+class HostFunction(Internal):
     """A host function injected by name; the code can call it, nothing more."""
 
     __slots__ = ("_fn", "_name")

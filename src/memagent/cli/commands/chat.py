@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+from memagent.cli._common import HomeOption, console, err_console, print_json, resolve_home
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -155,7 +155,7 @@ def chat(
     from memagent.agent import Conversations
     from memagent.core import NotFound
 
-    mh = open_home(home)
+    mh = resolve_home(home)
     conv_id = conversation
     if resume and conv_id is None:
         latest = Conversations(mh).latest()
@@ -358,7 +358,7 @@ def ask(
     from memagent.index.temporal import parse_as_of
 
     asked = parse_as_of(as_of) if as_of is not None else None  # before anything loads
-    mh = open_home(home)
+    mh = resolve_home(home)
     if (question is None) == (batch is None):
         raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
     if batch is not None:
