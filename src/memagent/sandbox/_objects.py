@@ -167,7 +167,7 @@ class HostFunction(Internal):
         return f"<tool {self._name}>"
 
 
-class Checked(Internal):
+class CheckedFunction(Internal):
     """A host callable (module function or risky method) whose arguments are
     checked against the limits before it runs."""
 

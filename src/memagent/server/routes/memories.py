@@ -80,7 +80,7 @@ class UpdateRequest(BaseModel):
 
 class MemoryHistory(BaseModel):
     id: str
-    edits: list[MemoryEdit]
+    edits: list[MemoryEdit] = Field(description="Every logged edit, oldest first.")
 
 
 class MemoryOut(BaseModel):
