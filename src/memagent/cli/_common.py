@@ -48,7 +48,9 @@ UserOption = Annotated[
 ]
 
 
-def resolve_home(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
+def home_from_option(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
+    """The memory home `--home` names (None: `$MEMAGENT_HOME`, else `~/.memagent`);
+    `must_exist` refuses a missing one (`init` is the command that makes it)."""
     mh = MemoryHome.open(home)
     return mh.require() if must_exist else mh
 

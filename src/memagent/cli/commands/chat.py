@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, err_console, print_json, resolve_home
+from memagent.cli._common import HomeOption, console, err_console, home_from_option, print_json
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -155,7 +155,7 @@ def chat(
     from memagent.agent import Conversations
     from memagent.core import NotFound
 
-    mh = resolve_home(home)
+    mh = home_from_option(home)
     conv_id = conversation
     if resume and conv_id is None:
         latest = Conversations(mh).latest()
@@ -358,7 +358,7 @@ def ask(
     from memagent.index.temporal import parse_as_of
 
     asked = parse_as_of(as_of) if as_of is not None else None  # before anything loads
-    mh = resolve_home(home)
+    mh = home_from_option(home)
     if (question is None) == (batch is None):
         raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
     if batch is not None:

@@ -16,9 +16,9 @@ from memagent.cli._common import (
     StoreOption,
     console,
     err_console,
+    home_from_option,
     print_json,
     read_stdin_text,
-    resolve_home,
     search_filters,
 )
 
@@ -45,7 +45,7 @@ def _store(
     from memagent.stores import open_stores
 
     stores = open_stores(
-        resolve_home(home), create=False, embeddings=False if keyword_only else None,
+        home_from_option(home), create=False, embeddings=False if keyword_only else None,
         store=store, user=user,
     )  # fmt: skip
     return stores.chunks

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, fail, print_json, resolve_home
+from memagent.cli._common import HomeOption, console, fail, home_from_option, print_json
 from memagent.core.jsontext import too_deep
 from memagent.memory.profile.summary import TITLES, item_line
 
@@ -29,7 +29,7 @@ SCHEMAS = ("resource", "operation", "batch", "switchboard")
 def _store(home: Path | None) -> ProfileStore:
     from memagent.memory.profile import ProfileStore
 
-    return ProfileStore(resolve_home(home))
+    return ProfileStore(home_from_option(home))
 
 
 @profile_app.command()
