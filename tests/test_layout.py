@@ -306,3 +306,13 @@ def test_the_private_check_sees_real_uses(tmp_path: Path) -> None:
     found = {(module, name) for module, name, _ in _private_uses(tmp_path)}
     # the Protocol declares `_lock` but does not make it api's; `_exit` is a library's
     assert found == {("api", "_LIMIT"), ("api", "_impl"), ("api", "_lock"), ("web", "_impl")}
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """One meaning per name: a class name says which class, wherever it is imported."""
+    where: dict[str, list[str]] = {}
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not _private(node.name):
+                where.setdefault(node.name, []).append(name)
+    assert {n: m for n, m in where.items() if len(m) > 1} == {}
