@@ -56,11 +56,11 @@ def import_home(
     """Load a memory home (chunks, profile, ops log) into the database as a
     user's memory, all or nothing. A user with memory already there is refused.
     The home is SOURCE, else `--home`, else $MEMAGENT_HOME, else ~/.memagent."""
-    from memagent.core import home_from_option
+    from memagent.core import resolve_home
     from memagent.postgres import Database
     from memagent.postgres.transfer import import_home as load
 
-    source = source if source is not None else home_from_option(home)
+    source = source if source is not None else resolve_home(home)
 
     with Database.open(store) as db:
         counts = load(db, user, source, embeddings=False if keyword_only else None)
