@@ -18,6 +18,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, Conflict, CorruptFile, NotFound, OpRecord, WriteRecord
+from memagent.core.jsontext import JsonObject
 from memagent.memory.profile.keys import match_key
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.store import ACTOR, ProfileStore, parse_resource
@@ -137,7 +138,7 @@ class PgProfileStore(ProfileStore):
                 )
 
     def _write_text(
-        self, resource: Resource, text: str, *, op: str, meta: dict[str, Any]
+        self, resource: Resource, text: str, *, op: str, meta: JsonObject
     ) -> WriteRecord:
         with self.db.transaction(self.user) as conn:
             old = conn.execute(

@@ -18,7 +18,7 @@ from typing import Any
 from memagent.core import DeadlineExceeded, MemagentError
 from memagent.core.deadline import deadline
 from memagent.llm import LLMError
-from memagent.server._problems import status_of
+from memagent.server._problems import Problem, status_of
 
 _log = logging.getLogger("memagent.server")
 
@@ -27,7 +27,8 @@ Emit = Callable[[str, Any], None]
 """What streamed work is given: `emit(event, data)` sends one event."""
 
 
-def problem_of(exc: BaseException, path: str) -> dict[str, Any]:
+def problem_of(exc: BaseException, path: str) -> Problem:
+    """The problem document a stream ends with when its work raised `exc`."""
     if isinstance(exc, MemagentError):
         status, slug = status_of(exc)
         detail = str(exc)
@@ -36,13 +37,13 @@ def problem_of(exc: BaseException, path: str) -> dict[str, Any]:
     else:
         _log.error("unhandled error in a stream on %s", path, exc_info=exc)
         status, slug, detail = 500, "error", "internal error (logged on the server)"
-    return {
-        "type": f"urn:memagent:problem:{slug}",
-        "title": "Error",
-        "status": status,
-        "detail": detail,
-        "instance": path,
-    }
+    return Problem(
+        type=f"urn:memagent:problem:{slug}",
+        title="Error",
+        status=status,
+        detail=detail,
+        instance=path,
+    )
 
 
 async def events_from_thread(
@@ -70,7 +71,7 @@ async def events_from_thread(
             with deadline(None, cancel=gone):  # the model stops at its next token
                 work(emit)
         except BaseException as exc:
-            put(("error", problem_of(exc, path)))
+            put(("error", problem_of(exc, path).model_dump()))
         finally:
             put(None)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from memagent.api import Memory, MemoryItem
 from memagent.core import Conflict, InvalidInput, MemagentError
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import OpRecord, read_ops_before
 from memagent.server.mcp_common import Tool, ToolCall
 from memagent.server.routes.memories import MemoryHistory
@@ -70,7 +71,7 @@ class BuiltContext(BaseModel):
 
 class ProfileHistory(BaseModel):
     item: str
-    entries: list[dict[str, Any]] = Field(description="Every change to it, oldest first.")
+    entries: list[JsonObject] = Field(description="Every change to it, oldest first.")
 
 
 class ActivityItem(BaseModel):

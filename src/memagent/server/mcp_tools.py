@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from memagent.api import MemoryItem, RecallHit
 from memagent.core import MemagentError
+from memagent.core.jsontext import JsonObject
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 from memagent.server import mcp_memory, mcp_notes, mcp_prompts
 from memagent.server.mcp_common import (
@@ -132,7 +133,7 @@ class UndoneEdit(BaseModel):
     id: str
     edit: str = Field(description="The undo (itself an edit).")
     undoes: str
-    now: dict[str, Any] = Field(description="The memory's fields after the undo.")
+    now: JsonObject = Field(description="The memory's fields after the undo.")
 
 
 def undo_memory(call: ToolCall, args: UndoMemoryArgs) -> UndoneEdit:
@@ -195,7 +196,7 @@ def write_note(call: ToolCall, args: WriteNoteArgs) -> NoteSaved:
 
 class RunActionsArgs(BaseModel):
     actions: Annotated[
-        list[dict[str, Any]],
+        list[JsonObject],
         Field(
             min_length=1,
             max_length=100,
@@ -204,7 +205,7 @@ class RunActionsArgs(BaseModel):
     ]
 
 
-def run_actions(call: ToolCall, args: RunActionsArgs) -> dict[str, Any]:
+def run_actions(call: ToolCall, args: RunActionsArgs) -> JsonObject:
     """Run JSON vault actions (read_file, create_file, update_file, delete_file,
     list_files, go_to_link, …); returns one result per action."""
     return call.memory.run_actions(args.actions)
@@ -218,7 +219,7 @@ class ProfileShowArgs(BaseModel):
     ] = None
 
 
-def profile_show(call: ToolCall, args: ProfileShowArgs) -> dict[str, Any]:
+def profile_show(call: ToolCall, args: ProfileShowArgs) -> JsonObject:
     """The user's structured profile facts, by resource file (expired items left out)."""
     return call.memory.profile_show(args.resource)
 
@@ -236,7 +237,7 @@ class ProfileApplyArgs(BaseModel):
     dry_run: Annotated[bool, Strict(), Field(description="Check only; write nothing.")] = False
 
 
-def profile_apply(call: ToolCall, args: ProfileApplyArgs) -> dict[str, Any]:
+def profile_apply(call: ToolCall, args: ProfileApplyArgs) -> JsonObject:
     """Apply profile operations, all or nothing; returns each operation's outcome."""
     ops = [op.model_dump(mode="json", exclude_none=True) for op in args.operations]
     result = call.memory.profile_apply(ops, dry_run=args.dry_run)
@@ -268,7 +269,7 @@ class _MemagentMCP(MCPServer[Any]):
         self._backend = backend
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+        self, name: str, arguments: JsonObject, context: Context[Any, Any] | None = None
     ) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -276,7 +277,7 @@ class _MemagentMCP(MCPServer[Any]):
             raise ToolError(plain_error(name, exc)) from None
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+        self, name: str, arguments: JsonObject | None = None, context: Any = None
     ) -> Any:
         from mcp import MCPError
 

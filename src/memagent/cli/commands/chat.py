@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, err_console, home_from_option, print_json
+from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -437,7 +438,7 @@ def _ask_batch(
         raise typer.Exit(1)
 
 
-def _print_answer(out: dict[str, Any], answer: str, *, as_json: bool) -> None:
+def _print_answer(out: JsonObject, answer: str, *, as_json: bool) -> None:
     if as_json:
         print_json(out)
     else:

@@ -21,6 +21,7 @@ from memagent.cli._common import (
     read_stdin_text,
     search_filters,
 )
+from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
     from memagent.memory.chunks import ChunkStore
@@ -336,7 +337,7 @@ def recall(
             for qid, q, asked in queries:
                 terms, q = expand(q) if expand else ([], q)
                 hits = store.recall(q, k=k, filters=filters, now=asked if asked else now)
-                out: dict[str, Any] = {"id": qid, "hits": [h.to_json() for h in hits]}
+                out: JsonObject = {"id": qid, "hits": [h.to_json() for h in hits]}
                 if expand:
                     out["expansion"] = terms
                 print_json(out)
@@ -345,7 +346,7 @@ def recall(
         terms, searched = expand(query) if expand else ([], query)
         hits = store.recall(searched, k=k, filters=filters, now=now)
     if as_json:
-        doc: dict[str, Any] = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
+        doc: JsonObject = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
         if expand:
             doc["expansion"] = terms
         print_json(doc)

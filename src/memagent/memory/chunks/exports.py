@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memagent.core import InvalidInput
-from memagent.core.jsontext import MAX_DEPTH, too_deep
+from memagent.core.jsontext import MAX_DEPTH, JsonObject, too_deep
 from memagent.index.roles import name_prefix
 from memagent.memory.chunks.message import ImportedMessage, validate
 
@@ -151,7 +151,7 @@ def messages(data: Any, name: str) -> list[ImportedMessage]:
     return [validate(data, f"{name}, line 1")]
 
 
-def _conversations(data: Any, name: str, key: str, label: str) -> list[dict[str, Any]]:
+def _conversations(data: Any, name: str, key: str, label: str) -> list[JsonObject]:
     if isinstance(data, dict) and key in data:
         data = [data]
     if not isinstance(data, list):
@@ -164,7 +164,7 @@ def _conversations(data: Any, name: str, key: str, label: str) -> list[dict[str,
     return data
 
 
-def _obj(value: Any) -> dict[str, Any]:
+def _obj(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -196,7 +196,7 @@ def _text_of(content: Any) -> str:
     return "\n".join(t for t in texts if t.strip())
 
 
-def _path(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, Any]]:
+def _path(mapping: JsonObject, current: Any, where: str) -> list[JsonObject]:
     """The nodes from the root to `current`, root first; a cycle or a missing
     node is an error. An empty mapping is an empty conversation."""
     if not mapping:
@@ -206,7 +206,7 @@ def _path(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, A
         if current is not None or len(leaves) != 1:
             raise InvalidInput(f"{where}: current_node {current!r} is not in the mapping")
         current = leaves[0]
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     seen: set[str] = set()
     node_id: Any = current
     while node_id is not None:

@@ -26,9 +26,10 @@ import hashlib
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonObject
 from memagent.index.roles import NON_FACT_ROLES, name_prefix
 from memagent.memory.chunks import exports
 from memagent.memory.chunks.chunking import split_text
@@ -160,8 +161,8 @@ def _keys(messages: list[ImportedMessage]) -> list[str]:
     return out
 
 
-def _source(msg: ImportedMessage, origin: str, key: str) -> dict[str, Any]:
-    src: dict[str, Any] = {"kind": "import", "file": origin, "import_key": key}
+def _source(msg: ImportedMessage, origin: str, key: str) -> JsonObject:
+    src: JsonObject = {"kind": "import", "file": origin, "import_key": key}
     if msg.id is not None:
         src["id"] = msg.id
     if msg.role is not None:
@@ -213,7 +214,7 @@ def drafts_from_messages(
         group_key = "merge:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
         first = group[0][0]
         for n, piece in enumerate(split_text(text)):
-            source: dict[str, Any] = {
+            source: JsonObject = {
                 "kind": "import",
                 "file": origin,
                 "ids": ids,

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,7 @@ from memagent.core import (
     read_ops,
     read_ops_since,
 )
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import ops_end
 from memagent.core.storage import is_full
 from memagent.embeddings import (
@@ -66,6 +67,7 @@ from memagent.memory.chunks.model import (
     Chunk,
     ChunkDraft,
     ChunkMetadata,
+    EditableFields,
     Link,
     check_id,
     check_tags,
@@ -80,6 +82,20 @@ Progress = Callable[[int, int], None]
 
 # Ranking tuned on LoCoMo (bench/recall_locomo.py); recency/access come from config.
 DEFAULT_PARAMS = SearchParams()
+
+
+class ChunkRow(TypedDict):
+    """One chunk as `ChunkStore.list` gives it (from the index)."""
+
+    id: str
+    created: float
+    created_at: str | None
+    type: str | None
+    tags: list[str]
+    content: str
+    conversation_id: str | None
+    deleted: bool
+    source: JsonObject | None
 
 
 def _iso(dt: datetime) -> str:
@@ -212,7 +228,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> None:
         self._write(self.index, chunk, op=op, vec=vec, meta=meta)
 
@@ -374,7 +390,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
@@ -468,7 +484,7 @@ class ChunkStore:
             return self.save_edit(chunk, before, op="update")
 
     def save_edit(
-        self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
+        self, chunk: Chunk, before: EditableFields, *, op: str, undoes: str | None = None
     ) -> Chunk:
         """Write an edited chunk with `before`/`after` in the log (an edit id in
         `last_edit`); the caller holds `lock()` and read the chunk under it."""
@@ -477,7 +493,7 @@ class ChunkStore:
             return chunk
         vec = None if after["content"] != before["content"] else self._vector(chunk.id)
         chunk.metadata.modified = _iso(datetime.now(UTC))
-        meta: dict[str, Any] = {"edit": new_edit_id(), "before": before, "after": after}
+        meta: JsonObject = {"edit": new_edit_id(), "before": before, "after": after}
         if undoes is not None:
             meta["undoes"] = undoes
         self._store(chunk, op=op, vec=vec, meta=meta)
@@ -572,7 +588,7 @@ class ChunkStore:
             raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
         return self._search(query, k, filters, params or self.search_params(), now)
 
-    def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[ChunkRow]:
         """Chunks matching `filters`, newest first (from the index)."""
         f = (filters or Filters()).model_copy(update={"kinds": ["chunk"]})
         rows = self._list(f, limit)

@@ -15,12 +15,13 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from memagent.core.jsontext import JsonObject, JsonSchema
 from memagent.llm import Message
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import Caller, CallerDep
@@ -85,7 +86,7 @@ class ChatReply(BaseModel):
     usage: ChatUsage
     seconds: float
     memory_tokens: int
-    memory_sources: list[dict[str, Any]]
+    memory_sources: list[JsonObject]
     error: str | None = None
 
 
@@ -117,7 +118,7 @@ def agent_turn(
     return ChatReply.model_validate(result.to_json())
 
 
-def _event_schema(names: list[str]) -> dict[str, Any]:
+def _event_schema(names: list[str]) -> JsonSchema:
     """JSON Schema of one server-sent event (`event` name, `data` text)."""
     return {
         "type": "object",
@@ -164,7 +165,7 @@ class CompatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+    content: str | list[JsonObject] | None = None
 
     def text(self) -> str:
         if isinstance(self.content, list):
@@ -228,7 +229,7 @@ class Completion(BaseModel):
     model: str
     choices: list[CompatChoice]
     usage: CompatUsage
-    memory_sources: list[dict[str, Any]] = Field(
+    memory_sources: list[JsonObject] = Field(
         default_factory=list, description="What memagent put in context (ids and kinds)."
     )
 
@@ -236,7 +237,7 @@ class Completion(BaseModel):
 class _Prepared(BaseModel):
     messages: list[Message]
     user: str
-    sources: list[dict[str, Any]]
+    sources: list[JsonObject]
 
 
 def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
@@ -250,7 +251,7 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
     if not users:
         raise InvalidInput("the conversation has no user message")
     last = users[-1]
-    sources: list[dict[str, Any]] = []
+    sources: list[JsonObject] = []
     messages: list[Message] = []
     memory = caller.server.agent_memory_for(caller.user)
     if body.memory.recall_k > 0:
@@ -283,7 +284,15 @@ def _remember(caller: Caller, body: CompletionRequest, user: str, reply: str) ->
         memory.store_exchange(COMPAT_CONVERSATION, user[:MAX_MESSAGE_CHARS], reply, turn=0)
 
 
-def _options(body: CompletionRequest, caller: Caller) -> dict[str, Any]:
+class ChatOptions(TypedDict):
+    """The model call's options of one completion request (within the server's cap)."""
+
+    max_tokens: int
+    temperature: float
+    stop: list[str] | None
+
+
+def _options(body: CompletionRequest, caller: Caller) -> ChatOptions:
     cfg = caller.home.config.llm
     stop = [body.stop] if isinstance(body.stop, str) else body.stop
     return {
@@ -337,7 +346,7 @@ def chat_completions(body: CompletionRequest, caller: CallerDep) -> Any:
             memory_sources=prepared.sources,
         )
 
-    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    def chunk(delta: JsonObject, finish: str | None) -> JsonObject:
         return {
             "id": completion_id,
             "object": "chat.completion.chunk",

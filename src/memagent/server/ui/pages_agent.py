@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from memagent.agent.personas import Personas
 from memagent.core import InvalidInput, MemagentError
 from memagent.core.deadline import Budget, current_budget, within
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import read_ops_before
 from memagent.llm import LLMError
 from memagent.server._admission import RouteClass, admits
@@ -52,7 +53,17 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _hud(who: Viewer) -> dict[str, Any]:
+@dataclass
+class HudView:
+    """The Status page's HUD: the model, what memory holds, the index, the last writes."""
+
+    model: str
+    memory: dict[str, int]
+    index: dict[str, str]
+    last_writes: list[dict[str, str]]
+
+
+def _hud(who: Viewer) -> HudView:
     """The HUD's content (`agent.hud`), read without walking the store: counts come
     from the index (or the database), the last writes from the end of the ops log."""
     memory = who.caller.memory
@@ -61,8 +72,8 @@ def _hud(who: Viewer) -> dict[str, Any]:
         model = who.caller.server.llm_spec or home.config.llm.model
     except MemagentError as exc:
         model = f"config error: {exc}"
-    counts: dict[str, Any] = {}
-    index: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    index: dict[str, str] = {}
     # Counts include soft-deleted memories (they are still stored).
     if memory.db is None:
         with memory.guard:
@@ -87,14 +98,8 @@ def _hud(who: Viewer) -> dict[str, Any]:
         )
         index = {"status": "in the database (PostgreSQL)"}
         records = list(reversed(PgOpsLog(memory.db, memory.user).read(limit=60)))
-    return {
-        "model": model,
-        "memory": counts,
-        "index": index,
-        "last_writes": [{"ts": r.ts, "sentence": sentence(r)} for r in records if not internal(r)][
-            :8
-        ],
-    }
+    writes = [{"ts": r.ts, "sentence": sentence(r)} for r in records if not internal(r)]
+    return HudView(model=model, memory=counts, index=index, last_writes=writes[:8])
 
 
 @router.get("/status")
@@ -235,7 +240,7 @@ def chat_model_load(request: Request, who: ViewerDep) -> Response:
     return _state_json(model_state(llm))
 
 
-def sources_shown(who: Viewer, sources: list[dict[str, Any]]) -> list[dict[str, str]]:
+def sources_shown(who: Viewer, sources: list[JsonObject]) -> list[dict[str, str]]:
     """The memories a reply used, as a person reads them: their text (clipped), what
     they are, and a link to open them. A memory deleted since is said to be."""
     memory = who.caller.memory

@@ -6,7 +6,8 @@ person's text is given back, nothing is overwritten)."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -27,20 +28,22 @@ def _hash(text: str) -> str:
     return sha256_hex(text.encode("utf-8"))
 
 
-def _tree(entries: list[str]) -> list[dict[str, Any]]:
-    """Flat sorted entries as (depth, name, path, is_dir) rows for a nested list."""
-    rows: list[dict[str, Any]] = []
+@dataclass(frozen=True)
+class TreeRow:
+    """One entry of the vault's tree: how deep, its name, its path, a folder or not."""
+
+    depth: int
+    name: str
+    path: str
+    dir: bool
+
+
+def _tree(entries: list[str]) -> list[TreeRow]:
+    """Flat sorted entries (folders ending in '/') as rows of a nested list."""
+    rows: list[TreeRow] = []
     for entry in entries:
-        is_dir = entry.endswith("/")
         path = entry.rstrip("/")
-        rows.append(
-            {
-                "depth": path.count("/"),
-                "name": path.rsplit("/", 1)[-1],
-                "path": path,
-                "dir": is_dir,
-            }
-        )
+        rows.append(TreeRow(path.count("/"), path.rsplit("/", 1)[-1], path, entry.endswith("/")))
     return rows
 
 
