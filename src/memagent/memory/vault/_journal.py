@@ -21,8 +21,9 @@ from memagent.memory.vault._vault import Vault
 
 class JournaledVault(Vault):
     """A vault that remembers what each file held before its first change since
-    `begin`, and the folders made or removed since, so `rollback` can put every
-    one back: a failed batch is never left half-applied."""
+    `begin`, and the folders made (by `mkdir`, or on the way to a new file) or
+    removed since, so `rollback` can put every one back: a failed batch is never
+    left half-applied."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("actor", "agent")
@@ -46,8 +47,25 @@ class JournaledVault(Vault):
         except MemagentError:
             return  # unreadable (too big): an operation refuses to change such a file
 
+    def _remember_new_dirs(self, rel: str) -> None:
+        """Note the folders a write to `rel` (or making the folder `rel`) creates:
+        its missing ancestors, outermost first, so `rollback` removes them too."""
+        parts = rel.split("/")
+        missing = False
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if not missing:
+                try:
+                    missing = self.locate(folder).kind is None
+                except MemagentError:
+                    return  # the write itself will fail with the same error
+            if missing and folder not in self.made_dirs:
+                self.made_dirs.append(folder)
+
     # -- the storage hooks, journaled ----------------------------------------------------
     def _write(self, loc: Located, data: bytes, op: str, meta: Mapping[str, str] | None) -> None:
+        if loc.kind is None:
+            self._remember_new_dirs(loc.rel)
         self._remember(loc)
         super()._write(loc, data, op, meta)
 
@@ -56,6 +74,7 @@ class JournaledVault(Vault):
         super()._remove(loc, op, meta)
 
     def _make_dir(self, loc: Located) -> None:
+        self._remember_new_dirs(loc.rel)
         super()._make_dir(loc)
         self.made_dirs.append(loc.rel)
 
