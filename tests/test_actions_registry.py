@@ -23,13 +23,14 @@ from memagent.actions import (
     SPECS,
     ActionList,
     BaseAction,
+    PathField,
     action,
     action_json_schema,
     parse_response,
     run_actions,
     vault_tools,
 )
-from memagent.actions._models import NOT_ARGUMENTS, PathField
+from memagent.actions._models import NOT_ARGUMENTS
 from memagent.agent.acting import run_action_batch
 from memagent.agent.memory import AgentMemory, journaled_vault
 from memagent.agent.tools import ToolRegistry

@@ -21,7 +21,7 @@ from memagent.actions._catalog import (
     ActionList,
     action_json_schema,
 )
-from memagent.actions._models import BaseAction, VarRef
+from memagent.actions._models import BaseAction, DirField, PathField, VarRef
 from memagent.actions._parse import (
     EXAMPLE,
     ActionsInvalid,
@@ -55,7 +55,9 @@ __all__ = [
     "ActionsInvalid",
     "ActionsResult",
     "BaseAction",
+    "DirField",
     "ParsedResponse",
+    "PathField",
     "VarRef",
     "action",
     "action_json_schema",
