@@ -7,6 +7,7 @@ writes (`remember`, `forget`) undone before the model sees the result.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -54,10 +55,6 @@ class BatchResult:
     error: str | None = None
     writes: bool = False
     rolled_back: list[str] = field(default_factory=list)
-
-    @property
-    def applied(self) -> bool:
-        return self.ok
 
     def to_json(self) -> dict[str, Any]:
         results = None if self.results is None else [r.to_json() for r in self.results]
@@ -296,7 +293,13 @@ def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> C
 
 def vault_function_cards() -> list[ToolCard]:
     """Signatures of the vault functions as sandboxed code sees them."""
+    return list(_vault_cards())
+
+
+@functools.cache
+def _vault_cards() -> tuple[ToolCard, ...]:
+    """The cards come from the declared actions, fixed once imported."""
     from memagent.memory.vault import Vault
 
     probe = cast(Vault, None)  # only the signatures are read; nothing is called
-    return [Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items()]
+    return tuple(Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items())
