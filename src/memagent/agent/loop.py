@@ -24,18 +24,12 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from memagent.actions import SPECS
-from memagent.agent.acting import (
-    BatchResult,
-    PythonMode,
-    PythonRun,
-    run_action_batch,
-    vault_function_cards,
-)
+from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
@@ -465,14 +459,14 @@ class Agent:
                 if not result.ok:
                     last_error = result.error
                     failed_write = failed_write or result.writes
-                    self._feed(work, text, result)
+                    self._feed(work, text, result.to_json())
                     continue
                 failed_write = False
                 seen.add(text.strip())
                 if parsed.reply is not None:
                     reply = parsed.reply
                     break
-                self._feed(work, text, result)
+                self._feed(work, text, result.to_json())
                 continue
             if parsed.python is not None:
                 run = self.python.run(
@@ -490,7 +484,7 @@ class Agent:
                     if parsed.reply is not None:
                         reply = parsed.reply
                         break
-                self._feed(work, text, run)
+                self._feed(work, text, run.to_json())
                 continue
             reply = parsed.reply
             break
@@ -570,12 +564,9 @@ class Agent:
         add_estimated_usage(usage, messages, count_tokens(text))
         return text
 
-    def _feed(
-        self, work: list[Message], text: str, result: BatchResult | PythonRun | dict[str, str]
-    ) -> None:
+    def _feed(self, work: list[Message], text: str, result: Mapping[str, object]) -> None:
         work.append(Message(role="assistant", content=text.strip() or "(empty)"))
-        doc = result if isinstance(result, dict) else result.to_json()
-        payload = json.dumps(doc, ensure_ascii=False, default=str)
+        payload = json.dumps(result, ensure_ascii=False, default=str)
         if len(payload) > 8000:
             payload = payload[:8000] + "… [cut]"
         work.append(Message(role="user", content=self.prompts.render("result", result=payload)))
