@@ -137,7 +137,7 @@ def _run_one(
 ) -> ActionResult:
     """One action's result; its failure is reported in the result, never raised."""
     name = type(action).example["action"]
-    entry = ActionResult(index, name, assign_to=action.assign_to)
+    entry = ActionResult(index, name, False, None, None, action.assign_to)
     try:
         args = {
             k: _lookup(v, named) if isinstance(v, VarRef) else v for k, v in action.fields().items()
