@@ -3,7 +3,7 @@ needs to know the actions reads them from here.
 
     @action(ReadFile, reads=("file:path", "names"))
     def read_file(vault: Vault, *, path: str) -> str:
-        \"\"\"The text of a file in the vault.\"\"\"   # what Python-mode code is told
+        '''The text of a file in the vault.'''  # what Python-mode code is told
         return vault.read(path)
 
 The model (`ReadFile`, a `BaseAction` with its `action` literal, fields,
