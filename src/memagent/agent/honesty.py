@@ -2,6 +2,9 @@
 `Agent.run`, `/v1/chat`): the assistant answers only from what memory holds, and
 a near miss gets "I don't have that in memory." In order, cheapest first:
 
+0. the profile (`memagent.memory.profile.answers`): the question asks about a
+   fact the profile and a recalled line disagree on, neither clearly the latest
+   by its date: the reply says so and gives both;
 1. speaker attribution (`memagent.agent.attribution`): the lines that match are
    about someone else than the person the question names;
 2. the focus check (`memagent.agent.focus`, no model call): the person, thing
@@ -42,7 +45,7 @@ class Checked:
     reply: str | None = None
     """The refusal, or None: answer it."""
     refused_by: str | None = None
-    """`attribution`, `focus`, `verify` or `contrast` (None: not refused)."""
+    """`profile`, `attribution`, `focus`, `verify` or `contrast` (None: not refused)."""
     tokens: int = 0
     """Tokens the model's check cost (also counted in the turn's usage)."""
     seconds: float = 0.0
@@ -71,7 +74,10 @@ def check_question(
     out = Checked()
     if prompts.schema != "reply":
         return out
-    if ctx.about_others:  # speaker attribution: not this person's life
+    if asking and ctx.profile_unsure:  # profile and memory disagree, neither clearly latest
+        trace.memory["refused"] = "the profile and a recalled line disagree"
+        out.reply, out.refused_by = ctx.profile_unsure, "profile"
+    elif ctx.about_others:  # speaker attribution: not this person's life
         trace.memory["refused"] = "the lines that match are about someone else"
         out.reply, out.refused_by = not_in_memory(ctx.about_others), "attribution"
     elif asking and cfg.focus_check and (miss := focus_check(message, ctx.text)) is not None:

@@ -43,6 +43,7 @@ from memagent.stores import Stores
 
 if TYPE_CHECKING:
     from memagent.memory.chunks import ChunkStore
+    from memagent.memory.profile.answers import ProfileAnswer
 
 EXCHANGE_KIND = "agent_exchange"
 QUESTION_TAG = "question"
@@ -129,6 +130,10 @@ class MemoryContext:
     """Speakers of the recalled lines that the message names."""
     speakers: list[str] = field(default_factory=list)
     """Speakers of the recalled lines, the most frequent first."""
+    profile_unsure: str | None = None
+    """Set when the question asks about something the profile and a recalled line
+    disagree on, neither clearly the latest: the reply that says so
+    (`memory.profile.answers`)."""
 
 
 class AgentMemory:
@@ -208,6 +213,25 @@ class AgentMemory:
         except (ImportError, MemagentError, OSError):
             return []
 
+    def profile_answer(self, message: str, hits: list[dict[str, Any]]) -> ProfileAnswer | None:
+        """The profile for a question about the user: the question's topic first, and
+        where the user's recalled lines disagree with it (`memory.profile.answers`)."""
+        from memagent.memory.profile.answers import Said, for_question
+
+        said = [
+            Said.of(str(h.get("user") or h["content"]), h.get("created_at"))
+            for h in hits
+            if (h.get("user") or _own_line(h.get("source") or {}))
+            and h.get("user") != message.strip()
+            and relevant(h)
+            and not non_fact(h.get("source"))
+        ]
+        try:
+            store = self.stores.profile
+            return for_question(store.load_all(), store.today(), message, said)
+        except (ImportError, MemagentError, OSError):
+            return None
+
     def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[dict[str, Any]]:
         """Hybrid search over chunks, notes and profile facts; `now` (epoch seconds,
         default the clock) is when the question is asked."""
@@ -262,16 +286,17 @@ class AgentMemory:
             add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
         hits: list[dict[str, Any]] = []
         who = Attribution([])
-        facts = self.profile_facts() if k > 0 and _ABOUT_ME.search(message) else []
-        for fact in facts:  # a question about the user: their profile, with dates
-            if not add(f"- Profile: {fact}", {"kind": "fact"}):
-                break
         if k > 0 and self.chunks is not None:
             try:
                 hits = self.recall(message, k=min(k * 3, 50), now=now)
             except MemagentError:
                 hits = []
-        elif k > 0 and not facts:
+        view = self.profile_answer(message, hits) if k > 0 and _ABOUT_ME.search(message) else None
+        facts = view.lines if view is not None else []
+        for fact in facts:  # a question about the user: their profile, with dates
+            if not add(f"- Profile: {fact}", {"kind": "fact"}):
+                break
+        if k > 0 and self.chunks is None and not facts:
             for fact in self.profile_lines():
                 if not add(f"- Profile: {fact}", {"kind": "fact"}):
                     break
@@ -299,6 +324,7 @@ class AgentMemory:
             who.named if who.others_answer else [],
             who.named,
             [s for s, _ in said.most_common()],
+            view.unsure if view is not None else None,
         )
 
     # -- writing ----------------------------------------------------------------------
@@ -400,6 +426,12 @@ def _hit_json(data: dict[str, Any]) -> dict[str, Any]:
         if src.get("kind") == EXCHANGE_KIND:
             out["user"] = src.get("user")
     return out
+
+
+def _own_line(source: dict[str, Any]) -> bool:
+    """A line the user said themselves (an imported line that names another speaker
+    is theirs, even with role user)."""
+    return source.get("role") == "user" and not source.get("speaker")
 
 
 def relevant(hit: dict[str, Any]) -> bool:

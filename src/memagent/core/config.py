@@ -40,8 +40,9 @@ class LLMConfig(_Section):
     """Per-request timeout for an OpenAI-compatible server."""
     n_ctx: int = Field(default=4096, ge=256)
     """Context window of the embedded model."""
-    threads: int = Field(default=2, ge=1)
-    """CPU threads of the embedded model."""
+    threads: int = Field(default=0, ge=0)
+    """CPU threads of the embedded model; 0: chosen when it loads, from the free cores
+    (`memagent.llm.embedded.auto_threads`)."""
 
 
 class EmbeddingsConfig(_Section):

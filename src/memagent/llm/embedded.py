@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 import threading
@@ -53,6 +54,27 @@ class _Engine:
     server: Any
     path: Path
     load_seconds: float
+    threads: int
+    """The threads it runs with (`auto_threads()` when asked for 0)."""
+
+
+def auto_threads(cores: int | None = None, load: float | None = None) -> int:
+    """What `llm.threads = 0` (the default) means: the cores this process may run
+    on less the one-minute load average, rounded, at least 1 (so 2 on an idle
+    2-core machine, 1 as soon as another process keeps a core busy). Why: llama.cpp's
+    threads meet at a barrier after every matrix product, so one that loses its
+    core stalls the rest; on a busy 2-core machine 2 threads ran many times slower
+    than 1 (`python -m bench.llm_threads`; docs/guides/models.md)."""
+    if cores is None:
+        cores = (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        ) or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # no load average on this system
+            load = 0.0
+    return max(1, min(cores, round(cores - load)))
 
 
 _EngineKey = tuple[str, int, int, str]
@@ -89,8 +111,9 @@ def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -
         params.model.path = str(path)
         params.n_ctx = n_ctx
         params.n_parallel = 1
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
+        n_threads = threads if threads > 0 else auto_threads()
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads
         params.n_gpu_layers = 0
         params.verbosity = -1
         params.warmup = False
@@ -98,7 +121,7 @@ def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -
             server = xlc.Server(params)
         except Exception as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
-        _engines[key] = _Engine(server, path, time.perf_counter() - started)
+        _engines[key] = _Engine(server, path, time.perf_counter() - started, n_threads)
         return _engines[key]
 
 
@@ -126,7 +149,7 @@ class EmbeddedLLM:
         *,
         model: str = DEFAULT_MODEL,
         n_ctx: int = 4096,
-        threads: int = 2,
+        threads: int = 0,
         model_directory: Path | None = None,
     ) -> None:
         self.spec = spec_for(model)

@@ -218,8 +218,8 @@ def history(
         return
     table = Table("time", "batch", "change", "file", "path", "before → after")
     for e in entries:
-        before = (e.before or {}).get("display", "∅")
-        after = (e.after or {}).get("display", "∅")
+        before = e.before.display if e.before is not None else "∅"
+        after = e.after.display if e.after is not None else "∅"
         change = e.change + (f" ({e.note})" if e.note else "")
         cells = (e.ts[:19], e.batch, change, e.file, e.path, f"{before} → {after}")
         table.add_row(*(escape(c) for c in cells))
@@ -244,7 +244,7 @@ def undo(
     console.print(f"undid {result.undoes} (as {result.batch})", highlight=False)
     for name, changes in result.changes.items():
         for c in changes:
-            console.print(escape(f"  {name} {c['path']}: {c['op']} {c['item']}"), highlight=False)
+            console.print(escape(f"  {name} {c.path}: {c.op} {c.item}"), highlight=False)
 
 
 @profile_app.command()
