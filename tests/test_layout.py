@@ -147,3 +147,59 @@ def test_source_files_stay_readable() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+# Where no module imports another's private (`_name`) names: recall's modules
+# (the index, the PostgreSQL search, the agent's recall and checks). The rest of
+# the package follows once its own hooks are public.
+PRIVATE_CHECKED = (
+    "index",
+    "postgres.chunks",
+    "postgres.context",
+    "postgres.bm25",
+    "agent.memory",
+    "agent.recalled",
+    "agent.attribution",
+    "agent.focus",
+    "agent.honesty",
+    "agent.voice",
+)
+
+
+def _checked(module: str) -> bool:
+    return any(module == c or module.startswith(c + ".") for c in PRIVATE_CHECKED)
+
+
+def _private_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
+    """`module._name` for each private name `name`'s file imports from another module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            module = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            module = node.module or ""
+        source = _rel(module)
+        if not module.startswith("memagent") or source == name or source not in modules:
+            continue
+        for alias in node.names:
+            private = alias.name.startswith("_") and not alias.name.startswith("__")
+            if private and (_checked(name) or _checked(source)):
+                found.append(f"{name} imports {source}.{alias.name}")
+    return found
+
+
+def test_recall_modules_import_no_private_names() -> None:
+    modules = _modules()
+    found = [f for name, path in modules.items() for f in _private_imports(name, path, modules)]
+    assert found == []
+
+
+def test_the_private_check_sees_a_private_import(tmp_path: Path) -> None:
+    fake = tmp_path / "x.py"
+    fake.write_text("from memagent.index.store import _POOL\n", encoding="utf-8")
+    modules = {**_modules(), "agent.x": fake}
+    assert _private_imports("agent.x", fake, modules) == ["agent.x imports index.store._POOL"]

@@ -165,7 +165,7 @@ _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
 
-def _embed_pool() -> ThreadPoolExecutor:
+def embed_pool() -> ThreadPoolExecutor:
     """Threads that embed queries while the caller runs the keyword search
     (onnxruntime and sqlite both release the GIL, so the two overlap)."""
     with _POOL_LOCK:
@@ -575,7 +575,7 @@ class Index:
             done: Future[Vector] = Future()
             done.set_result(cached)
             return done
-        return _embed_pool().submit(self.query_vector, text)
+        return embed_pool().submit(self.query_vector, text)
 
     # -- reads ---------------------------------------------------------------------
     def files(self, kind: str) -> dict[str, tuple[int, int]]:

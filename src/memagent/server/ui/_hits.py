@@ -29,6 +29,7 @@ The relevance cut keeps a hit only if both hold:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -83,7 +84,7 @@ class ShownHit:
     speaker: str = ""
 
 
-def has_evidence(why: dict[str, Any]) -> bool:
+def has_evidence(why: Mapping[str, Any]) -> bool:
     """A keyword matched, or the meaning is close (keyword-only search: always)."""
     if "keyword" in why or "dense" not in why:
         return True
