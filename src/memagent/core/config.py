@@ -49,11 +49,11 @@ class EmbeddingsConfig(_Section):
 
 
 class SearchConfig(_Section):
-    """Recall's knobs, each set on its default: every stage's and every signal's
-    (`memagent.index.params.SearchParams`, listed below; a new signal's knobs
-    are taken here without a change to this file). The table is read as plain
-    numbers here and checked against the knobs when recall runs (an unknown knob
-    or a bad value fails there, naming `search.KNOB`)."""
+    """Recall's knobs set by name, on their defaults: any knob of the ranking's
+    stages or signals (listed below, from `memagent.index.params.SearchParams`; a
+    new signal's knobs are taken with no change here). The table is read as plain
+    numbers here and checked against the knobs when recall runs: an unknown knob
+    or a bad value fails there, naming `search.KNOB`."""
 
     model_config = ConfigDict(extra="allow")
     __pydantic_extra__: dict[str, bool | int | float] = Field(init=False)
