@@ -100,6 +100,7 @@ if TYPE_CHECKING:
     SearchParams = Stages
 else:
     SearchParams = knobs_model("SearchParams", Stages, SIGNALS)
+    SearchParams.__module__ = __name__
     SearchParams.__doc__ = (
         "Knobs of the ranking: the stages' (`Stages`) and every signal's (`SIGNALS`)."
     )
@@ -111,14 +112,32 @@ def knob_parts() -> list[type[BaseModel]]:
     return [Fusion, Neighbour, Diversity, *SIGNALS]
 
 
+_BOUND: dict[tuple[object, ...], list[Signal]] = {}
+_BOUND_MAX = 64
+
+
 def bind(params: SearchParams, signals: Sequence[type[Signal]] | None = None) -> list[Signal]:
     """The signals (default: `SIGNALS`) with their knobs from `params`; a signal
-    whose knobs `params` lacks (one added after it was made) takes its defaults."""
-    have = type(params).model_fields
-    return [
-        s.model_construct(**{f: getattr(params, f) for f in s.model_fields if f in have})
-        for s in (SIGNALS if signals is None else signals)
-    ]
+    whose knobs `params` lacks (one added after it was made) takes its defaults.
+    Signals are frozen values, so one binding serves every search with the same
+    knobs (a search's hot path makes none)."""
+    chosen = tuple(SIGNALS if signals is None else signals)
+    key = (chosen, *params.__dict__.items())
+    try:
+        bound = _BOUND.get(key)
+    except TypeError:  # a value set without validation that cannot be a key
+        key, bound = (), None
+    if bound is None:
+        have = type(params).model_fields
+        bound = [
+            s.model_construct(**{f: getattr(params, f) for f in s.model_fields if f in have})
+            for s in chosen
+        ]
+        if key:
+            if len(_BOUND) >= _BOUND_MAX:
+                _BOUND.clear()
+            _BOUND[key] = bound
+    return bound
 
 
 def search_params(overrides: Mapping[str, object], where: str = "config") -> SearchParams:
