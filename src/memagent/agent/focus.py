@@ -9,7 +9,8 @@ returns the told lines (they share most words with the question), and a small
 model answers from them. Its yes/no grounding check (`memagent.agent.verify`)
 often passes too, because the lines are on the question's topic.
 
-What a near miss lacks is read off the question's own words:
+What a near miss lacks is read off the question's own words (`memagent.index.owner`,
+once per message into `QueryFacts.focus`):
 - the *owner*: "my W" where W names a person or a thing of the user's (a
   relation such as sister, boss or neighbour; a pet; a vehicle or a home:
   `ENTITIES`). Some recalled segment (a sentence or a note's bullet) must
