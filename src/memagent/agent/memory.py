@@ -36,7 +36,14 @@ from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, Recalled
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
-from memagent.index import MAX_QUERY_CHARS, QueryFacts, is_question, looks_like_request, non_fact
+from memagent.index import (
+    MAX_QUERY_CHARS,
+    QueryFacts,
+    facts_of,
+    is_question,
+    looks_like_request,
+    non_fact,
+)
 from memagent.memory.vault import Vault
 from memagent.stores import Stores
 
@@ -294,7 +301,7 @@ class AgentMemory:
         """Memory for the model before it answers `message` (its `QueryFacts`, or
         its text, read here; see the module doc); `now` (epoch seconds, default the
         clock; with a text only): when it is asked (`--as-of`)."""
-        facts = message if isinstance(message, QueryFacts) else QueryFacts.read(message, now)
+        facts = facts_of(message, now)
         lines: list[str] = []
         sources: list[dict[str, Any]] = []
         used = 0
