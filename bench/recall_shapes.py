@@ -31,13 +31,13 @@ import numpy as np
 from bench.recall_locomo import CATEGORIES, KS, evidence_of, recall_at
 from bench.shapes import Shape, conversation_turns, records, write_import
 from memagent.agent.attribution import attribute
-from memagent.agent.recalled import Recalled
+from memagent.agent.recalled import RecalledMemory
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder
 from memagent.index import documents
 from memagent.memory.chunks import ChunkStore, exports
 from memagent.memory.chunks.importer import SESSION_GAP, drafts_from_messages, infer_metadata
-from memagent.memory.chunks.message import Message
+from memagent.memory.chunks.message import ImportedMessage
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
 
@@ -77,7 +77,7 @@ def _no_speaker_inference(off: bool) -> Iterator[None]:
         documents.infer_speaker = saved
 
 
-def messages_of(path: Path, variant: Variant) -> list[Message]:
+def messages_of(path: Path, variant: Variant) -> list[ImportedMessage]:
     """The file's messages as `memagent import` reads them, less what `variant` turns off."""
     raw = exports.read(path.read_text(encoding="utf-8"), path.name)
     msgs = infer_metadata(raw, gap=variant.gap)
@@ -199,7 +199,7 @@ def count_attribution(tally: list[int], hits: list[Any], question: str, gold: se
     """Add to `tally` [questions naming a speaker, their lines, lines withheld,
     evidence lines withheld, evidence lines] what `attribute` does to these hits (as the agent
     sees them: content and source)."""
-    lines = [Recalled.of(h) for h in hits]
+    lines = [RecalledMemory.of(h) for h in hits]
     who = attribute(lines, question, k=5)
     if not who.named:
         return
@@ -216,7 +216,7 @@ def boundary_f1(conv: dict[str, Any], gap: timedelta) -> float:
     """How well splitting the minimal file at `gap` finds the conversation's own
     session boundaries: F1 over "a new session starts at this turn"."""
     turns = conversation_turns(conv)
-    msgs = infer_metadata([Message(**r) for r in records(conv, "minimal")], gap=gap)
+    msgs = infer_metadata([ImportedMessage(**r) for r in records(conv, "minimal")], gap=gap)
     truth = {i for i in range(1, len(turns)) if turns[i].session != turns[i - 1].session}
     found = {i for i in range(1, len(msgs)) if msgs[i].session_id != msgs[i - 1].session_id}
     if not truth and not found:

@@ -8,7 +8,7 @@ import json
 
 from memagent.agent import Agent
 from memagent.agent.attribution import attribute
-from memagent.agent.recalled import Recalled
+from memagent.agent.recalled import RecalledMemory
 from memagent.core import MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.chunks import ChunkDraft, ChunkStore
@@ -23,10 +23,12 @@ DIALOGUE = [
 ]
 
 
-def hit(speaker: str | None, text: str, score: float = 1.0) -> Recalled:
+def hit(speaker: str | None, text: str, score: float = 1.0) -> RecalledMemory:
     source = {"speaker": speaker} if speaker else {}
     content = f"{speaker}: {text}" if speaker else text
-    return Recalled.make(id=text[:20], kind="chunk", content=content, score=score, source=source)
+    return RecalledMemory.make(
+        id=text[:20], kind="chunk", content=content, score=score, source=source
+    )
 
 
 HITS = [hit(s, t) for s, t in DIALOGUE]
@@ -145,14 +147,14 @@ def test_the_model_never_sees_a_line_spoken_to_someone_else(home: MemoryHome) ->
 def test_a_line_without_speaker_field_is_attributed_from_its_name_prefix() -> None:
     imported = {"kind": "import", "role": "user"}
     hits = [
-        Recalled.make(id="a", kind="chunk", content="Melanie: I ran a charity race.",
+        RecalledMemory.make(id="a", kind="chunk", content="Melanie: I ran a charity race.",
                       score=1.0, source=imported),
-        Recalled.make(id="b", kind="chunk", content="Caroline: I went to a support group.",
+        RecalledMemory.make(id="b", kind="chunk", content="Caroline: I went to a support group.",
                       score=0.9, source=imported),
     ]  # fmt: skip
     got = attribute(hits, "What did Caroline do?", k=5)
     assert got.named == ["Caroline"] and [h.id for h in got.hits] == ["b"]
-    other = Recalled.make(
+    other = RecalledMemory.make(
         id="c", kind="chunk", content="Melanie: hi", score=1.0, source={"kind": "cli"}
     )
     assert other.speaker is None

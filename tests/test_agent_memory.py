@@ -9,7 +9,7 @@ import re
 import pytest
 
 from memagent.agent import Agent
-from memagent.agent.memory import AgentMemory, Recalled, relevant
+from memagent.agent.memory import AgentMemory, RecalledMemory, relevant
 from memagent.agent.prompts import load_prompt_set
 from memagent.core import MemoryHome
 from memagent.index import Why, non_fact
@@ -144,8 +144,10 @@ def test_an_imported_user_line_that_names_its_speaker_is_not_you(home: MemoryHom
 
 
 def test_weak_dense_only_hits_are_not_relevant() -> None:
-    def found(why: dict[str, object]) -> Recalled:
-        return Recalled.make(id="x", kind="chunk", content="x", score=1.0, why=Why.from_json(why))
+    def found(why: dict[str, object]) -> RecalledMemory:
+        return RecalledMemory.make(
+            id="x", kind="chunk", content="x", score=1.0, why=Why.from_json(why)
+        )
 
     assert relevant(found({"keyword": {"rank": 1}, "dense": {"cosine": 0.01}}))
     assert relevant(found({"dense": {"cosine": 0.6}}))

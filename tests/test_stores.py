@@ -113,3 +113,16 @@ def test_memory_and_agent_share_one_stores(home: MemoryHome) -> None:
     agent.close()  # shared stores stay open
     assert mem.get(chunk.id).content == "Tea, not coffee."
     mem.close()
+
+
+def test_need_home_names_what_needs_one(home: MemoryHome) -> None:
+    """On a database alone (no home), what lives only in a home's files is refused
+    with a sentence naming it; with a home, the home is given."""
+    from typing import Any, cast
+
+    on_url_only = Stores(None, db=cast(Any, object()))
+    with pytest.raises(InvalidInput, match=r"^agent state need a memory home"):
+        on_url_only.need_home("agent state")
+    with pytest.raises(InvalidInput, match="this operation need a memory home"):
+        _ = Memory(stores=on_url_only).home
+    assert Stores(home).need_home("notes") is not None

@@ -6,7 +6,7 @@ charity race?") can only be answered by lines that person said, or that talk
 about them; LoCoMo's adversarial questions swap the speaker exactly so, and a
 small model answers them from the other speaker's line.
 
-`attribute(hits, facts, k=…)` (the recalled lines, `Recalled`, and the message's
+`attribute(hits, facts, k=…)` (the recalled lines, `RecalledMemory`, and the message's
 `QueryFacts`, read once with the message):
 - keeps the lines by or about the named speakers (a vocative such as "Thanks,
   Caroline!" is not "about" Caroline: the speaker is talking about themself);
@@ -37,7 +37,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memagent.agent.recalled import Recalled
+from memagent.agent.recalled import RecalledMemory
 from memagent.index import QueryFacts, query_terms
 
 OTHERS_MARGIN = 0.2
@@ -60,7 +60,7 @@ def _mentions(content: str, name: str) -> bool:
 class Attribution:
     """The recalled hits left after speaker attribution (see `attribute`)."""
 
-    hits: list[Recalled]
+    hits: list[RecalledMemory]
     named: list[str] = field(default_factory=list)
     """Speakers of the recalled lines that the message names."""
     others_answer: bool = False
@@ -90,7 +90,7 @@ _VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*[!.?]*\s*$|^\s*(?:\w+,?\s+)?[A-Z][a-z
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
-def _split(hit: Recalled, named: set[str]) -> tuple[list[str], list[str]]:
+def _split(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
     """One recalled line's sentences split by whom they are about: the named people,
     or others. A sentence is about its speaker, unless it says "you"/"your" (then it
     is about the person spoken to) and nothing in the first person, or names a named
@@ -119,7 +119,9 @@ def _split(hit: Recalled, named: set[str]) -> tuple[list[str], list[str]]:
     return about, others
 
 
-def _sentences_about(hits: Sequence[Recalled], named: set[str]) -> tuple[list[str], list[str]]:
+def _sentences_about(
+    hits: Sequence[RecalledMemory], named: set[str]
+) -> tuple[list[str], list[str]]:
     """The recalled lines' sentences split by whom they are about (see `_split`)."""
     about: list[str] = []
     others: list[str] = []
@@ -138,7 +140,7 @@ def _coverage(terms: set[str], sentences: list[str]) -> tuple[float, int]:
     return best / len(terms), best
 
 
-def attribute(hits: Sequence[Recalled], message: QueryFacts | str, *, k: int) -> Attribution:
+def attribute(hits: Sequence[RecalledMemory], message: QueryFacts | str, *, k: int) -> Attribution:
     """The hits by or about the speakers the message (its `QueryFacts`, or its text)
     names, and whether sentences about others (in the top `2k` hits) answer it
     clearly better (module doc)."""
@@ -147,8 +149,8 @@ def attribute(hits: Sequence[Recalled], message: QueryFacts | str, *, k: int) ->
     named = sorted(s for s in speakers if facts.names(s))
     if not named:
         return Attribution(list(hits))
-    kept: list[Recalled] = []
-    withheld: list[Recalled] = []
+    kept: list[RecalledMemory] = []
+    withheld: list[RecalledMemory] = []
     for hit in hits:
         speaker = hit.speaker
         content = str(hit.content or "")

@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
-from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, Recalled
+from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, RecalledMemory
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
+from memagent.core.jsontext import JsonObject
 from memagent.index import (
     MAX_QUERY_CHARS,
     QueryFacts,
@@ -58,7 +59,7 @@ __all__ = [
     "AgentMemory",
     "JournaledVault",
     "MemoryContext",
-    "Recalled",
+    "RecalledMemory",
     "count_tokens",
     "is_question",
     "journaled_vault",
@@ -171,7 +172,7 @@ class MemoryContext:
 
     text: str
     tokens: int
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[JsonObject] = field(default_factory=list)
     about_others: list[str] = field(default_factory=list)
     """Set when recall says the message asks about someone else's life: the
     person it names (speaker attribution, `attribute`); the reply is then a refusal."""
@@ -258,7 +259,7 @@ class AgentMemory:
         except (ImportError, MemagentError, OSError):
             return []
 
-    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[dict[str, Any]]:
+    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[JsonObject]:
         """Hybrid search over chunks, notes and profile facts, as the `recall` tool
         gives them (JSON); `now` (epoch seconds, default the clock) is when the
         question is asked."""
@@ -266,7 +267,7 @@ class AgentMemory:
 
     def recalled(
         self, query: str | QueryFacts, k: int = 5, *, now: float | None = None
-    ) -> list[Recalled]:
+    ) -> list[RecalledMemory]:
         """`recall` as typed values; `query` may be the message's `QueryFacts`."""
         text = query.text if isinstance(query, QueryFacts) else query
         if not isinstance(text, str) or not text.strip():
@@ -277,7 +278,7 @@ class AgentMemory:
         if store is None:
             raise NotFound(f"memory search is unavailable: {self._chunks_error}")
         with self._lock:
-            hits = [Recalled.of(h) for h in store.recall(query, k=k + 1, now=now)]
+            hits = [RecalledMemory.of(h) for h in store.recall(query, k=k + 1, now=now)]
         if not self.user_md():  # the untouched starter note is noise, not memory
             hits = [h for h in hits if h.id != "note:vault/user.md"]
         return hits[:k]
@@ -303,10 +304,10 @@ class AgentMemory:
         clock; with a text only): when it is asked (`--as-of`)."""
         facts = facts_of(message, now)
         lines: list[str] = []
-        sources: list[dict[str, Any]] = []
+        sources: list[JsonObject] = []
         used = 0
 
-        def add(line: str, source: dict[str, Any]) -> bool:
+        def add(line: str, source: JsonObject) -> bool:
             nonlocal used
             cost = count_tokens(line)
             if used + cost > budget_tokens:
@@ -320,7 +321,7 @@ class AgentMemory:
         if user:
             head = user if count_tokens(user) <= budget_tokens // 2 else user[: budget_tokens * 2]
             add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
-        hits: list[Recalled] = []
+        hits: list[RecalledMemory] = []
         who = Attribution([])
         facts_lines = self.profile_facts() if k > 0 and facts.about_user else []
         for fact in facts_lines:  # a question about the user: their profile, with dates
@@ -410,7 +411,7 @@ class AgentMemory:
             chunks = store.remember(text, tags=list(tags or []))
         return [c.id for c in chunks]
 
-    def forget(self, memory_id: str) -> dict[str, Any]:
+    def forget(self, memory_id: str) -> JsonObject:
         """Soft-delete a memory by id (it can be restored)."""
         store = self.chunks
         if store is None:
@@ -436,7 +437,7 @@ class AgentMemory:
     def tools(self) -> list[Tool]:
         """The default memory tools (besides the vault actions)."""
 
-        def recall(query: str, k: int = 5) -> list[dict[str, Any]]:
+        def recall(query: str, k: int = 5) -> list[JsonObject]:
             """Search all memory (past conversations, notes, profile facts) for a query."""
             return self.recall(query, k=max(1, min(k, 20)))
 
@@ -444,20 +445,20 @@ class AgentMemory:
             """Store a memory for later; returns its ids."""
             return self.remember(text, tags)
 
-        def forget(memory_id: str) -> dict[str, Any]:
+        def forget(memory_id: str) -> JsonObject:
             """Delete a memory by its id (from recall results)."""
             return self.forget(memory_id)
 
         return [Tool.of(f, default=True) for f in (recall, remember, forget)]
 
 
-def relevant(hit: Recalled) -> bool:
-    """Worth showing the model (`Recalled.relevant`): a keyword match, or close
+def relevant(hit: RecalledMemory) -> bool:
+    """Worth showing the model (`RecalledMemory.relevant`): a keyword match, or close
     enough in meaning (at least `MIN_COSINE`)."""
     return hit.relevant()
 
 
-def _said_on(hit: Recalled) -> date | None:
+def _said_on(hit: RecalledMemory) -> date | None:
     stamp = str(hit.created_at or "")
     try:
         return datetime.fromisoformat(stamp[:10]).date()
@@ -476,7 +477,7 @@ def _when(day: date | None, ago: tuple[str, date] | None = None) -> str:
     return f"[{day.day} {day:%B %Y}, {since}] " if since else f"[{day.day} {day:%B %Y}] "
 
 
-def _context_line(hit: Recalled, ago: tuple[str, date] | None = None) -> str:
+def _context_line(hit: RecalledMemory, ago: tuple[str, date] | None = None) -> str:
     day = _said_on(hit)
 
     def text(raw: object, limit: int) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import yaml
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
 from memagent.core.config import Config, load_config
+from memagent.core.starter_files import init_personas as init_personas  # the starter files
 from memagent.core.state import State
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?(.*)\Z", re.DOTALL)
@@ -285,25 +285,3 @@ class Personas:
                 meta={"persona": name},
             )
         self.home.__dict__.pop("config", None)
-
-
-def init_personas(home: MemoryHome) -> list[str]:
-    """Write the starter personas and slider descriptions that are missing."""
-    created: list[str] = []
-    root = files("memagent.agent").joinpath("starters")
-    with home.storage.lock():
-        for folder, target in (
-            ("personalities", home.layout.personalities),
-            ("sliders", home.layout.sliders),
-        ):
-            for entry in sorted(root.joinpath(folder).iterdir(), key=lambda e: e.name):
-                if not entry.name.endswith(".md"):
-                    continue
-                dest = target / entry.name
-                if dest.exists():
-                    continue
-                home.storage.write_text(
-                    dest, entry.read_text(encoding="utf-8"), actor="init", op="create"
-                )
-                created.append(home.storage.relative(dest))
-    return created

@@ -1,6 +1,6 @@
-"""A recalled memory as the agent reads it: `Recalled`.
+"""A recalled memory as the agent reads it: `RecalledMemory`.
 
-Made once from a search hit (`Recalled.of`): what the context line, speaker
+Made once from a search hit (`RecalledMemory.of`): what the context line, speaker
 attribution and the relevance cut read (its text, kind, date, who said it, why
 it was found), with its speaker worked out once (`source.speaker`, else the
 `Name:` an imported line opens with). `to_json()` is what the `recall` tool
@@ -10,8 +10,8 @@ gives the model and code (the JSON boundary).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from memagent.core.jsontext import JsonObject
 from memagent.index import Hit, Why
 from memagent.index.roles import infer_speaker
 
@@ -33,7 +33,7 @@ def speaker_from(source: object, content: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Recalled:
+class RecalledMemory:
     """One recalled memory (module doc)."""
 
     id: str
@@ -44,7 +44,7 @@ class Recalled:
     created_at: str | None = None
     path: str | None = None
     why: Why = field(default_factory=Why)
-    source: dict[str, Any] | None = None
+    source: JsonObject | None = None
     """The memory's source record, cut to kind, role, type and speaker (None: none)."""
     user: object = None
     """For an exchange the agent stored: what the user said (as the record holds it)."""
@@ -52,7 +52,7 @@ class Recalled:
     """Who said it (`speaker_from`), if anyone."""
 
     @classmethod
-    def of(cls, hit: Hit) -> Recalled:
+    def of(cls, hit: Hit) -> RecalledMemory:
         r = hit.row
         src = r.source
         return cls.make(
@@ -80,10 +80,10 @@ class Recalled:
         path: str | None = None,
         why: Why | None = None,
         source: object = None,
-    ) -> Recalled:
+    ) -> RecalledMemory:
         """A recalled memory from its parts; `source` is the full record (cut here:
         none is an empty one, anything but a mapping is left out)."""
-        kept: dict[str, Any] | None = {} if not source else None
+        kept: JsonObject | None = {} if not source else None
         user: object = None
         if isinstance(source, dict):
             kept = {k: v for k, v in source.items() if k in _SOURCE_KEYS}
@@ -103,9 +103,9 @@ class Recalled:
             speaker=speaker_from(source, str(content or "")),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """What the `recall` tool returns for it."""
-        out: dict[str, Any] = {
+        out: JsonObject = {
             "id": self.id,
             "kind": self.kind,
             "content": self.content,

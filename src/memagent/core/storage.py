@@ -38,7 +38,7 @@ from memagent.core.config import QuotasConfig
 from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome, StorageFull
 from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name, segments
 from memagent.core.paths import Layout
-from memagent.core.quota import Usage
+from memagent.core.quota import HomeUsage
 from memagent.core.quota import tracker as quota_tracker
 
 TMP_PREFIX = ".tmp-"
@@ -413,7 +413,7 @@ class Storage:
             self._tracker.check(quotas, self.relative(target), old_size, new_size)
         return old_size
 
-    def usage(self) -> Usage:
+    def usage(self) -> HomeUsage:
         """What the home holds now (bytes, chunks, notes, ops-log bytes)."""
         return self._tracker.usage()
 

@@ -40,8 +40,8 @@ hybrid or keyword-only with the reason).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from memagent.core.jsontext import JsonObject
 from memagent.index.candidates import Candidates, Listing, LocalCandidates, Pool, fts_query
 from memagent.index.diversity import diversify
 from memagent.index.filters import Filters
@@ -85,7 +85,7 @@ class Hit:
         if not isinstance(self.why, Why):
             self.why = Why.from_json(self.why)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         r = self.row
         return {
             "id": r.doc_id,

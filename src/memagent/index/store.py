@@ -32,6 +32,7 @@ import numpy as np
 
 from memagent.core import CorruptFile
 from memagent.core.deadline import deadline, remaining_time
+from memagent.core.jsontext import JsonObject
 from memagent.embeddings import Embedder, embed_query
 from memagent.index.context import (
     around,
@@ -132,7 +133,7 @@ class Row:
     deleted: bool
     access_count: int
     accessed: float | None
-    source: dict[str, Any] | None
+    source: JsonObject | None
 
     @classmethod
     def from_sql(cls, r: Sequence[Any]) -> Row:

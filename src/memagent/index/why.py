@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memagent.core.jsontext import JsonObject
+
 
 @dataclass(frozen=True)
 class Listed:
@@ -70,8 +72,8 @@ class Why(Mapping[str, Any]):
         """The boosts' reasons in words, in the order they applied."""
         return [b.words for b in self.boosts.values() if b.words]
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {}
         if self.keyword is not None:
             out["keyword"] = {"rank": self.keyword.rank, "bm25": self.keyword.score}
         if self.dense is not None:

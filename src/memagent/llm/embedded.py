@@ -33,6 +33,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from memagent.core.deadline import Budget, current_budget
+from memagent.core.jsontext import JsonObject, JsonSchema
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -145,7 +146,7 @@ class EmbeddedLLM:
     def _server(self) -> Any:
         return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).server
 
-    def _handle(self, request: dict[str, Any], callback: Any = None) -> Any:
+    def _handle(self, request: JsonObject, callback: Any = None) -> Any:
         server = self._server()
         handler = server.handle_chat_completions if self.instruct else server.handle_completions
         return handler(request) if callback is None else handler(request, callback)
@@ -162,7 +163,7 @@ class EmbeddedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -223,7 +224,7 @@ class EmbeddedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -241,7 +242,7 @@ class EmbeddedLLM:
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, request: dict[str, Any], response_schema: dict[str, Any] | None, budget: Budget
+        self, request: JsonObject, response_schema: JsonSchema | None, budget: Budget
     ) -> Iterator[str]:
         self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -294,13 +295,13 @@ class EmbeddedLLM:
     def _request(
         self,
         messages: Sequence[MessageLike],
-        response_schema: dict[str, Any] | None,
+        response_schema: JsonSchema | None,
         stop: Sequence[str] | None,
         max_tokens: int,
         temperature: float,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        request: dict[str, Any] = {
+        request: JsonObject = {
             "max_tokens": max_tokens,
             "temperature": temperature,
             "cache_prompt": True,
@@ -318,7 +319,7 @@ class EmbeddedLLM:
             request["json_schema"] = _compact(response_schema)
         return request
 
-    def _checked_json(self, text: str, schema: dict[str, Any], finish: Any) -> str:
+    def _checked_json(self, text: str, schema: JsonSchema, finish: Any) -> str:
         good, why = validate_reply(text, schema)
         if good is not None:
             return good
@@ -355,7 +356,7 @@ def _valid_unicode(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _compact(schema: dict[str, Any]) -> dict[str, Any]:
+def _compact(schema: JsonSchema) -> JsonSchema:
     """The schema with JSON whitespace fixed (llguidance's `x-guidance` option).
 
     Flexible whitespace lets a small model spend its tokens on indentation, or
@@ -366,7 +367,7 @@ def _compact(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "x-guidance": {"whitespace_flexible": False}}
 
 
-def _choice_text(choice: dict[str, Any]) -> str:
+def _choice_text(choice: JsonObject) -> str:
     """The text of a completion choice, a chat choice, or a streamed chat delta."""
     for key in ("message", "delta"):
         part = choice.get(key)
@@ -375,7 +376,7 @@ def _choice_text(choice: dict[str, Any]) -> str:
     return str(choice.get("text") or "")
 
 
-def _usage(resp: dict[str, Any]) -> Usage:
+def _usage(resp: JsonObject) -> Usage:
     """Token counts from `usage`, else from llama.cpp's `timings` (a streamed reply
     without usage: prompt tokens evaluated plus those served from the cache)."""
     raw = resp.get("usage") or {}

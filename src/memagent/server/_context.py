@@ -27,10 +27,10 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
+from memagent.api_keys import ApiKey, Keys, validate_user
 from memagent.core import MemagentError, MemoryHome, Overloaded
 from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
-from memagent.server._keys import ApiKey, Keys, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
 from memagent.setup import init_home
@@ -131,7 +131,7 @@ class ServerRoot:
             db = Database.open(store, max_size=16)
             keys = PgKeyStore(db)
         else:
-            from memagent.memory.keys import KeyStore
+            from memagent.api_keys import KeyStore
 
             keys = KeyStore(root)
         return cls(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 from http import HTTPStatus
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -37,6 +36,7 @@ from memagent.core import (
     StorageFull,
     Unavailable,
 )
+from memagent.core.jsontext import JsonObject
 from memagent.core.storage import is_full
 from memagent.llm import LLMError
 
@@ -66,7 +66,7 @@ class ProblemError(Exception):
         *,
         slug: str | None = None,
         headers: dict[str, str] | None = None,
-        extra: dict[str, Any] | None = None,
+        extra: JsonObject | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
@@ -83,13 +83,13 @@ def problem_response(
     instance: str | None,
     slug: str | None = None,
     headers: dict[str, str] | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: JsonObject | None = None,
 ) -> Response:
     try:
         title = HTTPStatus(status).phrase
     except ValueError:
         title = "Error"
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "type": f"urn:memagent:problem:{slug}" if slug else "about:blank",
         "title": title,
         "status": status,
@@ -255,9 +255,9 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, on_unexpected)
 
 
-def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def problem_responses(*statuses: int) -> dict[int | str, JsonObject]:
     """OpenAPI `responses=` entries documenting problem documents for `statuses`."""
-    out: dict[int | str, dict[str, Any]] = {}
+    out: dict[int | str, JsonObject] = {}
     for status in statuses:
         out[status] = {
             "description": HTTPStatus(status).phrase,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import resolve_home
 from memagent.core.config import QuotasConfig
+from memagent.core.jsontext import JsonObject
 from memagent.llm import LLM
 from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass, admits
 from memagent.server._context import ServerRoot
@@ -198,7 +199,7 @@ def create_app(
         routes=lambda: app.routes,
     )
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         if app.openapi_schema is None:
             app.openapi_schema = build_openapi(app)
         return app.openapi_schema
@@ -255,7 +256,7 @@ def _is_sequence(field: Any) -> bool:
     return origin in (list, tuple, set)
 
 
-def build_openapi(app: FastAPI) -> dict[str, Any]:
+def build_openapi(app: FastAPI) -> JsonObject:
     """FastAPI's document plus the `Problem` schema that the error responses name."""
     doc = get_openapi(
         title=app.title,
@@ -279,6 +280,6 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     return doc
 
 
-def openapi_document(root: Path) -> dict[str, Any]:
+def openapi_document(root: Path) -> JsonObject:
     """The OpenAPI document of the app (what `/openapi.json` serves)."""
     return create_app(root, ServerSettings(mcp=False)).openapi()

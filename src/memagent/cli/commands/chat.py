@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+from memagent.cli._common import HomeOption, console, err_console, home_from_option, print_json
+from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -155,7 +156,7 @@ def chat(
     from memagent.agent import Conversations
     from memagent.core import NotFound
 
-    mh = open_home(home)
+    mh = home_from_option(home)
     conv_id = conversation
     if resume and conv_id is None:
         latest = Conversations(mh).latest()
@@ -358,7 +359,7 @@ def ask(
     from memagent.index.temporal import parse_as_of
 
     asked = parse_as_of(as_of) if as_of is not None else None  # before anything loads
-    mh = open_home(home)
+    mh = home_from_option(home)
     if (question is None) == (batch is None):
         raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
     if batch is not None:
@@ -437,7 +438,7 @@ def _ask_batch(
         raise typer.Exit(1)
 
 
-def _print_answer(out: dict[str, Any], answer: str, *, as_json: bool) -> None:
+def _print_answer(out: JsonObject, answer: str, *, as_json: bool) -> None:
     if as_json:
         print_json(out)
     else:

@@ -16,13 +16,14 @@ from memagent.cli._common import (
     StoreOption,
     console,
     err_console,
-    open_home,
+    home_from_option,
     print_json,
     read_stdin_text,
+    search_filters,
 )
+from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
-    from memagent.index import Filters
     from memagent.memory.chunks import ChunkStore
 
 TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
@@ -45,7 +46,7 @@ def _store(
     from memagent.stores import open_stores
 
     stores = open_stores(
-        open_home(home), create=False, embeddings=False if keyword_only else None,
+        home_from_option(home), create=False, embeddings=False if keyword_only else None,
         store=store, user=user,
     )  # fmt: skip
     return stores.chunks
@@ -213,33 +214,6 @@ def _import_keys(store: Any) -> set[str]:
     return {str(k) for r in rows if (k := (r.get("source") or {}).get("import_key"))}
 
 
-def _filters(
-    tag: list[str] | None,
-    type_: str | None,
-    kind: list[str] | None,
-    since: str | None,
-    until: str | None,
-    conversation: str | None,
-    user: str | None,
-) -> Filters:
-    from memagent.core import InvalidInput
-    from memagent.index import KINDS, Filters
-    from memagent.memory.chunks.model import parse_timestamp
-
-    for k in kind or []:
-        if k not in KINDS:
-            raise InvalidInput(f"--kind {k!r}: use one of {', '.join(KINDS)}")
-    return Filters(
-        kinds=kind or None,
-        tags=[t.lower() for t in tag or []],
-        type=type_,
-        since=parse_timestamp(since).timestamp() if since else None,
-        until=parse_timestamp(until).timestamp() if until else None,
-        conversation_id=conversation,
-        user_id=user,
-    )
-
-
 def _batch_queries(path: Path) -> list[tuple[Any, str, float | None]]:
     """`(id, query, asked_at as epoch seconds or None)` of each line; `InvalidInput`
     naming the first bad line."""
@@ -349,7 +323,7 @@ def recall(
     now = parse_as_of(as_of).timestamp() if as_of is not None else None
     if (query is None) == (batch is None):
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
-    filters = _filters(tag, type_, kind, since, until, conversation, user)
+    filters = search_filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
     if model is not None and not deep:
         raise InvalidInput("--model is for --deep")
@@ -363,7 +337,7 @@ def recall(
             for qid, q, asked in queries:
                 terms, q = expand(q) if expand else ([], q)
                 hits = store.recall(q, k=k, filters=filters, now=asked if asked else now)
-                out: dict[str, Any] = {"id": qid, "hits": [h.to_json() for h in hits]}
+                out: JsonObject = {"id": qid, "hits": [h.to_json() for h in hits]}
                 if expand:
                     out["expansion"] = terms
                 print_json(out)
@@ -372,7 +346,7 @@ def recall(
         terms, searched = expand(query) if expand else ([], query)
         hits = store.recall(searched, k=k, filters=filters, now=now)
     if as_json:
-        doc: dict[str, Any] = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
+        doc: JsonObject = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
         if expand:
             doc["expansion"] = terms
         print_json(doc)

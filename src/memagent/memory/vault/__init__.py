@@ -4,8 +4,17 @@
 writes go through the memory home's `Storage`. Wikilinks resolve as in Obsidian.
 """
 
-from memagent.memory.vault._links import WikiLink, parse_link
+from memagent.memory.vault._links import WikiLink, parse_link, title_and_aliases
+from memagent.memory.vault._links import key as link_key
 from memagent.memory.vault._paths import Located, normalize
 from memagent.memory.vault._vault import Vault
 
-__all__ = ["Located", "Vault", "WikiLink", "normalize", "parse_link"]
+__all__ = [
+    "Located",
+    "Vault",
+    "WikiLink",
+    "link_key",
+    "normalize",
+    "parse_link",
+    "title_and_aliases",
+]

@@ -468,3 +468,30 @@ class Vault:
                 raise Conflict(f"'{loc.rel}' is a file; cannot make a folder there")
             self._make_dir(loc)
         return {"path": loc.rel + "/", "created": True}
+
+    # -- for callers outside the vault: its lock, and whole-vault copies -------------
+    def lock(self) -> AbstractContextManager[Any]:
+        """The lock the vault's own writes take (the home's, or the database's), for a
+        caller's read-modify-write over several operations (an editor's save, a move)."""
+        return self._lock()
+
+    def walk(self, start: str = "") -> Iterator[tuple[str, str]]:
+        """(vault path, "file" or "dir") of everything under `start`, in sorted
+        pre-order, never leaving the vault."""
+        return self._walk(start)
+
+    def read_bytes(self, path: str) -> bytes:
+        """A file's bytes as stored (at most `limits.max_file_bytes`), text or not."""
+        return self._read_bytes(self._file(path))
+
+    def write_bytes(self, path: str, data: bytes, *, op: str) -> str:
+        """Write a file's bytes as they are, logged as `op`: a copy from another
+        memory home (`memagent.postgres.transfer`). Returns its vault path."""
+        if len(data) > self.max_bytes:
+            raise InvalidInput(f"'{path}' is {len(data)} bytes; the limit is {self.max_bytes}")
+        with self._lock():
+            loc = self.locate(path)
+            if not loc.rel or loc.kind == "dir":
+                raise InvalidInput(f"'{loc.rel or '/'}' is a folder, not a file")
+            self._write(loc, data, op, None)
+        return loc.rel
