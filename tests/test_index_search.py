@@ -201,17 +201,15 @@ def test_quantity_reads_only_what_could_reach_the_ranked_window() -> None:
 
     from memagent.index import QueryFacts
     from memagent.index.signals import Quantity, Scored
-    from memagent.index.why import Why
 
     rows = {r: SimpleNamespace(content="I have 7 cats") for r in (1, 2, 3, 4)}
-    why = {r: Why() for r in rows}
     facts = QueryFacts.read("How many cats do I have?")
     # 4 was ranked down by another signal (not a fact): never lifted
-    scored = Scored({1: 10.0, 2: 5.0, 3: 1.0, 4: 9.0}, rows, why, window=3, lowered={4})  # type: ignore[arg-type]
+    scored = Scored({1: 10.0, 2: 5.0, 3: 1.0, 4: 9.0}, rows, window=3, lowered={4})  # type: ignore[arg-type]
     Quantity(quantity_boost=0.5).rescore(scored, facts)
     # 2 (5 → 7.5) can keep its place in the best three; 3 (1 → 1.5) never reaches 5
     assert scored.score == {1: 15.0, 2: 7.5, 3: 1.0, 4: 9.0}
-    assert why[2]["boosts"] == {"quantity": 0.5} and "boosts" not in why[3] and not why[4]
+    assert [b.name for b in scored.boosts[2]] == ["quantity"] and {3, 4}.isdisjoint(scored.boosts)
     scored.window = 10  # fewer than the window: all read
     Quantity(quantity_boost=0.5).rescore(scored, facts)
     assert scored.score[3] == 1.5

@@ -148,32 +148,44 @@ def rank(cands: Candidates, facts: QueryFacts, *, k: int, params: SearchParams) 
 
 @dataclass
 class Fused:
-    """The fused candidate scores (by row key) and why each scored."""
+    """The fused candidate scores (by row key), and where each was found: its
+    place (rank, raw score rounded as shown) in the keyword and the dense list."""
 
     score: dict[int, float]
-    why: dict[int, Why]
+    keyword: dict[int, tuple[int, float]] = field(default_factory=dict)
+    dense: dict[int, tuple[int, float]] = field(default_factory=dict)
 
     def pool(self, n: int) -> list[int]:
         """The best `n` row keys, whose rows and neighbours `finish` needs."""
         return sorted(self.score, key=lambda r: -self.score[r])[:n]
+
+    def why(self, key: int, boosts: list[Boost] | None, mode: str) -> Why:
+        """The `Why` of one ranked row (made only for the hits a search returns)."""
+        kw, dense = self.keyword.get(key), self.dense.get(key)
+        return Why(
+            keyword=Listed(*kw) if kw is not None else None,
+            dense=Listed(*dense) if dense is not None else None,
+            boosts={b.name: b for b in boosts} if boosts else {},
+            mode=mode,
+        )
 
 
 def fuse(kw: Listing, dense: Listing, p: SearchParams) -> Fused:
     """Weighted reciprocal-rank fusion of the keyword and dense lists (each best
     first, `(row key, raw score)`), plus a share of the normalised raw scores.
     Pure: every backend's candidates are fused the same way."""
-    why: dict[int, Why] = {}
-    score: dict[int, float] = {}
+    fused = Fused({})
+    score = fused.score
     kw_max = kw[0][1] if kw else 1.0
     for place, (rowid, s) in enumerate(kw, 1):
         score[rowid] = score.get(rowid, 0.0) + p.keyword_weight / (p.rrf_k + place)
         score[rowid] += p.score_weight * p.keyword_weight * (s / kw_max if kw_max > 0 else 0.0)
-        why.setdefault(rowid, Why()).keyword = Listed(place, round(s, 4))
+        fused.keyword[rowid] = (place, round(s, 4))
     for place, (rowid, s) in enumerate(dense, 1):
         score[rowid] = score.get(rowid, 0.0) + p.dense_weight / (p.rrf_k + place)
         score[rowid] += p.score_weight * p.dense_weight * max(s, 0.0)
-        why.setdefault(rowid, Why()).dense = Listed(place, round(s, 4))
-    return Fused(score, why)
+        fused.dense[rowid] = (place, round(s, 4))
+    return fused
 
 
 NEIGHBOUR_WORDS = "next to a message that matches"
@@ -198,37 +210,35 @@ def finish(
     bound = [s for s in bind(p) if s.active(facts)]
     per_row = [s for s in bound if s.per_row()]
     final: dict[int, float] = {}
-    lowered: set[int] = set()
+    scored = Scored(final, pool.rows, max(5 * k, 50) if p.diversifies else k)
+    boosts = scored.boosts
     for rowid in fused.pool(len(base)):
         row = pool.rows.get(rowid)
         if row is None:
             continue
-        why = fused.why[rowid]
         s = base[rowid]
         if p.neighbour_weight > 0:
             near = max((base.get(nb, 0.0) for nb in pool.near.get(rowid, [])), default=0.0)
             if near > 0:
                 s += p.neighbour_weight * near
-                why.add(Boost("neighbour", round(p.neighbour_weight * near, 6), NEIGHBOUR_WORDS))
+                lift = round(p.neighbour_weight * near, 6)
+                boosts[rowid] = [Boost("neighbour", lift, NEIGHBOUR_WORDS)]
         for signal in per_row:
             factor, boost = signal.factor(row, facts)
             if boost is not None:
                 s *= factor
-                why.add(boost)
+                boosts.setdefault(rowid, []).append(boost)
                 if factor < 1.0:
-                    lowered.add(rowid)
+                    scored.lowered.add(rowid)
         final[rowid] = s
-        why.mode = mode
-    window = max(5 * k, 50) if p.diversifies else k
-    scored = Scored(final, pool.rows, fused.why, window, lowered)
     for signal in bound:
         if signal.per_pool():
             signal.rescore(scored, facts)
     if not p.diversifies:
         ranked = sorted(final, key=lambda r: -final[r])[:k]
-        return [Hit(pool.rows[r], final[r], fused.why[r]) for r in ranked]
+        return [Hit(pool.rows[r], final[r], fused.why(r, boosts.get(r), mode)) for r in ranked]
     # Diversity reorders the head of the list: the best 5k (at least 50) by score.
-    top = sorted(final, key=lambda r: -final[r])[:window]
+    top = sorted(final, key=lambda r: -final[r])[: scored.window]
     picks = diversify(
         top,
         final,
@@ -240,7 +250,10 @@ def finish(
         vectors=pool.vectors,
         head=p.session_head if p.session_head_always or facts.breadth else 0,
     )
+    hits = []
     for pick in picks:
+        why = fused.why(pick.key, boosts.get(pick.key), mode)
         if pick.same_conversation or pick.max_similarity:
-            fused.why[pick.key].diversity = Diversified(pick.same_conversation, pick.max_similarity)
-    return [Hit(pool.rows[pk.key], final[pk.key], fused.why[pk.key]) for pk in picks]
+            why.diversity = Diversified(pick.same_conversation, pick.max_similarity)
+        hits.append(Hit(pool.rows[pick.key], final[pick.key], why))
+    return hits

@@ -11,20 +11,20 @@ what diversity did when it was picked.
 value}, "mode": "...", "diversity": {"same_conversation", "max_cosine"}}`, each
 key present only when it applies. A `Why` also reads as that mapping
 (`why["boosts"]`, `"dense" in why`), so code written against the JSON keeps
-working; `from_json` reads one back.
+working; `from_json` reads one back. Its parts are named tuples: one search
+makes a few hundred of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memagent.core.jsontext import JsonObject
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """A memory's place in one candidate list."""
 
     rank: int
@@ -32,8 +32,7 @@ class Listed:
     """The list's raw score (BM25, or cosine), rounded to 4 places as it is shown."""
 
 
-@dataclass(frozen=True)
-class Boost:
+class Boost(NamedTuple):
     """What one signal did to a memory's score."""
 
     name: str
@@ -44,8 +43,7 @@ class Boost:
     """The reason in plain words ("said by Caroline, whom the question names")."""
 
 
-@dataclass(frozen=True)
-class Diversified:
+class Diversified(NamedTuple):
     """What diversity did when the memory was picked (see `diversity`)."""
 
     same_conversation: int
@@ -54,7 +52,7 @@ class Diversified:
     """Its highest cosine similarity to a hit picked before it."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Why(Mapping[str, Any]):
     """Why one hit was found and ranked (module doc)."""
 

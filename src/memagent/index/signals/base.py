@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memagent.index.query import QueryFacts
 from memagent.index.store import Row
-from memagent.index.why import Boost, Why
+from memagent.index.why import Boost
 
 NOTHING: tuple[float, Boost | None] = (1.0, None)
 """What `factor` returns for a memory the signal leaves alone."""
@@ -41,12 +41,16 @@ class Scored:
     """Each memory's score so far (in the pool's order: best fused score first);
     a hook may change it."""
     rows: Mapping[int, Row]
-    why: Mapping[int, Why]
     window: int
     """How many of the best scores are ranked further (the top k, or the head of
     the list diversity reorders): a memory below the window-th score never shows."""
     lowered: set[int] = field(default_factory=set)
     """Memories a signal ranked down (a factor under 1: not a fact)."""
+    boosts: dict[int, list[Boost]] = field(default_factory=dict)
+    """The boosts each memory got so far, in order (what its `why` will show)."""
+
+    def add(self, key: int, boost: Boost) -> None:
+        self.boosts.setdefault(key, []).append(boost)
 
 
 class Signal(BaseModel):

@@ -44,4 +44,4 @@ class Quantity(Signal):
                 continue
             if value * lift >= floor and states_quantity(scored.rows[key].content):
                 final[key] = value * lift
-                scored.why[key].add(boost)
+                scored.boosts.setdefault(key, []).append(boost)
