@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from memagent.memory.chunks.edits import ChunkEdit
     from memagent.memory.chunks.store import ChunkRow
     from memagent.memory.profile import ProfileStore
-    from memagent.memory.vault import Vault
+    from memagent.memory.vault import FileCreated, FileUpdated, Vault
     from memagent.postgres import Database
 
 __all__ = [
@@ -356,28 +356,27 @@ class Memory:
 
     def list_notes(self, path: str = "", *, recursive: bool = True) -> list[str]:
         """Note paths (vault-relative) under `path`, folders left out."""
-        listing = self.vault.list_dir(path, recursive=recursive)
-        return [e for e in listing["entries"] if not e.endswith("/")]
+        return self.vault.list_dir(path, recursive=recursive).files
 
     def write_note(self, path: str, content: str) -> WrittenNote:
         """Create the note, or replace its whole content. Returns what changed."""
         vault = self.vault
         with vault.lock():
             if not vault.exists(path):
-                result = vault.create(path, content)
-                return {"path": result["path"], "bytes": result["bytes"], "created": True}
+                made = vault.create(path, content)
+                return {"path": made.path, "bytes": made.size, "created": True}
             old = vault.read(path)
             if old == content:
                 return {"path": vault.normalize(path), "created": False, "changed": False}
             if old:
-                result = vault.update(path, old, content)
+                result: FileCreated | FileUpdated = vault.update(path, old, content)
             else:
                 vault.delete(path)
                 result = vault.create(path, content)
-            return {"path": result["path"], "bytes": result["bytes"], "created": False}
+            return {"path": result.path, "bytes": result.size, "created": False}
 
     def delete_note(self, path: str) -> JsonObject:
-        return self.vault.delete(path)
+        return self.vault.delete(path).to_json()
 
     def run_actions(self, actions: str | Sequence[Any]) -> JsonObject:
         """Run JSON vault actions: a list of action objects, a JSON array, or
@@ -397,7 +396,7 @@ class Memory:
             steps = parsed.actions if parsed.actions_found else parse_actions_json(actions)
         else:
             steps = validate_actions(list(actions))
-        return run_actions(self.vault, steps)
+        return run_actions(self.vault, steps).to_json()
 
     # -- profile facts ---------------------------------------------------------------------
     def profile_show(self, resource: str | None = None) -> dict[str, JsonObject]:

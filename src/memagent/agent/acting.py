@@ -7,23 +7,28 @@ writes (`remember`, `forget`) undone before the model sees the result.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
 from memagent.actions import (
-    MODELS_BY_NAME,
     SPECS,
+    ActionOutcome,
     ActionsInvalid,
     run_actions,
     validate_actions,
     vault_tools,
 )
 from memagent.agent.memory import AgentMemory
-from memagent.agent.tools import Tool, ToolRegistry
+from memagent.agent.tools import Tool, ToolCard, ToolRegistry
 from memagent.core import MemagentError, MemoryHome
 from memagent.core.errors import DeadlineExceeded
+
+if TYPE_CHECKING:
+    from memagent.sandbox import RunResult
 
 
 def undo_writes(memory: AgentMemory, done_tools: list[tuple[str, Any]]) -> list[str]:
@@ -35,28 +40,69 @@ def undo_writes(memory: AgentMemory, done_tools: list[tuple[str, Any]]) -> list[
     return restored
 
 
+@dataclass
+class BatchResult:
+    """What a JSON-mode step's batch did; all of it, or (on a failure) none of it.
+
+    `results` is None when nothing ran (an invalid batch: `error` says why);
+    `rolled_back` lists the files a failed batch put back; `writes` says whether
+    the batch held a write (a failed one makes the fallback reply say so).
+    `to_json` is what the model reads.
+    """
+
+    ok: bool
+    results: list[ActionOutcome] | None = None
+    error: str | None = None
+    writes: bool = False
+    rolled_back: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        results = None if self.results is None else [r.to_json() for r in self.results]
+        if self.ok:
+            return {"ok": True, "results": results}
+        out: dict[str, Any] = {"ok": False, "applied": False}
+        if results is not None:
+            out["rolled_back"] = self.rolled_back
+        out["error"] = self.error
+        if results is not None:
+            out["results"] = results
+        out["writes"] = self.writes
+        return out
+
+
+def _tool_result(index: int, tool: Tool, args: dict[str, Any], assign_to: Any) -> ActionOutcome:
+    entry = ActionOutcome(index, tool.name, assign_to=assign_to or None)
+    try:
+        entry.value, entry.ok = tool.call(args), True
+    except MemagentError as exc:
+        entry.error = str(exc)
+    except Exception as exc:  # a tool's own bug is reported, not raised
+        entry.error = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
 def run_action_batch(
     raw: Sequence[Any], registry: ToolRegistry, memory: AgentMemory
-) -> dict[str, Any]:
+) -> BatchResult:
     """JSON mode: validate every action, then run them all or (on a failure) none:
     a failed batch rolls the vault back and undoes the tools that had written."""
     problems: list[str] = []
     plan: list[tuple[str, Any]] = []
-    vault_dicts: list[dict[str, Any]] = []
+    vault_items: list[Any] = []
     writes = False
     for i, item in enumerate(raw):
         if not isinstance(item, dict):
             problems.append(f'action {i} is not an object like {{"action": ...}}')
             continue
         name = item.get("action")
-        if isinstance(name, str) and name in MODELS_BY_NAME:
-            vault_dicts.append(item)
+        if isinstance(name, str) and name in SPECS:
+            vault_items.append(item)
             plan.append(("vault", i))
-            writes = writes or bool(SPECS[name].writes)
+            writes = writes or SPECS[name].changes
             continue
         tool = registry.catalog.get(name) if isinstance(name, str) else None
         if tool is None:
-            known = [*MODELS_BY_NAME, *registry.loaded]
+            known = [*SPECS, *registry.loaded]
             problems.append(f"action {i}: unknown action {name!r}; valid: {', '.join(known)}")
             continue
         if not registry.is_loaded(tool.name):
@@ -80,24 +126,19 @@ def run_action_batch(
             continue
         writes = writes or tool.name in ("remember", "forget")
         plan.append(("tool", (i, tool, args, item.get("assign_to"))))
-    if vault_dicts and not problems:
+    if vault_items and not problems:
         try:
-            vault_actions = validate_actions(vault_dicts)
+            vault_actions = validate_actions(vault_items)
         except ActionsInvalid as exc:
             note = (
-                " (vault actions numbered among themselves)" if len(vault_dicts) < len(raw) else ""
+                " (vault actions numbered among themselves)" if len(vault_items) < len(raw) else ""
             )
             problems.append(str(exc) + note)
     if problems:
-        return {
-            "ok": False,
-            "applied": False,
-            "error": "nothing was run: " + "; ".join(problems),
-            "writes": writes,
-        }
+        return BatchResult(False, error="nothing was run: " + "; ".join(problems), writes=writes)
     vault = memory.vault
     vault.begin()
-    results: list[dict[str, Any]] = []
+    results: list[ActionOutcome] = []
     done_tools: list[tuple[str, Any]] = []
     vi = 0
     k = 0
@@ -111,40 +152,50 @@ def run_action_batch(
             group = vault_actions[vi : vi + len(group_idx)]
             vi += len(group_idx)
             out = run_actions(vault, group)
-            for orig, done in zip(group_idx, out["results"], strict=True):
-                done["index"] = orig
+            for orig, done in zip(group_idx, out.results, strict=True):
+                done.index = orig
                 results.append(done)
             continue
-        i, tool, args, assign_to = payload
-        entry: dict[str, Any] = {"index": i, "action": tool.name}
-        if assign_to:
-            entry["assign_to"] = assign_to
-        try:
-            value = tool.call(args)
-            entry.update(ok=True, value=value)
-            done_tools.append((tool.name, value))
-        except MemagentError as exc:
-            entry.update(ok=False, error=str(exc))
-        except Exception as exc:  # a tool's own bug is reported, not raised
-            entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
+        entry = _tool_result(*payload)
+        if entry.ok:
+            done_tools.append((entry.action, entry.value))
         results.append(entry)
         k += 1
-    failed: list[dict[str, Any]] = [r for r in results if not r["ok"]]
-    if not failed:
-        return {"ok": True, "results": results}
+    bad = next((r for r in results if not r.ok), None)
+    if bad is None:
+        return BatchResult(True, results)
     restored = undo_writes(memory, done_tools)
-    bad = failed[0]
-    return {
-        "ok": False,
-        "applied": False,
-        "rolled_back": restored,
-        "error": (
-            f"action {bad['index']} ({bad['action']}) failed: {bad['error']}; "
-            "the whole batch was undone"
-        ),
-        "results": results,
-        "writes": writes,
-    }
+    error = f"action {bad.index} ({bad.action}) failed: {bad.error}; the whole batch was undone"
+    return BatchResult(False, results, error, writes, restored)
+
+
+@dataclass
+class PythonRun:
+    """What a Python-mode step's code did: its printed `output`, its `result` (as
+    JSON holds it), its `error` (None when it ran through), whether it gave the
+    `final` answer, and the files its failure `rolled_back`."""
+
+    output: str
+    result: Any
+    error: str | None
+    final: bool = False
+    rolled_back: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, run: RunResult) -> PythonRun:
+        out = run.to_json()
+        return cls(out["output"], out["result"], out["error"], out["final"])
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "output": self.output,
+            "result": self.result,
+            "error": self.error,
+            "final": self.final,
+        }
+        if self.rolled_back:
+            out["rolled_back"] = self.rolled_back
+        return out
 
 
 class PythonMode:
@@ -185,7 +236,7 @@ class PythonMode:
             fns[tool.name] = _gated(tool, self.registry, self._done)
         return fns
 
-    def run(self, code: str, conversation_id: str, *, resume: bool) -> dict[str, Any]:
+    def run(self, code: str, conversation_id: str, *, resume: bool) -> PythonRun:
         """Run `code` in the conversation's session (`resume`: load its saved
         variables first). A deadline that stops the code undoes its writes and is
         raised; any other failure is the result's `error`, its writes undone."""
@@ -199,12 +250,10 @@ class PythonMode:
             undo_writes(self.memory, self._done)  # the budget killed the code mid-run
             raise
         except MemagentError as exc:
-            return {"output": "", "result": None, "error": str(exc), "final": False}
-        out = run.to_json()
+            return PythonRun("", None, str(exc))
+        out = PythonRun.of(run)
         if run.error is not None:
-            restored = undo_writes(self.memory, self._done)
-            if restored:
-                out["rolled_back"] = restored
+            out.rolled_back = undo_writes(self.memory, self._done)
         return out
 
     def save(self, session: Any, conversation_id: str, notes: list[str]) -> None:
@@ -242,9 +291,15 @@ def _gated(tool: Tool, registry: ToolRegistry, done: list[tuple[str, Any]]) -> C
     return call
 
 
-def vault_function_cards() -> list[dict[str, Any]]:
+def vault_function_cards() -> list[ToolCard]:
     """Signatures of the vault functions as sandboxed code sees them."""
+    return list(_vault_cards())
+
+
+@functools.cache
+def _vault_cards() -> tuple[ToolCard, ...]:
+    """The cards come from the declared actions, fixed once imported."""
     from memagent.memory.vault import Vault
 
     probe = cast(Vault, None)  # only the signatures are read; nothing is called
-    return [Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items()]
+    return tuple(Tool.of(fn, name=name).card() for name, fn in vault_tools(probe).items())

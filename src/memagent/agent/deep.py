@@ -14,9 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from memagent.agent.acting import PythonRun
 from memagent.agent.memory import AgentMemory
 from memagent.agent.prompts import load_prompt_set
 from memagent.agent.protocol import StepInvalid, parse_step
+from memagent.agent.traces import StepRecord
 from memagent.core import InvalidInput, MemagentError
 from memagent.llm import LLM, Message, Usage
 
@@ -36,7 +38,7 @@ class DeepResult:
     llm_queries: int
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,7 +48,7 @@ class DeepResult:
             "llm_queries": self.llm_queries,
             "usage": self.usage.model_dump(exclude_none=True),
             "seconds": round(self.seconds, 3),
-            "steps": self.steps,
+            "steps": [s.to_json() for s in self.steps],
         }
 
 
@@ -109,26 +111,26 @@ def deep_ask(
         *prompts.example_messages(structured=True),
         Message(role="user", content=prompts.render("user_turn", message=question.strip())),
     ]
-    steps: list[dict[str, Any]] = []
+    steps: list[StepRecord] = []
     seen: set[str] = set()
     last_error = "no answer"
     for i in range(1, max_iterations + 1):
-        record: dict[str, Any] = {"iteration": i}
+        record = StepRecord(i, "deep")
         steps.append(record)
         try:
             res = llm.chat(messages, response_schema=_SCHEMA, max_tokens=max_tokens)
         except MemagentError as exc:
             last_error = f"the model failed: {exc}"
-            record["error"] = last_error
+            record.error = last_error
             continue
         usage.prompt_tokens += res.usage.prompt_tokens
         usage.completion_tokens += res.usage.completion_tokens
-        record["raw"] = res.text
+        record.raw = res.text
         try:
             step = parse_step(res.text, "python", structured=True)
         except StepInvalid as exc:
             last_error = str(exc)
-            record["error"] = last_error
+            record.error = last_error
             messages += [
                 Message(role="assistant", content=res.text or "(empty)"),
                 Message(
@@ -143,7 +145,7 @@ def deep_ask(
             continue
         if step.python in seen:
             last_error = "you ran exactly this code before; its result will not change"
-            record["error"] = last_error
+            record.error = last_error
             messages += [
                 Message(role="assistant", content=res.text),
                 Message(
@@ -155,7 +157,7 @@ def deep_ask(
         seen.add(step.python)
         run = session.run(step.python)
         out = run.to_json()
-        record["result"] = out
+        record.result = PythonRun.of(run)
         if run.final and run.error is None:
             answer = run.result if isinstance(run.result, str) else json.dumps(out["result"])
             return DeepResult(answer, True, i, queries, usage, _since(started), steps)

@@ -24,13 +24,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from memagent.actions import (
-    MODELS_BY_NAME,
-)
+from memagent.actions import SPECS
 from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
@@ -51,8 +49,8 @@ from memagent.agent.personas import Personas
 from memagent.agent.prompts import PromptSet, load_prompt_set
 from memagent.agent.protocol import MODES, StepInvalid, parse_step, reply_schema, step_schema
 from memagent.agent.streaming import ReplyStreamer
-from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
-from memagent.agent.traces import Trace, Traces
+from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolCard, ToolRegistry, plugin_tools
+from memagent.agent.traces import StepRecord, Trace, Traces
 from memagent.agent.turn import (
     FALLBACK_PERSONA,
     TextCallback,
@@ -260,7 +258,7 @@ class Agent:
     def _search_tools_fn(self) -> Callable[..., Any]:
         registry = self.registry
 
-        def search_tools(query: str) -> list[dict[str, Any]]:
+        def search_tools(query: str) -> list[dict[str, str | bool]]:
             """Find more tools by what they do; load them with load_tools."""
             return registry.search(query)
 
@@ -269,13 +267,13 @@ class Agent:
     def _load_tools_fn(self) -> Callable[..., Any]:
         registry = self.registry
 
-        def load_tools(names: list[str]) -> dict[str, Any]:
+        def load_tools(names: list[str]) -> dict[str, list[str]]:
             """Load tools by name (from search_tools); they are usable at once."""
             return registry.load(names)
 
         return load_tools
 
-    def tool_cards(self) -> list[dict[str, Any]]:
+    def tool_cards(self) -> list[ToolCard]:
         cards = [t.card() for t in self.registry.loaded_tools()]
         if self.mode == "python":
             cards = [*vault_function_cards(), *cards]
@@ -302,7 +300,7 @@ class Agent:
             "system",
             persona=self.persona_text(),
             tools=self.tool_cards(),
-            vault_actions=", ".join(MODELS_BY_NAME),
+            vault_actions=", ".join(SPECS),
             schema=json.dumps(schema, ensure_ascii=False),
         )
 
@@ -423,7 +421,7 @@ class Agent:
                 write_plan(self.llm, self.prompts, base, work, step_no, usage, trace,
                            structured=self.structured, max_tokens=self.max_tokens,
                            temperature=self.temperature)  # fmt: skip
-            record: dict[str, Any] = {"step": step_no, "kind": "model"}
+            record = StepRecord(step_no)
             trace.steps.append(record)
             t0 = time.perf_counter()
             streamer = ReplyStreamer(on_text, shape) if on_text is not None else None
@@ -434,14 +432,14 @@ class Agent:
             except MemagentError as exc:
                 llm_failures += 1
                 last_error = f"the model failed: {exc}"
-                record.update(error=last_error, seconds=round(time.perf_counter() - t0, 3))
+                record.error, record.seconds = last_error, round(time.perf_counter() - t0, 3)
                 if llm_failures >= 2:
                     break
                 continue
             llm_failures = 0
             if streamer is not None:
                 emitted += streamer.emitted
-            record.update(raw=text, seconds=round(time.perf_counter() - t0, 3))
+            record.raw, record.seconds = text, round(time.perf_counter() - t0, 3)
             try:
                 parsed = parse_step(text, self.mode, structured=self.structured)
                 if text.strip() in seen:
@@ -451,42 +449,42 @@ class Agent:
                     )
             except StepInvalid as exc:
                 last_error = str(exc)
-                record["error"] = last_error
+                record.error = last_error
                 self._feed(work, text, {"error": last_error})
                 continue
-            record["parsed"] = parsed.to_json()
+            record.parsed = parsed
             if parsed.actions is not None:
                 result = run_action_batch(parsed.actions, self.registry, self.memory)
-                record["result"] = result
-                if not result["ok"]:
-                    last_error = result["error"]
-                    failed_write = failed_write or result.get("writes", False)
-                    self._feed(work, text, result)
+                record.result = result
+                if not result.ok:
+                    last_error = result.error
+                    failed_write = failed_write or result.writes
+                    self._feed(work, text, result.to_json())
                     continue
                 failed_write = False
                 seen.add(text.strip())
                 if parsed.reply is not None:
                     reply = parsed.reply
                     break
-                self._feed(work, text, result)
+                self._feed(work, text, result.to_json())
                 continue
             if parsed.python is not None:
                 run = self.python.run(
                     parsed.python, self.conversation.id, resume=bool(self.conversation.messages)
                 )
-                record["result"] = run
-                if run["error"] is None and run["final"]:
-                    reply = as_text(run["result"])
+                record.result = run
+                if run.error is None and run.final:
+                    reply = as_text(run.result)
                     break
-                if run["error"] is not None:
-                    last_error = f"the code failed: {run['error']}"
-                    failed_write = failed_write or bool(run.get("rolled_back"))
+                if run.error is not None:
+                    last_error = f"the code failed: {run.error}"
+                    failed_write = failed_write or bool(run.rolled_back)
                 else:
                     seen.add(text.strip())
                     if parsed.reply is not None:
                         reply = parsed.reply
                         break
-                self._feed(work, text, run)
+                self._feed(work, text, run.to_json())
                 continue
             reply = parsed.reply
             break
@@ -566,7 +564,7 @@ class Agent:
         add_estimated_usage(usage, messages, count_tokens(text))
         return text
 
-    def _feed(self, work: list[Message], text: str, result: dict[str, Any]) -> None:
+    def _feed(self, work: list[Message], text: str, result: Mapping[str, object]) -> None:
         work.append(Message(role="assistant", content=text.strip() or "(empty)"))
         payload = json.dumps(result, ensure_ascii=False, default=str)
         if len(payload) > 8000:

@@ -16,15 +16,14 @@ the default memory tools, and all-or-nothing batches.
   Speaker attribution (`attribute`): a question naming a speaker of the recalled
   lines sees only lines by or about that person, and is refused when lines about
   others match it clearly better (it asks about someone else's life).
-- `JournaledVault`: a `Vault` that remembers what each file held before its
-  first write in a batch, so a failed batch is rolled back (`rollback`) and
-  never left half-applied.
+- `journaled_vault`: the agent's vault is a `JournaledVault` (on the stores'
+  backend), so a failed batch is rolled back (`rollback`) and never left
+  half-applied.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -45,7 +44,7 @@ from memagent.index import (
     looks_like_request,
     non_fact,
 )
-from memagent.memory.vault import Vault
+from memagent.memory.vault import JournaledVault
 from memagent.stores import Stores
 
 if TYPE_CHECKING:
@@ -76,94 +75,15 @@ def count_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-class JournaledVault(Vault):
-    """A vault whose writes can be undone as one batch (see `rollback`).
-
-    Written over the vault's storage hooks, so it also journals a vault in the
-    database (`journaled_vault` picks the backend of a user's stores)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("actor", "agent")
-        super().__init__(*args, **kwargs)
-        self.journal: dict[str, bytes | None] = {}
-        self.made_dirs: list[str] = []
-
-    def begin(self) -> None:
-        self.journal = {}
-        self.made_dirs = []
-
-    def _save(self, path: object) -> None:
-        try:
-            loc = self.locate(path)
-        except MemagentError:
-            return  # the write itself will fail with the same error
-        if not loc.rel or loc.rel in self.journal:
-            return
-        try:
-            self.journal[loc.rel] = self._read_bytes(loc) if loc.kind == "file" else None
-        except MemagentError:
-            return  # unreadable (too big): the write itself fails the same way
-
-    def create(self, path: str, content: str) -> dict[str, Any]:
-        self._save(path)
-        return super().create(path, content)
-
-    def update(self, path: str, old_content: str, new_content: str) -> dict[str, Any]:
-        self._save(path)
-        return super().update(path, old_content, new_content)
-
-    def append(self, path: str, content: str) -> dict[str, Any]:
-        self._save(path)
-        return super().append(path, content)
-
-    def delete(self, path: str) -> dict[str, Any]:
-        self._save(path)
-        return super().delete(path)
-
-    def mkdir(self, path: str) -> dict[str, Any]:
-        out = super().mkdir(path)
-        if out.get("created"):
-            self.made_dirs.append(out["path"].rstrip("/"))
-        return out
-
-    def rollback(self) -> list[str]:
-        """Put every file written since `begin` back as it was; returns their paths."""
-        restored: list[str] = []
-        with self._lock():
-            for rel, before in reversed(list(self.journal.items())):
-                loc = self.locate(rel)
-                now = self._read_bytes(loc) if loc.kind == "file" else None
-                if now == before:
-                    continue
-                if before is None:
-                    self._remove(loc, "rollback", None)
-                else:
-                    self._write(loc, before, "rollback", None)
-                restored.append(rel)
-            for rel in reversed(self.made_dirs):
-                with contextlib.suppress(OSError, MemagentError):
-                    self._remove_dir(self.locate(rel), "rollback")
-        self.begin()
-        return restored
-
-
 def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     """A journaled vault on the backend of `stores` (files, or the database)."""
     if stores.db is None:
         return JournaledVault(stores._need_home("notes"), actor=actor)
-    return _pg_journaled()(
+    from memagent.postgres.vault import PgJournaledVault
+
+    return PgJournaledVault(
         stores.db, stores.user, config=stores.config, actor=actor, embedder=stores.chunks.embedder
     )
-
-
-@functools.cache
-def _pg_journaled() -> type[JournaledVault]:
-    from memagent.postgres import PgVault
-
-    class PgJournaledVault(JournaledVault, PgVault):
-        """A journaled vault in the database."""
-
-    return PgJournaledVault
 
 
 @dataclass

@@ -202,7 +202,7 @@ def forget(memory: AgentMemory, raw: str) -> str:
         _apply_fact(memory, ref, {"operation": "remove", "value": {"item": ref.item}})
         return f"Removed {ref.id} from your profile (/undo {ref.id} brings it back)."
     result = memory.stores.vault.delete(ref.path)
-    return f"Deleted note {result['path']} (/undo {ref.id} brings it back)."
+    return f"Deleted note {result.path} (/undo {ref.id} brings it back)."
 
 
 def edit(memory: AgentMemory, raw: str, text: str) -> str:

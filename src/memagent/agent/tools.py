@@ -34,6 +34,18 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+@dataclass(frozen=True)
+class ToolCard:
+    """How a tool is shown to the model: its name, signature and description."""
+
+    name: str
+    signature: str
+    description: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "signature": self.signature, "description": self.description}
+
+
 @dataclass
 class Tool:
     """A callable the model may use, with validated arguments."""
@@ -109,8 +121,8 @@ class Tool:
             out["$defs"] = schema["$defs"]
         return out
 
-    def card(self) -> dict[str, Any]:
-        return {"name": self.name, "signature": self.signature(), "description": self.description}
+    def card(self) -> ToolCard:
+        return ToolCard(self.name, self.signature(), self.description)
 
 
 def _type_name(ann: Any) -> str:
@@ -219,7 +231,7 @@ class ToolRegistry:
             raise NotFound(f"no tool {name!r}; use search_tools to find one")
         return tool
 
-    def search(self, query: str, *, limit: int = 8) -> list[dict[str, Any]]:
+    def search(self, query: str, *, limit: int = 8) -> list[dict[str, str | bool]]:
         """Catalog tools ranked by shared words with `query` (name and description)."""
         if not isinstance(query, str) or len(query) > 500:
             raise InvalidInput("query must be text of at most 500 characters")
@@ -232,9 +244,12 @@ class ToolRegistry:
             if score or not words:
                 scored.append((score, tool.name))
         scored.sort(key=lambda s: (-s[0], s[1]))
-        return [{**self.catalog[n].card(), "loaded": self.is_loaded(n)} for _, n in scored[:limit]]
+        return [
+            {**self.catalog[n].card().to_json(), "loaded": self.is_loaded(n)}
+            for _, n in scored[:limit]
+        ]
 
-    def load(self, names: list[str]) -> dict[str, Any]:
+    def load(self, names: list[str]) -> dict[str, list[str]]:
         """Load catalog tools by name; all or nothing."""
         if isinstance(names, str):
             names = [names]

@@ -2,8 +2,10 @@
 (one file per turn, through `Storage`); `memagent trace last` shows the newest.
 
 A trace holds what the model saw of memory (ids and token count), each step's
-raw response, parsed parts, result or error, tokens and time, and the reply.
-Large fields are cut so a trace stays under `limits.max_file_bytes`.
+record (`StepRecord`: raw response, parsed parts, result or error, time), and
+the reply. Large fields are cut so a trace stays under `limits.max_file_bytes`.
+A saved trace is read back as the JSON document it is (`Traces.last`), so
+files written by older versions load as they are.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from memagent.core import CorruptFile, MemoryHome, NotFound
 from memagent.core.state import FileState, State
+
+if TYPE_CHECKING:
+    from memagent.agent.acting import BatchResult, PythonRun
+    from memagent.agent.protocol import Step
 
 ACTOR = "agent"
 _MAX_FIELD = 8000
@@ -31,6 +37,37 @@ def _cut(value: Any) -> Any:
     return value
 
 
+StepKind = Literal["model", "planning", "deep"]
+
+
+@dataclass
+class StepRecord:
+    """One step of a turn: a model step (`raw` response, then an `error` or the
+    `parsed` step and its `result`), a planning step (`plan` or `error`), or an
+    iteration of deep recall (`raw`, then an `error` or the code's `result`)."""
+
+    step: int
+    kind: StepKind = "model"
+    raw: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    parsed: Step | None = None
+    result: BatchResult | PythonRun | None = None
+    plan: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"step": self.step, "kind": self.kind}
+        for key in ("raw", "seconds", "error", "plan"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.parsed is not None:
+            out["parsed"] = self.parsed.to_json()
+        if self.result is not None:
+            out["result"] = self.result.to_json()
+        return out
+
+
 @dataclass
 class Trace:
     conversation: str
@@ -40,14 +77,16 @@ class Trace:
     message: str
     started: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     memory: dict[str, Any] = field(default_factory=dict)
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
     reply: str = ""
     ok: bool = False
     seconds: float = 0.0
     background: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return _cut(dict(self.__dict__))
+        doc = dict(self.__dict__)
+        doc["steps"] = [s.to_json() for s in self.steps]
+        return _cut(doc)
 
 
 class Traces:

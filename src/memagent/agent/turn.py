@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memagent.agent.memory import MAX_MESSAGE_CHARS, count_tokens
+from memagent.agent.traces import StepRecord
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.llm import LLM, Message, Usage
 
@@ -171,7 +172,7 @@ def write_plan(
     plan, which joins `work` as its own turn; a model failure is recorded in the
     trace and the turn goes on without a plan."""
     ask = Message(role="user", content=prompts.render("planning", step=step_no))
-    record: dict[str, Any] = {"step": step_no, "kind": "planning"}
+    record = StepRecord(step_no, "planning")
     trace.steps.append(record)
     schema = {
         "type": "object",
@@ -187,7 +188,7 @@ def write_plan(
             temperature=temperature,
         )
     except MemagentError as exc:
-        record["error"] = f"the model failed: {exc}"
+        record.error = f"the model failed: {exc}"
         return
     add_usage(usage, res.usage)
     plan = res.text.strip()
@@ -197,7 +198,7 @@ def write_plan(
             plan = obj["think"].strip()
     except json.JSONDecodeError:
         pass
-    record["plan"] = plan
+    record.plan = plan
     if plan:
         work.append(ask)
         think = (

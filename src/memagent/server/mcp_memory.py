@@ -106,14 +106,14 @@ def note_context(memory: Memory, path: str, k: int) -> BuiltContext:
             target = vault.go_to_link("[[" + m.group(1) + "]]")
         except MemagentError:
             continue
-        if target["path"] not in seen:
-            seen.add(target["path"])
+        if target.path not in seen:
+            seen.add(target.path)
             related.append(
                 Related(
                     kind="note",
-                    id=target["path"],
+                    id=target.path,
                     relation="links to",
-                    content=_snippet(target["content"]),
+                    content=_snippet(target.content),
                 )
             )
     for other in backlinks(vault, rel, text)[:MAX_LINKS]:
@@ -177,7 +177,7 @@ def build(memory: Memory, target: str, k: int) -> BuiltContext:
     if CHUNK_ID.match(target):
         return memory_context(memory, target, k)
     if target.startswith("[["):
-        target = memory.vault.go_to_link(target)["path"]
+        target = memory.vault.go_to_link(target).path
     return note_context(memory, target, k)
 
 

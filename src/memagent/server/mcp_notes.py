@@ -163,16 +163,16 @@ def move(memory: Memory, source: str, destination: str) -> MovedNote:
 def listing(memory: Memory, path: str, depth: int) -> DirectoryListing:
     """Entries under `path`, at most `depth` folders deep, folders marked."""
     raw = memory.vault.list_dir(path, recursive=depth > 1)
-    base = raw["path"].strip("/")
+    base = raw.path.strip("/")
     base_depth = base.count("/") + 1 if base else 0
     entries = []
-    for entry in raw["entries"]:
+    for entry in raw.entries:
         rel = entry.rstrip("/")
         if rel.count("/") - base_depth >= depth:
             continue
         kind: Literal["file", "folder"] = "folder" if entry.endswith("/") else "file"
         entries.append(DirectoryEntry(path=rel, kind=kind))
-    return DirectoryListing(path=raw["path"], entries=entries, truncated=raw["truncated"])
+    return DirectoryListing(path=raw.path, entries=entries, truncated=raw.truncated)
 
 
 class EditNoteArgs(BaseModel):

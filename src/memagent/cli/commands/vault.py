@@ -90,7 +90,7 @@ def run(
         result = run_actions(vault, parsed.actions)
     except MemagentError as exc:
         _json_fail(str(exc), code=1)
-    print_json(result)
+    print_json(result.to_json())
 
 
 def _python_fail(message: str, code: int = 2) -> NoReturn:
@@ -149,13 +149,13 @@ def ls(
 
     listing = Vault(home_from_option(home)).list_dir(path, recursive=recursive)
     if as_json:
-        print_json(listing)
+        print_json(listing.to_json())
         return
-    for entry in listing["entries"]:
+    for entry in listing.entries:
         style = "bold blue" if entry.endswith("/") else ""
         console.print(entry, style=style, highlight=False, markup=False)
-    if listing["truncated"]:
-        console.print(f"… (only the first {len(listing['entries'])} shown)", style="dim")
+    if listing.truncated:
+        console.print(f"… (only the first {len(listing.entries)} shown)", style="dim")
 
 
 @vault_app.command("show")
@@ -167,7 +167,7 @@ def show(
     from memagent.memory.vault import Vault
 
     vault = Vault(home_from_option(home))
-    text = vault.go_to_link(path)["content"] if path.strip().startswith("[[") else vault.read(path)
+    text = vault.go_to_link(path).content if path.strip().startswith("[[") else vault.read(path)
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     sys.stdout.flush()
 

@@ -3,7 +3,7 @@ them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
 
 from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import (
-    BatchResult,
+    AppliedOps,
     OperationRejected,
     Outcome,
     apply_operations,
@@ -48,7 +48,7 @@ __all__ = [
     "STARTER_FILES",
     "AnyOp",
     "AppendOp",
-    "BatchResult",
+    "AppliedOps",
     "Fact",
     "HistoryEntry",
     "Item",

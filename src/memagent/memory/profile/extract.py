@@ -30,7 +30,7 @@ from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
-from memagent.memory.profile.handler import BatchResult, apply_operations
+from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import screen
@@ -51,7 +51,7 @@ class StatementLearned:
     message: str
     facts: list[Extracted]
     operations: list[AnyOp]
-    result: BatchResult
+    result: AppliedOps
     llm_calls: int = 0
     skipped: str | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
@@ -170,7 +170,7 @@ def learn_statement(
         )
     day = today or store.today()
     screened = screen(message)
-    empty = BatchResult(True, [])
+    empty = AppliedOps(True, [])
     if not screened.kept:
         why = "prompt injection" if screened.injection else "no statement about the user"
         return StatementLearned(message, [], [], empty, 0, why, screened.dropped)

@@ -57,7 +57,7 @@ class Outcome:
 
 
 @dataclass
-class BatchResult:
+class AppliedOps:
     ok: bool
     outcomes: list[Outcome]
     batch: str | None = None
@@ -296,7 +296,7 @@ def apply_operations(
     op: str = "apply",
     source: str | None = None,
     dry_run: bool = False,
-) -> BatchResult:
+) -> AppliedOps:
     """Apply a batch, all or nothing. A rejected batch returns `ok=False` with
     the reason on the operation at fault and writes nothing; `dry_run` checks
     without writing."""
@@ -313,14 +313,14 @@ def apply_operations(
             except OperationRejected as exc:
                 return _rejected(operations, outcomes, i, str(exc))
         if dry_run or not batch.dirty:
-            return BatchResult(True, outcomes)
+            return AppliedOps(True, outcomes)
         names = sorted(batch.dirty)
         if len(names) > 1:  # a single file is checked by `store.write` before it writes
             try:
                 for name in names:
                     store.check_size(store.serialize(batch.resources[name]), name)
             except FileTooLarge as exc:
-                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
+                return AppliedOps(False, [_not_applied(o) for o in outcomes], error=str(exc))
         batch_id = new_batch_id()
         written: list[str] = []
         for name in names:
@@ -332,18 +332,16 @@ def apply_operations(
             except FileTooLarge as exc:
                 if written:
                     raise
-                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
+                return AppliedOps(False, [_not_applied(o) for o in outcomes], error=str(exc))
             written.append(name)
-        return BatchResult(True, outcomes, batch_id, written)
+        return AppliedOps(True, outcomes, batch_id, written)
 
 
 def _not_applied(o: Outcome) -> Outcome:
     return Outcome(o.index, o.operation, "not_applied", o.file, o.path, o.item, "batch rejected")
 
 
-def _rejected(
-    operations: Sequence[AnyOp], done: list[Outcome], at: int, reason: str
-) -> BatchResult:
+def _rejected(operations: Sequence[AnyOp], done: list[Outcome], at: int, reason: str) -> AppliedOps:
     outcomes = [_not_applied(o) for o in done]
     bad = operations[at]
     outcomes.append(
@@ -370,7 +368,7 @@ def _rejected(
                 "batch rejected",
             )
         )
-    return BatchResult(False, outcomes, error=f"operation {at}: {reason}")
+    return AppliedOps(False, outcomes, error=f"operation {at}: {reason}")
 
 
 def prune(store: ProfileStore) -> dict[str, list[str]]:

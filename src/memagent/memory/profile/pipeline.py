@@ -31,7 +31,7 @@ from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import StatementLearned, learn_statement
-from memagent.memory.profile.handler import BatchResult, apply_operations
+from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, OperationBatch
 from memagent.memory.profile.router import Route, route
@@ -82,7 +82,7 @@ class LearnResult:
     facts: list[Fact]
     routed: list[RoutedFact]
     operations: list[AnyOp]
-    result: BatchResult
+    result: AppliedOps
     llm_calls: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -274,7 +274,7 @@ def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResu
     calls = _Calls()
     facts = switchboard(llm, message, calls=calls).facts
     if not facts:
-        return LearnResult(message, [], [], [], BatchResult(True, []), calls.count)
+        return LearnResult(message, [], [], [], AppliedOps(True, []), calls.count)
     resources = store.load_all()
     routed = route_facts(facts, resources)
     chosen = {r.file: resources[r.file] for rf in routed for r in rf.routes}

@@ -93,7 +93,8 @@ def list_notes(
     path: Annotated[str, Query(max_length=1024, description="Folder to list ('' = root).")] = "",
     recursive: bool = True,
 ) -> NoteListing:
-    return NoteListing.model_validate(caller.memory.vault.list_dir(path, recursive=recursive))
+    listing = caller.memory.vault.list_dir(path, recursive=recursive)
+    return NoteListing.model_validate(listing.to_json())
 
 
 @router.get("/notes/{path:path}", response_model=Note, summary="Read a note")

@@ -62,7 +62,7 @@ def backlinks(vault: Vault, rel: str, text: str) -> list[str]:
     wanted = _names_of(rel, text)
     found: list[str] = []
     scanned = 0
-    for other in vault.list_dir("", recursive=True)["entries"]:
+    for other in vault.list_dir("", recursive=True).entries:
         if not other.endswith(".md") or other == rel:
             continue
         scanned += 1
@@ -91,8 +91,8 @@ def _notes_page(
         status=status,
         title="Notes",
         active="notes",
-        rows=_tree(listing["entries"]),
-        truncated=listing["truncated"],
+        rows=_tree(listing.entries),
+        truncated=listing.truncated,
         error=error,
         newpath=path,
     )
@@ -129,7 +129,7 @@ def follow(
 ) -> Response:
     """Resolve a wikilink target as the vault does (`go_to_link`) and open the note."""
     found = who.caller.memory.vault.go_to_link(f"[[{to}]]")
-    return go(f"/ui/notes/view?path={_quote(found['path'])}")
+    return go(f"/ui/notes/view?path={_quote(found.path)}")
 
 
 def _quote(value: str) -> str:
