@@ -168,8 +168,6 @@ SHARED_PRIVATE = {"sandbox"}
 PRIVATE_USES_ALLOWED = {
     ("agent.memory", "_need_home"),  # -> stores.need_home(...)
     ("agent.memory_refs", "_lock"),  # -> vault.lock()
-    ("postgres.chunks", "_TERM"),  # index.search's term pattern, to become public
-    ("postgres.chunks", "_embed_pool"),  # index.store's helper, to become public
 }
 
 

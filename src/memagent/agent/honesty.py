@@ -28,13 +28,13 @@ import time
 from dataclasses import dataclass
 
 from memagent.agent.focus import check as focus_check
-from memagent.agent.focus import is_personal
 from memagent.agent.memory import AgentMemory, MemoryContext
 from memagent.agent.prompts import PromptSet
 from memagent.agent.traces import Trace
 from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
 from memagent.agent.voice import NOT_IN_MEMORY, not_in_memory
 from memagent.core.config import AgentConfig
+from memagent.index import QueryFacts
 from memagent.llm import LLM, Message, Usage
 
 
@@ -59,7 +59,7 @@ def check_question(
     cfg: AgentConfig,
     base: list[Message],
     turn: str,
-    message: str,
+    facts: QueryFacts,
     ctx: MemoryContext,
     asking: bool,
     usage: Usage,
@@ -67,10 +67,12 @@ def check_question(
     now: float | None = None,
     today: str | None = None,
 ) -> Checked:
-    """Run the checks (module doc) on `message` asked with `ctx` in `turn` (the
-    user turn as the answer's prompt renders it). `asking`: the message is a
-    question or request answered from memory (not a statement, not small talk)."""
+    """Run the checks (module doc) on the message (`facts`, read once with it)
+    asked with `ctx` in `turn` (the user turn as the answer's prompt renders it).
+    `asking`: the message is a question or request answered from memory (not a
+    statement, not small talk)."""
     started = time.perf_counter()
+    message = facts.text
     out = Checked()
     if prompts.schema != "reply":
         return out
@@ -80,10 +82,10 @@ def check_question(
     elif ctx.about_others:  # speaker attribution: not this person's life
         trace.memory["refused"] = "the lines that match are about someone else"
         out.reply, out.refused_by = not_in_memory(ctx.about_others), "attribution"
-    elif asking and cfg.focus_check and (miss := focus_check(message, ctx.text)) is not None:
+    elif asking and cfg.focus_check and (miss := focus_check(facts, ctx.text)) is not None:
         trace.memory["refused"] = miss.reason()
         out.reply, out.refused_by = NOT_IN_MEMORY, "focus"
-    elif asking and ctx.text and (prompts.recall_for == "all" or is_personal(message)):
+    elif asking and ctx.text and (prompts.recall_for == "all" or facts.personal):
         threshold = cfg.verify_min if prompts.recall_for == "all" else cfg.chat_verify_min
         before = usage.prompt_tokens + usage.completion_tokens
         contrast = contrast_probe(memory, prompts, ctx, message, cfg, now=now, today=today)

@@ -44,7 +44,6 @@ from memagent.agent.memory import (
     AgentMemory,
     MemoryContext,
     count_tokens,
-    looks_like_request,
 )
 from memagent.agent.personas import Personas
 from memagent.agent.prompts import PromptSet, load_prompt_set
@@ -66,10 +65,11 @@ from memagent.agent.turn import (
     open_home,
     write_plan,
 )
-from memagent.agent.voice import is_small_talk, stable_prefix, to_user
+from memagent.agent.voice import stable_prefix, to_user
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.deadline import check_deadline
 from memagent.core.errors import DeadlineExceeded
+from memagent.index import QueryFacts
 from memagent.index.temporal import day_words, parse_as_of
 from memagent.llm import LLM, Message, Usage
 
@@ -358,6 +358,7 @@ class Agent:
                 on_text(answer)
             return TurnResult(reply=answer, ok=True, conversation_id=self.conversation.id, steps=0)
         started = time.perf_counter()
+        facts = QueryFacts.read(message, now)  # the one reading of the message
         turn_no = self.conversation.turns + 1
         trace = Trace(self.conversation.id, turn_no, self.llm.name, self.mode, message)
         ctx = MemoryContext("", 0)
@@ -365,11 +366,10 @@ class Agent:
             cfg = self.home.config.agent
             try:
                 ctx = self.memory.context(
-                    message,
+                    facts,
                     budget_tokens=cfg.context_tokens,
-                    k=cfg.recall_k if self._recalls_for(message) else 0,
+                    k=cfg.recall_k if self._recalls_for(facts) else 0,
                     min_ratio=cfg.recall_min_ratio,
-                    now=now,
                 )
             except MemagentError as exc:
                 trace.memory["error"] = str(exc)
@@ -390,8 +390,8 @@ class Agent:
                     "user_turn",
                     memory=ctx.text,
                     message=message,
-                    asking=self._recalls_for(message),
-                    small_talk=is_small_talk(message),
+                    asking=self._recalls_for(facts),
+                    small_talk=facts.small_talk,
                     today=today,
                 ),
             )
@@ -403,9 +403,9 @@ class Agent:
             return stable_prefix(text.lstrip(), message)
 
         usage = Usage()
-        asking = self.retrieval and looks_like_request(message) and not is_small_talk(message)
+        asking = self.retrieval and facts.request and not facts.small_talk
         checked = check_question(llm=self.llm, prompts=self.prompts, memory=self.memory,
-            cfg=self.home.config.agent, base=base, turn=work[0].content, message=message,
+            cfg=self.home.config.agent, base=base, turn=work[0].content, facts=facts,
             ctx=ctx, asking=asking, usage=usage, trace=trace, now=now, today=today)  # fmt: skip
         reply: str | None = checked.reply
         last_error: str | None = None
@@ -515,7 +515,7 @@ class Agent:
             check_tokens=checked.tokens,
             check_seconds=checked.seconds,
         )
-        self._after_turn(message, reply, ok, trace)
+        self._after_turn(facts, reply, ok, trace)
         return turn_result
 
     def run_command(self, command: Command) -> str:
@@ -532,8 +532,8 @@ class Agent:
     def recent_messages(self, n: int) -> list[ConversationMessage]:
         return self.conversation.messages[-n:]
 
-    def _recalls_for(self, message: str) -> bool:
-        return self.prompts.recall_for == "all" or looks_like_request(message)
+    def _recalls_for(self, facts: QueryFacts) -> bool:
+        return self.prompts.recall_for == "all" or facts.request
 
     # -- steps -------------------------------------------------------------------------------
     def _plans_at(self, step_no: int) -> bool:
@@ -572,16 +572,17 @@ class Agent:
         work.append(Message(role="user", content=self.prompts.render("result", result=payload)))
 
     # -- after the reply ------------------------------------------------------------------
-    def _after_turn(self, message: str, reply: str, ok: bool, trace: Trace) -> None:
+    def _after_turn(self, facts: QueryFacts, reply: str, ok: bool, trace: Trace) -> None:
         if not self.record:
             return
+        message = facts.text
         conv = self.conversation
         persist = self.persist
         session = self.python.session if self.mode == "python" else None
         memory = self.memory
         # a question may carry a fact ("I'm vegan, any recipe?"): the learner's
         # screen drops what cannot be one without a model call
-        learn = self.learn_profile and ok and not is_small_talk(message)
+        learn = self.learn_profile and ok and not facts.small_talk
         turn_no = trace.turn
 
         def job() -> None:
@@ -608,7 +609,7 @@ class Agent:
         # learning are left to the background.
         try:
             # an honest fallback is not worth remembering; what the user said is
-            ids = memory.store_exchange(conv.id, message, reply if ok else "", turn=turn_no)
+            ids = memory.store_exchange(conv.id, facts, reply if ok else "", turn=turn_no)
             trace.background.append(f"stored exchange as {ids}" if ids else "no chunk store")
         except MemagentError as exc:
             trace.background.append(f"exchange not stored: {exc}")

@@ -50,8 +50,14 @@ class EmbeddingsConfig(_Section):
 
 
 class SearchConfig(_Section):
-    recency_weight: float = 0.0
-    access_weight: float = 0.0
+    """Recall's knobs set by name, on their defaults: any knob of the ranking's
+    stages or signals (listed below, from `memagent.index.params.SearchParams`; a
+    new signal's knobs are taken with no change here). The table is read as plain
+    numbers here and checked against the knobs when recall runs: an unknown knob
+    or a bad value fails there, naming `search.KNOB`."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, bool | int | float] = Field(init=False)
 
 
 class StoreConfig(_Section):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 # Longer questions than this are not scanned (a query is at most 4,000
-# characters, see `search.MAX_QUERY_CHARS`; the cues sit in the question's start).
+# characters, see `query.MAX_QUERY_CHARS`; the cues sit in the question's start).
 _SCAN_CHARS = 4000
 
 _QUANTITY = re.compile(
