@@ -79,7 +79,7 @@ def count_tokens(text: str) -> int:
 def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     """A journaled vault on the backend of `stores` (files, or the database)."""
     if stores.db is None:
-        return JournaledVault(stores._need_home("notes"), actor=actor)
+        return JournaledVault(stores.need_home("notes"), actor=actor)
     from memagent.postgres.vault import PgJournaledVault
 
     return PgJournaledVault(

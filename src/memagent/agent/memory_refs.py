@@ -153,7 +153,7 @@ def _note_records(memory: AgentMemory, rel: str) -> list[OpRecord]:
 
 def _undo_note(memory: AgentMemory, ref: MemoryRef) -> str:
     vault = memory.stores.vault
-    with vault._lock():
+    with vault.lock():
         rel = vault.locate(ref.path).rel
         records = _note_records(memory, rel)
         if not records:
@@ -219,7 +219,7 @@ def edit(memory: AgentMemory, raw: str, text: str) -> str:
             return f"{ref.id} already says that; nothing changed."
         return f"Changed {ref.id} to: {_short(new)} (/undo {ref.id} reverts it)."
     vault = memory.stores.vault
-    with vault._lock():
+    with vault.lock():
         old = vault.read(ref.path)
         if old == new:
             return f"Note {vault.locate(ref.path).rel} already says that; nothing changed."
