@@ -10,7 +10,7 @@ from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.deep import DeepResult, deep_ask
 from memagent.agent.hud import hud_status, render_hud, write_hud
 from memagent.agent.loop import Agent
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.personas import Persona, Personas, Slider, init_personas
 from memagent.agent.protocol import Step, StepInvalid, parse_step, step_schema
 from memagent.agent.tools import Tool, ToolRegistry
@@ -19,10 +19,10 @@ from memagent.agent.turn import TurnResult
 
 __all__ = [
     "Agent",
-    "AgentMemory",
     "Conversation",
     "Conversations",
     "DeepResult",
+    "MemoryAccess",
     "MemoryContext",
     "Persona",
     "Personas",

@@ -22,7 +22,7 @@ from memagent.actions import (
     validate_actions,
     vault_tools,
 )
-from memagent.agent.memory import AgentMemory
+from memagent.agent.memory import MemoryAccess
 from memagent.agent.tools import Tool, ToolCard, ToolRegistry
 from memagent.core import MemagentError, MemoryHome
 from memagent.core.errors import DeadlineExceeded
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memagent.sandbox import RunResult
 
 
-def undo_writes(memory: AgentMemory, done_tools: list[tuple[str, Any]]) -> list[str]:
+def undo_writes(memory: MemoryAccess, done_tools: list[tuple[str, Any]]) -> list[str]:
     """Roll back the vault's open batch and undo the tools' writes, newest first;
     returns what the vault restored."""
     restored = memory.vault.rollback()
@@ -82,7 +82,7 @@ def _tool_result(index: int, tool: Tool, args: dict[str, Any], assign_to: Any) -
 
 
 def run_action_batch(
-    raw: Sequence[Any], registry: ToolRegistry, memory: AgentMemory
+    raw: Sequence[Any], registry: ToolRegistry, memory: MemoryAccess
 ) -> BatchResult:
     """JSON mode: validate every action, then run them all or (on a failure) none:
     a failed batch rolls the vault back and undoes the tools that had written."""
@@ -208,7 +208,7 @@ class PythonMode:
     """
 
     def __init__(
-        self, home: MemoryHome, memory: AgentMemory, registry: ToolRegistry, persist: bool
+        self, home: MemoryHome, memory: MemoryAccess, registry: ToolRegistry, persist: bool
     ) -> None:
         self.home = home
         self.memory = memory

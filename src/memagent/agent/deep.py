@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memagent.agent.acting import PythonRun
-from memagent.agent.memory import AgentMemory
+from memagent.agent.memory import MemoryAccess
 from memagent.agent.prompts import load_prompt_set
 from memagent.agent.protocol import StepInvalid, parse_step
 from memagent.agent.traces import StepRecord
@@ -53,7 +53,7 @@ class DeepResult:
 
 
 def deep_ask(
-    memory: AgentMemory,
+    memory: MemoryAccess,
     llm: LLM,
     question: str,
     *,

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from memagent.agent.focus import check as focus_check
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
 from memagent.agent.traces import Trace
 from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
@@ -55,7 +55,7 @@ def check_question(
     *,
     llm: LLM,
     prompts: PromptSet,
-    memory: AgentMemory,
+    memory: MemoryAccess,
     cfg: AgentConfig,
     base: list[Message],
     turn: str,

@@ -1,7 +1,7 @@
 """The agent loop: think → act → observe → reply, over one memory home.
 
 One user turn:
-1. Memory goes in context mechanically (`AgentMemory.context`): `user.md`, then
+1. Memory goes in context mechanically (`MemoryAccess.context`): `user.md`, then
    hybrid recall over past exchanges, notes and profile facts, within a budget.
 2. The model is asked for a step (one JSON object where a schema is used, else
    tagged text). Actions (JSON mode) or code (Python mode) run; their result goes
@@ -41,7 +41,7 @@ from memagent.agent.learning import (
     left_note,
 )
 from memagent.agent.memory import (
-    AgentMemory,
+    MemoryAccess,
     MemoryContext,
     count_tokens,
 )
@@ -62,7 +62,7 @@ from memagent.agent.turn import (
     default_prompt_set,
     honest_reply,
     learn_note,
-    open_home,
+    open_or_create_home,
     write_plan,
 )
 from memagent.agent.voice import stable_prefix, to_user
@@ -115,7 +115,7 @@ class Agent:
         stores: Stores | None = None,
         record: bool = True,
     ) -> None:
-        home = open_home(home)
+        home = open_or_create_home(home)
         self.home = home
         cfg = home.config.agent
         if llm is not None and model is not None:
@@ -149,7 +149,7 @@ class Agent:
         if prompt_set is None:
             prompt_set = default_prompt_set(llm.name, self.mode)
         self.prompts: PromptSet = load_prompt_set(prompt_set)
-        self.memory = AgentMemory(home, embeddings=embeddings, stores=stores)
+        self.memory = MemoryAccess(home, embeddings=embeddings, stores=stores)
         shared = self.memory.stores.db is not None  # choices live in the database then
         self.personas = Personas(home, self.memory.stores.state if shared else None)
         self.persona_name = persona

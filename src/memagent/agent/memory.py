@@ -1,4 +1,4 @@
-"""The agent's view of one memory home: context before a turn, storing after it,
+"""The agent's way into one memory home (`MemoryAccess`): context before a turn, storing after it,
 the default memory tools, and all-or-nothing batches.
 
 - `context(message)`: `user.md` always (when it holds more than the starter
@@ -56,8 +56,8 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MIN_COSINE",
     "QUESTION_TAG",
-    "AgentMemory",
     "JournaledVault",
+    "MemoryAccess",
     "MemoryContext",
     "RecalledMemory",
     "count_tokens",
@@ -107,8 +107,11 @@ class MemoryContext:
     (`memory.profile.answers`)."""
 
 
-class AgentMemory:
-    """Memory access for one agent (thread-safe: the background writer shares it)."""
+class MemoryAccess:
+    """What an agent's turn reads and writes of one memory home: the context before
+    it, the exchange after it, the memory tools and the journaled vault (thread-safe:
+    the background writer shares it). Not `memagent.Memory`, the Python API over a
+    home, nor `memagent.memory`, the stores' package: this is the agent's way in."""
 
     def __init__(
         self,

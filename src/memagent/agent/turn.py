@@ -85,7 +85,9 @@ def check_message(message: object) -> str:
     return message.strip()
 
 
-def open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+def open_or_create_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+    """The home `home` names (a folder; None: `$MEMAGENT_HOME`, else `~/.memagent`),
+    created and initialised when it has no vault yet; a `MemoryHome` must exist."""
     if isinstance(home, MemoryHome):
         return home.require()
     if home is not None and not isinstance(home, str | os.PathLike):

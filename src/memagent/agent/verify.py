@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
 from memagent.agent.traces import Trace
 from memagent.agent.turn import add_estimated_usage
@@ -131,7 +131,7 @@ def swap_person(message: str, ctx: MemoryContext) -> str | None:
 
 
 def contrast_probe(
-    memory: AgentMemory,
+    memory: MemoryAccess,
     prompts: PromptSet,
     ctx: MemoryContext,
     message: str,

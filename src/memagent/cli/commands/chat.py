@@ -374,11 +374,11 @@ def ask(
     if deep:
         if asked is not None:
             raise InvalidInput("--as-of and --deep do not go together")
-        from memagent.agent import AgentMemory, deep_ask
+        from memagent.agent import MemoryAccess, deep_ask
         from memagent.llm import load_llm
 
         llm = load_llm(model or mh.config.llm.model, mh.config.llm)
-        memory = AgentMemory(mh)
+        memory = MemoryAccess(mh)
         try:
             result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
         finally:
