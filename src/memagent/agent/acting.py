@@ -207,13 +207,10 @@ class PythonMode:
     wrote is remembered so a failed run can be undone.
     """
 
-    def __init__(
-        self, home: MemoryHome, memory: MemoryAccess, registry: ToolRegistry, persist: bool
-    ) -> None:
+    def __init__(self, home: MemoryHome, memory: MemoryAccess, registry: ToolRegistry) -> None:
         self.home = home
         self.memory = memory
         self.registry = registry
-        self.persist = persist
         self.session: Any = None  # an IsolatedSession once code has run
         self._done: list[tuple[str, Any]] = []
 
@@ -222,7 +219,7 @@ class PythonMode:
 
         if self.session is None:
             self.session = IsolatedSession(tools=self._tools())
-            if self.persist and resume:
+            if resume:
                 try:
                     state = self.memory.stores.state  # a shared database's, else state/ files
                     load_session(self.home, _name(conversation_id), self.session, state=state)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
-from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, RecalledMemory
+from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, MemorySource, RecalledMemory
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
@@ -59,6 +59,7 @@ __all__ = [
     "JournaledVault",
     "MemoryAccess",
     "MemoryContext",
+    "MemorySource",
     "RecalledMemory",
     "count_tokens",
     "is_question",
@@ -93,7 +94,7 @@ class MemoryContext:
 
     text: str
     tokens: int
-    sources: list[JsonObject] = field(default_factory=list)
+    sources: list[MemorySource] = field(default_factory=list)
     about_others: list[str] = field(default_factory=list)
     """Set when recall says the message asks about someone else's life: the
     person it names (speaker attribution, `attribute`); the reply is then a refusal."""
@@ -241,10 +242,10 @@ class MemoryAccess:
         clock; with a text only): when it is asked (`--as-of`)."""
         facts = facts_of(message, now)
         lines: list[str] = []
-        sources: list[JsonObject] = []
+        sources: list[MemorySource] = []
         used = 0
 
-        def add(line: str, source: JsonObject) -> bool:
+        def add(line: str, source: MemorySource) -> bool:
             nonlocal used
             cost = count_tokens(line)
             if used + cost > budget_tokens:
@@ -257,7 +258,7 @@ class MemoryAccess:
         user = self.user_md()
         if user:
             head = user if count_tokens(user) <= budget_tokens // 2 else user[: budget_tokens * 2]
-            add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
+            add(f"- Notes (user.md): {' '.join(head.split())}", MemorySource("note", "user.md"))
         hits: list[RecalledMemory] = []
         who = Attribution([])
         if k > 0 and self.chunks is not None:
@@ -268,11 +269,11 @@ class MemoryAccess:
         view = self.profile_answer(facts.text, hits) if k > 0 and facts.about_user else None
         facts_lines = view.lines if view is not None else []
         for fact in facts_lines:  # a question about the user: their profile, with dates
-            if not add(f"- Profile: {fact}", {"kind": "fact"}):
+            if not add(f"- Profile: {fact}", MemorySource("fact")):
                 break
         if k > 0 and self.chunks is None and not facts_lines:
             for fact in self.profile_lines():
-                if not add(f"- Profile: {fact}", {"kind": "fact"}):
+                if not add(f"- Profile: {fact}", MemorySource("fact")):
                     break
         said_now = facts.text.strip()
         hits = [h for h in hits if h.id not in ("note:vault/user.md", "user.md")]
@@ -290,7 +291,7 @@ class MemoryAccess:
         asked = datetime.fromtimestamp(facts.now, UTC).date()
         for hit in hits[:k]:
             line = _context_line(hit, (unit, asked) if unit else None)
-            if not add(line, {"kind": hit.kind, "id": hit.id}):
+            if not add(line, MemorySource(hit.kind, hit.id)):
                 break
         return MemoryContext(
             "\n".join(lines),

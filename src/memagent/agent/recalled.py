@@ -33,6 +33,18 @@ def speaker_from(source: object, content: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class MemorySource:
+    """One line a turn put in context: its `kind` (`note`, `fact`, `chunk`, …) and
+    `id` (None for a profile line); `to_json` is what traces and HTTP replies show."""
+
+    kind: str
+    id: str | None = None
+
+    def to_json(self) -> JsonObject:
+        return {"kind": self.kind} if self.id is None else {"kind": self.kind, "id": self.id}
+
+
+@dataclass(frozen=True)
 class RecalledMemory:
     """One recalled memory (module doc)."""
 

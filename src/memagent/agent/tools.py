@@ -199,6 +199,23 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     raise InvalidInput(f"not a tool: {obj!r}")
 
 
+def agent_registry(
+    memory_tools: Iterable[Tool], extra: Iterable[Tool | Callable[..., Any]] = ()
+) -> ToolRegistry:
+    """An agent's registry, in the order the model is shown it: the memory tools,
+    `search_tools` and `load_tools` over this registry, the built-ins, then the
+    plugins and `extra` (these two replace a tool of the same name)."""
+    registry = ToolRegistry()
+    registry.extend(memory_tools)
+    registry.extend(registry.discovery_tools())
+    registry.extend(BUILTIN_TOOLS)
+    for plugin in plugin_tools():
+        registry.add(plugin, replace=True)
+    for tool in extra:
+        registry.add(tool, replace=True)
+    return registry
+
+
 @dataclass
 class ToolRegistry:
     """The catalog and the loaded tools of one agent."""
@@ -248,6 +265,19 @@ class ToolRegistry:
             {**self.catalog[n].card().to_json(), "loaded": self.is_loaded(n)}
             for _, n in scored[:limit]
         ]
+
+    def discovery_tools(self) -> list[Tool]:
+        """`search_tools` and `load_tools` over this registry (always loaded)."""
+
+        def search_tools(query: str) -> list[dict[str, str | bool]]:
+            """Find more tools by what they do; load them with load_tools."""
+            return self.search(query)
+
+        def load_tools(names: list[str]) -> dict[str, list[str]]:
+            """Load tools by name (from search_tools); they are usable at once."""
+            return self.load(names)
+
+        return [Tool.of(search_tools, default=True), Tool.of(load_tools, default=True)]
 
     def load(self, names: list[str]) -> dict[str, list[str]]:
         """Load catalog tools by name; all or nothing."""

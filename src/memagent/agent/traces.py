@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from memagent.agent.recalled import MemorySource
 from memagent.core import CorruptFile, MemoryHome, NotFound
+from memagent.core.jsontext import JsonObject
 from memagent.core.state import FileState, State
 
 if TYPE_CHECKING:
@@ -55,8 +57,8 @@ class StepRecord:
     result: BatchResult | PythonRun | None = None
     plan: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"step": self.step, "kind": self.kind}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"step": self.step, "kind": self.kind}
         for key in ("raw", "seconds", "error", "plan"):
             value = getattr(self, key)
             if value is not None:
@@ -69,6 +71,76 @@ class StepRecord:
 
 
 @dataclass
+class Grounding:
+    """The grounding check's verdict (`memagent.agent.verify`): P(yes) that the
+    recalled lines answer the question and the threshold it met, or why it was
+    `skipped`; `error` when the model gave no verdict."""
+
+    p_yes: float | None = None
+    threshold: float | None = None
+    error: str | None = None
+    skipped: str | None = None
+
+    def to_json(self) -> JsonObject:
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
+        out: JsonObject = {"p_yes": self.p_yes, "threshold": self.threshold}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class ContrastCheck:
+    """The contrast probe (`memagent.agent.verify`): the `question` about the other
+    speaker, and its P(yes), or why it was `skipped`."""
+
+    question: str
+    p_yes: float | None = None
+    error: str | None = None
+    skipped: str | None = None
+
+    def to_json(self) -> JsonObject:
+        if self.skipped is not None:
+            return {"question": self.question, "skipped": self.skipped}
+        out: JsonObject = {"question": self.question, "p_yes": self.p_yes}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class MemoryTrace:
+    """What a turn put in context (`tokens`, `sources`), when it was asked (`as_of`),
+    what failed (`error`: recall; `chunks_unavailable`: the chunk store) and what the
+    honesty checks made of it (`verify`, `contrast`, and why the reply `refused`)."""
+
+    tokens: int = 0
+    sources: list[MemorySource] = field(default_factory=list)
+    error: str | None = None
+    as_of: str | None = None
+    chunks_unavailable: str | None = None
+    verify: Grounding | None = None
+    contrast: ContrastCheck | None = None
+    refused: str | None = None
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {} if self.error is None else {"error": self.error}
+        out["tokens"] = self.tokens
+        out["sources"] = [s.to_json() for s in self.sources]
+        for key in ("as_of", "chunks_unavailable"):
+            if (value := getattr(self, key)) is not None:
+                out[key] = value
+        if self.verify is not None:
+            out["verify"] = self.verify.to_json()
+        if self.contrast is not None:
+            out["contrast"] = self.contrast.to_json()
+        if self.refused is not None:
+            out["refused"] = self.refused
+        return out
+
+
+@dataclass
 class Trace:
     conversation: str
     turn: int
@@ -76,15 +148,16 @@ class Trace:
     mode: str
     message: str
     started: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
-    memory: dict[str, Any] = field(default_factory=dict)
+    memory: MemoryTrace = field(default_factory=MemoryTrace)
     steps: list[StepRecord] = field(default_factory=list)
     reply: str = ""
     ok: bool = False
     seconds: float = 0.0
     background: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         doc = dict(self.__dict__)
+        doc["memory"] = self.memory.to_json()
         doc["steps"] = [s.to_json() for s in self.steps]
         return _cut(doc)
 
@@ -118,7 +191,7 @@ class Traces:
         """The trace files (of the home's own state)."""
         return [self.home.layout.state / n for n in self.names()]
 
-    def last(self) -> dict[str, Any]:
+    def last(self) -> JsonObject:
         names = self.names()
         if not names:
             raise NotFound("no traces yet: run `memagent chat` or `memagent ask` first")

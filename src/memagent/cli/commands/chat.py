@@ -261,7 +261,7 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
     from memagent.core import MemagentError
 
     console.print(
-        f"[bold]memagent[/] · model [cyan]{agent.llm.name}[/] · mode {agent.mode} · "
+        f"[bold]memagent[/] · model [cyan]{agent.llm.name}[/] · mode {agent.config.mode} · "
         f"conversation {agent.conversation_id}" + (" (resumed)" if resumed else ""),
         highlight=False,
     )
