@@ -10,13 +10,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from pydantic import ValidationError
 
 from memagent.actions import (
     SPECS,
     ActionOutcome,
+    ActionOutcomeJson,
     ActionsInvalid,
     run_actions,
     validate_actions,
@@ -40,6 +41,17 @@ def undo_writes(memory: MemoryAccess, done_tools: list[tuple[str, Any]]) -> list
     return restored
 
 
+class BatchJson(TypedDict):
+    """`BatchResult.to_json`, what the model reads of a batch."""
+
+    ok: bool
+    applied: NotRequired[bool]
+    rolled_back: NotRequired[list[str]]
+    error: NotRequired[str | None]
+    results: NotRequired[list[ActionOutcomeJson] | None]
+    writes: NotRequired[bool]
+
+
 @dataclass
 class BatchResult:
     """What a JSON-mode step's batch did; all of it, or (on a failure) none of it.
@@ -56,11 +68,11 @@ class BatchResult:
     writes: bool = False
     rolled_back: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BatchJson:
         results = None if self.results is None else [r.to_json() for r in self.results]
         if self.ok:
             return {"ok": True, "results": results}
-        out: dict[str, Any] = {"ok": False, "applied": False}
+        out: BatchJson = {"ok": False, "applied": False}
         if results is not None:
             out["rolled_back"] = self.rolled_back
         out["error"] = self.error
@@ -169,6 +181,17 @@ def run_action_batch(
     return BatchResult(False, results, error, writes, restored)
 
 
+class PythonRunJson(TypedDict):
+    """`PythonRun.to_json`, what the model reads of a run."""
+
+    output: str
+    result: Any
+    """Whatever JSON value the code's last expression held."""
+    error: str | None
+    final: bool
+    rolled_back: NotRequired[list[str]]
+
+
 @dataclass
 class PythonRun:
     """What a Python-mode step's code did: its printed `output`, its `result` (as
@@ -186,8 +209,8 @@ class PythonRun:
         out = run.to_json()
         return cls(out["output"], out["result"], out["error"], out["final"])
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> PythonRunJson:
+        out: PythonRunJson = {
             "output": self.output,
             "result": self.result,
             "error": self.error,

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memagent.agent.acting import PythonRun
 from memagent.agent.memory import MemoryAccess
 from memagent.agent.prompts import load_prompt_set
 from memagent.agent.protocol import StepInvalid, parse_step
-from memagent.agent.traces import StepRecord
+from memagent.agent.traces import StepRecord, StepRecordJson
 from memagent.core import InvalidInput, MemagentError
 from memagent.llm import LLM, Message, Usage
 
@@ -28,6 +28,32 @@ _SCHEMA = {
     "required": ["python"],
     "additionalProperties": False,
 }
+
+
+class DeepUsage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    tokens_per_second: NotRequired[float]
+
+
+class DeepJson(TypedDict):
+    """`DeepResult.to_json` (what `memagent ask --deep --json` prints)."""
+
+    answer: str
+    ok: bool
+    iterations: int
+    llm_queries: int
+    usage: DeepUsage
+    seconds: float
+    steps: list[StepRecordJson]
+
+
+class ChunkHit(TypedDict):
+    """One hit of `search_chunks`, as the code sees it."""
+
+    id: str
+    content: str
+    score: float
 
 
 @dataclass
@@ -40,16 +66,26 @@ class DeepResult:
     seconds: float = 0.0
     steps: list[StepRecord] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DeepJson:
         return {
             "answer": self.answer,
             "ok": self.ok,
             "iterations": self.iterations,
             "llm_queries": self.llm_queries,
-            "usage": self.usage.model_dump(exclude_none=True),
+            "usage": _usage_json(self.usage),
             "seconds": round(self.seconds, 3),
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+def _usage_json(usage: Usage) -> DeepUsage:
+    out: DeepUsage = {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+    }
+    if usage.tokens_per_second is not None:
+        out["tokens_per_second"] = usage.tokens_per_second
+    return out
 
 
 def deep_ask(
@@ -75,7 +111,7 @@ def deep_ask(
     queries = 0
     depth = 0
 
-    def search_chunks(query: str, k: int = 5) -> list[dict[str, Any]]:
+    def search_chunks(query: str, k: int = 5) -> list[ChunkHit]:
         hits = memory.recall(str(query), k=max(1, min(int(k), 20)))
         hits = [h for h in hits if h["score"] >= 0.5 * hits[0]["score"]] if hits else []
         return [

@@ -27,15 +27,20 @@ import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
-from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, MemorySource, RecalledMemory
+from memagent.agent.recalled import (
+    EXCHANGE_KIND,
+    MIN_COSINE,
+    MemorySource,
+    RecalledJson,
+    RecalledMemory,
+)
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
-from memagent.core.jsontext import JsonObject
 from memagent.index import (
     MAX_QUERY_CHARS,
     QueryFacts,
@@ -86,6 +91,13 @@ def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     return PgJournaledVault(
         stores.db, stores.user, config=stores.config, actor=actor, embedder=stores.chunks.embedder
     )
+
+
+class Forgotten(TypedDict):
+    """What the `forget` tool gives back (and a rolled-back batch restores)."""
+
+    id: str
+    deleted: bool
 
 
 @dataclass
@@ -197,7 +209,7 @@ class MemoryAccess:
         except (ImportError, MemagentError, OSError):
             return None
 
-    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[JsonObject]:
+    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[RecalledJson]:
         """Hybrid search over chunks, notes and profile facts, as the `recall` tool
         gives them (JSON); `now` (epoch seconds, default the clock) is when the
         question is asked."""
@@ -351,7 +363,7 @@ class MemoryAccess:
             chunks = store.remember(text, tags=list(tags or []))
         return [c.id for c in chunks]
 
-    def forget(self, memory_id: str) -> JsonObject:
+    def forget(self, memory_id: str) -> Forgotten:
         """Soft-delete a memory by id (it can be restored)."""
         store = self.chunks
         if store is None:
@@ -377,7 +389,7 @@ class MemoryAccess:
     def tools(self) -> list[Tool]:
         """The default memory tools (besides the vault actions)."""
 
-        def recall(query: str, k: int = 5) -> list[JsonObject]:
+        def recall(query: str, k: int = 5) -> list[RecalledJson]:
             """Search all memory (past conversations, notes, profile facts) for a query."""
             return self.recall(query, k=max(1, min(k, 20)))
 
@@ -385,7 +397,7 @@ class MemoryAccess:
             """Store a memory for later; returns its ids."""
             return self.remember(text, tags)
 
-        def forget(memory_id: str) -> JsonObject:
+        def forget(memory_id: str) -> Forgotten:
             """Delete a memory by its id (from recall results)."""
             return self.forget(memory_id)
 

@@ -24,6 +24,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from memagent.core import InvalidInput, NotFound
+from memagent.core.jsontext import JsonSchema
 
 ENTRY_POINT_GROUP = "memagent.tools"
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -105,12 +106,12 @@ class Tool:
             )
         return f"{self.name}({', '.join(parts)})"
 
-    def action_schema(self) -> dict[str, Any]:
+    def action_schema(self) -> JsonSchema:
         """JSON Schema of this tool as an action object."""
         schema = self.params.model_json_schema()
         props = {"action": {"const": self.name}, **schema.get("properties", {})}
         props["assign_to"] = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"}
-        out: dict[str, Any] = {
+        out: JsonSchema = {
             "type": "object",
             "description": self.description,
             "properties": props,

@@ -14,16 +14,16 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
 
-from memagent.agent.recalled import MemorySource
+from memagent.agent.recalled import MemorySource, MemorySourceJson
 from memagent.core import CorruptFile, MemoryHome, NotFound
 from memagent.core.jsontext import JsonObject
 from memagent.core.state import FileState, State
 
 if TYPE_CHECKING:
-    from memagent.agent.acting import BatchResult, PythonRun
-    from memagent.agent.protocol import Step
+    from memagent.agent.acting import BatchJson, BatchResult, PythonRun, PythonRunJson
+    from memagent.agent.protocol import Step, StepJson
 
 ACTOR = "agent"
 _MAX_FIELD = 8000
@@ -42,6 +42,59 @@ def _cut(value: Any) -> Any:
 StepKind = Literal["model", "planning", "deep"]
 
 
+class StepRecordJson(TypedDict):
+    step: int
+    kind: StepKind
+    raw: NotRequired[str]
+    seconds: NotRequired[float]
+    error: NotRequired[str]
+    plan: NotRequired[str]
+    parsed: NotRequired[StepJson]
+    result: NotRequired[BatchJson | PythonRunJson]
+
+
+class GroundingJson(TypedDict, total=False):
+    p_yes: float | None
+    threshold: float | None
+    error: str
+    skipped: str
+
+
+class ContrastJson(TypedDict):
+    question: str
+    p_yes: NotRequired[float | None]
+    error: NotRequired[str]
+    skipped: NotRequired[str]
+
+
+class MemoryTraceJson(TypedDict):
+    error: NotRequired[str]
+    tokens: int
+    sources: list[MemorySourceJson]
+    as_of: NotRequired[str]
+    chunks_unavailable: NotRequired[str]
+    verify: NotRequired[GroundingJson]
+    contrast: NotRequired[ContrastJson]
+    refused: NotRequired[str]
+
+
+class TraceJson(TypedDict):
+    """A saved trace (`state/traces/…json`), long fields cut."""
+
+    conversation: str
+    turn: int
+    model: str
+    mode: str
+    message: str
+    started: str
+    memory: MemoryTraceJson
+    steps: list[StepRecordJson]
+    reply: str
+    ok: bool
+    seconds: float
+    background: list[str]
+
+
 @dataclass
 class StepRecord:
     """One step of a turn: a model step (`raw` response, then an `error` or the
@@ -57,12 +110,16 @@ class StepRecord:
     result: BatchResult | PythonRun | None = None
     plan: str | None = None
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {"step": self.step, "kind": self.kind}
-        for key in ("raw", "seconds", "error", "plan"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
+    def to_json(self) -> StepRecordJson:
+        out: StepRecordJson = {"step": self.step, "kind": self.kind}
+        if self.raw is not None:
+            out["raw"] = self.raw
+        if self.seconds is not None:
+            out["seconds"] = self.seconds
+        if self.error is not None:
+            out["error"] = self.error
+        if self.plan is not None:
+            out["plan"] = self.plan
         if self.parsed is not None:
             out["parsed"] = self.parsed.to_json()
         if self.result is not None:
@@ -81,10 +138,10 @@ class Grounding:
     error: str | None = None
     skipped: str | None = None
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> GroundingJson:
         if self.skipped is not None:
             return {"skipped": self.skipped}
-        out: JsonObject = {"p_yes": self.p_yes, "threshold": self.threshold}
+        out: GroundingJson = {"p_yes": self.p_yes, "threshold": self.threshold}
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -100,10 +157,10 @@ class ContrastCheck:
     error: str | None = None
     skipped: str | None = None
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> ContrastJson:
         if self.skipped is not None:
             return {"question": self.question, "skipped": self.skipped}
-        out: JsonObject = {"question": self.question, "p_yes": self.p_yes}
+        out: ContrastJson = {"question": self.question, "p_yes": self.p_yes}
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -124,13 +181,17 @@ class MemoryTrace:
     contrast: ContrastCheck | None = None
     refused: str | None = None
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {} if self.error is None else {"error": self.error}
-        out["tokens"] = self.tokens
-        out["sources"] = [s.to_json() for s in self.sources]
-        for key in ("as_of", "chunks_unavailable"):
-            if (value := getattr(self, key)) is not None:
-                out[key] = value
+    def to_json(self) -> MemoryTraceJson:
+        out: MemoryTraceJson = {
+            "tokens": self.tokens,
+            "sources": [s.to_json() for s in self.sources],
+        }
+        if self.error is not None:
+            out = {"error": self.error, **out}
+        if self.as_of is not None:
+            out["as_of"] = self.as_of
+        if self.chunks_unavailable is not None:
+            out["chunks_unavailable"] = self.chunks_unavailable
         if self.verify is not None:
             out["verify"] = self.verify.to_json()
         if self.contrast is not None:
@@ -155,10 +216,21 @@ class Trace:
     seconds: float = 0.0
     background: list[str] = field(default_factory=list)
 
-    def to_json(self) -> JsonObject:
-        doc = dict(self.__dict__)
-        doc["memory"] = self.memory.to_json()
-        doc["steps"] = [s.to_json() for s in self.steps]
+    def to_json(self) -> TraceJson:
+        doc: TraceJson = {
+            "conversation": self.conversation,
+            "turn": self.turn,
+            "model": self.model,
+            "mode": self.mode,
+            "message": self.message,
+            "started": self.started,
+            "memory": self.memory.to_json(),
+            "steps": [s.to_json() for s in self.steps],
+            "reply": self.reply,
+            "ok": self.ok,
+            "seconds": self.seconds,
+            "background": list(self.background),
+        }
         return _cut(doc)
 
 
@@ -179,8 +251,11 @@ class Traces:
         data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
         limit = self.home.config.limits.max_file_bytes
         if len(data) > limit:
-            doc["steps"] = [{"note": f"{len(trace.steps)} steps cut: trace over {limit} bytes"}]
-            data = json.dumps(doc, ensure_ascii=False, indent=1, default=str).encode("utf-8")
+            cut = {
+                **doc,
+                "steps": [{"note": f"{len(trace.steps)} steps cut: trace over {limit} bytes"}],
+            }
+            data = json.dumps(cut, ensure_ascii=False, indent=1, default=str).encode("utf-8")
         self.state.write(name, data, actor=ACTOR, op="trace")
         return name
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from memagent.agent.memory import MAX_MESSAGE_CHARS, MemorySource, count_tokens
+from memagent.agent.recalled import MemorySourceJson
 from memagent.agent.traces import StepRecord
 from memagent.core import InvalidInput, MemagentError, MemoryHome
 from memagent.core.config import AgentConfig
-from memagent.core.jsontext import JsonObject
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -27,6 +27,29 @@ if TYPE_CHECKING:
 
 FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
 TextCallback = Callable[[str], None]
+
+
+class UsageJson(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class TurnJson(TypedDict):
+    """`TurnResult.to_json` (what `memagent ask --json` prints, and `/v1/chat` returns)."""
+
+    reply: str
+    ok: bool
+    conversation_id: str
+    steps: int
+    usage: UsageJson
+    seconds: float
+    memory_tokens: int
+    memory_sources: list[MemorySourceJson]
+    error: str | None
+    p_grounded: float | None
+    refused_by: str | None
+    check_tokens: int
+    check_seconds: float
 
 
 @dataclass
@@ -55,7 +78,7 @@ class TurnResult:
     check_seconds: float = 0.0
     """Seconds the honesty checks took (the focus check's and the model's)."""
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> TurnJson:
         return {
             "reply": self.reply,
             "ok": self.ok,

@@ -14,7 +14,7 @@ import graphlib
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from memagent.plan._args import collect_refs
 from memagent.plan._rwlock import LockRequest, ancestors, lock_requests
@@ -24,6 +24,19 @@ from memagent.plan.step import PlanStep, check_name
 
 DEFAULT_MAX_STEPS = 100_000
 EdgeKind = str  # "depends_on" | "data:<artifact>" | "resource:<name>"
+
+
+class PlanSummary(TypedDict):
+    """`ExecutionPlan.summary`: the plan's shape, ready for JSON."""
+
+    steps: int
+    edges: int
+    levels: list[list[str]]
+    max_parallelism: int
+    critical_path: list[str]
+    critical_path_seconds: float
+    initial_artifacts: list[str]
+    producers: dict[str, str]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +91,7 @@ class ExecutionPlan:
             for a, kind in ds.items()
         ]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PlanSummary:
         """A JSON-ready description of the plan's shape (for logs, traces and UIs)."""
         return {
             "steps": len(self.steps),

@@ -12,7 +12,6 @@ import typer
 from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, err_console, home_from_option, print_json
-from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -20,6 +19,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memagent.agent import Agent
+    from memagent.agent.deep import DeepJson
+    from memagent.agent.turn import TurnJson
     from memagent.core import MemoryHome
 
 ModelOption = Annotated[
@@ -438,7 +439,7 @@ def _ask_batch(
         raise typer.Exit(1)
 
 
-def _print_answer(out: JsonObject, answer: str, *, as_json: bool) -> None:
+def _print_answer(out: TurnJson | DeepJson, answer: str, *, as_json: bool) -> None:
     if as_json:
         print_json(out)
     else:

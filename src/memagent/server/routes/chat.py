@@ -258,7 +258,7 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
         budget = caller.home.config.agent.context_tokens
         ctx = memory.context(last[:MAX_MESSAGE_CHARS], budget_tokens=budget, k=body.memory.recall_k)
         if ctx.text:
-            sources = [s.to_json() for s in ctx.sources]
+            sources = [dict(s.to_json()) for s in ctx.sources]
             messages.append(
                 Message(
                     role="system",
