@@ -93,7 +93,7 @@ def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     )
 
 
-class Forgotten(TypedDict):
+class ForgetResult(TypedDict):
     """What the `forget` tool gives back (and a rolled-back batch restores)."""
 
     id: str
@@ -363,7 +363,7 @@ class MemoryAccess:
             chunks = store.remember(text, tags=list(tags or []))
         return [c.id for c in chunks]
 
-    def forget(self, memory_id: str) -> Forgotten:
+    def forget(self, memory_id: str) -> ForgetResult:
         """Soft-delete a memory by id (it can be restored)."""
         store = self.chunks
         if store is None:
@@ -397,7 +397,7 @@ class MemoryAccess:
             """Store a memory for later; returns its ids."""
             return self.remember(text, tags)
 
-        def forget(memory_id: str) -> Forgotten:
+        def forget(memory_id: str) -> ForgetResult:
             """Delete a memory by its id (from recall results)."""
             return self.forget(memory_id)
 

@@ -46,7 +46,7 @@ __all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_
 TURN_STOPS = ("\nUser:", "\nAssistant:")
 
 
-class CompletionRequest(TypedDict, total=False):
+class LlamaRequest(TypedDict, total=False):
     """What a request to the in-process llama.cpp server holds (its chat or text
     completion body): the instruct model gets `messages`, the base model `prompt`."""
 
@@ -186,7 +186,7 @@ class EmbeddedLLM:
     def _server(self) -> Any:
         return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).server
 
-    def _handle(self, request: CompletionRequest, callback: Any = None) -> Any:
+    def _handle(self, request: LlamaRequest, callback: Any = None) -> Any:
         server = self._server()
         handler = server.handle_chat_completions if self.instruct else server.handle_completions
         return handler(request) if callback is None else handler(request, callback)
@@ -282,7 +282,7 @@ class EmbeddedLLM:
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, request: CompletionRequest, response_schema: JsonSchema | None, budget: Budget
+        self, request: LlamaRequest, response_schema: JsonSchema | None, budget: Budget
     ) -> Iterator[str]:
         self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -339,9 +339,9 @@ class EmbeddedLLM:
         stop: Sequence[str] | None,
         max_tokens: int,
         temperature: float,
-    ) -> CompletionRequest:
+    ) -> LlamaRequest:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        request: CompletionRequest = {
+        request: LlamaRequest = {
             "max_tokens": max_tokens,
             "temperature": temperature,
             "cache_prompt": True,
