@@ -131,7 +131,7 @@ class Agent:
         **overrides: Unpack[AgentOverrides],
     ) -> None:
         self.home = home = open_or_create_home(home)
-        self.config = agent_config(config or home.config.agent, overrides)
+        self.config = agent_config(config if config is not None else home.config.agent, overrides)
         self.llm = open_model(home, llm, model)
         self.record = record
         self.max_tokens, self.temperature = home.config.llm.max_tokens, home.config.llm.temperature
