@@ -67,7 +67,7 @@ from bench.shapes import SHAPES
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import Hit, SearchParams
-from memagent.index.store import CONTEXT_WEIGHT
+from memagent.index.sqlite import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home

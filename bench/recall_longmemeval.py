@@ -65,7 +65,7 @@ from memagent.agent.expand import Expansion, expand_query
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
-from memagent.index.store import CONTEXT_WEIGHT
+from memagent.index.sqlite import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home

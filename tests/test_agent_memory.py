@@ -9,7 +9,7 @@ import re
 import pytest
 
 from memagent.agent import Agent
-from memagent.agent.memory import AgentMemory, RecalledMemory, relevant
+from memagent.agent.memory import MemoryAccess, RecalledMemory, relevant
 from memagent.agent.prompts import load_prompt_set
 from memagent.core import MemoryHome
 from memagent.index import Why, non_fact
@@ -109,7 +109,7 @@ def test_imported_speaker_lines_say_who_and_when(home: MemoryHome) -> None:
         ]
     )
     store.close()
-    memory = AgentMemory(home, embeddings=False)
+    memory = MemoryAccess(home, embeddings=False)
     try:
         ctx = memory.context("When did Caroline go to the support group?", budget_tokens=500, k=5)
     finally:
@@ -135,7 +135,7 @@ def test_an_imported_user_line_that_names_its_speaker_is_not_you(home: MemoryHom
         ]
     )
     store.close()
-    memory = AgentMemory(home, embeddings=False)
+    memory = MemoryAccess(home, embeddings=False)
     try:
         ctx = memory.context("Where did Caroline go?", budget_tokens=500, k=5)
     finally:

@@ -289,9 +289,9 @@ def test_repeated_query_is_embedded_once(tmp_path: Path) -> None:
 
 
 def test_query_vector_cache_is_bounded_and_read_only(tmp_path: Path, monkeypatch) -> None:
-    import memagent.index.store as store_module
+    import memagent.index.sqlite as sqlite_module
 
-    monkeypatch.setattr(store_module, "QUERY_CACHE_SIZE", 3)
+    monkeypatch.setattr(sqlite_module, "QUERY_CACHE_SIZE", 3)
     emb = CountingEmbedder()
     idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
     v = idx.query_vector("alpha")

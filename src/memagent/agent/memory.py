@@ -1,4 +1,4 @@
-"""The agent's view of one memory home: context before a turn, storing after it,
+"""The agent's way into one memory home (`MemoryAccess`): context before a turn, storing after it,
 the default memory tools, and all-or-nothing batches.
 
 - `context(message)`: `user.md` always (when it holds more than the starter
@@ -27,15 +27,20 @@ import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
-from memagent.agent.recalled import EXCHANGE_KIND, MIN_COSINE, RecalledMemory
+from memagent.agent.recalled import (
+    EXCHANGE_KIND,
+    MIN_COSINE,
+    MemorySource,
+    RecalledJson,
+    RecalledMemory,
+)
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput, MemagentError, MemoryHome, NotFound
 from memagent.core.home import STARTER_USER_MD
-from memagent.core.jsontext import JsonObject
 from memagent.index import (
     MAX_QUERY_CHARS,
     QueryFacts,
@@ -56,9 +61,10 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MIN_COSINE",
     "QUESTION_TAG",
-    "AgentMemory",
     "JournaledVault",
+    "MemoryAccess",
     "MemoryContext",
+    "MemorySource",
     "RecalledMemory",
     "count_tokens",
     "is_question",
@@ -79,12 +85,19 @@ def count_tokens(text: str) -> int:
 def journaled_vault(stores: Stores, actor: str) -> JournaledVault:
     """A journaled vault on the backend of `stores` (files, or the database)."""
     if stores.db is None:
-        return JournaledVault(stores._need_home("notes"), actor=actor)
+        return JournaledVault(stores.need_home("notes"), actor=actor)
     from memagent.postgres.vault import PgJournaledVault
 
     return PgJournaledVault(
         stores.db, stores.user, config=stores.config, actor=actor, embedder=stores.chunks.embedder
     )
+
+
+class ForgetResult(TypedDict):
+    """What the `forget` tool gives back (and a rolled-back batch restores)."""
+
+    id: str
+    deleted: bool
 
 
 @dataclass
@@ -93,7 +106,7 @@ class MemoryContext:
 
     text: str
     tokens: int
-    sources: list[JsonObject] = field(default_factory=list)
+    sources: list[MemorySource] = field(default_factory=list)
     about_others: list[str] = field(default_factory=list)
     """Set when recall says the message asks about someone else's life: the
     person it names (speaker attribution, `attribute`); the reply is then a refusal."""
@@ -107,8 +120,11 @@ class MemoryContext:
     (`memory.profile.answers`)."""
 
 
-class AgentMemory:
-    """Memory access for one agent (thread-safe: the background writer shares it)."""
+class MemoryAccess:
+    """What an agent's turn reads and writes of one memory home: the context before
+    it, the exchange after it, the memory tools and the journaled vault (thread-safe:
+    the background writer shares it). Not `memagent.Memory`, the Python API over a
+    home, nor `memagent.memory`, the stores' package: this is the agent's way in."""
 
     def __init__(
         self,
@@ -193,7 +209,7 @@ class AgentMemory:
         except (ImportError, MemagentError, OSError):
             return None
 
-    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[JsonObject]:
+    def recall(self, query: str, k: int = 5, *, now: float | None = None) -> list[RecalledJson]:
         """Hybrid search over chunks, notes and profile facts, as the `recall` tool
         gives them (JSON); `now` (epoch seconds, default the clock) is when the
         question is asked."""
@@ -238,10 +254,10 @@ class AgentMemory:
         clock; with a text only): when it is asked (`--as-of`)."""
         facts = facts_of(message, now)
         lines: list[str] = []
-        sources: list[JsonObject] = []
+        sources: list[MemorySource] = []
         used = 0
 
-        def add(line: str, source: JsonObject) -> bool:
+        def add(line: str, source: MemorySource) -> bool:
             nonlocal used
             cost = count_tokens(line)
             if used + cost > budget_tokens:
@@ -254,7 +270,7 @@ class AgentMemory:
         user = self.user_md()
         if user:
             head = user if count_tokens(user) <= budget_tokens // 2 else user[: budget_tokens * 2]
-            add(f"- Notes (user.md): {' '.join(head.split())}", {"kind": "note", "id": "user.md"})
+            add(f"- Notes (user.md): {' '.join(head.split())}", MemorySource("note", "user.md"))
         hits: list[RecalledMemory] = []
         who = Attribution([])
         if k > 0 and self.chunks is not None:
@@ -265,11 +281,11 @@ class AgentMemory:
         view = self.profile_answer(facts.text, hits) if k > 0 and facts.about_user else None
         facts_lines = view.lines if view is not None else []
         for fact in facts_lines:  # a question about the user: their profile, with dates
-            if not add(f"- Profile: {fact}", {"kind": "fact"}):
+            if not add(f"- Profile: {fact}", MemorySource("fact")):
                 break
         if k > 0 and self.chunks is None and not facts_lines:
             for fact in self.profile_lines():
-                if not add(f"- Profile: {fact}", {"kind": "fact"}):
+                if not add(f"- Profile: {fact}", MemorySource("fact")):
                     break
         said_now = facts.text.strip()
         hits = [h for h in hits if h.id not in ("note:vault/user.md", "user.md")]
@@ -287,7 +303,7 @@ class AgentMemory:
         asked = datetime.fromtimestamp(facts.now, UTC).date()
         for hit in hits[:k]:
             line = _context_line(hit, (unit, asked) if unit else None)
-            if not add(line, {"kind": hit.kind, "id": hit.id}):
+            if not add(line, MemorySource(hit.kind, hit.id)):
                 break
         return MemoryContext(
             "\n".join(lines),
@@ -347,7 +363,7 @@ class AgentMemory:
             chunks = store.remember(text, tags=list(tags or []))
         return [c.id for c in chunks]
 
-    def forget(self, memory_id: str) -> JsonObject:
+    def forget(self, memory_id: str) -> ForgetResult:
         """Soft-delete a memory by id (it can be restored)."""
         store = self.chunks
         if store is None:
@@ -373,7 +389,7 @@ class AgentMemory:
     def tools(self) -> list[Tool]:
         """The default memory tools (besides the vault actions)."""
 
-        def recall(query: str, k: int = 5) -> list[JsonObject]:
+        def recall(query: str, k: int = 5) -> list[RecalledJson]:
             """Search all memory (past conversations, notes, profile facts) for a query."""
             return self.recall(query, k=max(1, min(k, 20)))
 
@@ -381,7 +397,7 @@ class AgentMemory:
             """Store a memory for later; returns its ids."""
             return self.remember(text, tags)
 
-        def forget(memory_id: str) -> JsonObject:
+        def forget(memory_id: str) -> ForgetResult:
             """Delete a memory by its id (from recall results)."""
             return self.forget(memory_id)
 

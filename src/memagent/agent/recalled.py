@@ -10,6 +10,7 @@ gives the model and code (the JSON boundary).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 
 from memagent.core.jsontext import JsonObject
 from memagent.index import Hit, Why
@@ -30,6 +31,39 @@ def speaker_from(source: object, content: str) -> str | None:
     if isinstance(speaker, str) and speaker.strip():
         return speaker.strip()
     return infer_speaker(source if isinstance(source, dict) else None, content)
+
+
+class RecalledJson(TypedDict):
+    """`RecalledMemory.to_json`: what the `recall` tool gives the model and code."""
+
+    id: str
+    kind: str
+    content: str
+    score: float
+    tags: list[str]
+    created_at: str | None
+    path: str | None
+    why: JsonObject
+    source: NotRequired[JsonObject]
+    user: NotRequired[object]
+    """For an exchange the agent stored: what the user said."""
+
+
+class MemorySourceJson(TypedDict):
+    kind: str
+    id: NotRequired[str]
+
+
+@dataclass(frozen=True)
+class MemorySource:
+    """One line a turn put in context: its `kind` (`note`, `fact`, `chunk`, …) and
+    `id` (None for a profile line); `to_json` is what traces and HTTP replies show."""
+
+    kind: str
+    id: str | None = None
+
+    def to_json(self) -> MemorySourceJson:
+        return {"kind": self.kind} if self.id is None else {"kind": self.kind, "id": self.id}
 
 
 @dataclass(frozen=True)
@@ -103,9 +137,9 @@ class RecalledMemory:
             speaker=speaker_from(source, str(content or "")),
         )
 
-    def to_json(self) -> JsonObject:
+    def to_json(self) -> RecalledJson:
         """What the `recall` tool returns for it."""
-        out: JsonObject = {
+        out: RecalledJson = {
             "id": self.id,
             "kind": self.kind,
             "content": self.content,

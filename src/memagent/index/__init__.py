@@ -21,7 +21,7 @@ from memagent.index.query import MAX_QUERY_CHARS, QueryFacts, check_query, facts
 from memagent.index.roles import non_fact, said_by_assistant
 from memagent.index.search import Filters, Hit, rank, search
 from memagent.index.signals import SIGNALS, Signal
-from memagent.index.store import Index, Row, read_only_index_copy
+from memagent.index.sqlite import Index, Row, read_only_index_copy
 from memagent.index.sync import SyncReport, index_file, sync, sync_paths
 from memagent.index.vectors import ExactVectors, VectorSearch
 from memagent.index.why import Boost, Why

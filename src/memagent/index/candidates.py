@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from memagent.core import InvalidInput
 from memagent.index.filters import Filters
-from memagent.index.store import Index, Row, fts_rank
+from memagent.index.sqlite import Index, Row, fts_rank
 
 if TYPE_CHECKING:
     from memagent.index.params import SearchParams

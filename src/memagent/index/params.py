@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memagent.core import InvalidInput
 from memagent.index.signals import SIGNALS, Signal
-from memagent.index.store import CONTEXT_MAX_DOCS, CONTEXT_WEIGHT
+from memagent.index.sqlite import CONTEXT_MAX_DOCS, CONTEXT_WEIGHT
 
 
 class Fusion(BaseModel):

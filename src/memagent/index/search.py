@@ -54,7 +54,7 @@ from memagent.index.query import (
     query_terms,
 )
 from memagent.index.signals import Scored
-from memagent.index.store import Index, Row
+from memagent.index.sqlite import Index, Row
 from memagent.index.why import Boost, Diversified, Listed, Why
 
 __all__ = [

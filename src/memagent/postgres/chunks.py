@@ -41,7 +41,7 @@ from memagent.index import (
 from memagent.index.candidates import Listing
 from memagent.index.documents import chunk_doc
 from memagent.index.filters import PostgresFilterSQL
-from memagent.index.store import embed_pool
+from memagent.index.sqlite import embed_pool
 from memagent.memory.chunks.model import Chunk, check_id, chunk_rel_path
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
 from memagent.postgres import context as pgcontext

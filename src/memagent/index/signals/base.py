@@ -26,7 +26,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from memagent.index.query import QueryFacts
-from memagent.index.store import Row
+from memagent.index.sqlite import Row
 from memagent.index.why import Boost
 
 NOTHING: tuple[float, Boost | None] = (1.0, None)

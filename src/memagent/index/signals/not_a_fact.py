@@ -14,7 +14,7 @@ from pydantic import Field
 from memagent.index.query import QueryFacts
 from memagent.index.roles import non_fact, said_by_assistant
 from memagent.index.signals.base import NOTHING, Signal
-from memagent.index.store import Row
+from memagent.index.sqlite import Row
 from memagent.index.why import Boost
 
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from memagent.index.query import QueryFacts
 from memagent.index.signals.base import NOTHING, Signal
-from memagent.index.store import Row
+from memagent.index.sqlite import Row
 from memagent.index.why import Boost
 
 
