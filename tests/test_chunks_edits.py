@@ -132,3 +132,26 @@ def test_history_ignores_other_chunks_that_mention_the_id(store: ChunkStore) -> 
     assert store.undo(a.id).chunk_id == a.id
     assert store.get(a.id, record_access=False).content == "Ana's flat is in Porto."
     assert store.get(b.id, record_access=False).content == f"See {a.id} for where Ana lives."
+
+
+def test_a_logged_edit_without_the_editable_fields_is_not_an_edit(store: ChunkStore) -> None:
+    from memagent.core import OpRecord
+    from memagent.memory.chunks.edits import edits_of
+
+    c = store.create("Lunch with Ana on Friday.")
+    store.update(c.id, content="Lunch with Ana on Saturday.")
+    good = store.op_records(mentioning=c.id)[-1]
+    assert good.meta is not None
+    broken = [
+        OpRecord(**{**good.model_dump(), "meta": {**good.meta, "before": {"content": "x"}}}),
+        OpRecord(
+            **{
+                **good.model_dump(),
+                "meta": {**good.meta, "after": {**good.meta["after"], "tags": "pets"}},
+            }
+        ),
+    ]
+    assert edits_of(broken, c.id) == []
+    (edit,) = edits_of([good], c.id)
+    assert edit.before["content"] == "Lunch with Ana on Friday."
+    assert edit.after["content"] == "Lunch with Ana on Saturday."

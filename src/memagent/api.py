@@ -37,6 +37,7 @@ from memagent.core.jsontext import JsonObject
 from memagent.stores import DEFAULT_USER, Stores, open_stores, store_url
 
 if TYPE_CHECKING:
+    from memagent.actions import ActionsOutcomeJson
     from memagent.index import Hit
     from memagent.llm import LLM
     from memagent.memory.chunks import Chunk, ChunkStore
@@ -375,10 +376,10 @@ class Memory:
                 result = vault.create(path, content)
             return {"path": result.path, "bytes": result.size, "created": False}
 
-    def delete_note(self, path: str) -> JsonObject:
+    def delete_note(self, path: str) -> dict[str, str | bool]:
         return self.vault.delete(path).to_json()
 
-    def run_actions(self, actions: str | Sequence[Any]) -> JsonObject:
+    def run_actions(self, actions: str | Sequence[Any]) -> ActionsOutcomeJson:
         """Run JSON vault actions: a list of action objects, a JSON array, or
         text holding `<actions>…</actions>`. Returns one result object."""
         from memagent.actions import (

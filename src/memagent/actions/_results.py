@@ -66,6 +66,15 @@ class ActionOutcome:
         return out
 
 
+class ActionsOutcomeJson(TypedDict):
+    """`ActionsOutcome.to_json`: what a batch of actions gave (the module doc)."""
+
+    ok: bool
+    succeeded: int
+    failed: int
+    results: list[ActionOutcomeJson]
+
+
 @dataclass(slots=True)
 class ActionsOutcome:
     """A batch's outcome: every action's result, in order. A failed action does
@@ -85,7 +94,7 @@ class ActionsOutcome:
     def ok(self) -> bool:
         return all(r.ok for r in self.results)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ActionsOutcomeJson:
         failed = self.failed
         return {
             "ok": failed == 0,

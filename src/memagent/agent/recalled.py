@@ -10,11 +10,14 @@ gives the model and code (the JSON boundary).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from memagent.core.jsontext import JsonObject
 from memagent.index import Hit, Why
 from memagent.index.roles import infer_speaker
+from memagent.index.why import WhyJson
 
 EXCHANGE_KIND = "agent_exchange"
 """`source.kind` of an exchange the agent stored (what the user said to it)."""
@@ -43,7 +46,7 @@ class RecalledJson(TypedDict):
     tags: list[str]
     created_at: str | None
     path: str | None
-    why: JsonObject
+    why: WhyJson
     source: NotRequired[JsonObject]
     user: NotRequired[object]
     """For an exchange the agent stored: what the user said."""

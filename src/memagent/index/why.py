@@ -21,7 +21,33 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from memagent.core.jsontext import JsonObject
+from typing_extensions import TypedDict
+
+
+class KeywordJson(TypedDict):
+    rank: int
+    bm25: float
+
+
+class DenseJson(TypedDict):
+    rank: int
+    cosine: float
+
+
+class DiversityJson(TypedDict):
+    same_conversation: int
+    max_cosine: float
+
+
+class WhyJson(TypedDict, total=False):
+    """`Why.to_json()`: each key present only when it applies (module doc). A
+    typing_extensions TypedDict, so pydantic models (`RecallHit`) can hold it."""
+
+    keyword: KeywordJson
+    dense: DenseJson
+    boosts: dict[str, float]
+    mode: str
+    diversity: DiversityJson
 
 
 class Listed(NamedTuple):
@@ -70,8 +96,8 @@ class Why(Mapping[str, Any]):
         """The boosts' reasons in words, in the order they applied."""
         return [b.words for b in self.boosts.values() if b.words]
 
-    def to_json(self) -> JsonObject:
-        out: JsonObject = {}
+    def to_json(self) -> WhyJson:
+        out: WhyJson = {}
         if self.keyword is not None:
             out["keyword"] = {"rank": self.keyword.rank, "bm25": self.keyword.score}
         if self.dense is not None:
@@ -117,7 +143,7 @@ class Why(Mapping[str, Any]):
 
     # -- read as the JSON mapping ------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
+        return dict(self.to_json())[key]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.to_json())

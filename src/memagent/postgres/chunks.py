@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memagent.core import Config, InvalidInput, MemagentError, NotFound, OpRecord
-from memagent.core.jsontext import JsonObject
+from memagent.core.storage import OpMeta
 from memagent.embeddings import embed_query
 from memagent.index import (
     Filters,
@@ -247,7 +247,7 @@ class PgChunkStore(ChunkStore):
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None,
-        meta: JsonObject | None = None,
+        meta: OpMeta | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path

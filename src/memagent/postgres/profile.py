@@ -18,7 +18,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, Conflict, CorruptFile, NotFound, OpRecord, WriteRecord
-from memagent.core.jsontext import JsonObject
+from memagent.core.storage import OpMeta
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.store import ACTOR, ProfileStore, parse_resource
@@ -137,9 +137,7 @@ class PgProfileStore(ProfileStore):
                     [(self.user, name, path, key) for path, key in keys],
                 )
 
-    def _write_text(
-        self, resource: Resource, text: str, *, op: str, meta: JsonObject
-    ) -> WriteRecord:
+    def _write_text(self, resource: Resource, text: str, *, op: str, meta: OpMeta) -> WriteRecord:
         with self.db.transaction(self.user) as conn:
             old = conn.execute(
                 "SELECT body FROM profile_resources WHERE user_id = %s AND name = %s FOR UPDATE",

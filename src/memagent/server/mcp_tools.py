@@ -208,7 +208,7 @@ class RunActionsArgs(BaseModel):
 def run_actions(call: ToolCall, args: RunActionsArgs) -> JsonObject:
     """Run JSON vault actions (read_file, create_file, update_file, delete_file,
     list_files, go_to_link, …); returns one result per action."""
-    return call.memory.run_actions(args.actions)
+    return dict(call.memory.run_actions(args.actions))
 
 
 # -- profile --------------------------------------------------------------------------

@@ -136,8 +136,8 @@ def history(chunk_id: str, home: HomeOption = None, as_json: AsJson = False) -> 
     for e in edits:
         mark = " (undone)" if e.undone else ""
         console.print(f"{e.ts[:19]} {e.edit} {e.op}{mark}", highlight=False)
-        for field in e.after:
-            old, new = e.before.get(field), e.after[field]
+        for field, new in e.after.items():
+            old = e.before.get(field)
             if old != new:
                 console.print(
                     f"  {field}: {escape(repr(old))} → {escape(repr(new))}", highlight=False

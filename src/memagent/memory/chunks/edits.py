@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NotRequired, Protocol, TypedDict
+
+from pydantic import TypeAdapter, ValidationError
 
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
 from memagent.core.jsontext import JsonObject
@@ -43,6 +45,28 @@ class EditableStore(Protocol):
     ) -> Chunk: ...
 
 
+class EditMeta(TypedDict):
+    """The ops-log meta of an edit (beside the chunk's `id` the store adds)."""
+
+    edit: str
+    before: EditableFields
+    after: EditableFields
+    undoes: NotRequired[str]
+
+
+_FIELDS: TypeAdapter[EditableFields] = TypeAdapter(EditableFields)
+
+
+def _logged_fields(value: object) -> EditableFields | None:
+    """A logged before/after as `EditableFields`, or None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        return _FIELDS.validate_python(value, strict=True)
+    except ValidationError:
+        return None
+
+
 EDIT_OPS = frozenset({"update", "soft_delete", "restore", "undo"})
 EDIT_ID_RE = re.compile(r"^edit-[0-9a-f]{16}$")
 
@@ -55,9 +79,9 @@ class ChunkEdit:
     edit: str
     op: str
     chunk_id: str
-    before: JsonObject
-    """The editable fields before, as logged (`EditableFields` when memagent wrote it)."""
-    after: JsonObject
+    before: EditableFields
+    """The editable fields before, as logged."""
+    after: EditableFields
     undoes: str | None = None
     undone: bool = False
 
@@ -80,8 +104,8 @@ def edits_of(records: list[OpRecord], chunk_id: str | None = None) -> list[Chunk
             continue
         if chunk_id is not None and meta.get("id") != chunk_id:
             continue
-        before, after = meta.get("before"), meta.get("after")
-        if not isinstance(before, dict) or not isinstance(after, dict):
+        before, after = _logged_fields(meta.get("before")), _logged_fields(meta.get("after"))
+        if before is None or after is None:
             continue
         undoes = meta.get("undoes")
         raw.append(
@@ -106,7 +130,7 @@ def history(store: EditableStore, chunk_id: str) -> list[ChunkEdit]:
     return edits_of(store.op_records(mentioning=chunk_id), chunk_id)
 
 
-def _apply(chunk: Chunk, fields: JsonObject) -> Chunk:
+def _apply(chunk: Chunk, fields: EditableFields) -> Chunk:
     chunk.content = str(fields["content"])
     chunk.tags = check_tags(list(fields["tags"]))
     data = chunk.model_dump()
@@ -161,7 +185,7 @@ def undo(
             edit=store.last_edit or "",
             op="undo",
             chunk_id=chosen.chunk_id,
-            before=dict(now),
-            after=dict(editable_fields(reverted)),
+            before=now,
+            after=editable_fields(reverted),
             undoes=chosen.edit,
         )

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import UTC, datetime
-from typing import Literal, TypedDict
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing_extensions import TypedDict
 
 from memagent.core import InvalidInput
 from memagent.core.jsontext import JsonObject

@@ -36,7 +36,7 @@ from memagent.core import (
 )
 from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import ops_end
-from memagent.core.storage import is_full
+from memagent.core.storage import OpMeta, is_full
 from memagent.embeddings import (
     Embedder,
     count_tokens,
@@ -61,7 +61,7 @@ from memagent.index import (
 )
 from memagent.index.documents import chunk_doc
 from memagent.memory.chunks.chunking import detect_type, split_text
-from memagent.memory.chunks.edits import ChunkEdit
+from memagent.memory.chunks.edits import ChunkEdit, EditMeta
 from memagent.memory.chunks.edits import history as edit_history
 from memagent.memory.chunks.edits import undo as undo_edit
 from memagent.memory.chunks.linker import IndexLinkSource, LinkSource, auto_links
@@ -231,7 +231,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None,
-        meta: JsonObject | None = None,
+        meta: OpMeta | None = None,
     ) -> None:
         self._write(self.index, chunk, op=op, vec=vec, meta=meta)
 
@@ -387,7 +387,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None = None,
-        meta: JsonObject | None = None,
+        meta: OpMeta | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
@@ -490,7 +490,7 @@ class ChunkStore:
             return chunk
         vec = None if after["content"] != before["content"] else self._vector(chunk.id)
         chunk.metadata.modified = _iso(datetime.now(UTC))
-        meta: JsonObject = {"edit": new_edit_id(), "before": before, "after": after}
+        meta: EditMeta = {"edit": new_edit_id(), "before": before, "after": after}
         if undoes is not None:
             meta["undoes"] = undoes
         self._store(chunk, op=op, vec=vec, meta=meta)

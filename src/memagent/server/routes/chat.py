@@ -21,6 +21,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from memagent.agent.recalled import MemorySourceJson
 from memagent.core.jsontext import JsonObject, JsonSchema
 from memagent.llm import Message
 from memagent.server._admission import RouteClass, admits
@@ -86,7 +87,7 @@ class ChatReply(BaseModel):
     usage: ChatUsage
     seconds: float
     memory_tokens: int
-    memory_sources: list[JsonObject]
+    memory_sources: list[MemorySourceJson]
     error: str | None = None
 
 
@@ -229,7 +230,7 @@ class Completion(BaseModel):
     model: str
     choices: list[CompatChoice]
     usage: CompatUsage
-    memory_sources: list[JsonObject] = Field(
+    memory_sources: list[MemorySourceJson] = Field(
         default_factory=list, description="What memagent put in context (ids and kinds)."
     )
 
@@ -237,7 +238,7 @@ class Completion(BaseModel):
 class _Prepared(BaseModel):
     messages: list[Message]
     user: str
-    sources: list[JsonObject]
+    sources: list[MemorySourceJson]
 
 
 def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
@@ -251,14 +252,14 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
     if not users:
         raise InvalidInput("the conversation has no user message")
     last = users[-1]
-    sources: list[JsonObject] = []
+    sources: list[MemorySourceJson] = []
     messages: list[Message] = []
     memory = caller.server.memory_access_for(caller.user)
     if body.memory.recall_k > 0:
         budget = caller.home.config.agent.context_tokens
         ctx = memory.context(last[:MAX_MESSAGE_CHARS], budget_tokens=budget, k=body.memory.recall_k)
         if ctx.text:
-            sources = [dict(s.to_json()) for s in ctx.sources]
+            sources = [s.to_json() for s in ctx.sources]
             messages.append(
                 Message(
                     role="system",

@@ -18,9 +18,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import ValidationError
 
 from memagent.agent.personas import Personas
+from memagent.agent.recalled import MemorySourceJson
 from memagent.core import InvalidInput, MemagentError
 from memagent.core.deadline import Budget, current_budget, within
-from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import read_ops_before
 from memagent.llm import LLMError
 from memagent.server._admission import RouteClass, admits
@@ -240,7 +240,7 @@ def chat_model_load(request: Request, who: ViewerDep) -> Response:
     return _state_json(model_state(llm))
 
 
-def sources_shown(who: Viewer, sources: list[JsonObject]) -> list[dict[str, str]]:
+def sources_shown(who: Viewer, sources: list[MemorySourceJson]) -> list[dict[str, str]]:
     """The memories a reply used, as a person reads them: their text (clipped), what
     they are, and a link to open them. A memory deleted since is said to be."""
     memory = who.caller.memory
