@@ -54,9 +54,12 @@ from memagent.memory.profile.pipeline import learn
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "profile"
 SET = FIXTURES / "statements.yaml"
 FRESH_SET = FIXTURES / "statements_fresh.yaml"
-SPLITS = ("dev", "held", "fresh")
+SPLITS = ("dev", "held", "fresh", "blind")
 """dev: tuned on; held: held out while tuning (glimpsed twice in stop 22); fresh: a
-second held-out set written and committed before anything ran on it (stop 23)."""
+second held-out set written and committed before anything ran on it (stop 23), since
+looked into; blind: a set someone else writes (`--set PATH --split blind`) that the
+people tuning never read: only its aggregate figures are ever printed."""
+BLIND = "blind"
 DEFAULT_SPLITS = ("dev", "held")
 """The fresh part runs only when asked for by name (`--split fresh`)."""
 DEFAULT_DATE = date(2026, 3, 4)
@@ -96,7 +99,7 @@ class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    split: Literal["dev", "held", "fresh"]
+    split: Literal["dev", "held", "fresh", "blind"]
     date: dt.date = DEFAULT_DATE
     given: list[str] = Field(default_factory=list)
     steps: list[Step] = Field(min_length=1)
@@ -255,6 +258,8 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
 
 
 def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> list[StepOutcome]:
+    """One scenario in a fresh home under `root`; a blind scenario's outcomes carry
+    no statement text, no item and nothing the model read (figures only)."""
     home = MemoryHome.open(root / scn.id)
     init_profile(home)
     store = ProfileStore(home, today=lambda: scn.date)
@@ -270,7 +275,12 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
             read = [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
-            print(f"  {scn.id}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            blind = scn.split == BLIND
+            print(
+                f"  {'a blind statement' if blind else scn.id}: {type(exc).__name__}"
+                + ("" if blind else f": {exc}"),
+                file=sys.stderr,
+            )
             calls, read = 0, [f"error: {exc}"]
         seconds = time.perf_counter() - started
         seconds += float(getattr(llm, "replayed_s", 0.0)) - replayed  # a cached call's time
@@ -308,6 +318,9 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
                 read,
             )
         )
+    if scn.split == BLIND:
+        for o in out:
+            o.wrong, o.missing, o.read = [], [], []
     return out
 
 
@@ -439,11 +452,11 @@ def run(
                 cold = got[0].seconds
                 got[0].seconds = float("nan") if len(scenarios) > 1 else got[0].seconds
             outcomes.extend(got)
-            if log is not None:
+            if log is not None and scn.split != BLIND:
                 with log.open("a", encoding="utf-8") as fh:
                     for o in got:
                         fh.write(json.dumps(o.__dict__, default=str) + "\n")
-            if verbose:
+            if verbose and scn.split != BLIND:
                 for o in got:
                     if o.wrong or o.missing:
                         print(f"  {o.scenario}: wrong={o.wrong} missing={o.missing}")
@@ -461,7 +474,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--split",
         action="append",
         choices=(*SPLITS, "all"),
-        help="dev, held or fresh (repeatable; default dev and held; all: the three)",
+        help="dev, held, fresh or blind (repeatable; default dev and held; all: dev, held "
+        "and fresh; blind needs --set and prints aggregate figures only)",
+    )
+    ap.add_argument(
+        "--set",
+        type=Path,
+        action="append",
+        dest="sets",
+        help="load the scenarios from this YAML file (repeatable; default: the fixtures)",
     )
     ap.add_argument("--limit", type=int, default=0, help="first N scenarios of each split")
     ap.add_argument(
@@ -484,8 +505,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
     wanted = set(args.split or DEFAULT_SPLITS)
-    wanted = set(SPLITS) if "all" in wanted else wanted
-    scenarios = [s for s in load_set() if s.split in wanted]
+    wanted = (wanted - {"all"}) | {"dev", "held", "fresh"} if "all" in wanted else wanted
+    if BLIND in wanted and args.cache is not None:
+        ap.error("--cache would write the blind statements into the cache file")
+    try:
+        loaded = load_set(*(args.sets or []))
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        ap.error(f"cannot load the scenarios: {type(exc).__name__}")
+    scenarios = [s for s in loaded if s.split in wanted]
+    if not scenarios:
+        ap.error(f"no scenarios of split(s) {', '.join(sorted(wanted))} in the set(s)")
     kept: list[Scenario] = []
     for split in SPLITS:
         part = [s for s in scenarios if s.split == split][:: args.every]
@@ -494,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     all_rows = []
     for name in args.model or ["scripted"]:
         if name == "scripted":
-            llm: LLM = oracle_llm(load_set())
+            llm: LLM = oracle_llm(loaded)
         else:
             from memagent.llm import load_llm
             from memagent.llm.embedded import EmbeddedLLM
