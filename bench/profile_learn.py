@@ -31,6 +31,7 @@ import argparse
 import datetime as dt
 import json
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -46,7 +47,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import MemoryHome
 from memagent.llm import LLM, Message, ScriptedLLM
-from memagent.memory.profile import ProfileStore, apply_operations, init_profile
+from memagent.memory.profile import ProfileStore, apply_operations, init_profile, relations
+from memagent.memory.profile.extract import DEFAULT_READING, Reading
 from memagent.memory.profile.facts import Extracted, plan, said_word
 from memagent.memory.profile.keys import match_key, tokens
 from memagent.memory.profile.pipeline import learn
@@ -180,19 +182,59 @@ def entry_fact(text: str) -> Extracted | None:
     return Extracted(kind=kind, value=words) if kind else None  # type: ignore[arg-type]
 
 
+_WHO = re.compile(
+    r"\b(?i:my|our|a|an|the|two|three)\s+((?:[a-z]+[ -]){0,2}?[a-z]+)(?:'s name)?,?\s+"
+    r"(?:is |are )?(?:called |named )?(?=[A-Z])"
+)
+
+
+def _who(kind: str, name: str, statement: str) -> str:
+    """The animal or relation a statement names a pet or relative `name` by: a known
+    word if it says one ("mother-in-law" holds "mother"), else the words before the
+    name ("a guy called Dev": guy)."""
+    words = relations.ANIMALS if kind == "pet" else relations.RELATIVES
+    for w in tokens(statement):
+        if relations.singular(w) in words:
+            return relations.singular(w)
+    for m in _WHO.finditer(statement):
+        if statement[m.end() :].lower().startswith(name.lower()):
+            return m.group(1).split()[-1]
+    return ""
+
+
 def oracle_facts(scenarios: Sequence[Scenario]) -> dict[str, list[Extracted]]:
     """For each statement, the facts its expected change implies (added items,
-    and removed ones: the statement's own words make those a removal)."""
+    and removed ones: the statement's own words make those a removal; an item
+    whose end date the step names is said again). A pet or relative given by name
+    alone gets the animal or relation the statement calls it."""
     out: dict[str, list[Extracted]] = {}
     for scn in scenarios:
         before = set(scn.given)
         for step in scn.steps:
             now = set(step.expect)
             changed = sorted(now - before) + sorted(before - now)
-            facts = [f for e in changed if (f := entry_fact(e)) is not None]
+            changed += sorted(e for e in step.expiry if e in before & now)
+            facts = []
+            for e in changed:
+                fact = entry_fact(e)
+                if fact is None and (bare := _bare_relation(e)) is not None:
+                    kind, name = bare
+                    who = _who(kind, name, step.say)
+                    fact = Extracted(kind=kind, value=who, name=name) if who else None  # type: ignore[arg-type]
+                if fact is not None:
+                    facts.append(fact)
             out[" ".join(step.say.split())] = facts
             before = now
     return out
+
+
+def _bare_relation(text: str) -> tuple[str, str] | None:
+    """`personal.facts=pet maple` → ("pet", "Maple"): a name without its animal."""
+    paths, _, words = text.partition("=")
+    toks = words.split()
+    if paths.split("|")[0] == "personal.facts" and len(toks) == 2 and toks[0] in ("pet", "family"):
+        return toks[0], toks[1].title()
+    return None
 
 
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
@@ -257,7 +299,9 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
         raise RuntimeError(f"cannot seed {given}: {result.error}")
 
 
-def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> list[StepOutcome]:
+def run_scenario(
+    scn: Scenario, llm: LLM, root: Path, *, reading: Reading | None = None
+) -> list[StepOutcome]:
     """One scenario in a fresh home under `root`; a blind scenario's outcomes carry
     no statement text, no item and nothing the model read (figures only)."""
     home = MemoryHome.open(root / scn.id)
@@ -270,9 +314,10 @@ def run_scenario(scn: Scenario, llm: LLM, root: Path, *, gate: bool = False) -> 
         replayed = float(getattr(llm, "replayed_s", 0.0))
         started = time.perf_counter()
         try:
-            res = learn(store, llm, step.say, today=scn.date, gate=gate)
+            res = learn(store, llm, step.say, today=scn.date, reading=reading)
             calls = res.llm_calls
-            read = [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
+            read = [f"gate P(yes) {p:.3f}" for p in res.gate_p]
+            read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
             blind = scn.split == BLIND
@@ -437,7 +482,7 @@ def run(
     llm: LLM,
     scenarios: Sequence[Scenario],
     *,
-    gate: bool = False,
+    reading: Reading | None = None,
     verbose: bool = False,
     log: Path | None = None,
 ) -> tuple[list[StepOutcome], float | None]:
@@ -447,7 +492,7 @@ def run(
     cold: float | None = None
     with tempfile.TemporaryDirectory(prefix="memagent-bench-profile-") as tmp:
         for scn in scenarios:
-            got = run_scenario(scn, llm, Path(tmp), gate=gate)
+            got = run_scenario(scn, llm, Path(tmp), reading=reading)
             if cold is None and got:
                 cold = got[0].seconds
                 got[0].seconds = float("nan") if len(scenarios) > 1 else got[0].seconds
@@ -465,6 +510,23 @@ def run(
         if o.seconds != o.seconds:
             o.seconds = statistics.median([t.seconds for t in timed]) if timed else 0.0
     return outcomes, cold
+
+
+def _reading(must_read: str, skip_below: float | None) -> Reading:
+    """The reading policy the options ask for (`memory.profile.extract.Reading`)."""
+    default = DEFAULT_READING
+    if must_read == "default":
+        must: float | None = default.must_read
+    elif must_read == "none":
+        must = None
+    else:
+        must = float(must_read)
+        if not 0.0 <= must <= 1.0:
+            raise ValueError("--must-read must be in [0, 1], none or default")
+    skip = default.skip_below if skip_below is None else skip_below
+    if not 0.0 <= skip <= 1.0:
+        raise ValueError("--skip-below must be in [0, 1]")
+    return Reading(must_read=must, skip_below=skip)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -488,7 +550,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--every", type=int, default=1, help="every Nth scenario of each split (a spread sample)"
     )
-    ap.add_argument("--gate", action="store_true", help="ask the yes/no gate call first")
+    ap.add_argument(
+        "--must-read",
+        default="default",
+        help="the extraction must list a fact when the gate's P(yes) is at least this "
+        "(0: always, without a gate call; none: never; default: the library's)",
+    )
+    ap.add_argument(
+        "--skip-below",
+        type=float,
+        default=None,
+        help="no extraction when the gate's P(yes) is under this (default: the library's)",
+    )
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
@@ -504,6 +577,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
+    try:
+        reading = _reading(args.must_read, args.skip_below)
+    except ValueError as exc:
+        ap.error(str(exc))
     wanted = set(args.split or DEFAULT_SPLITS)
     wanted = (wanted - {"all"}) | {"dev", "held", "fresh"} if "all" in wanted else wanted
     if BLIND in wanted and args.cache is not None:
@@ -533,9 +610,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from bench.qa_cache import cached_llm
 
                 llm = cached_llm(llm, args.cache)
-        outcomes, cold = run(llm, scenarios, gate=args.gate, verbose=args.verbose, log=args.log)
+        outcomes, cold = run(llm, scenarios, reading=reading, verbose=args.verbose, log=args.log)
         rows = report(name, outcomes, cold)
-        rows["gate"] = args.gate
+        rows["reading"] = {"must_read": reading.must_read, "skip_below": reading.skip_below}
         print_report(rows)
         all_rows.append(rows)
     if args.json:

@@ -24,7 +24,7 @@ from memagent.memory.profile.keys import match_key
 from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
-_RELATIVES = "|".join(relations.RELATIVES)
+_RELATIVES = rf"(?:step-?)?(?:{'|'.join(relations.RELATIVES)})(?:-in-law)?"
 _NAME = r"([A-Z][a-zA-Z'-]+)"
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
@@ -37,7 +37,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 _OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_NAME}")
 _HOME = re.compile(
-    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved) (?:in|to) "
+    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved|relocated|"
+    r"'ve relocated|have relocated|just relocated) (?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
@@ -68,15 +69,17 @@ _WANTS = re.compile(
     re.IGNORECASE,
 )
 _STAY = re.compile(
-    r"\bI'?m (?:in|at|staying in|staying at|on holiday in|on vacation in|visiting|"
-    r"travell?ing (?:in|around|through)|working (?:out of|from) the) "
-    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
+    r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
+    r"(?:in|at|from|visiting|around|through) (?:the )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
+"""A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
+remotely from Lisbon for the next ten days"): only read with a time bound."""
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
 _HAVE_NAMED = re.compile(
-    rf"\b(?:I|[Ww]e) (?:have|'ve got|have got|got|own) {_COUNT} (?:\w+ )?"
+    rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) {_COUNT} (?:\w+ )?"
     rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
     rf"(?:(?:called|named)\s+)?{_NAMES}"
 )
@@ -89,7 +92,7 @@ _SEVERITY = r"(?:severe|mild|bad|serious|slight|life-threatening)"
 _ALLERGIC = re.compile(
     rf"\ballergic to (?!(?:it|them|that|this|something|anything|everything)\b)"
     rf"{_THING}{_THING_END}"
-    rf"|\b(?:a|an|my)\s+(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?)\b)"
+    rf"|(?:^\W*(?!(?:I|we|my|he|she|they|you)\b)|\b(?:a|an|my)\s+)(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?|my|no)\b)"
     r"([a-z][a-z -]{1,30}?) allergy\b"
     rf"|\ballergy to {_THING}{_THING_END}",
     re.IGNORECASE,

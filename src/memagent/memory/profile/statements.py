@@ -8,6 +8,12 @@ voice ("As an AI…", "You mentioned…", an `Assistant:` line), prompt injectio
 ("ignore previous instructions…", which drops the whole statement), and JSON or
 code pasted into the text. What is left (`Screened.kept`) goes to the model; an
 empty `kept` means nothing is learned, at no model cost.
+
+A question or hypothetical is judged by its clauses too: when it opens with a plain
+statement ("I'm allergic to sulfites, so which wines can I drink?", "Latex allergy
+here, worth knowing if I ever end up in hospital"), that opening part is kept and
+the rest dropped; an opening that is itself conditional ("I'd move to Spain, if I
+could") is dropped with it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ _WORD = re.compile(r"[A-Za-z']+")
 _INJECTION = re.compile(
     r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|prompts?|rules?|"
     r"system message)\b|\bsystem prompt\b|\byou are now\b|\bnew instructions?\b|"
-    r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>",
+    r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
+    r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b",
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
@@ -41,7 +48,11 @@ _ASSISTANT_VOICE = re.compile(
     r"understood|here'?s|here is|here are)\b|"
     r"\b(as an ai|i'?m an ai|language model|i'?d be happy to|i would be happy to|"
     r"let me know if|i'?ll remember|i will remember|i have noted|i can help)\b|"
-    r"^\s*(you|your)\b",
+    r"^\s*(you|your)\b|"
+    r"\byou (?:\w+ )?(?:live|like|love|enjoy|prefer|hate|mentioned|said|told me|work|eat|"
+    r"drink)\b|\byou(?:'re| are) (?:allergic|vegan|vegetarian|from|based|a|an)\b|"
+    r"\byour (?:list|profile|preferences|favou?rites?|allergies|diet|notes?)\b|"
+    r"\b(?:sounds|seems|looks) like you\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -136,6 +147,24 @@ _SMALL_TALK_WORDS = frozenset(
         "right",
         "got",
         "gotcha",
+        "fair",
+        "enough",
+        "hope",
+        "you're",
+        "youre",
+        "well",
+        "doing",
+        "quick",
+        "intro",
+        "one",
+        "here",
+        "for",
+        "really",
+        "useful",
+        "appreciated",
+        "appreciate",
+        "makes",
+        "sense",
     ]
 )
 _HYPOTHETICAL = re.compile(
@@ -152,6 +181,16 @@ _COMMUNICATION = re.compile(
     re.IGNORECASE,
 )
 _PASTED = re.compile(r"[{}\[\]<>]|```|\\n|\"\s*:")
+_MEMO = re.compile(
+    r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
+    r"make a note|take note|don'?t forget|for the record|fyi)(?: that| of this| this)?\s*[,:]?\s+"
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|we|we're|our)\b)",
+    re.IGNORECASE,
+)
+""""Please remember that I'm vegan": the fact after a request to remember it."""
+_CLAUSE_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+")
+_LEAD_WORD = re.compile(r"^\s*(so|but|and|then|or)\s+", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(would|could|might|will|shall)\b|'d\b|'ll\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -199,6 +238,31 @@ def why_not_a_fact(sentence: str) -> str | None:
     return None
 
 
+def opening_statement(sentence: str) -> str | None:
+    """The plain statement a question or hypothetical opens with, if any (module
+    doc): its clauses up to the first one that cannot state a fact, when that is a
+    question or a hypothetical and what comes before it is not conditional."""
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    starts = [0, *(m.end() for m in breaks)]
+    ends = [*(m.start() for m in breaks), len(sentence)]
+    first: int | None = None  # the first clause that may state a fact
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        part = _LEAD_WORD.sub("", sentence[start:end])
+        why = why_not_a_fact(part)
+        if why is None:
+            first = i if first is None else first
+            continue
+        if why == "small talk" and first is None:
+            continue  # "Quick one: …", "Honestly, …"
+        if first is None or why not in ("question", "hypothetical"):
+            return None
+        opening = sentence[starts[first] : ends[i - 1]].strip()
+        if len(_WORD.findall(opening)) < 2 or _CONDITIONAL.search(opening):
+            return None
+        return opening.rstrip(",;:-") + "."
+    return None
+
+
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact."""
     if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
@@ -206,8 +270,14 @@ def screen(text: str) -> Screened:
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
-    for sentence in sentences(text):
+    for said in sentences(text):
+        sentence = _MEMO.sub("", said, count=1)
         why = why_not_a_fact(sentence)
+        opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
+        if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
+            kept.append(opening)
+            dropped.append((sentence[:200], f"{why}, but for its opening"))
+            continue
         if why is None and len(kept) < MAX_KEPT_SENTENCES:
             kept.append(sentence)
         else:
