@@ -9,8 +9,9 @@
    has in its cache.
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
-   fact's kind, value and, for a pet or relative, name. Where it reads nothing,
-   `fallback.fallback_facts` (looser patterns) fills in.
+   fact's kind, value and, for a pet or relative, name. Where it reads nothing
+   said in the statement (and no rule read anything), `fallback.fallback_facts`
+   (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
    live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
@@ -30,12 +31,18 @@ from memagent.core import InvalidInput
 from memagent.llm import LLM, LLMError, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
-from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
+from memagent.memory.profile.facts import (
+    Extracted,
+    Extraction,
+    extraction_schema,
+    grounded,
+    plan,
+)
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.rules import merge, rule_facts
-from memagent.memory.profile.statements import screen
+from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
 
 MAX_STATEMENT_CHARS = 8000
@@ -121,6 +128,9 @@ class Reading:
 
     must_read: float | None = None
     skip_below: float = 0.0
+    spare_episodic: bool = True
+    """A group that tells of an event or a passing state (`statements.episodic`) is
+    never made to list a fact: the model may read nothing in "I had a burger"."""
 
     @property
     def asks_gate(self) -> bool:
@@ -233,9 +243,12 @@ def learn_statement(
         must = policy.must_read == 0.0 or (
             policy.must_read is not None and p is not None and p >= policy.must_read
         )
+        if must and policy.spare_episodic and any(episodic(s) for s in group):
+            must = False
         read = read_facts(llm, text, at_least_one=must)
         calls += 1
-        facts.extend(read or ([] if rule_facts(group) else fallback_facts(group)))
+        usable = [f for f in read if grounded(f.value, text)]
+        facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
     facts = merge(rule_facts(screened.kept), facts)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)

@@ -5,7 +5,9 @@ The model only says what kind of fact a sentence holds and copies its value
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
-  else (`kinds.about_someone_else`).
+  else (`kinds.about_someone_else`). One thing said is one item: a value whose
+  words hold (or are held by) those of a value read before is that thing read
+  again ("camping in the Highlands" after the stay in the Highlands).
 - **Kind fixes** (`kinds.fix_kind`): "allergic" must be said for an allergy,
   "hate" makes a like a dislike, a name after "my dog is called" is the dog's.
 - **Negation and correction** (`negation`): a value said to be over ("no more
@@ -278,6 +280,8 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
         else:
             who = OTHER_PERSON.search(clause)
             value = who.group(3) if who is not None and who.group(3) else ""
+    if fact.kind == "family" and not relations.is_relation(value):
+        value = relations.partnered(clause) or value  # "married to a guy called Dev"
     value = relations.singular(value)
     names = [n for n in relations.split_names(name) if n.lower() != value]
     return [(value, n) for n in names] if value else []
@@ -397,7 +401,7 @@ def plan(
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
-    read: set[str] = set()  # one item per thing said: the first kind read for a value
+    read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
@@ -411,10 +415,12 @@ def plan(
         if about_someone_else(clause, fixed):
             dropped.append((value, "about someone else"))
             continue
-        if fixed not in ("pet", "family") and match_key(value) in read:
+        words = set(_content(value))
+        if fixed not in ("pet", "family") and any(words <= r or r <= words for r in read):
             dropped.append((value, "read already, as another kind"))
             continue
-        read.add(match_key(value))
+        if fixed not in ("pet", "family"):
+            read.append(words)
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue

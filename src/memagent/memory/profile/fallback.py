@@ -31,7 +31,8 @@ _DAYS = re.compile(
 )
 _SUBJECT_I = re.compile(r"^\s*(?:\w+,?\s+){0,3}?I\b")
 _LIKE = re.compile(
-    r"^\s*(?:\w+,?\s+){0,3}?I (?:really |absolutely |just |also )?(?:love|like|enjoy|adore) "
+    r"^\s*(?:\w+,?\s+){0,3}?I(?:'m| am)? (?:really |absolutely |just |also )?"
+    r"(?:love|like|enjoy|adore|(?:a |such a )?(?:big |huge )?fan of) "
     r"(?:a good |a nice |the |my )?(?!(?:it|that|this|them|you|him|her|to|when|how)\b)"
     r"([a-z][\w' -]{1,40}?)(?=[,.;!]|$| and | but | so | because )"
 )

@@ -41,6 +41,7 @@ _ABSTAIN = re.compile(
     r"love|enjoy|do)\b",
     re.IGNORECASE,
 )
+_RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re.IGNORECASE)
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off|"
@@ -54,6 +55,15 @@ _NOT_ANY_MORE = re.compile(
     re.IGNORECASE,
 )
 """"I don't swim anymore": the verb and its object are what is over ("swim")."""
+_LEFT_BEHIND = re.compile(
+    r"\b(?:switched|changed|moved|went|swapped|converted)\s+(?:over\s+)?from\s+"
+    r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
+    r"|((?:[\w'-]+\s){0,2}?[\w'-]+)\s+(?:is|are)\s+(?:out|off the table|off the menu|"
+    r"over|done|finished)\b",
+    re.IGNORECASE,
+)
+""""I switched from coffee to green tea", "running is out for now": the first thing
+is over."""
 _SUBCLAUSE = re.compile(
     r"\s*[,;:]\s*(?:(?:and|but|so)\s+)?|\s+(?:but|so|though|although|because|since|whereas)\s+|"
     r"\s+and\s+(?=(?:I|I'm|I've|I'd|now|then|we)\b)",
@@ -78,9 +88,9 @@ def negated_things(sentences: list[str]) -> list[str]:
     """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
     out: list[str] = []
     for s in sentences:
-        for pattern in (_NEGATED_THING, _NOT_ANY_MORE):
+        for pattern in (_NEGATED_THING, _NOT_ANY_MORE, _LEFT_BEHIND):
             for m in pattern.finditer(s):
-                out.append(m.group(1).strip())
+                out.append(next(g for g in m.groups() if g).strip())
     return out
 
 
@@ -98,8 +108,8 @@ def is_negated(value: str, text: str, *, directly: bool = False) -> bool:
 def ended(value: str, kind: str, clause: str) -> bool:
     """`clause` says the fact (`kind`, `value`) is over (module doc)."""
     part = subclause(value, clause)
-    if kind in NEGATIVE_KINDS and _ABSTAIN.search(part):
-        return False  # "I don't eat pork any more": the restriction itself
+    if kind in NEGATIVE_KINDS and (_ABSTAIN.search(part) or _RULED_OUT.search(part)):
+        return False  # "I don't eat pork any more", "pork is off the menu": the rule itself
     if is_negated(value, part, directly=kind in NEGATIVE_KINDS):
         return True
     return kind not in NEGATIVE_KINDS and bool(ENDED.search(part))

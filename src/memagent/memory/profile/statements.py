@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
+
+from memagent.memory.profile.timebound import time_bound
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -171,12 +174,12 @@ _HYPOTHETICAL = re.compile(
     r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
-    r"i might|i should|i'?m thinking about|i'?m considering|"
+    r"might|i should|thinking (?:of|about)|considering|"
     r"would i|were i)\b",
     re.IGNORECASE,
 )
 _COMMUNICATION = re.compile(
-    r"\b(answers?|replies|reply|responses?|respond|emojis?|call me|address me|bullet points?|"
+    r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|bullet points?|"
     r"formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
     re.IGNORECASE,
 )
@@ -283,3 +286,42 @@ def screen(text: str) -> Screened:
         else:
             dropped.append((sentence[:200], why or "too many sentences"))
     return Screened(kept, dropped)
+
+
+_IRREGULAR_PAST = (
+    "had|did|was|were|got|went|came|made|took|ate|drank|forgot|found|gave|heard|kept|knew|"
+    "lost|met|paid|put|said|sat|slept|stood|thought|told|won|wrote|felt|left|brought|bought|"
+    "caught|taught|sent|built|began|broke|chose|drove|fell|flew|grew|held|ran|rode|rang|sang|"
+    "sold|spoke|swam|threw|understood|woke|wore|spent|saw|became|let|cut|hit|set|shut"
+)
+_PAST_EVENT = re.compile(
+    rf"\b(?:I|we|he|she|they|it)(?: just| only| finally| already)?\s+(?:\w+ly\s+)?"
+    rf"(?:{_IRREGULAR_PAST}|[a-z]+ed)\b|\b[a-z]+ed (?:out|up|off|well|badly)\b|"
+    r"\b(?:yesterday|last (?:night|week|weekend)|this (?:morning|afternoon|evening)|earlier|"
+    r"right now|at the moment|today|tonight|just now)\b|^\W*just (?!so\b)",
+    re.IGNORECASE,
+)
+_ONGOING = re.compile(r"\b(?:I'?m|I am|we'?re|we are)\s+(?:\w+ly\s+)?[a-z]+ing\b", re.IGNORECASE)
+_ANY_DAY = date(2000, 1, 3)
+_NEW_STATE = re.compile(
+    r"\b(?:now|these days|nowadays)\b|\b(?:in|on|next|this|by) (?:the )?(?:january|february|"
+    r"march|april|may|june|july|august|september|october|november|december|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|week|month|year|spring|summer|autumn|fall|"
+    r"winter|weekend|\d{1,2}(?:st|nd|rd|th)\b)|\btomorrow\b",
+    re.IGNORECASE,
+)
+"""A state that holds from now on, or an event ahead: not a passing moment."""
+_POSSESSING = re.compile(r"\b(?:I|we)(?:'ve| have) got\b", re.IGNORECASE)
+
+
+def episodic(sentence: str) -> bool:
+    """`sentence` tells of an event or a passing state (the past tense, "today",
+    "right now", "I'm waiting for the bus"), not how things stand lastingly: a
+    model made to read a fact in it would read a one-off as a fact. A stay or plan
+    with an end date ("I'm in Osaka for a week") is not episodic."""
+    if time_bound(re.sub(r"\b(today|tonight)\b", "", sentence, flags=re.I), _ANY_DAY):
+        return False
+    if _NEW_STATE.search(sentence):
+        return False  # "I'm teaching chemistry now", "our first baby in October"
+    said = _POSSESSING.sub("I have", sentence)
+    return bool(_PAST_EVENT.search(said) or _ONGOING.search(said))
