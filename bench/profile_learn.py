@@ -50,7 +50,7 @@ from memagent.llm import LLM, Message, ScriptedLLM
 from memagent.memory.profile import ProfileStore, apply_operations, init_profile, relations
 from memagent.memory.profile.extract import DEFAULT_READING, Reading
 from memagent.memory.profile.facts import Extracted, plan, said_word
-from memagent.memory.profile.keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.pipeline import learn
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "profile"

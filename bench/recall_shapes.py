@@ -31,6 +31,7 @@ import numpy as np
 from bench.recall_locomo import CATEGORIES, KS, evidence_of, recall_at
 from bench.shapes import Shape, conversation_turns, records, write_import
 from memagent.agent.attribution import attribute
+from memagent.agent.recalled import RecalledMemory
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder
 from memagent.index import documents
@@ -198,20 +199,17 @@ def count_attribution(tally: list[int], hits: list[Any], question: str, gold: se
     """Add to `tally` [questions naming a speaker, their lines, lines withheld,
     evidence lines withheld, evidence lines] what `attribute` does to these hits (as the agent
     sees them: content and source)."""
-    lines = [
-        {"id": h.row.doc_id, "content": h.row.content, "score": h.score, "source": h.row.source}
-        for h in hits
-    ]
+    lines = [RecalledMemory.of(h) for h in hits]
     who = attribute(lines, question, k=5)
     if not who.named:
         return
-    kept = {h["id"] for h in who.hits}
-    out = [h for h in lines if h["id"] not in kept]
+    kept = {h.id for h in who.hits}
+    out = [h for h in hits if h.row.doc_id not in kept]
     tally[0] += 1
     tally[1] += len(lines)
     tally[2] += len(out)
-    tally[3] += sum(str((h["source"] or {}).get("id")) in gold for h in out)
-    tally[4] += sum(str((h["source"] or {}).get("id")) in gold for h in lines)
+    tally[3] += sum(str((h.row.source or {}).get("id")) in gold for h in out)
+    tally[4] += sum(str((h.row.source or {}).get("id")) in gold for h in hits)
 
 
 def boundary_f1(conv: dict[str, Any], gap: timedelta) -> float:

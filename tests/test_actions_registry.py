@@ -32,7 +32,7 @@ from memagent.actions import (
 )
 from memagent.actions._models import NOT_ARGUMENTS
 from memagent.agent.acting import run_action_batch
-from memagent.agent.memory import AgentMemory, journaled_vault
+from memagent.agent.memory import MemoryAccess, journaled_vault
 from memagent.agent.tools import ToolRegistry
 from memagent.core import MemoryHome
 from memagent.memory.vault import JournaledVault, Vault
@@ -166,7 +166,7 @@ def test_folders_made_on_the_way_are_removed_by_rollback(journaled: JournaledVau
 
 
 def test_the_agents_batch_of_every_action_is_undone_whole(home: MemoryHome) -> None:
-    memory = AgentMemory(home, embeddings=False)
+    memory = MemoryAccess(home, embeddings=False)
     try:
         world(memory.vault)
         before = snapshot(memory.vault)

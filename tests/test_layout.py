@@ -162,16 +162,6 @@ def test_source_files_stay_readable() -> None:
 # reachable by sandboxed code" (the interpreter refuses every `_` attribute).
 SHARED_PRIVATE = {"sandbox"}
 
-# Uses left in files other engineers were changing at the same time; each is to be
-# rewritten to the public name beside it, and this set emptied (the test fails when
-# one of them is gone, so the list never outlives its entries).
-PRIVATE_USES_ALLOWED = {
-    ("agent.memory", "_need_home"),  # -> stores.need_home(...)
-    ("agent.memory_refs", "_lock"),  # -> vault.lock()
-    ("postgres.chunks", "_TERM"),  # index.search's term pattern, to become public
-    ("postgres.chunks", "_embed_pool"),  # index.store's helper, to become public
-}
-
 
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
@@ -272,12 +262,8 @@ def _private_uses(root: Path = SRC) -> list[tuple[str, str, str]]:
 
 
 def test_no_private_name_is_used_across_modules() -> None:
-    uses = _private_uses()
-    unexpected = sorted(
-        where for module, private, where in uses if (module, private) not in PRIVATE_USES_ALLOWED
-    )
-    assert unexpected == [], "private names used outside their module"
-    assert {(module, private) for module, private, _ in uses} == PRIVATE_USES_ALLOWED
+    uses = sorted(where for _, _, where in _private_uses())
+    assert uses == [], "private names used outside their module"
 
 
 def test_the_private_check_sees_real_uses(tmp_path: Path) -> None:

@@ -102,11 +102,11 @@ def test_unreachable_database_is_unavailable() -> None:
 
 
 def test_memory_and_agent_share_one_stores(home: MemoryHome) -> None:
-    from memagent.agent import AgentMemory
+    from memagent.agent import MemoryAccess
 
     stores = open_stores(home, embeddings=False)
     mem = Memory(stores=stores)
-    agent = AgentMemory(home, stores=stores)
+    agent = MemoryAccess(home, stores=stores)
     [chunk] = mem.remember("Tea, not coffee.")
     assert agent.chunks is stores.chunks
     assert [h["id"] for h in agent.recall("tea")] == [chunk.id]

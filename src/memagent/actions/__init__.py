@@ -32,7 +32,7 @@ from memagent.actions._parse import (
 )
 from memagent.actions._registry import ActionSpec, action
 from memagent.actions._resources import WHOLE_VAULT, overlaps, resources_of
-from memagent.actions._results import ActionOutcome, ActionsOutcome, json_value
+from memagent.actions._results import ActionOutcome, ActionOutcomeJson, ActionsOutcome, json_value
 from memagent.actions._runner import (
     arun_actions,
     plan_actions,
@@ -51,6 +51,7 @@ __all__ = [
     "Action",
     "ActionList",
     "ActionOutcome",
+    "ActionOutcomeJson",
     "ActionSpec",
     "ActionsInvalid",
     "ActionsOutcome",

@@ -11,6 +11,7 @@ from pydantic import Field, TypeAdapter
 from memagent.actions import _vault_actions  # noqa: F401 (declares the vault actions)
 from memagent.actions._models import BaseAction
 from memagent.actions._registry import REGISTRY, ActionSpec
+from memagent.core.jsontext import JsonSchema
 
 SPECS: dict[str, ActionSpec] = dict(REGISTRY)
 """Every action's spec by name, in declaration order."""
@@ -23,7 +24,7 @@ Action: Any = Annotated[Union[ACTION_MODELS], Field(discriminator="action")]  # 
 ActionList: TypeAdapter[list[BaseAction]] = TypeAdapter(list[Action])
 
 
-def action_json_schema() -> dict[str, Any]:
+def action_json_schema() -> JsonSchema:
     """JSON Schema of a batch: an array of actions (for constrained decoding, docs)."""
     schema = ActionList.json_schema()
     schema["title"] = "memagent vault actions"

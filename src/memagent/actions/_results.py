@@ -15,7 +15,7 @@ HTTP and MCP) reads:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from memagent.memory.vault import VaultResult
 
@@ -23,6 +23,18 @@ from memagent.memory.vault import VaultResult
 def json_value(value: object) -> object:
     """An action's value as JSON holds it (a vault result as its `to_json`)."""
     return value.to_json() if isinstance(value, VaultResult) else value
+
+
+class ActionOutcomeJson(TypedDict):
+    """`ActionOutcome.to_json` (the module doc's `results` entry)."""
+
+    index: int
+    action: str
+    assign_to: NotRequired[str]
+    ok: bool
+    value: NotRequired[Any]
+    """Whatever JSON value the action gave."""
+    error: NotRequired[str | None]
 
 
 @dataclass(slots=True)
@@ -36,11 +48,17 @@ class ActionOutcome:
     error: str | None = None
     assign_to: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index, "action": self.action}
-        if self.assign_to is not None:
-            out["assign_to"] = self.assign_to
-        out["ok"] = self.ok
+    def to_json(self) -> ActionOutcomeJson:
+        out: ActionOutcomeJson
+        if self.assign_to is None:
+            out = {"index": self.index, "action": self.action, "ok": self.ok}
+        else:  # the name before `ok`, where the model has always read it
+            out = {
+                "index": self.index,
+                "action": self.action,
+                "assign_to": self.assign_to,
+                "ok": self.ok,
+            }
         if self.ok:
             out["value"] = self.value
         else:

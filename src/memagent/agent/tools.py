@@ -24,6 +24,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from memagent.core import InvalidInput, NotFound
+from memagent.core.jsontext import JsonSchema
 
 ENTRY_POINT_GROUP = "memagent.tools"
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -105,12 +106,12 @@ class Tool:
             )
         return f"{self.name}({', '.join(parts)})"
 
-    def action_schema(self) -> dict[str, Any]:
+    def action_schema(self) -> JsonSchema:
         """JSON Schema of this tool as an action object."""
         schema = self.params.model_json_schema()
         props = {"action": {"const": self.name}, **schema.get("properties", {})}
         props["assign_to"] = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"}
-        out: dict[str, Any] = {
+        out: JsonSchema = {
             "type": "object",
             "description": self.description,
             "properties": props,
@@ -199,6 +200,23 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     raise InvalidInput(f"not a tool: {obj!r}")
 
 
+def agent_registry(
+    memory_tools: Iterable[Tool], extra: Iterable[Tool | Callable[..., Any]] = ()
+) -> ToolRegistry:
+    """An agent's registry, in the order the model is shown it: the memory tools,
+    `search_tools` and `load_tools` over this registry, the built-ins, then the
+    plugins and `extra` (these two replace a tool of the same name)."""
+    registry = ToolRegistry()
+    registry.extend(memory_tools)
+    registry.extend(registry.discovery_tools())
+    registry.extend(BUILTIN_TOOLS)
+    for plugin in plugin_tools():
+        registry.add(plugin, replace=True)
+    for tool in extra:
+        registry.add(tool, replace=True)
+    return registry
+
+
 @dataclass
 class ToolRegistry:
     """The catalog and the loaded tools of one agent."""
@@ -248,6 +266,19 @@ class ToolRegistry:
             {**self.catalog[n].card().to_json(), "loaded": self.is_loaded(n)}
             for _, n in scored[:limit]
         ]
+
+    def discovery_tools(self) -> list[Tool]:
+        """`search_tools` and `load_tools` over this registry (always loaded)."""
+
+        def search_tools(query: str) -> list[dict[str, str | bool]]:
+            """Find more tools by what they do; load them with load_tools."""
+            return self.search(query)
+
+        def load_tools(names: list[str]) -> dict[str, list[str]]:
+            """Load tools by name (from search_tools); they are usable at once."""
+            return self.load(names)
+
+        return [Tool.of(search_tools, default=True), Tool.of(load_tools, default=True)]
 
     def load(self, names: list[str]) -> dict[str, list[str]]:
         """Load catalog tools by name; all or nothing."""

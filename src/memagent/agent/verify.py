@@ -44,9 +44,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
-from memagent.agent.traces import Trace
+from memagent.agent.traces import ContrastCheck, Grounding, Trace
 from memagent.agent.turn import add_estimated_usage
 from memagent.agent.voice import NOT_IN_MEMORY
 from memagent.core import MemagentError
@@ -131,7 +131,7 @@ def swap_person(message: str, ctx: MemoryContext) -> str | None:
 
 
 def contrast_probe(
-    memory: AgentMemory,
+    memory: MemoryAccess,
     prompts: PromptSet,
     ctx: MemoryContext,
     message: str,
@@ -169,18 +169,16 @@ def _contrasted(
     """Whether the question about the other speaker is clearly better grounded."""
     if p >= contrast.below or contrast.question is None:
         return False
-    record: dict[str, object] = {"question": contrast.question[:300]}
-    trace.memory["contrast"] = record
+    record = trace.memory.contrast = ContrastCheck(contrast.question[:300])
     turn = contrast.turn_for(contrast.question)
     if turn is None:
-        record["skipped"] = "attribution refuses it, or nothing is recalled for it"
+        record.skipped = "attribution refuses it, or nothing is recalled for it"
         return False
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
-    record["p_yes"] = None if verdict.p_yes is None else round(verdict.p_yes, 4)
-    if verdict.error is not None:
-        record["error"] = verdict.error
+    record.p_yes = None if verdict.p_yes is None else round(verdict.p_yes, 4)
+    record.error = verdict.error
     return verdict.p_yes is not None and verdict.p_yes - p >= contrast.margin
 
 
@@ -204,21 +202,19 @@ def refusal_if_ungrounded(
     if threshold <= 0 or "verify" not in prompts.templates:
         return None
     if asks_for_judgement(message):
-        trace.memory["verify"] = {"skipped": "the question asks for a judgement"}
+        trace.memory.verify = Grounding(skipped="the question asks for a judgement")
         return None
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
     p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
-    trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
-    if verdict.error is not None:
-        trace.memory["verify"]["error"] = verdict.error
+    trace.memory.verify = Grounding(p, threshold, verdict.error)
     if verdict.p_yes is None:
         return None
     if verdict.refuses(threshold):
-        trace.memory["refused"] = "the model judged that the recalled lines do not answer it"
+        trace.memory.refused = "the model judged that the recalled lines do not answer it"
         return NOT_IN_MEMORY
     if contrast and _contrasted(llm, prompts, base, verdict.p_yes, contrast, usage, trace):
-        trace.memory["refused"] = "the lines fit the question about another person better"
+        trace.memory.refused = "the lines fit the question about another person better"
         return NOT_IN_MEMORY
     return None

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from jinja2 import Environment, StrictUndefined
 
@@ -44,6 +44,23 @@ from memagent.llm.yesno import TOP_ALTERNATIVES, YesNo, yes_share
 __all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_for"]
 
 TURN_STOPS = ("\nUser:", "\nAssistant:")
+
+
+class LlamaRequest(TypedDict, total=False):
+    """What a request to the in-process llama.cpp server holds (its chat or text
+    completion body): the instruct model gets `messages`, the base model `prompt`."""
+
+    max_tokens: int
+    temperature: float
+    cache_prompt: bool
+    messages: list[dict[str, str]]
+    prompt: str
+    stop: list[str]
+    json_schema: JsonSchema
+    stream: bool
+    stream_options: dict[str, bool]
+    logprobs: bool
+    top_logprobs: int
 
 
 # -- the engine: one per process and settings --------------------------------------------
@@ -169,7 +186,7 @@ class EmbeddedLLM:
     def _server(self) -> Any:
         return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).server
 
-    def _handle(self, request: JsonObject, callback: Any = None) -> Any:
+    def _handle(self, request: LlamaRequest, callback: Any = None) -> Any:
         server = self._server()
         handler = server.handle_chat_completions if self.instruct else server.handle_completions
         return handler(request) if callback is None else handler(request, callback)
@@ -227,7 +244,7 @@ class EmbeddedLLM:
         if not self.instruct:
             raise LLMError(f"{self.name} cannot judge yes/no questions (a base model)")
         request = self._request(messages, None, None, 1, 0.0)
-        request.update(logprobs=True, top_logprobs=TOP_ALTERNATIVES)
+        request["logprobs"], request["top_logprobs"] = True, TOP_ALTERNATIVES
         self._server()
         current_budget().check("the model call")
         try:
@@ -265,7 +282,7 @@ class EmbeddedLLM:
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, request: JsonObject, response_schema: JsonSchema | None, budget: Budget
+        self, request: LlamaRequest, response_schema: JsonSchema | None, budget: Budget
     ) -> Iterator[str]:
         self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -322,9 +339,9 @@ class EmbeddedLLM:
         stop: Sequence[str] | None,
         max_tokens: int,
         temperature: float,
-    ) -> JsonObject:
+    ) -> LlamaRequest:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        request: JsonObject = {
+        request: LlamaRequest = {
             "max_tokens": max_tokens,
             "temperature": temperature,
             "cache_prompt": True,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, Conflict, CorruptFile, NotFound, OpRecord, WriteRecord
 from memagent.core.jsontext import JsonObject
-from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.store import ACTOR, ProfileStore, parse_resource
 from memagent.postgres.db import Database

@@ -93,8 +93,6 @@ class Stores:
             raise InvalidInput(f"{what} need a memory home on this backend (open with home=…)")
         return self.home
 
-    _need_home = need_home  # the old name, still called by agent/memory.py
-
     # -- the stores -------------------------------------------------------------------
     @property
     def chunks(self) -> ChunkStore:

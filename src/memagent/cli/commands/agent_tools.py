@@ -23,14 +23,14 @@ def persona_ls(home: HomeOption = None, as_json: JsonOption = False) -> None:
 
     personas = Personas(home_from_option(home))
     active = personas.active_name()
-    rows = [personas.load(n).to_json() | {"active": n == active} for n in personas.names()]
+    shown = [(personas.load(n), n == active) for n in personas.names()]
     if as_json:
-        print_json(rows)
+        print_json([p.to_json() | {"active": on} for p, on in shown])
         return
     table = Table("", "persona", "description", "sliders")
-    for r in rows:
-        sliders = " ".join(f"{k}={v}" for k, v in r["sliders"].items())
-        table.add_row("*" if r["active"] else "", r["name"], r["description"], sliders)
+    for p, on in shown:
+        sliders = " ".join(f"{k}={v}" for k, v in p.sliders.items())
+        table.add_row("*" if on else "", p.name, p.description, sliders)
     console.print(table)
 
 

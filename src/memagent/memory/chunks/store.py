@@ -12,7 +12,6 @@ import json
 import secrets
 import shutil
 import sqlite3
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -48,11 +47,15 @@ from memagent.index import (
     Filters,
     Hit,
     Index,
+    QueryFacts,
     Row,
     SearchParams,
     SyncReport,
+    check_query,
+    facts_of,
     read_only_index_copy,
     search,
+    search_params,
     sync,
     sync_paths,
 )
@@ -250,21 +253,15 @@ class ChunkStore:
         return self.index.links(chunk_id)
 
     def _search(
-        self,
-        query: str,
-        k: int,
-        filters: Filters | None,
-        params: SearchParams,
-        now: float | None = None,
+        self, facts: QueryFacts, k: int, filters: Filters | None, params: SearchParams
     ) -> list[Hit]:
         return search(
             self.index,
-            query,
+            facts,
             k=k,
             filters=filters,
             params=params,
             keyword_only_reason=self.keyword_only_reason,
-            now=time.time() if now is None else now,
         )
 
     def _list(self, filters: Filters, limit: int) -> list[Row]:
@@ -566,14 +563,13 @@ class ChunkStore:
 
     # -- search / list ---------------------------------------------------------------
     def search_params(self) -> SearchParams:
-        cfg = self.config.search
-        return DEFAULT_PARAMS.model_copy(
-            update={"recency_weight": cfg.recency_weight, "access_weight": cfg.access_weight}
-        )
+        """The ranking's knobs: the defaults with the config's `[search]` table on
+        them (every signal's knobs may be set there; `InvalidInput` for a bad one)."""
+        return search_params(self.config.search.model_dump(), "config.toml")
 
     def recall(
         self,
-        query: str,
+        query: str | QueryFacts,
         *,
         k: int = 10,
         filters: Filters | None = None,
@@ -581,12 +577,17 @@ class ChunkStore:
         now: float | None = None,
     ) -> list[Hit]:
         """Hybrid search over all memory: chunks, vault notes and profile facts.
-        `now` (epoch seconds, default the clock) is when the question is asked:
-        relative times in it ("last week") and recency count from there."""
+        `query`: its text, or its `QueryFacts` when the caller read the message
+        already (the agent's turn). `now` (epoch seconds, default the clock; with
+        a text only: facts carry theirs) is when the question is asked: relative
+        times in it ("last week") and recency count from there."""
         max_k = self.config.limits.max_search_results
         if k > max_k:
             raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
-        return self._search(query, k, filters, params or self.search_params(), now)
+        # checked before it is read: an oversized text is refused unread
+        check_query(query.text if isinstance(query, QueryFacts) else query, k)
+        facts = facts_of(query, now)
+        return self._search(facts, k, filters, params or self.search_params())
 
     def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[ChunkRow]:
         """Chunks matching `filters`, newest first (from the index)."""

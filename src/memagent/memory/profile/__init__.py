@@ -10,7 +10,7 @@ from memagent.memory.profile.handler import (
     prune,
 )
 from memagent.memory.profile.history import HistoryEntry, UndoResult, history, undo
-from memagent.memory.profile.keys import match_key, slug
+from memagent.memory.profile.item_keys import match_key, slug
 from memagent.memory.profile.models import Item, Metadata, Resource, ResourceFile
 from memagent.memory.profile.operations import (
     AnyOp,

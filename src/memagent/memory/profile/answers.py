@@ -32,7 +32,7 @@ from datetime import UTC, date, datetime, time
 from typing import Literal
 
 from memagent.memory.profile.facts import plan
-from memagent.memory.profile.keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.operations import RemoveOp, UpdateOp
 from memagent.memory.profile.rules import rule_facts

@@ -31,7 +31,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memagent.memory.profile import relations
-from memagent.memory.profile.keys import match_key, said_word, slug, tokens
+from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,

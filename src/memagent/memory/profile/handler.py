@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from memagent.core import InvalidInput, MemagentError, now_iso
-from memagent.memory.profile.keys import match_key, slug
+from memagent.memory.profile.item_keys import match_key, slug
 from memagent.memory.profile.models import Item, ItemChange, Resource, WriteMeta
 from memagent.memory.profile.operations import (
     MAX_BATCH_OPERATIONS,

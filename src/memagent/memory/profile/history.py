@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
 from memagent.memory.profile.handler import find_item, new_batch_id, prune_expired
-from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import MAX_KEY_CHARS, Item, ItemChange, Resource, WriteMeta
 from memagent.memory.profile.store import ACTOR, ProfileStore
 

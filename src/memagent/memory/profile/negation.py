@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, tokens
 
 NEGATIVE_KINDS = frozenset({"diet", "food_dislike", "drink_dislike", "dislike"})
 """Kinds whose meaning is a negation: a "don't" states them rather than ends them."""

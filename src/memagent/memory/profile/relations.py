@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memagent.memory.profile.keys import match_key, slug, tokens
+from memagent.memory.profile.item_keys import match_key, slug, tokens
 
 ANIMALS = (
     "dog",

@@ -32,7 +32,7 @@ from memagent.core import (
 from memagent.core.jsontext import too_deep
 from memagent.core.storage import WriteRecord
 from memagent.memory.profile._jsonpos import line_of
-from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import (
     FILE_NAME_RE,
     PATH_RE,

@@ -253,12 +253,12 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
     last = users[-1]
     sources: list[JsonObject] = []
     messages: list[Message] = []
-    memory = caller.server.agent_memory_for(caller.user)
+    memory = caller.server.memory_access_for(caller.user)
     if body.memory.recall_k > 0:
         budget = caller.home.config.agent.context_tokens
         ctx = memory.context(last[:MAX_MESSAGE_CHARS], budget_tokens=budget, k=body.memory.recall_k)
         if ctx.text:
-            sources = ctx.sources
+            sources = [dict(s.to_json()) for s in ctx.sources]
             messages.append(
                 Message(
                     role="system",
@@ -280,7 +280,7 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
 
 def _remember(caller: Caller, body: CompletionRequest, user: str, reply: str) -> None:
     if body.memory.remember and reply.strip():
-        memory = caller.server.agent_memory_for(caller.user)
+        memory = caller.server.memory_access_for(caller.user)
         memory.store_exchange(COMPAT_CONVERSATION, user[:MAX_MESSAGE_CHARS], reply, turn=0)
 
 

@@ -29,8 +29,10 @@ The relevance cut keeps a hit only if both hold:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import Any
 
 from memagent.agent.memory import EXCHANGE_KIND, MIN_COSINE
 from memagent.core.jsontext import JsonObject
@@ -83,7 +85,7 @@ class ShownHit:
     speaker: str = ""
 
 
-def has_evidence(why: JsonObject) -> bool:
+def has_evidence(why: Mapping[str, Any]) -> bool:
     """A keyword matched, or the meaning is close (keyword-only search: always)."""
     if "keyword" in why or "dense" not in why:
         return True
