@@ -179,8 +179,8 @@ _HYPOTHETICAL = re.compile(
     re.IGNORECASE,
 )
 _COMMUNICATION = re.compile(
-    r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|bullet points?|"
-    r"formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
+    r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
+    r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
     re.IGNORECASE,
 )
 _PASTED = re.compile(r"[{}\[\]<>]|```|\\n|\"\s*:")
