@@ -31,7 +31,7 @@ def model(facts: list[dict[str, str]], *, gate: str = "yes") -> ScriptedLLM:
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
         if schema == GATE_SCHEMA:
             return json.dumps({"facts": gate})
-        assert schema == extraction_schema()
+        assert schema in (extraction_schema(), extraction_schema(1))
         return json.dumps({"facts": facts})
 
     return ScriptedLLM(fn=fn)
