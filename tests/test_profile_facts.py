@@ -337,9 +337,9 @@ def test_stopping_the_general_thing_ends_the_specific_one(home: MemoryHome) -> N
 def test_a_like_turning_into_a_dislike_moves_under_its_old_name(home: MemoryHome) -> None:
     s = store_of(home)
     said(s, "I love spicy food.", ("food_like", "spicy food", ""))
-    assert said(
-        s, "Spicy food doesn't agree with me anymore.", ("food_dislike", "spicy", "")
-    ) == ["food.dislikes: Dislikes spicy food"]
+    assert said(s, "Spicy food doesn't agree with me anymore.", ("food_dislike", "spicy", "")) == [
+        "food.dislikes: Dislikes spicy food"
+    ]
 
 
 def test_over_and_not_actually_end_a_fact(home: MemoryHome) -> None:
