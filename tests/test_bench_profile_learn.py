@@ -38,3 +38,53 @@ def test_a_scripted_run_on_two_dev_scenarios(
     assert rows[0]["model"] == "scripted" and "held" not in rows[0] and "fresh" not in rows[0]
     assert rows[0]["dev"]["statements"] >= 2
     assert "precision" in capsys.readouterr().out
+
+
+BLIND_SET = """
+- id: b-secret-1
+  split: blind
+  steps:
+    - say: "I keep a zebra named Quixotic."
+      tag: fact
+      expect: ["personal.facts=pet zebra Quixotic"]
+- id: b-secret-2
+  split: blind
+  steps:
+    - say: "Hello there!"
+      tag: none
+"""
+
+
+def test_a_blind_set_prints_figures_only_whatever_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "blind.yaml"
+    path.write_text(BLIND_SET)
+    log, out = tmp_path / "log.jsonl", tmp_path / "figures.json"
+    argv = ["--set", str(path), "--split", "blind", "--verbose", "--log", str(log)]
+    assert pl.main([*argv, "--json", str(out)]) == 0
+    printed = capsys.readouterr()
+    text = printed.out + printed.err + (log.read_text() if log.exists() else "")
+    text += out.read_text()
+    assert "blind" in printed.out and "precision" in printed.out
+    for secret in ("zebra", "Quixotic", "Hello there", "b-secret"):
+        assert secret not in text
+    assert json.loads(out.read_text())[0]["blind"]["statements"] == 2
+
+
+def test_a_blind_run_refuses_the_prompt_cache_and_a_set_without_that_split(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "blind.yaml"
+    path.write_text(BLIND_SET)
+    with pytest.raises(SystemExit):
+        pl.main(["--set", str(path), "--split", "blind", "--cache", str(tmp_path / "c.jsonl")])
+    with pytest.raises(SystemExit):
+        pl.main(["--set", str(path), "--split", "dev"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- id: x\n  split: blind\n  steps: []\n")
+    with pytest.raises(SystemExit):
+        pl.main(["--set", str(bad), "--split", "blind"])
+    err = capsys.readouterr().err
+    assert "cache" in err and "no scenarios" in err and "cannot load" in err
+    assert not (tmp_path / "c.jsonl").exists()

@@ -18,7 +18,7 @@ import yaml
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.memory.profile import LearnFailed, ProfileStore, learn
-from memagent.memory.profile.extract import GATE_SCHEMA, extract_messages
+from memagent.memory.profile.extract import GATE_SCHEMA, Reading, extract_messages
 from memagent.memory.profile.facts import extraction_schema
 
 WED = date(2026, 3, 4)
@@ -31,7 +31,7 @@ def model(facts: list[dict[str, str]], *, gate: str = "yes") -> ScriptedLLM:
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
         if schema == GATE_SCHEMA:
             return json.dumps({"facts": gate})
-        assert schema == extraction_schema()
+        assert schema in (extraction_schema(), extraction_schema(1))
         return json.dumps({"facts": facts})
 
     return ScriptedLLM(fn=fn)
@@ -56,14 +56,55 @@ def test_a_fact_is_learned_with_one_model_call(home: MemoryHome) -> None:
     ]
 
 
-def test_the_gate_can_turn_a_statement_away(home: MemoryHome) -> None:
-    # the gate turns away what the model would read; fixed phrasings ("I'm allergic
-    # to X") are read by rule whatever it says, so this statement has none
-    llm = model([{"kind": "food_like", "value": "shellfish", "name": ""}], gate="no")
-    before = snapshot(home)
-    res = learn(store_of(home), llm, "Shellfish is my weakness.", gate=True)
-    assert res.ok and res.llm_calls == 1 and res.skipped == "no facts"
-    assert snapshot(home) == before
+def reader(facts: list[dict[str, str]], verdicts: list[str] | None) -> ScriptedLLM:
+    """Answers the extraction with `facts` (an empty list where the schema allows
+    one and `facts` is empty); the gate with `verdicts` (None: no probabilities)."""
+
+    def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
+        assert schema is not None and schema["properties"]["facts"]["type"] == "array"
+        return json.dumps({"facts": facts})
+
+    return ScriptedLLM(fn=fn, verdicts=verdicts)
+
+
+def schemas(llm: ScriptedLLM) -> list[int]:
+    """The `minItems` of each extraction the model was asked for (0: none)."""
+    return [
+        c.response_schema["properties"]["facts"].get("minItems", 0)
+        for c in llm.calls
+        if c.response_schema
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reading", "verdicts", "calls", "min_items"),
+    [
+        (Reading(must_read=0.6), ["0.7"], 2, [1]),  # sure enough: must read
+        (Reading(must_read=0.6), ["0.5"], 2, [0]),  # not sure: may list nothing
+        (Reading(must_read=0.0), None, 1, [1]),  # always, with no gate call
+        (Reading(must_read=None), None, 1, [0]),  # never
+        (Reading(must_read=0.6), None, 1, [0]),  # no probabilities: may list nothing
+        (Reading(must_read=0.6, skip_below=0.4), ["0.3"], 1, []),  # too unsure: no read
+    ],
+)
+def test_the_gate_decides_how_far_the_model_must_read(
+    home: MemoryHome, reading: Reading, verdicts: list[str] | None, calls: int, min_items: list[int]
+) -> None:
+    llm = reader([{"kind": "food_like", "value": "shellfish", "name": ""}], verdicts)
+    res = learn(store_of(home), llm, "Shellfish is my weakness.", reading=reading)
+    assert res.ok and res.llm_calls == calls and schemas(llm) == min_items
+    assert len(res.gate_p) == (1 if verdicts else 0)
+    stored = store_of(home).load("resource_user_food_prefs.json").items_at("food.likes") or []
+    assert [i.item for i in stored] == ([] if not min_items else ["shellfish"])
+
+
+def test_a_forced_read_of_what_was_not_said_stores_nothing(home: MemoryHome) -> None:
+    """Made to list a fact, a small model may list one it invents or copies: it is
+    dropped (not in the statement), and the looser patterns read what is there."""
+    llm = reader([{"kind": "allergy", "value": "peanuts", "name": ""}], None)
+    res = learn(store_of(home), llm, "I'm a huge fan of ramen.", reading=Reading(must_read=0.0))
+    assert res.ok and [(f.kind, f.value) for f in res.facts] == [("like", "ramen")]
+    assert all("peanut" not in p.read_text() for p in home.layout.profile.glob("*.json"))
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,13 @@ import pytest
 
 from memagent.core import MemoryHome
 from memagent.memory.profile import AppendOp, ProfileStore, apply_operations
-from memagent.memory.profile.facts import Extracted, extraction_schema, grounded, plan
+from memagent.memory.profile.facts import (
+    Extracted,
+    extraction_schema,
+    grounded,
+    plan,
+    same_thing,
+)
 
 WED = date(2026, 3, 4)
 GENERAL = "resource_user_general_prefs.json"
@@ -302,3 +308,71 @@ def test_one_item_per_thing_said(home: MemoryHome) -> None:
         ("exercise", "team standup", ""),
     )
     assert got == ["routine.weekly: Every Monday I have a team standup at nine"]
+
+
+@pytest.mark.parametrize(
+    ("said_", "item", "same"),
+    [
+        ("swim", "swimming", True),  # word endings folded
+        ("wine", "red_wine", True),  # the more general name, same last word
+        ("eat pork", "pork", True),
+        ("red wine", "wine", True),
+        ("tea", "tea_cake", False),  # not the same last word
+        ("a fan of", "fan_fiction", False),
+        ("sure", "surfing", False),
+    ],
+)
+def test_a_thing_named_by_other_words(said_: str, item: str, same: bool) -> None:
+    assert same_thing(said_, item) is same
+
+
+def test_stopping_the_general_thing_ends_the_specific_one(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I love red wine.", ("drink_like", "red wine", ""))
+    assert said(s, "I've stopped drinking wine.") == []
+    said(s, "I swim at the local pool.", ("exercise", "swimming", ""))
+    assert said(s, "I don't swim anymore since the pool closed.") == []
+
+
+def test_a_like_turning_into_a_dislike_moves_under_its_old_name(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I love spicy food.", ("food_like", "spicy food", ""))
+    assert said(s, "Spicy food doesn't agree with me anymore.", ("food_dislike", "spicy", "")) == [
+        "food.dislikes: Dislikes spicy food"
+    ]
+
+
+def test_over_and_not_actually_end_a_fact(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I love football.", ("like", "football", ""))
+    said(s, "I'm allergic to penicillin.", ("allergy", "penicillin", ""))
+    assert said(s, "I'm over football, haven't watched a match in years.") == [
+        "health.allergies: Allergic to penicillin"
+    ]
+    assert (
+        said(
+            s,
+            "The doctor says I'm not actually allergic to penicillin.",
+            ("allergy", "penicillin", ""),
+        )
+        == []
+    )
+
+
+def test_back_home_ends_the_current_stay_even_with_nothing_read(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm in Berlin until Friday.", ("whereabouts", "Berlin", ""))
+    assert said(s, "My sister flew back home yesterday.") == [
+        "whereabouts.current: In Berlin (until Fri 2026-03-06) @2026-03-06"
+    ]
+    assert said(s, "The trip got cut short, I flew back home yesterday.") == []
+
+
+def test_a_stay_said_again_with_a_new_end_updates_its_expiry(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm in Nairobi until Friday.", ("whereabouts", "Nairobi", ""))
+    assert said(
+        s,
+        "My flight got delayed, so I'm stuck in Nairobi till Monday.",
+        ("whereabouts", "Nairobi", ""),
+    ) == ["whereabouts.current: In Nairobi (until Mon 2026-03-09) @2026-03-09"]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.negation import disliked, ended, is_negated, subclause
+from memagent.memory.profile.negation import (
+    disliked,
+    ended,
+    is_negated,
+    negated_things,
+    subclause,
+)
 
 
 @pytest.mark.parametrize(
@@ -46,3 +52,17 @@ def test_a_direct_negation_names_the_value_first() -> None:
 def test_dislikes_are_read_in_their_own_part() -> None:
     assert disliked("tea", "I love coffee but I can't stand tea.")
     assert not disliked("coffee", "I love coffee but I can't stand tea.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "things"),
+    [
+        ("The doctor says I'm not actually allergic to penicillin.", ["allergic to penicillin"]),
+        ("I'm over football, haven't watched a match in years.", ["football"]),
+        ("I don't swim anymore since the pool closed.", ["swim"]),
+        ("I've stopped drinking wine.", ["wine"]),
+        ("I love swimming.", []),
+    ],
+)
+def test_what_a_statement_says_is_over(sentence: str, things: list[str]) -> None:
+    assert negated_things([sentence]) == things

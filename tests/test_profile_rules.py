@@ -71,3 +71,37 @@ def test_loose_patterns_read_only_as_a_fallback(
     sentence: str, facts: list[tuple[str, str]]
 ) -> None:
     assert [(f.kind, f.value) for f in fallback_facts([sentence])] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("Latex allergy here.", [("allergy", "Latex", "")]),
+        ("I have a nut allergy.", [("allergy", "nut", "")]),
+        (
+            "My mother-in-law, Ruth, is moving in with us next month.",
+            [("family", "mother-in-law", "Ruth")],
+        ),
+        ("I've got two cats, Salt and Pepper.", [("pet", "cat", "Salt"), ("pet", "cat", "Pepper")]),
+        ("Correction: I relocated to Cork in January.", [("home", "Cork", "")]),
+        ("I'm at the Singapore office through Saturday.", [("whereabouts", "Singapore", "")]),
+        (
+            "Camping in the Highlands until the end of the month.",
+            [("whereabouts", "Highlands", "")],
+        ),
+        ("Working remotely from Lisbon for the next ten days.", [("whereabouts", "Lisbon", "")]),
+        ("So I'm stuck in Nairobi till Monday.", [("whereabouts", "Nairobi", "")]),
+        ("I'm down in Brighton for the weekend.", [("whereabouts", "Brighton", "")]),
+        ("I'm stuck in traffic.", []),  # no place, no end
+        ("I work in Leeds.", []),  # no end: not a stay
+    ],
+)
+def test_rules_read_general_shapes(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert read(sentence) == facts
+
+
+def test_an_event_ahead_needs_a_time_ahead_not_any_in() -> None:
+    assert fallback_facts(["My flight got delayed in Nairobi."]) == []
+    assert [f.value for f in fallback_facts(["We've got a big family reunion in August."])] == [
+        "big family reunion"
+    ]

@@ -33,6 +33,8 @@ WED = date(2026, 3, 4)  # a Wednesday
         ("I'm in Rome today", WED),
         ("until tomorrow", date(2026, 3, 5)),
         ("until the end of the month", date(2026, 3, 31)),
+        ("I'm down in Brighton for the weekend.", date(2026, 3, 8)),
+        ("over the weekend", date(2026, 3, 8)),
     ],
 )
 def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) -> None:

@@ -9,8 +9,9 @@
    has in its cache.
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
-   fact's kind, value and, for a pet or relative, name. Where it reads nothing,
-   `fallback.fallback_facts` (looser patterns) fills in.
+   fact's kind, value and, for a pet or relative, name. Where it reads nothing
+   said in the statement (and no rule read anything), `fallback.fallback_facts`
+   (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
    live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
@@ -27,15 +28,21 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from memagent.core import InvalidInput
-from memagent.llm import LLM, Message
+from memagent.llm import LLM, LLMError, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
-from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
+from memagent.memory.profile.facts import (
+    Extracted,
+    Extraction,
+    extraction_schema,
+    grounded,
+    plan,
+)
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.rules import merge, rule_facts
-from memagent.memory.profile.statements import screen
+from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
 
 MAX_STATEMENT_CHARS = 8000
@@ -57,6 +64,8 @@ class StatementLearned:
     llm_calls: int = 0
     skipped: str | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    gate_p: list[float] = field(default_factory=list)
+    """The gate's P(yes) for each group of sentences it was asked about."""
 
     @property
     def ok(self) -> bool:
@@ -106,6 +115,52 @@ GATE_SCHEMA: dict[str, Any] = {
 """The gate's reply, `{"facts": "yes"}` or `{"facts": "no"}`: a handful of tokens."""
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How far the model is held to reading something.
+
+    `must_read`: the extraction lists at least one fact (a grammar with
+    `minItems: 1`) when the gate's P(yes) is at least this; 0.0 always (no gate
+    call), None never (the model may list nothing). `skip_below`: no extraction
+    at all when P(yes) is under this (0.0: never skipped). A backend that gives no
+    yes/no probability is read as if the gate were not asked: the model may list
+    nothing."""
+
+    must_read: float | None = None
+    skip_below: float = 0.0
+    spare_episodic: bool = True
+    """A group that tells of an event or a passing state (`statements.episodic`) is
+    never made to list a fact: the model may read nothing in "I had a burger"."""
+
+    @property
+    def asks_gate(self) -> bool:
+        return self.skip_below > 0.0 or self.must_read not in (None, 0.0)
+
+
+DEFAULT_READING = Reading(must_read=0.0, spare_episodic=True)
+"""Measured on the bench (docs/concepts/profile.md): a 1.5B model left to decide
+lists no fact for many a plain statement in new wording ("I run a small bakery");
+made to list one, it reads them, and what it lists that is not in the statement,
+not the writer's or not a fact of its kind is dropped by `facts.plan`. The gate's
+P(yes) did not tell facts from non-facts on the bench (0.40-0.83 for both), so it
+is not asked; an event or passing state ("I had a burger") is left to the model."""
+
+
+def gate_probability(llm: LLM, statement: str) -> float | None:
+    """P(yes) that `statement` states a lasting fact about its writer, from the
+    first token's probabilities (`memagent.llm.yesno`); None when the backend
+    cannot say (no such method, or no yes/no among its likely first tokens)."""
+    judge = getattr(llm, "yes_probability", None)
+    if not callable(judge):
+        return None
+    try:
+        verdict = judge(gate_messages(statement))
+    except LLMError:
+        return None
+    p = getattr(verdict, "p_yes", verdict)
+    return float(p) if isinstance(p, int | float) and 0.0 <= p <= 1.0 else None
+
+
 def holds_a_fact(llm: LLM, statement: str) -> bool:
     """The gate: does `statement` state a lasting fact about its writer? Anything
     but a clear "yes" is no; a reply that is not a JSON object is `LearnFailed`."""
@@ -122,12 +177,13 @@ def holds_a_fact(llm: LLM, statement: str) -> bool:
     return data.get("facts") == "yes"
 
 
-def read_facts(llm: LLM, statement: str) -> list[Extracted]:
-    """The facts the model reads in `statement`; a reply that does not fit the
-    schema (a backend that ignores it) is `LearnFailed`, and nothing is written."""
+def read_facts(llm: LLM, statement: str, *, at_least_one: bool = False) -> list[Extracted]:
+    """The facts the model reads in `statement` (`at_least_one`: it must list one);
+    a reply that does not fit the schema (a backend that ignores it) is
+    `LearnFailed`, and nothing is written."""
     reply = llm.chat(
         extract_messages(statement),
-        response_schema=extraction_schema(),
+        response_schema=extraction_schema(min_facts=1 if at_least_one else 0),
         max_tokens=EXTRACT_MAX_TOKENS,
         temperature=0.0,
     )
@@ -156,15 +212,14 @@ def learn_statement(
     message: str,
     *,
     today: date | None = None,
-    gate: bool = False,
+    reading: Reading | None = None,
     source: str | None = None,
 ) -> StatementLearned:
     """Learn from one statement the user made on `today` (default: the store's
-    today); apply what it says as one batch. `gate`: ask the yes/no gate before
-    the extraction (off by default: on the embedded model it cost a call and
-    turned away plain facts such as "I don't eat red meat"; bench.profile_learn
-    --gate). Raises `InvalidInput` for an empty or oversized statement (nothing
-    written); a statement with no fact writes nothing."""
+    today); apply what it says as one batch. `reading`: how far the model is held
+    to reading something (`Reading`; default `DEFAULT_READING`). Raises
+    `InvalidInput` for an empty or oversized statement (nothing written); a
+    statement with no fact writes nothing."""
     if not isinstance(message, str) or not message.strip():
         raise InvalidInput("nothing to learn from: the message is empty")
     if len(message) > MAX_STATEMENT_CHARS:
@@ -180,23 +235,33 @@ def learn_statement(
     calls = 0
     facts: list[Extracted] = []
     dropped = list(screened.dropped)
+    policy = reading or DEFAULT_READING
+    gate_p: list[float] = []
     for group in _groups(screened.kept):
         text = " ".join(group)
-        if gate:
+        p = gate_probability(llm, text) if policy.asks_gate else None
+        if p is not None:
             calls += 1
-            if not holds_a_fact(llm, text):
-                dropped.append((text[:200], "the gate: no lasting fact"))
+            gate_p.append(p)
+            if p < policy.skip_below:
+                dropped.append((text[:200], f"the gate: P(a fact) {p:.2f}"))
                 continue
-        read = read_facts(llm, text)
+        must = policy.must_read == 0.0 or (
+            policy.must_read is not None and p is not None and p >= policy.must_read
+        )
+        if must and policy.spare_episodic and any(episodic(s) for s in group):
+            must = False
+        read = read_facts(llm, text, at_least_one=must)
         calls += 1
-        facts.extend(read or fallback_facts(group))
+        usable = [f for f in read if grounded(f.value, text)]
+        facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
     facts = merge(rule_facts(screened.kept), facts)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)
         if not planned.operations:
             dropped.extend(planned.dropped)
             why = "nothing new" if facts else "no facts"
-            return StatementLearned(message, planned.facts, [], empty, calls, why, dropped)
+            return StatementLearned(message, planned.facts, [], empty, calls, why, dropped, gate_p)
         result = apply_operations(
             store, planned.operations, op="learn", source=(source or message)[:200]
         )
@@ -204,5 +269,5 @@ def learn_statement(
             break
     dropped.extend(planned.dropped)
     return StatementLearned(
-        message, planned.facts, planned.operations, result, calls, None, dropped
+        message, planned.facts, planned.operations, result, calls, None, dropped, gate_p
     )

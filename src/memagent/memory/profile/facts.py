@@ -5,7 +5,9 @@ The model only says what kind of fact a sentence holds and copies its value
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
-  else (`kinds.about_someone_else`).
+  else (`kinds.about_someone_else`). One thing said is one item: a value whose
+  words hold (or are held by) those of a value read before is that thing read
+  again ("camping in the Highlands" after the stay in the Highlands).
 - **Kind fixes** (`kinds.fix_kind`): "allergic" must be said for an allergy,
   "hate" makes a like a dislike, a name after "my dog is called" is the dog's.
 - **Negation and correction** (`negation`): a value said to be over ("no more
@@ -29,7 +31,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memagent.memory.profile import relations
-from memagent.memory.profile.item_keys import match_key, slug, tokens
+from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,
@@ -91,9 +93,10 @@ class Extraction(BaseModel):
     facts: list[Extracted] = Field(max_length=MAX_FACTS_PER_CALL)
 
 
-def extraction_schema() -> dict[str, object]:
+def extraction_schema(min_facts: int = 0) -> dict[str, object]:
     """The reply schema, written out so llama.cpp supports every part of it:
-    enums, bounded strings and arrays, no regex `pattern`, no `$ref`."""
+    enums, bounded strings and arrays, no regex `pattern`, no `$ref`.
+    `min_facts` 1: the reply must list a fact (`minItems`)."""
     fact = {
         "type": "object",
         "properties": {
@@ -106,7 +109,14 @@ def extraction_schema() -> dict[str, object]:
     }
     return {
         "type": "object",
-        "properties": {"facts": {"type": "array", "items": fact, "maxItems": MAX_FACTS_PER_CALL}},
+        "properties": {
+            "facts": {
+                "type": "array",
+                "items": fact,
+                **({"minItems": min_facts} if min_facts else {}),
+                "maxItems": MAX_FACTS_PER_CALL,
+            }
+        },
         "required": ["facts"],
         "additionalProperties": False,
     }
@@ -189,6 +199,14 @@ _STOP = frozenset(
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
+_HOME_AGAIN = re.compile(
+    r"\b(?:I|I'm|I am|I've|I have|we|we're|we've)\s+(?:[\w']+\s+){0,2}?"
+    r"(?:back home|back from|home again|got back|flew back|came back|drove back|"
+    r"returned home|returned from|back in town)\b",
+    re.IGNORECASE,
+)
+"""The user is home again: whatever stay was current is over, even when no fact is
+read (the model has nothing to copy in "I flew back home yesterday")."""
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
@@ -200,33 +218,30 @@ def _words(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 
 
-_ENDINGS = frozenset({"ning", "ing", "ner", "ners", "mming", "mer", "s", "es", "ed"})
-
-
-def said_word(word: str, said: set[str]) -> bool:
-    """`word` (a match key) is among `said`, or shares a long enough stem with one
-    of them ("intolerance"/"intolerant", "swimming"/"swim")."""
-    if word in said:
-        return True
-    for other in said:
-        short = min(len(word), len(other))
-        common = next(
-            (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), short
-        )
-        rest = (word if len(word) > len(other) else other)[common:]
-        if common == short >= 3 and rest in _ENDINGS:
-            return True
-        if common >= 4 and common >= 0.75 * short:
-            return True
-    return False
-
-
 def grounded(value: str, statement: str) -> bool:
     """Every content word of `value` occurs in `statement` (plurals and word
     endings folded)."""
     said = _words(statement)
     content = [match_key(t) for t in tokens(value) if t not in _STOP]
     return bool(content) and all(said_word(k, said) for k in content)
+
+
+def _content(text: str) -> list[str]:
+    return [match_key(t) for t in tokens(text) if t not in _STOP]
+
+
+def same_thing(said: str, item: str) -> bool:
+    """`said` (words of a statement) names the thing an item key `item` stands for:
+    every word of the item is said (word endings folded: "swim" names
+    `swimming`), or what is said is the item's more general name, ending in the same
+    word ("wine" names `red_wine`, "cheese" names `blue_cheese`)."""
+    words, named = _content(item), _content(said)
+    if not words or not named:
+        return False
+    heard = set(named)
+    if all(said_word(w, heard) for w in words):
+        return True
+    return named[-1] == words[-1] and set(named) <= set(words)
 
 
 def clause_of(value: str, sentences: list[str]) -> str:
@@ -265,6 +280,8 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
         else:
             who = OTHER_PERSON.search(clause)
             value = who.group(3) if who is not None and who.group(3) else ""
+    if fact.kind == "family" and not relations.is_relation(value):
+        value = relations.partnered(clause) or value  # "married to a guy called Dev"
     value = relations.singular(value)
     names = [n for n in relations.split_names(name) if n.lower() != value]
     return [(value, n) for n in names] if value else []
@@ -327,10 +344,8 @@ def _removals(
         if target is None or target.single:
             continue
         for item in _items(resources, target.file, target.path):
-            words = [match_key(t) for t in tokens(item.item) if t not in _STOP]
             for thing in things:
-                said = _words(thing)
-                if words and all(w in said for w in words) and match_key(item.item) not in keep:
+                if same_thing(thing, item.item) and match_key(item.item) not in keep:
                     key = (target.file, target.path, item.item)
                     if key not in seen:
                         seen.add(key)
@@ -386,7 +401,7 @@ def plan(
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
-    read: set[str] = set()  # one item per thing said: the first kind read for a value
+    read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
@@ -400,10 +415,12 @@ def plan(
         if about_someone_else(clause, fixed):
             dropped.append((value, "about someone else"))
             continue
-        if fixed not in ("pet", "family") and match_key(value) in read:
+        words = set(_content(value))
+        if fixed not in ("pet", "family") and any(words <= r or r <= words for r in read):
             dropped.append((value, "read already, as another kind"))
             continue
-        read.add(match_key(value))
+        if fixed not in ("pet", "family"):
+            read.append(words)
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
@@ -437,6 +454,8 @@ def plan(
         template = target.template
         if kind == "work":
             value, template = _job(value, clause)
+        if kind in OPPOSITE and not over:
+            value = _as_named(value, resources, TARGETS[OPPOSITE[kind]])
         key = target.single or (f"language_{slug(value)}" if kind == "language" else slug(value))
         if not key:
             dropped.append((value, "no words"))
@@ -472,12 +491,41 @@ def plan(
                 AppendOp(operation="append", file=target.file, path=path, value=item, expiry=spec)
             )
         kept.append(fact)
+    ops.extend(_home_again(sentences, resources, ops))
     keep = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
     kinds = _with_pairs(touched) | ALWAYS_CHECKED
     ops.extend(_removals(negated_things(sentences), resources, kinds, keep))
     return Planned(_dedupe(ops), kept, dropped)
+
+
+def _home_again(
+    sentences: list[str], resources: Mapping[str, Resource], ops: list[AnyOp]
+) -> list[AnyOp]:
+    """Removing the current stay when a sentence says the user is back (`_HOME_AGAIN`)
+    and no new stay is written by the same statement."""
+    target = TARGETS["whereabouts"]
+    path = _path_in(resources, target)
+    if path is None or not _existing(resources, target.file, path, "whereabouts"):
+        return []
+    if any(isinstance(o, AppendOp | UpdateOp | RemoveOp) and o.path == path for o in ops):
+        return []
+    for s in sentences:
+        if _HOME_AGAIN.search(s) and not about_someone_else(s, "whereabouts"):
+            return [_remove(target.file, path, "whereabouts")]
+    return []
+
+
+def _as_named(value: str, resources: Mapping[str, Resource], other: Target) -> str:
+    """`value` as the opposite list already names it (`same_thing`, or every word
+    of it in the item's: "spicy" said of `spicy_food` in the likes is spicy food),
+    so a like that turns into a dislike moves across rather than leaving both."""
+    named = set(_content(value))
+    for item in _items(resources, other.file, other.path):
+        if same_thing(value, item.item) or (named and named <= set(_content(item.item))):
+            return " ".join(tokens(item.item))
+    return value
 
 
 def _remove(file: str, path: str, key: str) -> RemoveOp:

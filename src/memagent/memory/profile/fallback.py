@@ -31,17 +31,25 @@ _DAYS = re.compile(
 )
 _SUBJECT_I = re.compile(r"^\s*(?:\w+,?\s+){0,3}?I\b")
 _LIKE = re.compile(
-    r"^\s*(?:\w+,?\s+){0,3}?I (?:really |absolutely |just |also )?(?:love|like|enjoy|adore) "
+    r"^\s*(?:\w+,?\s+){0,3}?I(?:'m| am)? (?:really |absolutely |just |also )?"
+    r"(?:love|like|enjoy|adore|(?:a |such a )?(?:big |huge )?fan of) "
     r"(?:a good |a nice |the |my )?(?!(?:it|that|this|them|you|him|her|to|when|how)\b)"
     r"([a-z][\w' -]{1,40}?)(?=[,.;!]|$| and | but | so | because )"
 )
-_WHEN = (
-    r"\b(on|in|next|this|tomorrow|tonight|at \d|january|february|march|april|may|june|july|"
-    r"august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|"
-    r"saturday|sunday|\d{1,2}(st|nd|rd|th))\b"
+_MONTH_NAMES = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
 )
+_DAY_NAMES = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WHEN = (
+    rf"\b(?:(?:on|in|next|this|by|until|till) (?:the )?(?:{_MONTH_NAMES}|{_DAY_NAMES}|\d|"
+    r"a |an |one|two|three|four|five|six|few|couple|week|month|year|spring|summer|autumn|"
+    rf"fall|winter|weekend)|tomorrow|tonight|at \d|{_MONTH_NAMES}|{_DAY_NAMES}|"
+    r"\d{1,2}(?:st|nd|rd|th))\b"
+)
+"""A time ahead ("in June", "on the 22nd", "next week"), not any "in" ("in Nairobi")."""
 _EVENT_AHEAD = re.compile(
-    rf"^\s*(?:[Mm]y|[Oo]ur|I have an?|I've got an?|I'm going to an?|we have an?)\s+"
+    r"^\s*(?:[Mm]y|[Oo]ur|(?:I|[Ww]e)(?: have| have got|'ve got|'re having| are having) an?|"
+    r"I'm going to an?)\s+"
     rf"((?:[\w'-]+ ){{0,2}}?(?:{EVENT_WORDS}))\b(?=.*{_WHEN})",
     re.IGNORECASE,
 )

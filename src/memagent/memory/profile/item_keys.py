@@ -48,3 +48,24 @@ def _stem(token: str) -> str:
 def match_key(text: str) -> str:
     """The key two items are compared by; equal keys mean "the same item"."""
     return "_".join(_stem(t) for t in tokens(text))
+
+
+_ENDINGS = frozenset({"ning", "ing", "ner", "ners", "mming", "mer", "s", "es", "ed"})
+
+
+def said_word(word: str, said: set[str]) -> bool:
+    """`word` (a match key) is among `said`, or shares a long enough stem with one
+    of them ("intolerance"/"intolerant", "swimming"/"swim")."""
+    if word in said:
+        return True
+    for other in said:
+        short = min(len(word), len(other))
+        common = next(
+            (i for i, (a, b) in enumerate(zip(word, other, strict=False)) if a != b), short
+        )
+        rest = (word if len(word) > len(other) else other)[common:]
+        if common == short >= 3 and rest in _ENDINGS:
+            return True
+        if common >= 4 and common >= 0.75 * short:
+            return True
+    return False

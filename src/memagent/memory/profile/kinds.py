@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile.negation import disliked, ended, subclause
+from memagent.memory.profile.statements import episodic
 
 OPPOSITE = {
     "food_like": "food_dislike",
@@ -39,8 +40,50 @@ _DIET = re.compile(
     re.IGNORECASE,
 )
 _DRINKS = re.compile(
-    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beer|wine|water|juice|"
-    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade)\b",
+    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beers?|wines?|water|juice|"
+    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
+    r"ales?|lagers?|stouts?|cider|gin|vodka|rum|tequila|sake|soju|mocha|cocoa|"
+    r"hot chocolate|energy drinks?|drinks?)\b",
+    re.IGNORECASE,
+)
+_DRINKING = re.compile(
+    r"\b(drink|drinks|drank|drinking|sip|sipping|cup|mug|glass|pint|bottle|brew)\b", re.I
+)
+_HABIT = re.compile(
+    r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
+    r"rarely|mostly|most (days|nights|mornings|evenings|weeks)|mornings|evenings|nights|"
+    r"weekdays?|weekends?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
+    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b",
+    re.IGNORECASE,
+)
+_PRESENT_SIMPLE = re.compile(
+    r"\b(?:I|we)\s+(?:\w+ly\s+)?(?!(?:am|was|were|have|has|had|did|just|will|would|could|should|"
+    r"might|can|may|must|got|went|came|left|flew|drove|ran|saw|said|told|thought)\b)"
+    r"[a-z]+(?<!ed)\b",
+    re.IGNORECASE,
+)
+""""I take the train to work": a habit said in the present simple."""
+_SETTLED = re.compile(r"\b(moved|relocated|settled|live|living|lives)\b", re.IGNORECASE)
+_STAY_END = re.compile(
+    r"\b(until|till|til|through|for (?:the )?(?:next )?\w+ (?:days?|weeks?|nights?)|"
+    r"this week(?:end)?|today|tonight)\b",
+    re.IGNORECASE,
+)
+_HOW_TO_ANSWER = re.compile(
+    r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|told|writ\w*|"
+    r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
+    r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
+    r"english|spanish|french|german|italian|portuguese|chinese|japanese)\b",
+    re.IGNORECASE,
+)
+"""How the user wants to be answered is said in these words; a "communication"
+fact without any of them is not one."""
+_PAST = re.compile(r"\b(yesterday|last (night|week|month|year)|ago|earlier today)\b", re.I)
+_AHEAD = re.compile(
+    r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
+    r"\b(?:tomorrow|tonight|soon)\b",
     re.IGNORECASE,
 )
 EVENT_WORDS = (
@@ -52,8 +95,9 @@ _RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_
 """A relative's wedding or birthday is a date in the user's own calendar."""
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
-    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?\s+(is|was|has|had|likes|loves|lives|works|hates|"
-    r"eats|drinks|can'?t|cannot|doesn'?t|does|will|just|and|takes|goes|plays|'s)\b"
+    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the )?[\w-]+)?\s+"
+    r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
+    r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
 )
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
@@ -78,14 +122,41 @@ NAME_AFTER = re.compile(
 )
 
 
+_THIRD_SUBJECT = re.compile(
+    r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
+    r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
+    r"(?:is|are|was|were|went|goes|go|has|have|had|got|gets|cost|costs|seem|seems|look|looks|"
+    r"will|can|could|said|says|lives|works)\b",
+    re.IGNORECASE,
+)
+"""A sentence whose subject is a thing or a person other than the writer ("The weather
+in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
+
+
 def about_someone_else(clause: str, kind: str) -> bool:
     """A fact about another person or a pet, where the user is not the subject
-    ("we" includes the user; a relative's wedding is a date in the user's plans)."""
+    ("we" includes the user; a relative's wedding is a date in the user's plans),
+    or about no one: a sentence that does not name the writer at all and has
+    another subject ("The weather in Oslo is terrible"); one with no subject
+    ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
     if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
         return False
-    if OTHER_PERSON.search(clause) and not _FIRST_PERSON.search(clause):
+    if _FIRST_PERSON.search(clause):
+        return False
+    if OTHER_PERSON.search(clause):
         return True
-    return bool(_NAMED_SUBJECT.match(clause.strip())) and not _FIRST_PERSON.search(clause)
+    if kind == "communication" or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
+        return False  # "Shellfish is my weakness"
+    return bool(_NAMED_SUBJECT.match(clause.strip()) or _THIRD_SUBJECT.match(clause))
+
+
+def _habitual(clause: str) -> bool:
+    """The clause says something done regularly: a habit word or a time of day
+    ("every morning", "on Fridays", "at 6am"), or the present simple ("I take the
+    train to work") of something not in the past."""
+    if _PAST.search(clause) or episodic(clause):
+        return False
+    return bool(_HABIT.search(clause) or _PRESENT_SIMPLE.search(clause))
 
 
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
@@ -103,8 +174,24 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
+    if kind == "routine" and not _habitual(clause):
+        if not _AHEAD.search(clause) or _PAST.search(clause):
+            return None  # "I flew back home yesterday": no habit, nothing ahead
+        kind = "plan"  # "We're expecting our first baby in October"
+    if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):
+        kind = "home"  # "We moved out of Leeds, we're in York now"
+    if kind == "communication" and not _HOW_TO_ANSWER.search(clause):
+        return None  # "I agree with you on that" says nothing of how to answer
+    if kind in ("exercise", "routine") and disliked(value, clause):
+        kind = "dislike"  # "I hate long drives": a dislike, not a workout
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
+    if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
+        kind = "food_" + kind.removeprefix("drink_")  # licorice is not a drink
+    if kind in ("food_like", "like", "condition") and re.search(
+        rf"\b{re.escape(value)}\s+diet\b", clause, re.I
+    ):
+        kind = "diet"  # "a plant-based diet"
     if (
         kind == "diet"
         and not _DIET.search(value)

@@ -7,7 +7,8 @@ over, and in "I'm not a fan of blue cheese" nothing is (the "not" is part of how
 a dislike is said, not a negated fact).
 
 - A fact is **over** when its value is the object of a negation ("no more
-  sushi", "not allergic to kiwi", "quit coffee", "instead of X"), or, for a
+  sushi", "not (actually) allergic to kiwi", "quit coffee", "instead of X", "I'm
+  over football", "I don't swim any more"), or, for a
   fact of a positive kind (a like, a habit, a medicine), when its sub-clause
   says something ended ("no longer", "any more", "stopped", "gave up").
 - For a kind that is itself a negation (a diet restriction, a dislike), "I
@@ -40,11 +41,29 @@ _ABSTAIN = re.compile(
     r"love|enjoy|do)\b",
     re.IGNORECASE,
 )
+_RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re.IGNORECASE)
 _NEGATED_THING = re.compile(
-    r"\b(?:no more|not|instead of|rather than|no longer(?: \w+)?(?: to)?|"
-    r"stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off)\s+((?:[\w'-]+\s?){1,3})",
+    r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
+    r"no longer(?: \w+)?(?: to)?|stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off|"
+    r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"
+    r"\s+((?:[\w'-]+\s?){1,3})",
     re.IGNORECASE,
 )
+_NOT_ANY_MORE = re.compile(
+    r"\b(?:don'?t|do not|doesn'?t|does not|can'?t|cannot|won'?t|never)\s+"
+    r"((?:[\w'-]+\s){0,3}?[\w'-]+)\s+(?:any ?more|any longer|these days|now)\b",
+    re.IGNORECASE,
+)
+""""I don't swim anymore": the verb and its object are what is over ("swim")."""
+_LEFT_BEHIND = re.compile(
+    r"\b(?:switched|changed|moved|went|swapped|converted)\s+(?:over\s+)?from\s+"
+    r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
+    r"|((?:[\w'-]+\s){0,2}?[\w'-]+)\s+(?:is|are)\s+(?:out|off the table|off the menu|"
+    r"over|done|finished)\b",
+    re.IGNORECASE,
+)
+""""I switched from coffee to green tea", "running is out for now": the first thing
+is over."""
 _SUBCLAUSE = re.compile(
     r"\s*[,;:]\s*(?:(?:and|but|so)\s+)?|\s+(?:but|so|though|although|because|since|whereas)\s+|"
     r"\s+and\s+(?=(?:I|I'm|I've|I'd|now|then|we)\b)",
@@ -69,8 +88,9 @@ def negated_things(sentences: list[str]) -> list[str]:
     """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
     out: list[str] = []
     for s in sentences:
-        for m in _NEGATED_THING.finditer(s):
-            out.append(m.group(1).strip())
+        for pattern in (_NEGATED_THING, _NOT_ANY_MORE, _LEFT_BEHIND):
+            for m in pattern.finditer(s):
+                out.append(next(g for g in m.groups() if g).strip())
     return out
 
 
@@ -88,8 +108,8 @@ def is_negated(value: str, text: str, *, directly: bool = False) -> bool:
 def ended(value: str, kind: str, clause: str) -> bool:
     """`clause` says the fact (`kind`, `value`) is over (module doc)."""
     part = subclause(value, clause)
-    if kind in NEGATIVE_KINDS and _ABSTAIN.search(part):
-        return False  # "I don't eat pork any more": the restriction itself
+    if kind in NEGATIVE_KINDS and (_ABSTAIN.search(part) or _RULED_OUT.search(part)):
+        return False  # "I don't eat pork any more", "pork is off the menu": the rule itself
     if is_negated(value, part, directly=kind in NEGATIVE_KINDS):
         return True
     return kind not in NEGATIVE_KINDS and bool(ENDED.search(part))

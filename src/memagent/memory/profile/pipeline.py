@@ -30,7 +30,7 @@ from memagent.core import InvalidInput, NotFound
 from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
-from memagent.memory.profile.extract import StatementLearned, learn_statement
+from memagent.memory.profile.extract import Reading, StatementLearned, learn_statement
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, OperationBatch
@@ -270,10 +270,10 @@ def learn(
     message: str,
     *,
     today: date | None = None,
-    gate: bool = False,
+    reading: Reading | None = None,
 ) -> StatementLearned:
     """Learn profile facts from one user message (`extract.learn_statement`)."""
-    return learn_statement(store, llm, message, today=today, gate=gate)
+    return learn_statement(store, llm, message, today=today, reading=reading)
 
 
 def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResult:

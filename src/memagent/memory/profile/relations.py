@@ -68,6 +68,7 @@ RELATIVES = (
     "baby",
     "kid",
     "child",
+    "spouse",
 )
 ONE_OF = frozenset(
     {
@@ -85,9 +86,15 @@ ONE_OF = frozenset(
         "mother",
         "dad",
         "father",
+        "spouse",
     }
 )
 """Relations a person has one of at a time: a new name updates the item."""
+_PARTNERED = (
+    (re.compile(r"\bmarried to\b|\bmy spouse\b", re.I), "spouse"),
+    (re.compile(r"\bengaged to\b", re.I), "fiance"),
+    (re.compile(r"\b(dating|seeing|in a relationship with|going out with)\b", re.I), "partner"),
+)
 _IRREGULAR = {"children": "child", "puppies": "puppy", "bunnies": "bunny", "ponies": "pony"}
 _CORRECTION = re.compile(
     r"\b(actually|now|renamed|any ?more|no longer|correction|i meant|not \w+,? but|"
@@ -107,6 +114,15 @@ def singular(word: str) -> str:
     if w not in known and w.endswith("s") and w[:-1] in known:
         return w[:-1]
     return w
+
+
+def partnered(clause: str) -> str | None:
+    """The relation a clause names a partner by without a relation word ("I'm
+    married to Dev": spouse; "engaged to": fiance; "dating": partner)."""
+    for pattern, relation in _PARTNERED:
+        if pattern.search(clause):
+            return relation
+    return None
 
 
 def is_relation(word: str) -> bool:

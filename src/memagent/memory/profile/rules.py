@@ -24,7 +24,7 @@ from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
-_RELATIVES = "|".join(relations.RELATIVES)
+_RELATIVES = rf"(?:step-?)?(?:{'|'.join(relations.RELATIVES)})(?:-in-law)?"
 _NAME = r"([A-Z][a-zA-Z'-]+)"
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
@@ -34,10 +34,13 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b[Mm]y ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES}),? {_NAME}\b"), "family"),
+    (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
+    (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
 _OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_NAME}")
 _HOME = re.compile(
-    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved) (?:in|to) "
+    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved|relocated|"
+    r"'ve relocated|have relocated|just relocated) (?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
@@ -57,8 +60,16 @@ _IM_A = re.compile(
     rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
 )
 _NO_EAT = re.compile(
-    r"\bI (?:don'?t|do not|never) (?:eat|drink) "
-    r"([a-z][a-z -]{1,30}?)(?=[,.;!]|$| anymore| any more)"
+    r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
+    r"|\bI(?:'ve| have)? (?:cut out|cut down on|given up|avoid|stay away from|steer clear of|"
+    r"keep off|stopped eating|stopped drinking) "
+)
+"""Saying what one abstains from ("I don't do dairy", "I've cut out sugar"): a diet
+rule; the thing is the words after it, up to the clause's end."""
+_ABSTAINED = re.compile(
+    r"(?:any |all |eating |drinking )?(?!(?:a|an|the|my|your|it|that|this|much|many|so)\b)"
+    r"([a-z][a-z -]{1,30}?)"
+    r"(?=[,.;!]|$| anymore| any more| completely| entirely| at all| now| these days| for )"
 )
 _COMMUNICATION = re.compile(
     r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?)\b", re.IGNORECASE
@@ -68,15 +79,17 @@ _WANTS = re.compile(
     re.IGNORECASE,
 )
 _STAY = re.compile(
-    r"\bI'?m (?:in|at|staying in|staying at|on holiday in|on vacation in|visiting|"
-    r"travell?ing (?:in|around|through)|working (?:out of|from) the) "
-    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
+    r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
+    r"(?:in|at|from|out of|visiting|around|through) (?:the )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
+"""A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
+remotely from Lisbon for the next ten days"): only read with a time bound."""
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
 _HAVE_NAMED = re.compile(
-    rf"\b(?:I|[Ww]e) (?:have|'ve got|have got|got|own) {_COUNT} (?:\w+ )?"
+    rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) {_COUNT} (?:\w+ )?"
     rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
     rf"(?:(?:called|named)\s+)?{_NAMES}"
 )
@@ -89,10 +102,13 @@ _SEVERITY = r"(?:severe|mild|bad|serious|slight|life-threatening)"
 _ALLERGIC = re.compile(
     rf"\ballergic to (?!(?:it|them|that|this|something|anything|everything)\b)"
     rf"{_THING}{_THING_END}"
-    rf"|\b(?:a|an|my)\s+(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?)\b)"
+    rf"|(?:^\W*(?!(?:I|we|my|he|she|they|you)\b)|\b(?:a|an|my)\s+)(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?|my|no)\b)"
     r"([a-z][a-z -]{1,30}?) allergy\b"
     rf"|\ballergy to {_THING}{_THING_END}",
     re.IGNORECASE,
+)
+_INTOLERANT = re.compile(
+    r"\b[a-z]+ intoleran(?:t|ce)\b|\b(?:celiac|coeliac) disease\b", re.IGNORECASE
 )
 _LIST = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|&)\s*")
 _SPEAK = re.compile(
@@ -134,7 +150,11 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
-                out.append(Extracted(kind="diet", value=_clip(no.group(1))))
+                thing = _ABSTAINED.match(s, no.end())
+                if thing is not None:
+                    out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
+        for m in _INTOLERANT.finditer(s):
+            out.append(Extracted(kind="condition", value=_clip(m.group(0))))
         for m in _HAVE_NAMED.finditer(s):
             relation = relations.singular(m.group(1))
             kind = "pet" if relation in relations.ANIMALS else "family"

@@ -8,12 +8,21 @@ voice ("As an AI…", "You mentioned…", an `Assistant:` line), prompt injectio
 ("ignore previous instructions…", which drops the whole statement), and JSON or
 code pasted into the text. What is left (`Screened.kept`) goes to the model; an
 empty `kept` means nothing is learned, at no model cost.
+
+A question or hypothetical is judged by its clauses too: when it opens with a plain
+statement ("I'm allergic to sulfites, so which wines can I drink?", "Latex allergy
+here, worth knowing if I ever end up in hospital"), that opening part is kept and
+the rest dropped; an opening that is itself conditional ("I'd move to Spain, if I
+could") is dropped with it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
+
+from memagent.memory.profile.timebound import time_bound
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -25,7 +34,8 @@ _WORD = re.compile(r"[A-Za-z']+")
 _INJECTION = re.compile(
     r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|prompts?|rules?|"
     r"system message)\b|\bsystem prompt\b|\byou are now\b|\bnew instructions?\b|"
-    r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>",
+    r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
+    r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b",
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
@@ -41,7 +51,11 @@ _ASSISTANT_VOICE = re.compile(
     r"understood|here'?s|here is|here are)\b|"
     r"\b(as an ai|i'?m an ai|language model|i'?d be happy to|i would be happy to|"
     r"let me know if|i'?ll remember|i will remember|i have noted|i can help)\b|"
-    r"^\s*(you|your)\b",
+    r"^\s*(you|your)\b|"
+    r"\byou (?:\w+ )?(?:live|like|love|enjoy|prefer|hate|mentioned|said|told me|work|eat|"
+    r"drink)\b|\byou(?:'re| are) (?:allergic|vegan|vegetarian|from|based|a|an)\b|"
+    r"\byour (?:list|profile|preferences|favou?rites?|allergies|diet|notes?)\b|"
+    r"\b(?:sounds|seems|looks) like you\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -136,22 +150,50 @@ _SMALL_TALK_WORDS = frozenset(
         "right",
         "got",
         "gotcha",
+        "fair",
+        "enough",
+        "hope",
+        "you're",
+        "youre",
+        "well",
+        "doing",
+        "quick",
+        "intro",
+        "one",
+        "here",
+        "for",
+        "really",
+        "useful",
+        "appreciated",
+        "appreciate",
+        "makes",
+        "sense",
     ]
 )
 _HYPOTHETICAL = re.compile(
     r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
-    r"i might|i should|i'?m thinking about|i'?m considering|"
+    r"might|i should|thinking (?:of|about)|considering|"
     r"would i|were i)\b",
     re.IGNORECASE,
 )
 _COMMUNICATION = re.compile(
-    r"\b(answers?|replies|reply|responses?|respond|emojis?|call me|address me|bullet points?|"
-    r"formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
+    r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
+    r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
     re.IGNORECASE,
 )
 _PASTED = re.compile(r"[{}\[\]<>]|```|\\n|\"\s*:")
+_MEMO = re.compile(
+    r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
+    r"make a note|take note|don'?t forget|for the record|fyi)(?: that| of this| this)?\s*[,:]?\s+"
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|we|we're|our)\b)",
+    re.IGNORECASE,
+)
+""""Please remember that I'm vegan": the fact after a request to remember it."""
+_CLAUSE_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+")
+_LEAD_WORD = re.compile(r"^\s*(so|but|and|then|or)\s+", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(would|could|might|will|shall)\b|'d\b|'ll\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -199,6 +241,31 @@ def why_not_a_fact(sentence: str) -> str | None:
     return None
 
 
+def opening_statement(sentence: str) -> str | None:
+    """The plain statement a question or hypothetical opens with, if any (module
+    doc): its clauses up to the first one that cannot state a fact, when that is a
+    question or a hypothetical and what comes before it is not conditional."""
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    starts = [0, *(m.end() for m in breaks)]
+    ends = [*(m.start() for m in breaks), len(sentence)]
+    first: int | None = None  # the first clause that may state a fact
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        part = _LEAD_WORD.sub("", sentence[start:end])
+        why = why_not_a_fact(part)
+        if why is None:
+            first = i if first is None else first
+            continue
+        if why == "small talk" and first is None:
+            continue  # "Quick one: …", "Honestly, …"
+        if first is None or why not in ("question", "hypothetical"):
+            return None
+        opening = sentence[starts[first] : ends[i - 1]].strip()
+        if len(_WORD.findall(opening)) < 2 or _CONDITIONAL.search(opening):
+            return None
+        return opening.rstrip(",;:-") + "."
+    return None
+
+
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact."""
     if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
@@ -206,10 +273,55 @@ def screen(text: str) -> Screened:
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
-    for sentence in sentences(text):
+    for said in sentences(text):
+        sentence = _MEMO.sub("", said, count=1)
         why = why_not_a_fact(sentence)
+        opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
+        if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
+            kept.append(opening)
+            dropped.append((sentence[:200], f"{why}, but for its opening"))
+            continue
         if why is None and len(kept) < MAX_KEPT_SENTENCES:
             kept.append(sentence)
         else:
             dropped.append((sentence[:200], why or "too many sentences"))
     return Screened(kept, dropped)
+
+
+_IRREGULAR_PAST = (
+    "had|did|was|were|got|went|came|made|took|ate|drank|forgot|found|gave|heard|kept|knew|"
+    "lost|met|paid|put|said|sat|slept|stood|thought|told|won|wrote|felt|left|brought|bought|"
+    "caught|taught|sent|built|began|broke|chose|drove|fell|flew|grew|held|ran|rode|rang|sang|"
+    "sold|spoke|swam|threw|understood|woke|wore|spent|saw|became|let|cut|hit|set|shut"
+)
+_PAST_EVENT = re.compile(
+    rf"\b(?:I|we|he|she|they|it)(?: just| only| finally| already)?\s+(?:\w+ly\s+)?"
+    rf"(?:{_IRREGULAR_PAST}|[a-z]+ed)\b|\b[a-z]+ed (?:out|up|off|well|badly)\b|"
+    r"\b(?:yesterday|last (?:night|week|weekend)|this (?:morning|afternoon|evening)|earlier|"
+    r"right now|at the moment|today|tonight|just now)\b|^\W*just (?!so\b)",
+    re.IGNORECASE,
+)
+_ONGOING = re.compile(r"\b(?:I'?m|I am|we'?re|we are)\s+(?:\w+ly\s+)?[a-z]+ing\b", re.IGNORECASE)
+_ANY_DAY = date(2000, 1, 3)
+_NEW_STATE = re.compile(
+    r"\b(?:now|these days|nowadays)\b|\b(?:in|on|next|this|by) (?:the )?(?:january|february|"
+    r"march|april|may|june|july|august|september|october|november|december|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|week|month|year|spring|summer|autumn|fall|"
+    r"winter|weekend|\d{1,2}(?:st|nd|rd|th)\b)|\btomorrow\b",
+    re.IGNORECASE,
+)
+"""A state that holds from now on, or an event ahead: not a passing moment."""
+_POSSESSING = re.compile(r"\b(?:I|we)(?:'ve| have) got\b", re.IGNORECASE)
+
+
+def episodic(sentence: str) -> bool:
+    """`sentence` tells of an event or a passing state (the past tense, "today",
+    "right now", "I'm waiting for the bus"), not how things stand lastingly: a
+    model made to read a fact in it would read a one-off as a fact. A stay or plan
+    with an end date ("I'm in Osaka for a week") is not episodic."""
+    if time_bound(re.sub(r"\b(today|tonight)\b", "", sentence, flags=re.I), _ANY_DAY):
+        return False
+    if _NEW_STATE.search(sentence):
+        return False  # "I'm teaching chemistry now", "our first baby in October"
+    said = _POSSESSING.sub("I have", sentence)
+    return bool(_PAST_EVENT.search(said) or _ONGOING.search(said))

@@ -1,7 +1,7 @@
 """How long a fact holds, read from the words of the statement and its date.
 
 Mechanical, no model: "until Friday", "till the 12th", "through March 3",
-"this week", "this weekend", "today", "tonight", "for the next 3 days",
+"this week", "this weekend", "for the weekend", "today", "tonight", "for the next 3 days",
 "for two weeks", "this month" each resolve to the last day the fact holds,
 counted from the day the statement was made (not the day it is learned). A
 weekday names its next occurrence on or after that day; a day of the month or a
@@ -39,6 +39,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
     (re.compile(r"\b(this|the whole|all)\s+week(end)?\b", re.I), "this_week"),
+    (re.compile(r"\b(for|over)\s+the\s+weekend\b", re.I), "this_week"),
     (re.compile(r"\bthis\s+month\b", re.I), "month"),
     (re.compile(r"\b(today|tonight|for the day|for now today)\b", re.I), "today"),
 ]
