@@ -15,6 +15,10 @@ a near miss gets "I don't have that in memory." In order, cheapest first:
    `agent.chat_verify_min` for the chat sets (their prompts differ, so do the
    model's probabilities).
 
+After the answer, `check_reply` refuses a reply that shows by itself that it
+answers nothing (`memagent.agent.reply_check`: it rests on what was said about
+someone else; in short answers, a question or a bare yes/no to a wh-question).
+
 Only prompt sets that reply from memory (`schema: reply`) are checked; the
 `json` and `python` sets act with tools and read memory themselves.
 """
@@ -28,6 +32,7 @@ from memagent.agent.focus import check as focus_check
 from memagent.agent.focus import is_personal
 from memagent.agent.memory import AgentMemory, MemoryContext
 from memagent.agent.prompts import PromptSet
+from memagent.agent.reply_check import check_reply as check_reply_text
 from memagent.agent.traces import Trace
 from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
 from memagent.agent.voice import NOT_IN_MEMORY, not_in_memory
@@ -42,10 +47,12 @@ class Checked:
     reply: str | None = None
     """The refusal, or None: answer it."""
     refused_by: str | None = None
-    """`attribution`, `focus`, `verify` or `contrast` (None: not refused)."""
+    """`attribution`, `focus`, `verify`, `contrast` or `reply` (None: not refused)."""
     tokens: int = 0
     """Tokens the model's check cost (also counted in the turn's usage)."""
     seconds: float = 0.0
+    asking: bool = False
+    """The message asks something of memory (the reply is checked too)."""
 
 
 def check_question(
@@ -68,7 +75,7 @@ def check_question(
     user turn as the answer's prompt renders it). `asking`: the message is a
     question or request answered from memory (not a statement, not small talk)."""
     started = time.perf_counter()
-    out = Checked()
+    out = Checked(asking=asking)
     if prompts.schema != "reply":
         return out
     if ctx.about_others:  # speaker attribution: not this person's life
@@ -88,3 +95,30 @@ def check_question(
             out.refused_by = "contrast" if "another person" in trace.memory["refused"] else "verify"
     out.seconds = time.perf_counter() - started
     return out
+
+
+def check_reply(
+    checked: Checked,
+    reply: str,
+    *,
+    message: str,
+    ctx: MemoryContext,
+    prompts: PromptSet,
+    trace: Trace,
+    streamed: bool = False,
+) -> str:
+    """The reply to give: `reply`, or the refusal when it answers nothing
+    (`memagent.agent.reply_check`); `checked` then says `reply` refused it. A
+    reply already shown while it streamed is left as it is (it cannot be taken
+    back; the trace says what the check found)."""
+    if prompts.schema != "reply" or not checked.asking or checked.reply is not None:
+        return reply
+    miss = check_reply_text(reply, message, ctx, short=prompts.recall_for == "all")
+    if miss is None:
+        return reply
+    if streamed:
+        trace.memory["reply_check"] = miss.reason()
+        return reply
+    trace.memory["refused"] = miss.reason()
+    checked.refused_by = "reply"
+    return NOT_IN_MEMORY

@@ -32,10 +32,11 @@ from memagent.actions import (
     MODELS_BY_NAME,
 )
 from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
+from memagent.agent.answers import resolve_copied_dates
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
-from memagent.agent.honesty import check_question
+from memagent.agent.honesty import check_question, check_reply
 from memagent.agent.learning import (
     EXIT_LEARN_WAIT_S,
     PendingLearning,
@@ -494,7 +495,9 @@ class Agent:
         if reply is None:
             reply = honest_reply(last_error, failed_write, self.max_steps)
         else:
-            reply = to_user(reply, message)
+            reply = resolve_copied_dates(to_user(reply, message), message, ctx.text)
+            reply = check_reply(checked, reply, message=message, ctx=ctx, prompts=self.prompts,
+                                trace=trace, streamed=bool(emitted))  # fmt: skip
         if on_text is not None and emitted.strip() != reply.strip():
             if emitted and reply.startswith(emitted):  # the rest of a reply shown in part
                 on_text(reply[len(emitted) :])
