@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.qa_locomo import set_agent_config
-from memagent.agent import Agent, AgentMemory, deep_ask
+from memagent.agent import Agent, MemoryAccess, deep_ask
 from memagent.core import MemoryHome
 from memagent.core.config import LLMConfig
 from memagent.llm import LLM, load_llm
@@ -121,7 +121,7 @@ def skill_edit(llm: LLM, root: Path, mode: str, n: int) -> list[tuple[bool, floa
 
 def skill_deep(llm: LLM, root: Path, n: int) -> list[tuple[bool, float]]:
     mh = fresh_home(root, "deep")
-    memory = AgentMemory(mh)
+    memory = MemoryAccess(mh)
     for f in FACTS:
         memory.remember(f)
     out = []
@@ -142,7 +142,7 @@ def chat_latency(llm: LLM, root: Path, n: int, *, retrieval: bool) -> dict[str, 
     # every relevant memory in context (not only those within half the best score)
     set_agent_config(mh.layout.config, {"recall_min_ratio": 0.0})
     mh = MemoryHome.open(mh.root)
-    memory = AgentMemory(mh)
+    memory = MemoryAccess(mh)
     for f in SISTER_FACTS:  # stored directly: the turns measured are the questions
         memory.remember(f)
     memory.close()

@@ -7,7 +7,7 @@ find) and 64 near misses (the same person or thing, or the same attribute, never
 told: "When is my brother's wedding?", "Is my dog allergic to anything?").
 
 Each scenario gets a fresh memory home; its facts are stored as the chat stores
-them (`AgentMemory.store_exchange`, the chunk a chat turn writes, without the
+them (`MemoryAccess.store_exchange`, the chunk a chat turn writes, without the
 model's acknowledgement), then each question is one `Agent.turn` with the
 default chat prompt set (`instruct`: chat, default `ask`, `Agent.run`,
 `/v1/chat`), asked read-only (`record=False`).

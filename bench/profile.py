@@ -13,8 +13,8 @@ Each starts from a resource that already holds `PRELOAD` items and applies `N`
 appends of new items, one operation per batch; the handler is also measured with
 `BATCH` operations per batch.
 
-Then learning speed: every statement of the profile dev set
-(`bench.profile_learn`) learned one at a time, statements/s and p50/p95 seconds
+Then learning speed: every statement of the profile set's dev and first
+held-out parts (`bench.profile_learn`) learned one at a time, statements/s and p50/p95 seconds
 per statement, cold (the first, which loads the model) and warm (the rest).
 `--learn-model scripted` (the default) times the pipeline around a model that
 answers at once (screen, planning, handler); `--learn-model embedded` the 1.5B
@@ -115,16 +115,22 @@ def bare_ops_per_s(root: Path, *, durable: bool) -> float:
     return N / (time.perf_counter() - start)
 
 
-def learning_speed(model: str, every: int) -> dict[str, float]:
-    """Statements/s and per-statement p50/p95 (warm), and the cold first statement."""
+def learning_speed(model: str, every: int, threads: int = 0) -> dict[str, float]:
+    """Statements/s and per-statement p50/p95 (warm), and the cold first statement,
+    on the dev and first held-out parts (the fresh held-out part is left alone)."""
     import statistics
 
-    from bench.profile_learn import load_set, oracle_llm, percentile, run
+    from bench.profile_learn import DEFAULT_SPLITS, load_set, oracle_llm, percentile, run
     from memagent.llm import LLM
 
-    scenarios = load_set()[::every]
+    scenarios = [s for s in load_set() if s.split in DEFAULT_SPLITS][::every]
     if model == "scripted":
         llm: LLM = oracle_llm(scenarios)
+    elif threads > 0 and model.startswith("embedded"):
+        from memagent.llm.embedded import EmbeddedLLM
+
+        name = model.partition(":")[2]
+        llm = EmbeddedLLM(model=name, threads=threads) if name else EmbeddedLLM(threads=threads)
     else:
         from memagent.llm import load_llm
 
@@ -147,9 +153,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
     ap.add_argument("--learn-model", default="scripted", help="scripted | embedded | none")
     ap.add_argument("--every", type=int, default=1, help="every Nth scenario of the dev set")
+    ap.add_argument(
+        "--threads", type=int, default=0, help="embedded model threads (default: llm.threads)"
+    )
     args = ap.parse_args(argv)
-    if args.every < 1:
-        ap.error("--every must be at least 1")
+    if args.every < 1 or args.threads < 0:
+        ap.error("--every must be at least 1 and --threads at least 0")
     console = Console()
     with tempfile.TemporaryDirectory(prefix="memagent-bench-") as tmp:
         root = Path(tmp)
@@ -174,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
         f"ratio={figures['handler, 1 op/batch'] / bare:.3f}"
     )
     if args.learn_model != "none":
-        speed = learning_speed(args.learn_model, args.every)
+        speed = learning_speed(args.learn_model, args.every, args.threads)
         table = Table(title=f"profile learning speed: {args.learn_model}")
         table.add_column("figure")
         table.add_column("value", justify="right")

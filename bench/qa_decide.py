@@ -144,12 +144,12 @@ def figures(
 
 def load_cases(runs: list[Path], workdir: Path, shape: str, data: Path) -> list[Case]:
     """Every question of the runs, once, with its features (module doc)."""
-    from memagent.agent.memory import AgentMemory
+    from memagent.agent.memory import MemoryAccess
     from memagent.agent.reply_check import check_reply
     from memagent.core import MemoryHome
 
     seen: dict[tuple[str, str], Case] = {}
-    memories: dict[str, AgentMemory] = {}
+    memories: dict[str, MemoryAccess] = {}
     asked: dict[str, float] = {}
     for run in runs:
         detail = json.loads(run.read_text(encoding="utf-8"))
@@ -159,7 +159,7 @@ def load_cases(runs: list[Path], workdir: Path, shape: str, data: Path) -> list[
                 continue
             conv = key[0]
             if conv not in memories:
-                memories[conv] = AgentMemory(MemoryHome.open(workdir / shape / conv))
+                memories[conv] = MemoryAccess(MemoryHome.open(workdir / shape / conv))
                 day = questions_of(conv, load_conversation(data / f"{conv}.json"))[0].asked_at
                 asked[conv] = datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
             mem = memories[conv]

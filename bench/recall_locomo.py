@@ -18,6 +18,12 @@ there).
 
     python -m bench.recall_locomo [--data DIR] [--workdir DIR] [--conversations conv-26 …] [--cv]
                                   [--embedder minilm|e5|minilm+e5] [--shape full minimal]
+                                  [--rankings FILE]
+
+`--rankings FILE` writes every memagent system's ranking of every question (one
+JSON object a line: system, conversation, question number, the ranked turn ids
+and their scores), so two versions of the code can be compared question by
+question (`python -m bench.rankings_diff BEFORE AFTER`).
 
 `--shape` imports each conversation as a user's file instead (`bench.shapes`:
 "full" carries `speaker`, a conversation id per session and ordered timestamps;
@@ -50,7 +56,7 @@ import time
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -60,8 +66,8 @@ from bench.evaldata import eval_dir
 from bench.shapes import SHAPES
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
-from memagent.index import SearchParams
-from memagent.index.store import CONTEXT_WEIGHT
+from memagent.index import Hit, SearchParams
+from memagent.index.sqlite import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
@@ -138,6 +144,13 @@ def recall_at(ranked: list[str], gold: set[str]) -> dict[int, float]:
     return {k: len(gold & set(ranked[:k])) / len(gold) for k in KS}
 
 
+def write_ranking(out: TextIO, system: str, group: str, question: int, hits: list[Hit]) -> None:
+    """One ranking as a JSON line (see `--rankings`)."""
+    ranked = [[str((h.row.source or {}).get("id")), round(h.score, 9)] for h in hits]
+    line = {"system": system, "group": group, "question": question, "ranked": ranked}
+    out.write(json.dumps(line) + "\n")
+
+
 def cv_grid() -> dict[str, SearchParams]:
     """The knobs cross-validation may pick from (the defaults among them)."""
     grid: dict[str, SearchParams] = {}
@@ -205,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         help="with --shape: what the import may infer (an ablation)",
     )
     ap.add_argument("--session-gap", type=float, default=None, help="with --shape: minutes")
+    ap.add_argument("--rankings", type=Path, default=None, help="write every ranking here")
     args = ap.parse_args(argv)
 
     from rank_bm25 import BM25Okapi
@@ -261,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     t_import = t_query = 0.0
     n_queries = 0
+    ranks_out = args.rankings.open("w", encoding="utf-8") if args.rankings else None
     for f in files:
         conv = json.loads(f.read_text(encoding="utf-8"))
         turns = turns_of(conv.get("conversation", conv))
@@ -272,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         now = datetime.fromisoformat(turns[-1]["created_at"]).timestamp() + 86400
         bm25 = BM25Okapi([_WORD.findall(t["text"].lower()) for t in turns])
         vecs = embedder.embed([t["text"] for t in turns])
-        for q in conv["qa"]:
+        for qno, q in enumerate(conv["qa"]):
             cat = q.get("category")
             if cat not in CATEGORIES:
                 continue
@@ -297,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                 n_queries += 1
                 ranked = [str((h.row.source or {}).get("id")) for h in hits]
                 scores[name][cat].append(recall_at(ranked, gold))
+                if ranks_out is not None:
+                    write_ranking(ranks_out, name, f.stem, qno, hits)
                 if name == "memagent hybrid":
                     per_conv[name][f.stem].append(scores[name][cat][-1][5])
             for name, params in grid.items():
@@ -307,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         save = getattr(embedder, "save", None)
         if save is not None:
             save()
+    if ranks_out is not None:
+        ranks_out.close()
 
     header = f"{'system':<18} {'category':<12} {'n':>4} " + " ".join(
         f"{'R@' + str(k):>6}" for k in KS

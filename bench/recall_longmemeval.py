@@ -17,6 +17,10 @@ Reported per question type and overall, for every system in the same run:
 
     python -m bench.recall_longmemeval [--data FILE] [--workdir DIR] [--limit N] [--cv]
                                        [--deep [--model SPEC]] [--embedder minilm|e5|minilm+e5]
+                                       [--rankings FILE]
+
+`--rankings FILE` writes every memagent system's ranking of every question (as
+`bench.recall_locomo --rankings` does), to compare two versions of the code.
 
 `--deep` adds "memagent --deep": the query expanded by the LLM first (`recall
 --deep`, `memagent.agent.expand`; the embedded model unless `--model`). Its
@@ -49,18 +53,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
 from bench.embcache import RESULTS
 from bench.embedders import NAMES, cached
 from bench.evaldata import eval_dir
+from bench.recall_locomo import write_ranking
 from memagent.agent.expand import Expansion, expand_query
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder, embed_query
 from memagent.index import SearchParams
-from memagent.index.store import CONTEXT_WEIGHT
+from memagent.index.sqlite import CONTEXT_WEIGHT
 from memagent.memory.chunks import ChunkDraft, ChunkStore
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
@@ -272,6 +277,7 @@ def run(
     *,
     quiet: bool = False,
     deep: dict[str, Expansion] | None = None,
+    rankings: TextIO | None = None,
 ) -> tuple[dict[str, dict[str, list[dict[str, float]]]], float, int]:
     """Per system, per question type, the metrics of each question. A system named
     `DEEP` asks the question as `deep` expanded it."""
@@ -310,6 +316,8 @@ def run(
             n_queries += 1
             ranked = [str((h.row.source or {}).get("id")) for h in hits]
             results[name][qtype].append(score(ranked, by_id, gold))
+            if rankings is not None:
+                write_ranking(rankings, name, q["question_id"], 0, hits)
         store.close()
         save = getattr(embedder, "save", None)
         if save is not None:
@@ -448,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deep", action="store_true", help="add recall with LLM query expansion")
     ap.add_argument("--model", default="embedded", help="the LLM of --deep (a load_llm spec)")
     ap.add_argument("--embedder", choices=NAMES, default="minilm")
+    ap.add_argument("--rankings", type=Path, default=None, help="write every ranking here")
     ap.add_argument(
         "--cached-only",
         action="store_true",
@@ -475,7 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         deep = expansions(questions, args.model)
         systems[DEEP] = DEFAULT_PARAMS
     t0 = time.perf_counter()
-    results, t_query, n_queries = run(questions, args.workdir, systems, embedder, deep=deep)
+    ranks_out = args.rankings.open("w", encoding="utf-8") if args.rankings else None
+    try:
+        results, t_query, n_queries = run(
+            questions, args.workdir, systems, embedder, deep=deep, rankings=ranks_out
+        )
+    finally:
+        if ranks_out is not None:
+            ranks_out.close()
     print(f"LongMemEval_S retrieval, {len(questions)} questions (one home each)")
     overall = report(results)
     ours, bm = overall["memagent"], overall["BM25 (rank-bm25)"]

@@ -31,12 +31,13 @@ import numpy as np
 from bench.recall_locomo import CATEGORIES, KS, evidence_of, recall_at
 from bench.shapes import Shape, conversation_turns, records, write_import
 from memagent.agent.attribution import attribute
+from memagent.agent.recalled import RecalledMemory
 from memagent.core import MemoryHome
 from memagent.embeddings import Embedder
 from memagent.index import documents
 from memagent.memory.chunks import ChunkStore, exports
 from memagent.memory.chunks.importer import SESSION_GAP, drafts_from_messages, infer_metadata
-from memagent.memory.chunks.message import Message
+from memagent.memory.chunks.message import ImportedMessage
 from memagent.memory.chunks.store import DEFAULT_PARAMS
 from memagent.setup import init_home
 
@@ -76,7 +77,7 @@ def _no_speaker_inference(off: bool) -> Iterator[None]:
         documents.infer_speaker = saved
 
 
-def messages_of(path: Path, variant: Variant) -> list[Message]:
+def messages_of(path: Path, variant: Variant) -> list[ImportedMessage]:
     """The file's messages as `memagent import` reads them, less what `variant` turns off."""
     raw = exports.read(path.read_text(encoding="utf-8"), path.name)
     msgs = infer_metadata(raw, gap=variant.gap)
@@ -198,27 +199,24 @@ def count_attribution(tally: list[int], hits: list[Any], question: str, gold: se
     """Add to `tally` [questions naming a speaker, their lines, lines withheld,
     evidence lines withheld, evidence lines] what `attribute` does to these hits (as the agent
     sees them: content and source)."""
-    lines = [
-        {"id": h.row.doc_id, "content": h.row.content, "score": h.score, "source": h.row.source}
-        for h in hits
-    ]
+    lines = [RecalledMemory.of(h) for h in hits]
     who = attribute(lines, question, k=5)
     if not who.named:
         return
-    kept = {h["id"] for h in who.hits}
-    out = [h for h in lines if h["id"] not in kept]
+    kept = {h.id for h in who.hits}
+    out = [h for h in hits if h.row.doc_id not in kept]
     tally[0] += 1
     tally[1] += len(lines)
     tally[2] += len(out)
-    tally[3] += sum(str((h["source"] or {}).get("id")) in gold for h in out)
-    tally[4] += sum(str((h["source"] or {}).get("id")) in gold for h in lines)
+    tally[3] += sum(str((h.row.source or {}).get("id")) in gold for h in out)
+    tally[4] += sum(str((h.row.source or {}).get("id")) in gold for h in hits)
 
 
 def boundary_f1(conv: dict[str, Any], gap: timedelta) -> float:
     """How well splitting the minimal file at `gap` finds the conversation's own
     session boundaries: F1 over "a new session starts at this turn"."""
     turns = conversation_turns(conv)
-    msgs = infer_metadata([Message(**r) for r in records(conv, "minimal")], gap=gap)
+    msgs = infer_metadata([ImportedMessage(**r) for r in records(conv, "minimal")], gap=gap)
     truth = {i for i in range(1, len(turns)) if turns[i].session != turns[i - 1].session}
     found = {i for i in range(1, len(msgs)) if msgs[i].session_id != msgs[i - 1].session_id}
     if not truth and not found:

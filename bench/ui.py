@@ -33,10 +33,10 @@ import httpx
 import numpy as np
 
 from bench.store import TextGen, bulk_load
+from memagent.api_keys import KeyStore
 from memagent.core import MemoryHome
 from memagent.embeddings import load_embedder
 from memagent.index import Index
-from memagent.memory.keys import KeyStore
 from memagent.server import ServerSettings, create_app
 from memagent.server.testing import LiveServer
 from memagent.setup import init_home

@@ -89,7 +89,7 @@ def via_runner(home: MemoryHome, batch: int = 1) -> Callable[[list[Op], Times], 
             group = ops[lo : lo + batch]
             actions = [to_action(*op) for op in group]
             t0 = time.perf_counter()
-            result = run_actions(vault, validate_actions(actions))
+            result = run_actions(vault, validate_actions(actions)).to_json()
             took = time.perf_counter() - t0
             for kind, _, _ in group:
                 times[kind] += took / len(group)

@@ -190,6 +190,19 @@ def _model_table(model: type) -> list[str]:
     return rows
 
 
+def _search_tables() -> list[str]:
+    """The `[search]` knobs, declared by recall's stages and signals (not by the
+    section's model): one table each, as `memagent.index.params.knob_parts` lists them."""
+    from memagent.index.params import knob_parts
+
+    out: list[str] = []
+    for part in knob_parts():
+        doc = inspect.cleandoc(part.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+        label = getattr(part, "name", part.__name__.lower())
+        out.extend([f"`{label}`: {doc}", "", *_model_table(part), ""])
+    return out
+
+
 def config_page() -> str:
     from pydantic import BaseModel
 
@@ -204,6 +217,9 @@ def config_page() -> str:
         out.extend([f"### `[{name}]`", ""])
         if model.__doc__ and "pydantic" not in model.__doc__.lower():
             out.extend([inspect.cleandoc(model.__doc__), ""])
+        if name == "search":
+            out.extend(_search_tables())
+            continue
         out.extend([*_model_table(model), ""])
     out.extend(
         [

@@ -22,7 +22,7 @@ from memagent.actions import (
 )
 from memagent.actions._runner import NAMES
 from memagent.core import InvalidInput, MemoryHome
-from memagent.memory.vault import Vault
+from memagent.memory.vault import FileAppended, Vault
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_var_is_a_data_edge_to_the_latest_producer(vault: Vault) -> None:
     kinds = {(a, b): k for a, b, k in plan.edges()}
     assert kinds[("1:read_file", "2:create_file")] == "data:v1"
     assert "data:v0" not in kinds.values()
-    result = run_actions(vault, batch)
+    result = run_actions(vault, batch).to_json()
     assert result["ok"] and vault.read("c.md") == "beta x\n"
 
 
@@ -111,7 +111,7 @@ def test_names_resource_orders_lookups_and_new_names(vault: Vault) -> None:
             {"action": "create_file", "path": "note.md", "content": "x"},
             {"action": "read_file", "path": "notes.md"},
         ),
-    )
+    ).to_json()
     errors = [r.get("error") for r in result["results"]]
     assert "note.md" not in errors[0] and "did you mean 'note.md'" in errors[2]
 
@@ -149,7 +149,7 @@ def test_longest_path_plans_as_whole_vault(vault: Vault) -> None:
     )
     plan = plan_actions(vault, batch)
     assert plan.reads[0] == ("vault:",) and "vault:" in plan.writes[1]
-    result = run_actions(vault, batch)
+    result = run_actions(vault, batch).to_json()
     assert result["ok"] and vault.read(long) == "deep"
 
 
@@ -160,7 +160,7 @@ def test_invalid_paths_plan_safely_and_fail_alone(vault: Vault, home: MemoryHome
         {"action": "create_file", "path": "a.md/inner.md", "content": "x"},
         {"action": "read_file", "path": "b.md"},
     )
-    result = run_actions(vault, batch)
+    result = run_actions(vault, batch).to_json()
     assert [r["ok"] for r in result["results"]] == [False, True, False, True]
     assert not (home.root / "escape.md").exists()
 
@@ -170,7 +170,12 @@ def test_not_actions_is_a_clear_error(vault: Vault) -> None:
         run_actions(vault, [{"action": "read_file", "path": "a.md"}, "x"])  # type: ignore[list-item]
     with pytest.raises(InvalidInput, match="not a validated action"):
         run_actions(vault, [{"action": "read_file", "path": "a.md"}])  # type: ignore[list-item]
-    assert run_actions(vault, []) == {"ok": True, "succeeded": 0, "failed": 0, "results": []}
+    assert run_actions(vault, []).to_json() == {
+        "ok": True,
+        "succeeded": 0,
+        "failed": 0,
+        "results": [],
+    }
 
 
 class BarrierVault(Vault):
@@ -190,7 +195,7 @@ def test_independent_reads_really_run_at_once(vault: Vault, home: MemoryHome) ->
     bv = BarrierVault(home)
     result = run_actions(
         bv, acts({"action": "read_file", "path": "a.md"}, {"action": "read_file", "path": "b.md"})
-    )
+    ).to_json()
     assert result["ok"], result
     assert [r["value"] for r in result["results"]] == ["alpha x\n", "beta x\n"]
 
@@ -215,8 +220,9 @@ class IntervalVault(Vault):
     def read(self, path: str) -> str:
         return str(self._timed("read", path, super().read))
 
-    def append(self, path: str, content: str) -> dict[str, Any]:
-        return dict(self._timed("write", path, super().append, content))
+    def append(self, path: str, content: str) -> FileAppended:
+        out: FileAppended = self._timed("write", path, super().append, content)
+        return out
 
 
 def test_conflicting_actions_never_overlap(home: MemoryHome) -> None:
@@ -226,7 +232,7 @@ def test_conflicting_actions_never_overlap(home: MemoryHome) -> None:
         for name in ("p.md", "q.md"):
             batch.append({"action": "append_file", "path": name, "content": f"{i}"})
             batch.append({"action": "read_file", "path": name})
-    result = run_actions(iv, acts(*batch))
+    result = run_actions(iv, acts(*batch)).to_json()
     assert result["ok"], result
     by_file: dict[str, list[tuple[str, float, float]]] = {}
     for kind, path, a, b in iv.intervals:
@@ -256,12 +262,12 @@ def test_callable_inside_a_running_event_loop(vault: Vault) -> None:
     batch = acts({"action": "read_file", "path": "a.md"}, {"action": "read_file", "path": "b.md"})
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        sync = run_actions(vault, batch)  # a sync caller on the loop thread (MCP tools)
-        async_ = await arun_actions(vault, batch)
+        sync = run_actions(vault, batch).to_json()  # a sync caller on the loop thread (MCP tools)
+        async_ = (await arun_actions(vault, batch)).to_json()
         return sync, async_
 
     sync, async_ = asyncio.run(main())
-    assert sync == async_ == run_actions_in_order(vault, batch)
+    assert sync == async_ == run_actions_in_order(vault, batch).to_json()
 
 
 def test_arun_actions_leaves_the_loop_free(home: MemoryHome) -> None:
@@ -276,15 +282,19 @@ def test_arun_actions_leaves_the_loop_free(home: MemoryHome) -> None:
                 await asyncio.sleep(0)
 
         task = asyncio.create_task(ticker())
-        out = await arun_actions(
-            bv,
-            acts({"action": "read_file", "path": "a.md"}, {"action": "read_file", "path": "a.md"}),
-        )
+        out = (
+            await arun_actions(
+                bv,
+                acts(
+                    {"action": "read_file", "path": "a.md"}, {"action": "read_file", "path": "a.md"}
+                ),
+            )
+        ).to_json()
         await task
         return out
 
     assert asyncio.run(main())["ok"] and ticks == [0, 1, 2]
-    single = asyncio.run(arun_actions(bv, acts({"action": "get_size", "path": "a.md"})))
+    single = asyncio.run(arun_actions(bv, acts({"action": "get_size", "path": "a.md"}))).to_json()
     assert single["results"][0]["value"] == 1
 
 
@@ -299,7 +309,7 @@ def test_many_threads_at_once(vault: Vault) -> None:
                 {"action": "append_file", "path": f"t/{n}.md", "content": "b"},
                 {"action": "read_file", "path": f"t/{n}.md"},
             )
-            result = run_actions(vault, batch)
+            result = run_actions(vault, batch).to_json()
             assert result["ok"], result
             assert result["results"][3]["value"] == "a\nb"
         except BaseException as exc:
@@ -311,7 +321,7 @@ def test_many_threads_at_once(vault: Vault) -> None:
     for t in threads:
         t.join()
     assert not errors
-    assert sorted(vault.list_dir("t")["entries"]) == sorted(f"t/{n}.md" for n in range(8))
+    assert sorted(vault.list_dir("t").entries) == sorted(f"t/{n}.md" for n in range(8))
 
 
 def test_caller_holding_the_home_lock_does_not_deadlock(vault: Vault) -> None:
@@ -321,7 +331,7 @@ def test_caller_holding_the_home_lock_does_not_deadlock(vault: Vault) -> None:
         {"action": "read_file", "path": "a.md"},
     )
     with vault.storage.lock():
-        result = run_actions(vault, batch)
+        result = run_actions(vault, batch).to_json()
     assert result["ok"] and vault.read("l2.md") == "2"
 
 
@@ -342,8 +352,8 @@ def test_a_full_batch_matches_one_at_a_time(vault: Vault, tmp_path: Path) -> Non
             twin.storage.write_bytes(
                 twin.dir / path.relative_to(vault.dir), path.read_bytes(), actor="t", op="seed"
             )
-    result = run_actions(vault, batch)
-    assert result == run_actions_in_order(twin, batch)
+    result = run_actions(vault, batch).to_json()
+    assert result == run_actions_in_order(twin, batch).to_json()
     assert result["succeeded"] > 100 and result["failed"] > 0
     assert vault.read("many/0.md") == "\n".join(str(i) for i in range(0, 200, 50))
 
@@ -393,4 +403,4 @@ def test_a_cancelled_request_stops_its_batch(vault: Vault) -> None:
     assert plan_actions(vault, batch).max_parallelism > 1  # a plan for the pool threads
     with deadline(None, cancel=cancel), pytest.raises(DeadlineExceeded, match="cancelled"):
         run_actions(vault, batch)
-    assert run_actions(vault, batch)["ok"]  # the next request is served
+    assert run_actions(vault, batch).ok  # the next request is served

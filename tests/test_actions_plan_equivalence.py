@@ -153,7 +153,7 @@ def test_plan_equals_one_action_at_a_time(
     with tempfile.TemporaryDirectory() as tmp:
         planned_home = _seed(Path(tmp) / "planned")
         serial_home = _seed(Path(tmp) / "serial")
-        planned = run_actions(JitterVault(planned_home, random.Random(seed)), actions)
-        serial = run_actions_in_order(Vault(serial_home), actions)
+        planned = run_actions(JitterVault(planned_home, random.Random(seed)), actions).to_json()
+        serial = run_actions_in_order(Vault(serial_home), actions).to_json()
         assert planned == serial
         assert _tree(planned_home.layout.vault) == _tree(serial_home.layout.vault)

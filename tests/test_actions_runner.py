@@ -50,7 +50,7 @@ def vault(request: pytest.FixtureRequest, home: MemoryHome) -> Iterator[Vault]:
 
 
 def run(vault: Vault, actions: list[dict[str, Any]]) -> dict[str, Any]:
-    result = run_actions(vault, validate_actions(actions))
+    result = run_actions(vault, validate_actions(actions)).to_json()
     json.dumps(result)
     return result
 
@@ -263,7 +263,7 @@ def test_a_batch_of_independent_actions_runs_in_parallel_on_either_backend(vault
         "alpha",
         "beta",
     ]
-    assert asyncio.run(arun_actions(vault, actions))["ok"]
+    assert asyncio.run(arun_actions(vault, actions)).ok
 
 
 def test_owner_keys_separate_homes_and_database_users(vault: Vault, tmp_path: Path) -> None:

@@ -61,10 +61,12 @@ def test_agent_turn_as_of_sets_recall_and_the_prompt(home: MemoryHome) -> None:
         seen.append([m for m in messages if m.role == "user"][-1].content)
         return json.dumps({"reply": "Paris."})
 
-    with Agent(home, ScriptedLLM(fn=fn), prompt_set="qa", learn_profile=False) as a:
-        a.home.config.agent.verify_min = 0.0
+    no_check = home.config.agent.model_copy(update={"verify_min": 0.0})
+    with Agent(
+        home, ScriptedLLM(fn=fn), config=no_check, prompt_set="qa", learn_profile=False
+    ) as a:
         r = a.turn("Which trip did I take last week?", as_of="2023-05-08")
-        assert r.memory_sources[0]["id"].endswith(trips_id(home, "Paris"))
+        assert str(r.memory_sources[0].id).endswith(trips_id(home, "Paris"))
         # the qa set keeps the date out of its prompt (it lowers the grounding
         # check's P(yes)); recall above is what the date steers
         assert "Asked on" not in seen[-1]
@@ -73,9 +75,10 @@ def test_agent_turn_as_of_sets_recall_and_the_prompt(home: MemoryHome) -> None:
         with pytest.raises(InvalidInput, match="bad as-of date"):
             a.turn("Which trip?", as_of="2023-02-30")
         assert len(seen) == before  # refused before any model call
-    with Agent(home, ScriptedLLM(fn=fn), prompt_set="instruct", learn_profile=False) as a:
-        a.home.config.agent.chat_verify_min = 0.0
-        a.home.config.agent.focus_check = False
+    no_checks = home.config.agent.model_copy(update={"chat_verify_min": 0.0, "focus_check": False})
+    with Agent(
+        home, ScriptedLLM(fn=fn), config=no_checks, prompt_set="instruct", learn_profile=False
+    ) as a:
         a.turn("Which trip did I take last week?", as_of="2023-05-08")
         assert "(Asked on 8 May 2023.)" in seen[-1]
         a.turn("Which trip did I take last week?")
@@ -221,8 +224,10 @@ def test_how_long_ago_is_counted_from_the_date_asked(home: MemoryHome) -> None:
         seen.append([m for m in messages if m.role == "user"][-1].content)
         return json.dumps({"reply": "4 weeks ago."})
 
-    with Agent(home, ScriptedLLM(fn=fn), prompt_set="qa", learn_profile=False) as a:
-        a.home.config.agent.verify_min = 0.0
+    no_check = home.config.agent.model_copy(update={"verify_min": 0.0})
+    with Agent(
+        home, ScriptedLLM(fn=fn), config=no_check, prompt_set="qa", learn_profile=False
+    ) as a:
         a.turn("How many weeks ago did I buy a bike?", as_of="2023-05-30")
         assert "[2 May 2023, 4 weeks before the question]" in seen[-1]
         a.turn("When did I buy a bike?", as_of="2023-05-30")

@@ -5,10 +5,10 @@ the model) when what matches is another person's life."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from memagent.agent import Agent
-from memagent.agent.attribution import attribute, speaker_of
+from memagent.agent.attribution import attribute
+from memagent.agent.recalled import RecalledMemory
 from memagent.core import MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.chunks import ChunkDraft, ChunkStore
@@ -23,10 +23,12 @@ DIALOGUE = [
 ]
 
 
-def hit(speaker: str | None, text: str, score: float = 1.0) -> dict[str, Any]:
+def hit(speaker: str | None, text: str, score: float = 1.0) -> RecalledMemory:
     source = {"speaker": speaker} if speaker else {}
     content = f"{speaker}: {text}" if speaker else text
-    return {"id": text[:20], "kind": "chunk", "content": content, "score": score, "source": source}
+    return RecalledMemory.make(
+        id=text[:20], kind="chunk", content=content, score=score, source=source
+    )
 
 
 HITS = [hit(s, t) for s, t in DIALOGUE]
@@ -51,7 +53,7 @@ def imported(home: MemoryHome) -> None:
 def test_only_lines_by_or_about_the_named_speaker_stay() -> None:
     who = attribute(HITS, "Where did Caroline go yesterday?", k=10)
     assert who.named == ["Caroline"]
-    kept = [h["content"] for h in who.hits]
+    kept = [h.content for h in who.hits]
     assert all(c.startswith("Caroline:") or "Caroline's courage" in c for c in kept)
     # "Thanks, Caroline!" speaks to her, it is not about her
     assert not any("self-care" in c for c in kept)
@@ -89,13 +91,13 @@ def test_nothing_named_keeps_every_line_and_lines_without_speaker_stay() -> None
     assert attribute(HITS, "Who ran a charity race?", k=10).hits == HITS
     mixed = [*HITS, hit(None, "You said: my sister Ann lives in Oslo")]
     kept = attribute(mixed, "What did Caroline get from her grandma?", k=10).hits
-    assert kept[-1]["content"].startswith("You said")
+    assert kept[-1].content.startswith("You said")
 
 
 def test_hostile_names_are_matched_literally() -> None:
     odd = [hit("C.*(", "I like tea."), hit("Bob", "I like coffee.")]
     who = attribute(odd, "What does C.*( like?", k=10)
-    assert who.named == ["C.*("] and [h["source"]["speaker"] for h in who.hits] == ["C.*("]
+    assert who.named == ["C.*("] and [h.speaker for h in who.hits] == ["C.*("]
     assert attribute(odd, "x" * 5000, k=10).hits == odd
 
 
@@ -125,9 +127,9 @@ def test_a_named_speakers_line_only_about_the_one_spoken_to_is_withheld() -> Non
         hit("Jon", "I found a studio by the water."),
         hit("Gina", "I opened my store last week."),
     ]
-    kept = [h["content"] for h in attribute(hits, "What did Jon find for his store?", k=10).hits]
+    kept = [h.content for h in attribute(hits, "What did Jon find for his store?", k=10).hits]
     # Jon speaking to Gina about her store is not about Jon; a sentence of his own stays
-    assert kept == [hits[1]["content"], hits[2]["content"]]
+    assert kept == [hits[1].content, hits[2].content]
     # asked about both of them, Jon speaking to Gina is about a named person: it stays
     assert attribute(hits, "What did Jon and Gina find?", k=10).hits == hits
 
@@ -143,12 +145,16 @@ def test_the_model_never_sees_a_line_spoken_to_someone_else(home: MemoryHome) ->
 
 
 def test_a_line_without_speaker_field_is_attributed_from_its_name_prefix() -> None:
+    imported = {"kind": "import", "role": "user"}
     hits = [
-        {"id": "a", "content": "Melanie: I ran a charity race.", "score": 1.0,
-         "source": {"kind": "import", "role": "user"}},
-        {"id": "b", "content": "Caroline: I went to a support group.", "score": 0.9,
-         "source": {"kind": "import", "role": "user"}},
+        RecalledMemory.make(id="a", kind="chunk", content="Melanie: I ran a charity race.",
+                      score=1.0, source=imported),
+        RecalledMemory.make(id="b", kind="chunk", content="Caroline: I went to a support group.",
+                      score=0.9, source=imported),
     ]  # fmt: skip
     got = attribute(hits, "What did Caroline do?", k=5)
-    assert got.named == ["Caroline"] and [h["id"] for h in got.hits] == ["b"]
-    assert speaker_of({"content": "Melanie: hi", "source": {"kind": "cli"}}) is None
+    assert got.named == ["Caroline"] and [h.id for h in got.hits] == ["b"]
+    other = RecalledMemory.make(
+        id="c", kind="chunk", content="Melanie: hi", score=1.0, source={"kind": "cli"}
+    )
+    assert other.speaker is None

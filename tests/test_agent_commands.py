@@ -11,7 +11,7 @@ import pytest
 
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import ConversationMessage
-from memagent.agent.memory import AgentMemory
+from memagent.agent.memory import MemoryAccess
 from memagent.core import NotFound
 
 C1 = "chunk-20250101-0123456789ab"
@@ -34,7 +34,7 @@ class FakeMemory:
 
 class Host:
     def __init__(self, memory: FakeMemory, messages: list[ConversationMessage]) -> None:
-        self.memory = cast(AgentMemory, memory)
+        self.memory = cast(MemoryAccess, memory)
         self.messages = messages
         self.flushes = 0
         self.started: list[str] = []

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memagent.agent import AgentMemory, deep_ask
+from memagent.agent import MemoryAccess, deep_ask
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
 
@@ -16,14 +16,14 @@ def code(src: str) -> str:
 
 
 @pytest.fixture
-def memory(home: MemoryHome) -> AgentMemory:
-    mem = AgentMemory(home, embeddings=False)
+def memory(home: MemoryHome) -> MemoryAccess:
+    mem = MemoryAccess(home, embeddings=False)
     mem.remember("My dog is called Rex and he is a beagle.")
     mem.remember("I work at the harbour office.")
     return mem
 
 
-def test_search_read_and_final(memory: AgentMemory) -> None:
+def test_search_read_and_final(memory: MemoryAccess) -> None:
     llm = ScriptedLLM(
         [
             code(
@@ -39,7 +39,7 @@ def test_search_read_and_final(memory: AgentMemory) -> None:
     assert llm.calls[0].response_schema is not None
 
 
-def test_llm_query_is_counted_and_depth_bounded(memory: AgentMemory) -> None:
+def test_llm_query_is_counted_and_depth_bounded(memory: MemoryAccess) -> None:
     def fn(messages: list[Message], schema: dict[str, object] | None) -> str:
         if schema is None:  # a sub-query
             return "Rex"
@@ -54,14 +54,14 @@ def test_llm_query_is_counted_and_depth_bounded(memory: AgentMemory) -> None:
     assert result.answer == "gave up"
 
 
-def test_iterations_are_bounded_with_an_honest_answer(memory: AgentMemory) -> None:
+def test_iterations_are_bounded_with_an_honest_answer(memory: MemoryAccess) -> None:
     llm = ScriptedLLM([code(f"x = {i}") for i in range(3)])
     result = deep_ask(memory, llm, "Where do I work?", max_iterations=3)
     assert not result.ok and result.iterations == 3
     assert result.answer.startswith("I couldn't find an answer within 3 steps")
 
 
-def test_garbage_and_sandbox_escapes_are_fed_back(memory: AgentMemory) -> None:
+def test_garbage_and_sandbox_escapes_are_fed_back(memory: MemoryAccess) -> None:
     llm = ScriptedLLM(["not json", code("import os\nos.system('true')"), code("FINAL('ok')")])
     result = deep_ask(memory, llm, "Anything?")
     assert result.ok and result.answer == "ok"
@@ -78,14 +78,14 @@ def test_garbage_and_sandbox_escapes_are_fed_back(memory: AgentMemory) -> None:
         {"question": "ok", "max_depth": 9},
     ],
 )
-def test_bad_requests(memory: AgentMemory, kwargs: dict[str, object]) -> None:
+def test_bad_requests(memory: MemoryAccess, kwargs: dict[str, object]) -> None:
     llm = ScriptedLLM([])
     with pytest.raises(InvalidInput):
         deep_ask(memory, llm, **kwargs)  # type: ignore[arg-type]
     assert not llm.calls
 
 
-def test_repeated_code_is_refused_without_running(memory: AgentMemory) -> None:
+def test_repeated_code_is_refused_without_running(memory: MemoryAccess) -> None:
     llm = ScriptedLLM([code("print(1)"), code("print(1)"), code("FINAL('done')")])
     result = deep_ask(memory, llm, "Anything?")
     assert "ran exactly this code before" in llm.calls[2].messages[-1].content

@@ -30,7 +30,7 @@ def test_embedded_agent_recalls_a_fact_and_refuses_what_it_was_not_told(
     with Agent(home, llm, learn_profile=False, embeddings=False) as a:
         asked = a.turn("What is my cat's name?")
     assert asked.ok, asked.error
-    assert any(s["kind"] == "chunk" for s in asked.memory_sources)
+    assert any(s.kind == "chunk" for s in asked.memory_sources)
     assert "pixel" in asked.reply.lower()
     assert "your" in asked.reply.lower()  # it speaks to the user
     assert asked.usage.prompt_tokens > 0 and asked.usage.completion_tokens > 0

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from memagent.agent.expand import MAX_TERM_CHARS, MAX_TERMS, Expansion, expand_query, parse_terms
 from memagent.cli import app
 from memagent.core import InvalidInput, MemoryHome
-from memagent.index.search import MAX_QUERY_CHARS
+from memagent.index import MAX_QUERY_CHARS
 from memagent.llm import LLMError, ScriptedLLM
 
 runner = CliRunner()

@@ -66,8 +66,8 @@ def test_remember_then_recall_in_a_new_conversation(home: MemoryHome) -> None:
     assert "Lisbon" in prompt  # user.md and the stored exchange are in context
     assert "Message: Where does my sister live?" in prompt
     assert r2.reply == "Your sister Ana lives in Lisbon."
-    assert any(s["id"] == "user.md" for s in r2.memory_sources)
-    assert any(s["kind"] == "chunk" for s in r2.memory_sources)
+    assert any(s.id == "user.md" for s in r2.memory_sources)
+    assert any(s.kind == "chunk" for s in r2.memory_sources)
 
 
 def test_answers_to_questions_do_not_come_back_as_memory(home: MemoryHome) -> None:

@@ -75,7 +75,7 @@ def test_next_turn_sees_the_statement_though_the_chunk_store_is_slow(
         assert [json.loads(p.read_text())["content"] for p in chunks] == ["My cat is named Pixel."]
         asked = a.turn("What is my cat's name?")
     assert asked.reply == "Your cat is named Pixel."
-    assert any(s.get("kind") == "chunk" for s in asked.memory_sources)
+    assert any(s.kind == "chunk" for s in asked.memory_sources)
 
 
 def test_next_turn_does_not_wait_for_profile_learning_or_the_conversation_file(

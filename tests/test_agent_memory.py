@@ -9,10 +9,10 @@ import re
 import pytest
 
 from memagent.agent import Agent
-from memagent.agent.memory import AgentMemory, relevant
+from memagent.agent.memory import MemoryAccess, RecalledMemory, relevant
 from memagent.agent.prompts import load_prompt_set
 from memagent.core import MemoryHome
-from memagent.index.search import non_fact
+from memagent.index import Why, non_fact
 from memagent.llm import ScriptedLLM
 from memagent.memory.chunks import ChunkStore
 
@@ -109,7 +109,7 @@ def test_imported_speaker_lines_say_who_and_when(home: MemoryHome) -> None:
         ]
     )
     store.close()
-    memory = AgentMemory(home, embeddings=False)
+    memory = MemoryAccess(home, embeddings=False)
     try:
         ctx = memory.context("When did Caroline go to the support group?", budget_tokens=500, k=5)
     finally:
@@ -135,7 +135,7 @@ def test_an_imported_user_line_that_names_its_speaker_is_not_you(home: MemoryHom
         ]
     )
     store.close()
-    memory = AgentMemory(home, embeddings=False)
+    memory = MemoryAccess(home, embeddings=False)
     try:
         ctx = memory.context("Where did Caroline go?", budget_tokens=500, k=5)
     finally:
@@ -144,10 +144,15 @@ def test_an_imported_user_line_that_names_its_speaker_is_not_you(home: MemoryHom
 
 
 def test_weak_dense_only_hits_are_not_relevant() -> None:
-    assert relevant({"why": {"keyword": {"rank": 1}, "dense": {"cosine": 0.01}}})
-    assert relevant({"why": {"dense": {"cosine": 0.6}}})
-    assert not relevant({"why": {"dense": {"cosine": 0.2}}})
-    assert relevant({"why": {}})  # keyword-only search: every hit matched a keyword
+    def found(why: dict[str, object]) -> RecalledMemory:
+        return RecalledMemory.make(
+            id="x", kind="chunk", content="x", score=1.0, why=Why.from_json(why)
+        )
+
+    assert relevant(found({"keyword": {"rank": 1}, "dense": {"cosine": 0.01}}))
+    assert relevant(found({"dense": {"cosine": 0.6}}))
+    assert not relevant(found({"dense": {"cosine": 0.2}}))
+    assert relevant(found({}))  # keyword-only search: every hit matched a keyword
 
 
 def test_empty_memory_tells_the_model_there_is_nothing(home: MemoryHome) -> None:

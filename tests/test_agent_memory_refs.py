@@ -10,20 +10,20 @@ from pathlib import Path
 import pytest
 
 from memagent.agent import memory_refs
-from memagent.agent.memory import AgentMemory
+from memagent.agent.memory import MemoryAccess
 from memagent.core import Conflict, InvalidInput, MemagentError, MemoryHome, NotFound
 
 FOOD = "resource_user_food_prefs.json"
 
 
 @pytest.fixture
-def memory(home: MemoryHome) -> Iterator[AgentMemory]:
-    mem = AgentMemory(home, embeddings=False)
+def memory(home: MemoryHome) -> Iterator[MemoryAccess]:
+    mem = MemoryAccess(home, embeddings=False)
     yield mem
     mem.close()
 
 
-def ids(memory: AgentMemory, query: str) -> dict[str, str]:
+def ids(memory: MemoryAccess, query: str) -> dict[str, str]:
     """kind → id of the best hit of that kind, as /recall prints them."""
     out: dict[str, str] = {}
     for hit in memory.recall(query, k=10):
@@ -40,7 +40,7 @@ def files(root: Path) -> dict[str, str]:
     }
 
 
-def test_memory_forget_undo_edit_undo(memory: AgentMemory) -> None:
+def test_memory_forget_undo_edit_undo(memory: MemoryAccess) -> None:
     mid = memory.remember("Jane keeps bees on the roof.")[0]
     assert ids(memory, "bees")["chunk"] == mid
     assert memory_refs.forget(memory, mid).startswith(f"Forgot {mid}")
@@ -53,7 +53,7 @@ def test_memory_forget_undo_edit_undo(memory: AgentMemory) -> None:
     assert memory.read_chunk(mid) == "Jane keeps bees on the roof."
 
 
-def test_fact_forget_undo_edit_undo(memory: AgentMemory) -> None:
+def test_fact_forget_undo_edit_undo(memory: MemoryAccess) -> None:
     from memagent.memory.profile import apply_operations, parse_operation
 
     op = {"operation": "append", "file": FOOD, "path": "food.likes",
@@ -79,7 +79,7 @@ def test_fact_forget_undo_edit_undo(memory: AgentMemory) -> None:
         memory_refs.undo(memory, fact)
 
 
-def test_note_edit_undo_forget_undo(memory: AgentMemory) -> None:
+def test_note_edit_undo_forget_undo(memory: MemoryAccess) -> None:
     vault = memory.stores.vault
     vault.create("entities/jane.md", "# Jane\nLikes bees.\n")
     note = ids(memory, "bees")["note"]
@@ -97,7 +97,7 @@ def test_note_edit_undo_forget_undo(memory: AgentMemory) -> None:
     assert vault.read("entities/jane.md") == "# Jane\nLikes bees.\n"
 
 
-def test_note_undo_refused_when_it_changed_since(memory: AgentMemory, home: MemoryHome) -> None:
+def test_note_undo_refused_when_it_changed_since(memory: MemoryAccess, home: MemoryHome) -> None:
     vault = memory.stores.vault
     vault.create("a.md", "one")
     memory_refs.edit(memory, "note:vault/a.md", "two")
@@ -133,7 +133,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize(("command", "ref", "text"), HOSTILE)
 def test_refusals_are_one_error_and_write_nothing(
-    memory: AgentMemory, home: MemoryHome, command: str, ref: str, text: str
+    memory: MemoryAccess, home: MemoryHome, command: str, ref: str, text: str
 ) -> None:
     memory.remember("Something to keep.")
     before = files(home.root)

@@ -5,13 +5,13 @@ said about someone else, a question for an answer, a bare yes/no to a wh-questio
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memagent.agent import Agent
 from memagent.agent.memory import MemoryContext
+from memagent.agent.recalled import RecalledMemory
 from memagent.agent.reply_check import check_reply
 from memagent.agent.support import support
 from memagent.core import MemoryHome
@@ -21,14 +21,15 @@ from memagent.memory.chunks import ChunkDraft, ChunkStore
 NOT_IN_MEMORY = "I don't have that in memory."
 
 
-def hit(speaker: str, text: str, day: str = "2023-10-20") -> dict[str, Any]:
-    return {
-        "id": f"c-{abs(hash(text))}",
-        "kind": "chunk",
-        "content": f"{speaker}: {text}",
-        "created_at": f"{day}T10:00:00+00:00",
-        "source": {"kind": "import", "speaker": speaker},
-    }
+def hit(speaker: str, text: str, day: str = "2023-10-20") -> RecalledMemory:
+    return RecalledMemory.make(
+        id=f"c-{abs(hash(text))}",
+        kind="chunk",
+        content=f"{speaker}: {text}",
+        score=1.0,
+        created_at=f"{day}T10:00:00+00:00",
+        source={"kind": "import", "speaker": speaker},
+    )
 
 
 ACCIDENT = [
@@ -38,8 +39,8 @@ ACCIDENT = [
 ]
 
 
-def ctx_of(hits: list[dict[str, Any]], named: list[str]) -> MemoryContext:
-    speakers = sorted({h["source"]["speaker"] for h in hits})
+def ctx_of(hits: list[RecalledMemory], named: list[str]) -> MemoryContext:
+    speakers = sorted({h.speaker for h in hits if h.speaker})
     return MemoryContext("", 0, hits=hits, named=named, speakers=speakers)
 
 
@@ -75,7 +76,10 @@ def test_a_reply_of_only_the_questions_words_has_nothing_to_measure() -> None:
     ctx = ctx_of(ACCIDENT, ["Caroline"])
     got = support("the accident", "How did Caroline handle the accident?", ctx.hits, ctx.named)
     assert got.words == 0
-    assert check_reply("the accident", "How did Caroline handle the accident?", ctx, short=True) is None
+    assert (
+        check_reply("the accident", "How did Caroline handle the accident?", ctx, short=True)
+        is None
+    )
 
 
 def test_a_question_is_no_answer_in_short_replies() -> None:

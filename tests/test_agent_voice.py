@@ -99,13 +99,18 @@ def test_small_talk_is_not_stored_as_a_fact(home: MemoryHome) -> None:
 
 def test_replies_speak_to_the_user_also_when_streamed(home: MemoryHome) -> None:
     llm = ScriptedLLM([json.dumps({"reply": "My sister is Ann."})] * 2)
+    # memory holds nothing on a sister: the honesty checks would refuse; this test
+    # is about the voice of whatever the model replies
+    no_checks = home.config.agent.model_copy(update={"focus_check": False, "chat_verify_min": 0})
     with Agent(
-        home, llm, prompt_set="instruct", learn_profile=False, embeddings=False, record=False
+        home,
+        llm,
+        config=no_checks,
+        prompt_set="instruct",
+        learn_profile=False,
+        embeddings=False,
+        record=False,
     ) as a:
-        # memory holds nothing on a sister: the honesty checks would refuse; this test
-        # is about the voice of whatever the model replies
-        a.home.config.agent.focus_check = False
-        a.home.config.agent.chat_verify_min = 0.0
         assert a.turn("What is my sister called?").reply == "Your sister is Ann."
         pieces: list[str] = []
         r = a.turn("What is my sister called?", on_text=pieces.append)

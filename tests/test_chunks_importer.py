@@ -22,7 +22,7 @@ from memagent.memory.chunks.importer import (
     infer_metadata,
     parse_messages,
 )
-from memagent.memory.chunks.message import Message
+from memagent.memory.chunks.message import ImportedMessage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 runner = CliRunner()
@@ -91,11 +91,11 @@ def test_a_longer_file_gives_earlier_messages_the_same_sessions() -> None:
 
 
 def test_inference_does_not_change_what_identifies_a_message() -> None:
-    raw = Message(content="Ana: hi", timestamp="2024-01-01T10:00:00Z")
+    raw = ImportedMessage(content="Ana: hi", timestamp="2024-01-01T10:00:00Z")
     inferred = infer_metadata([raw])[0]
     assert inferred.speaker == "Ana"
     assert import_key(inferred) == import_key(raw)
-    stated = Message(content="Ana: hi", timestamp="2024-01-01T10:00:00Z", speaker="Ana")
+    stated = ImportedMessage(content="Ana: hi", timestamp="2024-01-01T10:00:00Z", speaker="Ana")
     assert import_key(stated) != import_key(raw)
 
 

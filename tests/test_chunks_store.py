@@ -202,3 +202,18 @@ def test_concurrent_processes_lose_nothing(home: MemoryHome) -> None:
     store = ChunkStore(home, embeddings=False)
     assert len(store.list(Filters(tags=["race"]), limit=100)) == 45
     assert store.index.count("chunk") == 45
+
+
+def test_save_writes_a_whole_chunk_as_it_is(store: ChunkStore, home: MemoryHome) -> None:
+    """`save` is how a copy from another home keeps a chunk's id, dates and links."""
+    other_home = MemoryHome.open(home.root.parent / "other")
+    other_home.init()
+    other = ChunkStore(other_home, embeddings=False)
+    original = store.create("Ana moved to Lisbon in May.", created_at="2024-05-02T09:00:00Z")
+    with other.lock():
+        other.save(original, op="import")
+    copied = other.get(original.id, record_access=False)
+    assert copied == original
+    assert [h.row.doc_id for h in other.recall("Lisbon", k=3)] == [original.id]
+    with pytest.raises(NotFound):
+        other.get("chunk-20240502-000000000000", record_access=False)

@@ -125,6 +125,13 @@ def test_span_rule_is_the_one_regex_in_linear_time(pieces: list[str]) -> None:
     assert asks_quantity(query) == (said and _SPAN_AS_ONE_REGEX.search(query) is None)
 
 
+def test_a_how_long_across_a_line_break_still_asks_a_span() -> None:
+    # hypothesis found it: "how long" may span a line break, its cue is read on
+    # from its end to the end of that clause
+    assert not asks_quantity("how \n long ago")
+    assert asks_quantity("how \n long. ago")
+
+
 def test_a_query_repeating_how_long_is_read_in_one_pass() -> None:
     assert not asks_quantity("how long " * 400 + "ago")
     assert asks_quantity("how long " * 400 + "? ago")

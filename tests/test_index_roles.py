@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memagent.index import Doc, Index, SearchParams, search
+from memagent.index import Doc, Index, SearchParams, non_fact, search
 from memagent.index.roles import asks_about_assistant, infer_speaker, name_prefix, said_by_assistant
-from memagent.index.search import non_fact
 
 
 @pytest.mark.parametrize(

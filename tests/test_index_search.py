@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import numpy as np
@@ -200,17 +199,20 @@ def test_quantity_question_favours_memories_stating_one(tmp_path: Path) -> None:
 def test_quantity_reads_only_what_could_reach_the_ranked_window() -> None:
     from types import SimpleNamespace
 
-    from memagent.index.search import _quantity
+    from memagent.index import QueryFacts
+    from memagent.index.signals import Quantity, Scored
 
-    rows = {r: SimpleNamespace(content="I have 7 cats") for r in (1, 2, 3)}
-    final = {1: 10.0, 2: 5.0, 3: 1.0}
-    why: dict[int, dict[str, object]] = {}
-    _quantity(final, [2, 3], rows, why, 0.5, window=2)  # type: ignore[arg-type]
-    # 2 (5 → 7.5) can keep its place in the best two; 3 (1 → 1.5) never reaches 5
-    assert final == {1: 10.0, 2: 7.5, 3: 1.0}
-    assert why == {2: {"boosts": {"quantity": 0.5}}}
-    _quantity(final, [2, 3], rows, why, 0.5, window=5)  # fewer than the window: all read
-    assert final[3] == 1.5
+    rows = {r: SimpleNamespace(content="I have 7 cats") for r in (1, 2, 3, 4)}
+    facts = QueryFacts.read("How many cats do I have?")
+    # 4 was ranked down by another signal (not a fact): never lifted
+    scored = Scored({1: 10.0, 2: 5.0, 3: 1.0, 4: 9.0}, rows, window=3, lowered={4})  # type: ignore[arg-type]
+    Quantity(quantity_boost=0.5).rescore(scored, facts)
+    # 2 (5 → 7.5) can keep its place in the best three; 3 (1 → 1.5) never reaches 5
+    assert scored.score == {1: 15.0, 2: 7.5, 3: 1.0, 4: 9.0}
+    assert [b.name for b in scored.boosts[2]] == ["quantity"] and {3, 4}.isdisjoint(scored.boosts)
+    scored.window = 10  # fewer than the window: all read
+    Quantity(quantity_boost=0.5).rescore(scored, facts)
+    assert scored.score[3] == 1.5
 
 
 def test_recency_boost_prefers_new(tmp_path: Path) -> None:
@@ -251,7 +253,7 @@ def test_documents_written_keyword_only_get_vectors_later(tmp_path: Path) -> Non
 
 
 def test_neighbours_follow_time_then_insertion_order(tmp_path: Path) -> None:
-    from memagent.index.search import neighbours
+    from memagent.index.candidates import neighbours
 
     idx = Index(tmp_path / "i.sqlite")
     rowids = idx.upsert(
@@ -287,9 +289,9 @@ def test_repeated_query_is_embedded_once(tmp_path: Path) -> None:
 
 
 def test_query_vector_cache_is_bounded_and_read_only(tmp_path: Path, monkeypatch) -> None:
-    import memagent.index.store as store_module
+    import memagent.index.sqlite as sqlite_module
 
-    monkeypatch.setattr(store_module, "QUERY_CACHE_SIZE", 3)
+    monkeypatch.setattr(sqlite_module, "QUERY_CACHE_SIZE", 3)
     emb = CountingEmbedder()
     idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
     v = idx.query_vector("alpha")
@@ -384,7 +386,8 @@ def test_keyword_candidate_outside_the_pool_does_not_leak(tmp_path: Path) -> Non
     ids=["unfiltered", "broad", "selective", "deleted-included"],
 )
 def test_filtered_dense_search_is_exact(tmp_path: Path, filters: Filters) -> None:
-    dense_of = importlib.import_module("memagent.index.search")._dense
+    from memagent.index.candidates import dense_search as dense_of
+
     rng = np.random.default_rng(8)
     q = rng.standard_normal(384).astype(np.float32)
     q /= np.linalg.norm(q)

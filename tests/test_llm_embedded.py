@@ -93,6 +93,19 @@ def test_model_dir_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     assert emb.model_dir() == tmp_path / "xdg" / "memagent" / "models"
 
 
+@pytest.mark.parametrize(
+    ("cores", "load", "threads"),
+    [(2, 0.1, 2), (2, 0.6, 1), (2, 1.0, 1), (2, 7.5, 1), (16, 3.2, 13), (1, 0.0, 1), (4, -1, 4)],
+)
+def test_auto_threads_leave_the_busy_cores_alone(cores: int, load: float, threads: int) -> None:
+    assert emb.auto_threads(cores, load) == threads
+
+
+def test_auto_threads_reads_this_machine() -> None:
+    assert 1 <= emb.auto_threads() <= (emb.os.cpu_count() or 1)
+    assert EmbeddedLLM().threads == 0  # resolved when the engine loads
+
+
 @pytest.mark.slow
 def test_model_is_assembled_once_and_reassembled_when_corrupt(tmp_path: Path) -> None:
     pkg = GEMMA_270M

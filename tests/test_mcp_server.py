@@ -432,3 +432,32 @@ def test_mcp_update_forget_list_memories(tmp_path: Path) -> None:
     finally:
         alice.close()
         bob.close()
+
+
+def test_each_tool_is_one_function_whose_arguments_model_is_its_input_schema(
+    tmp_path: Path,
+) -> None:
+    from typing import get_type_hints
+
+    from memagent.api import Memory
+    from memagent.server import mcp_memory, mcp_notes, mcp_tools
+    from memagent.server.mcp_common import Backend, ToolCall
+    from memagent.server.mcp_tools import build_mcp_server
+
+    listed = {t.name: t for t in anyio.run(build_mcp_server(lambda _ctx: None).list_tools)}
+    functions = [*mcp_tools.TOOLS, *mcp_notes.TOOLS, *mcp_memory.TOOLS]
+    assert {f.__name__ for f in functions} == set(listed) == TOOLS
+    for fn in functions:
+        model = get_type_hints(fn)["args"]
+        schema = model.model_json_schema()
+        tool = listed[fn.__name__]
+        assert tool.input_schema["properties"] == schema["properties"], fn.__name__
+        assert set(tool.input_schema.get("required", [])) == set(schema.get("required", []))
+        assert tool.description and "\n " not in tool.description  # no docstring indentation
+
+    # a tool is a plain function: called without any MCP machinery
+    with Memory.open(tmp_path / "home", embeddings=False) as memory:
+        call = ToolCall(memory, Backend(lambda _ctx: memory))
+        made = mcp_tools.remember(call, mcp_tools.RememberArgs(text="Ana drinks tea."))
+        listing = mcp_tools.list_memories(call, mcp_tools.ListMemoriesArgs())
+        assert [m.id for m in listing.memories] == made.ids

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memagent.agent import Conversations
+from memagent.api_keys import KeyStore
 from memagent.cli import app as cli_app
 from memagent.core import InvalidInput, MemoryHome
-from memagent.memory.keys import KeyStore
 from memagent.memory.vault import Vault
 from memagent.postgres import Database, PgKeyStore, PgState, PgVault
 from memagent.postgres.transfer import import_home

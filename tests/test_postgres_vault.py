@@ -113,7 +113,7 @@ def _fresh_pair(home: MemoryHome, db: Database) -> tuple[Vault, PgVault]:
 
 def _run(vault: Vault, steps: list[dict[str, Any]]) -> Any:
     try:
-        return run_actions(vault, validate_actions(steps))
+        return run_actions(vault, validate_actions(steps)).to_json()
     except Exception as exc:
         return {"raised": type(exc).__name__, "message": str(exc)}
 
@@ -128,7 +128,7 @@ def test_every_action_gives_the_same_result_on_files_and_in_the_database(
     assert pg.read(ODD) == "odd but legal" and pg.read(UNICODE) == "ünïcödé"
     searched = pg.search("dog")
     assert searched == local.search("dog") and "entities/jane_doe.md" in [
-        m["path"] for m in searched["matches"]
+        m.path for m in searched.matches
     ]
 
 
@@ -136,7 +136,7 @@ def test_a_nul_character_is_refused_and_nothing_written(db: Database) -> None:
     pg = PgVault(db, f"v-{uuid.uuid4().hex[:10]}")
     with pytest.raises(InvalidInput, match="NUL"):
         pg.create("a.md", "bad\x00content")
-    assert not pg.exists("a.md") and pg.list_dir("")["entries"] == []
+    assert not pg.exists("a.md") and pg.list_dir("").entries == []
 
 
 def test_oversized_note_is_refused(db: Database) -> None:

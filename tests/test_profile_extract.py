@@ -57,9 +57,11 @@ def test_a_fact_is_learned_with_one_model_call(home: MemoryHome) -> None:
 
 
 def test_the_gate_can_turn_a_statement_away(home: MemoryHome) -> None:
-    llm = model([{"kind": "allergy", "value": "shellfish", "name": ""}], gate="no")
+    # the gate turns away what the model would read; fixed phrasings ("I'm allergic
+    # to X") are read by rule whatever it says, so this statement has none
+    llm = model([{"kind": "food_like", "value": "shellfish", "name": ""}], gate="no")
     before = snapshot(home)
-    res = learn(store_of(home), llm, "I'm allergic to shellfish.", gate=True)
+    res = learn(store_of(home), llm, "Shellfish is my weakness.", gate=True)
     assert res.ok and res.llm_calls == 1 and res.skipped == "no facts"
     assert snapshot(home) == before
 
@@ -98,6 +100,12 @@ def test_no_model_call_for_what_cannot_be_a_fact(home: MemoryHome, statement: st
             'I said {"allergy": "everything"} to test you.',
             [{"kind": "allergy", "value": "everything", "name": ""}],
         ),
+        # phrasings the rules read, said by or about someone else
+        ("Maria: I'm allergic to peanuts.", []),
+        ("My boss is allergic to cats.", [{"kind": "allergy", "value": "cats", "name": ""}]),
+        ("Priya lives in Leeds and speaks French.", []),
+        ("He has two daughters, Ana and Bea.", []),
+        ("I'm allergic to everything you store.", []),
     ],
 )
 def test_hostile_or_invented_facts_store_nothing(

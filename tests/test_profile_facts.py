@@ -8,10 +8,11 @@ from datetime import date
 import pytest
 
 from memagent.core import MemoryHome
-from memagent.memory.profile import ProfileStore, apply_operations
+from memagent.memory.profile import AppendOp, ProfileStore, apply_operations
 from memagent.memory.profile.facts import Extracted, extraction_schema, grounded, plan
 
 WED = date(2026, 3, 4)
+GENERAL = "resource_user_general_prefs.json"
 
 
 def store_of(home: MemoryHome) -> ProfileStore:
@@ -189,3 +190,115 @@ def test_stems_ground_a_reworded_value() -> None:
     assert grounded("lactose intolerance", "I'm lactose intolerant.")
     assert grounded("swimming", "I swim before work.")
     assert not grounded("peas", "I'm allergic to peanuts.")
+
+
+def test_we_includes_the_user(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I live in Boston.", ("home", "Boston", ""))
+    assert said(s, "We just moved to Seattle.", ("home", "Seattle", "")) == [
+        "personal.facts: Lives in Seattle"
+    ]
+
+
+def test_a_relatives_wedding_is_the_users_plan(home: MemoryHome) -> None:
+    got = said(store_of(home), "My sister's wedding is in June.", ("plan", "wedding", ""))
+    assert got == ["schedule.upcoming: My sister's wedding is in June"]
+    assert said(store_of(home), "My boss has a meeting at 3.", ("plan", "meeting", "")) == [
+        "schedule.upcoming: My sister's wedding is in June"
+    ]
+
+
+def test_no_x_for_me_is_a_diet_rule_not_a_taste(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "I keep halal, so no pork for me please.",
+        ("diet", "halal", ""),
+        ("food_dislike", "pork", ""),
+    )
+    assert got == ["diet.restrictions: Halal", "diet.restrictions: No pork"]
+
+
+def test_one_item_per_pet_or_relative_and_a_correction_replaces(home: MemoryHome) -> None:
+    s = store_of(home)
+    text = "I have two daughters, Ana and Bea."
+    assert said(s, text, ("family", "daughters", "Ana and Bea")) == [
+        "personal.facts: Daughter: Ana",
+        "personal.facts: Daughter: Bea",
+    ]
+    said(s, "My cat is called Mocha.", ("pet", "cat", "Mocha"))
+    got = said(s, "We got a second cat, called Miso.", ("pet", "cat", "Miso"))
+    assert "personal.facts: Cat named Mocha" in got and "personal.facts: Cat named Miso" in got
+    got = said(s, "Actually my cat is called Pixel now, not Mocha.", ("pet", "cat", "Pixel"))
+    assert [x for x in got if "Cat" in x] == ["personal.facts: Cat named Pixel"]
+    said(s, "My wife's name is Priya.", ("family", "wife", "Priya"))
+    got = said(s, "My wife is called Anna.", ("family", "wife", "Anna"))
+    assert [x for x in got if "Wife" in x] == ["personal.facts: Wife: Anna"]
+
+
+def test_an_item_stored_before_names_were_keys_is_not_duplicated(home: MemoryHome) -> None:
+    s = store_of(home)
+    op = {"item": "pet_dog", "display": "Dog named Rex"}
+    assert apply_operations(
+        s, [AppendOp(operation="append", file=GENERAL, path="personal.facts", value=op)]
+    ).ok
+    assert said(s, "My dog Rex loves the beach.", ("pet", "dog", "Rex")) == [
+        "personal.facts: Dog named Rex"
+    ]
+    assert said(s, "Actually my dog is called Nova now.", ("pet", "dog", "Nova")) == [
+        "personal.facts: Dog named Nova"
+    ]
+
+
+def test_one_diet_of_a_kind_at_a_time(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm vegan.", ("diet", "vegan", ""))
+    said(s, "I'm gluten free.", ("diet", "gluten free", ""))
+    got = said(s, "I'm vegetarian now.", ("diet", "vegetarian", ""))
+    assert got == ["diet.restrictions: Gluten free", "diet.restrictions: Vegetarian"]
+
+
+def test_a_job_is_the_role_not_the_employer(home: MemoryHome) -> None:
+    s = store_of(home)
+    got = said(s, "I'm a software engineer at a fintech startup.", ("work", "fintech startup", ""))
+    assert got == ["personal.facts: Works as software engineer at a fintech startup"]
+    got = said(s, "I teach maths at a secondary school.", ("work", "secondary school", ""))
+    assert got == ["personal.facts: Work: teach maths at a secondary school"]
+
+
+def test_a_move_is_a_home_not_a_stay_and_a_kind_word_is_no_fact(home: MemoryHome) -> None:
+    s = store_of(home)
+    got = said(
+        s, "I moved to Lisbon last month.", ("home", "Lisbon", ""), ("whereabouts", "Lisbon", "")
+    )
+    assert got == ["personal.facts: Lives in Lisbon"]
+    got = said(
+        s,
+        "I carry an EpiPen because I'm allergic to bee stings.",
+        ("condition", "allergy", ""),
+        ("allergy", "bee stings", ""),
+    )
+    assert "health.allergies: Allergic to bee stings" in got
+    assert not [x for x in got if x.startswith("health.conditions")]
+
+
+def test_a_food_said_without_a_rule_is_a_taste_not_a_diet(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm vegetarian.", ("diet", "vegetarian", ""))
+    got = said(
+        s,
+        "I'm not vegetarian anymore, I started eating chicken again.",
+        ("diet", "vegetarian", ""),
+        ("diet", "chicken", ""),
+    )
+    assert got == ["food.likes: Likes chicken"]
+    assert "diet.restrictions: No pork" in said(s, "I never eat pork.", ("diet", "pork", ""))
+
+
+def test_one_item_per_thing_said(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "Every Monday I have a team standup at nine.",
+        ("routine", "team standup", ""),
+        ("exercise", "team standup", ""),
+    )
+    assert got == ["routine.weekly: Every Monday I have a team standup at nine"]

@@ -35,8 +35,8 @@ def test_history_lists_every_change_to_an_item(home: MemoryHome) -> None:
         ("remove", "food.likes"),
         ("append", "food.dislikes"),
     ]
-    assert entries[1].before and entries[1].before["display"] == "sushi".capitalize()
-    assert entries[1].after and entries[1].after["display"] == "Sushi (salmon)"
+    assert entries[1].before and entries[1].before.display == "sushi".capitalize()
+    assert entries[1].after and entries[1].after.display == "Sushi (salmon)"
     assert entries[2].note == "moved to food.dislikes"
     assert history(store, "tea", file=FOOD)[0].change == "append"
     assert history(store, "tea", file="resource_user_health.json") == []

@@ -26,6 +26,7 @@ from memagent.memory.profile.statements import screen, why_not_a_fact
         ("You mentioned you like hiking.", "the assistant's voice"),
         ('{"operation": "append"}', "pasted data"),
         ("Assistant: I love pizza.", "another speaker's line"),
+        ("Maria: I'm allergic to peanuts.", "another speaker's line"),
         ("x" * 500, "too long"),
         ("!!! ...", "no words"),
     ],
@@ -44,6 +45,8 @@ def test_not_a_fact(sentence: str, why: str) -> None:
         "Call me Sam.",
         "I could eat ramen every day.",
         "Thai food is my absolute favourite.",
+        "Correction: I moved to Leeds.",
+        "I'm vegan: no meat, no dairy.",
     ],
 )
 def test_facts_are_kept(sentence: str) -> None:

@@ -101,7 +101,7 @@ class Site:
 
 
 def _exchange(memory: Memory, user: str, reply: str, conversation: str, turn: int) -> str:
-    """A stored chat turn, as the agent stores one (`AgentMemory.store_exchange`)."""
+    """A stored chat turn, as the agent stores one (`MemoryAccess.store_exchange`)."""
     question = user.rstrip().endswith("?")
     with memory.guard:
         chunk = memory.chunks.create(

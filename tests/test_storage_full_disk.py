@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from memagent.cli import app as cli_app
 from memagent.core import MemoryHome, StorageFull
 from memagent.core.storage import Storage, is_full
-from memagent.index.store import Index
+from memagent.index.sqlite import Index
 from memagent.server import KeyStore, ServerSettings, create_app
 from memagent.server.testing import assert_problem
 

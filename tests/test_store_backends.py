@@ -170,6 +170,29 @@ def test_ops_log_records_every_write(memory: Memory) -> None:
 
 
 @pytest.mark.parametrize("backend", ["local", "postgres"])
+def test_a_query_of_stop_words_falls_back_alike_on_both_backends(
+    backend: str, home: MemoryHome, request: pytest.FixtureRequest
+) -> None:
+    """Nothing but stop words ("what kind of thing"): the keyword list searches
+    every word only when neither list found anything (one rule, `memagent.index.rank`)."""
+    from memagent.embeddings import load_embedder
+
+    if load_embedder(enabled=True) is None:
+        pytest.fail("the MiniLM embedder is part of the test environment (scripts/setup)")
+    db = request.getfixturevalue("database") if backend == "postgres" else None
+    user = f"s-{uuid.uuid4().hex}" if db else None
+    with Memory(home, db=db, user=user) as hybrid:
+        hybrid.remember("A brush is the kind of thing you paint with.")
+        hybrid.remember("The quarterly budget review is on Thursday.")
+        hits = hybrid.recall("what kind of thing", k=2)
+        # the meaning list found both: no keyword fallback
+        assert len(hits) == 2 and all("keyword" not in h.why and "dense" in h.why for h in hits)
+    with Memory(home, embeddings=False, db=db, user=user) as keyword_only:
+        [found] = keyword_only.recall("what kind of thing", k=1)
+        assert "brush" in found.content and "keyword" in found.why
+
+
+@pytest.mark.parametrize("backend", ["local", "postgres"])
 def test_hybrid_search_uses_vectors_on_both_backends(
     backend: str, home: MemoryHome, request: pytest.FixtureRequest
 ) -> None:

@@ -102,14 +102,27 @@ def test_unreachable_database_is_unavailable() -> None:
 
 
 def test_memory_and_agent_share_one_stores(home: MemoryHome) -> None:
-    from memagent.agent import AgentMemory
+    from memagent.agent import MemoryAccess
 
     stores = open_stores(home, embeddings=False)
     mem = Memory(stores=stores)
-    agent = AgentMemory(home, stores=stores)
+    agent = MemoryAccess(home, stores=stores)
     [chunk] = mem.remember("Tea, not coffee.")
     assert agent.chunks is stores.chunks
     assert [h["id"] for h in agent.recall("tea")] == [chunk.id]
     agent.close()  # shared stores stay open
     assert mem.get(chunk.id).content == "Tea, not coffee."
     mem.close()
+
+
+def test_need_home_names_what_needs_one(home: MemoryHome) -> None:
+    """On a database alone (no home), what lives only in a home's files is refused
+    with a sentence naming it; with a home, the home is given."""
+    from typing import Any, cast
+
+    on_url_only = Stores(None, db=cast(Any, object()))
+    with pytest.raises(InvalidInput, match=r"^agent state need a memory home"):
+        on_url_only.need_home("agent state")
+    with pytest.raises(InvalidInput, match="this operation need a memory home"):
+        _ = Memory(stores=on_url_only).home
+    assert Stores(home).need_home("notes") is not None

@@ -60,7 +60,7 @@ def test_sigkill_mid_write_never_tears_or_loses_acknowledged_writes(home: Memory
     for name, last in acked.items():
         on_disk = check_note(vault.read(name))
         assert on_disk >= last, f"{name}: acknowledged seq {last} lost (disk has {on_disk})"
-    for entry in vault.list_dir("notes")["entries"]:
+    for entry in vault.list_dir("notes").entries:
         check_note(vault.read(entry))
     journal = vault.read("journal.md").splitlines()
     assert all(re.fullmatch(r"entry \d+", line) for line in journal), "torn journal line"

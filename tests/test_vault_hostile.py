@@ -148,7 +148,7 @@ def action_for(name: str, path: str) -> dict[str, Any]:
 @given(path=PATHS)
 def test_hostile_paths_touch_nothing_outside(world: World, path: str) -> None:
     actions = validate_actions([action_for(name, path) for name in SPECS])
-    result = run_actions(world.vault, actions)
+    result = run_actions(world.vault, actions).to_json()
     assert len(result["results"]) == len(SPECS)
     world.check(result)
 
@@ -166,7 +166,9 @@ def test_hostile_paths_touch_nothing_outside(world: World, path: str) -> None:
     ],
 )
 def test_planted_symlinks_fail_every_action(world: World, path: str) -> None:
-    result = run_actions(world.vault, validate_actions([action_for(name, path) for name in SPECS]))
+    result = run_actions(
+        world.vault, validate_actions([action_for(name, path) for name in SPECS])
+    ).to_json()
     by_name = {r["action"]: r for r in result["results"]}
     for name in (
         "read_file",
@@ -185,6 +187,6 @@ def test_planted_symlinks_fail_every_action(world: World, path: str) -> None:
 
 
 def test_recursive_listing_and_search_skip_outside_links(world: World) -> None:
-    listing = world.vault.list_dir("", recursive=True)["entries"]
+    listing = world.vault.list_dir("", recursive=True).entries
     assert not any(e.startswith(("out_dir", "out_file", "sibling", "cfg")) for e in listing)
-    assert world.vault.search("CANARY")["matches"] == []
+    assert world.vault.search("CANARY").to_json()["matches"] == []

@@ -65,29 +65,29 @@ def test_parse_link_parts() -> None:
     ],
 )
 def test_resolves_to_the_same_note(vault: Vault, link: str) -> None:
-    assert vault.go_to_link(link)["path"] == "entities/jane_doe.md"
+    assert vault.go_to_link(link).path == "entities/jane_doe.md"
 
 
 def test_name_match_prefers_the_shortest_path(vault: Vault) -> None:
-    out = vault.go_to_link("[[jane doe]]")
+    out = vault.go_to_link("[[jane doe]]").to_json()
     assert out["path"] == "entities/jane_doe.md"
     assert out["other_matches"] == ["archive/entities/jane_doe.md"]
     assert out["title"] == "Jane Doe" and out["content"] == JANE
 
 
 def test_title_match(vault: Vault) -> None:
-    assert vault.go_to_link("[[the atlas plan]]")["path"] == "projects/atlas-plan.md"
-    assert vault.go_to_link("[[Atlas Plan]]")["path"] == "projects/atlas-plan.md"
+    assert vault.go_to_link("[[the atlas plan]]").path == "projects/atlas-plan.md"
+    assert vault.go_to_link("[[Atlas Plan]]").path == "projects/atlas-plan.md"
 
 
 def test_heading_section(vault: Vault) -> None:
-    out = vault.go_to_link("[[Jane Doe#work|Jane]]")
+    out = vault.go_to_link("[[Jane Doe#work|Jane]]").to_json()
     assert out["heading"] == "work" and out["alias"] == "Jane"
     assert out["content"].startswith("## Work\nLeads Atlas.")
     assert "Budget owner." in out["content"] and "## Family" not in out["content"]
-    nested = vault.go_to_link("[[Jane Doe#Work#Details]]")["content"]
+    nested = vault.go_to_link("[[Jane Doe#Work#Details]]").content
     assert nested.startswith("### Details") and "Budget owner." in nested
-    family = vault.go_to_link("[[Jane Doe#Family]]")["content"]
+    family = vault.go_to_link("[[Jane Doe#Family]]").content
     assert family.startswith("## Family") and family.endswith("- likes tea ^tea\n")
 
 
@@ -97,8 +97,8 @@ def test_heading_inside_code_fence_is_ignored(vault: Vault) -> None:
 
 
 def test_block_reference(vault: Vault) -> None:
-    assert vault.go_to_link("[[Jane Doe#^kids]]")["content"] == "Two kids. ^kids"
-    assert vault.go_to_link("[[Jane Doe#^tea]]")["content"] == "- likes tea ^tea"
+    assert vault.go_to_link("[[Jane Doe#^kids]]").content == "Two kids. ^kids"
+    assert vault.go_to_link("[[Jane Doe#^tea]]").content == "- likes tea ^tea"
     with pytest.raises(NotFound, match="no block"):
         vault.go_to_link("[[Jane Doe#^nope]]")
 

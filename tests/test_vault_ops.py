@@ -24,7 +24,7 @@ def _ops(home: MemoryHome) -> list[tuple[str, str, str]]:
 
 def test_create_read_and_log(vault: Vault, home: MemoryHome) -> None:
     out = vault.create("entities/new/x.md", "héllo\n")
-    assert out == {"path": "entities/new/x.md", "bytes": len("héllo\n".encode())}
+    assert out.to_json() == {"path": "entities/new/x.md", "bytes": len("héllo\n".encode())}
     assert vault.read("entities/new/x.md") == "héllo\n"
     rec = next(r for r in read_ops(home.layout.ops_log) if r.path == "vault/entities/new/x.md")
     assert (rec.actor, rec.op, rec.after) == ("vault", "create", sha256_hex("héllo\n".encode()))
@@ -42,7 +42,7 @@ def test_create_existing_is_a_conflict(vault: Vault) -> None:
 def test_update_replaces_first_occurrence_only(vault: Vault, home: MemoryHome) -> None:
     vault.create("a.md", "x y x")
     out = vault.update("a.md", "x", "z")
-    assert out["occurrences"] == 2 and out["replaced"] == 1
+    assert out.occurrences == 2 and out.replaced == 1
     assert vault.read("a.md") == "z y x"
     last = list(read_ops(home.layout.ops_log))[-1]
     assert last.meta == {"old_content": "x", "new_content": "z"}
@@ -73,14 +73,14 @@ def test_append_adds_newline_and_creates(vault: Vault) -> None:
     vault.append("a.md", "line2\n")
     assert vault.read("a.md") == "line1\nline2\n"
     out = vault.append("new/b.md", "first")
-    assert out["created"] is True and vault.read("new/b.md") == "first"
+    assert out.created is True and vault.read("new/b.md") == "first"
     with pytest.raises(InvalidInput, match="folder"):
         vault.append("entities", "x")
 
 
 def test_delete(vault: Vault, home: MemoryHome) -> None:
     vault.create("a.md", "bye")
-    assert vault.delete("a.md") == {"path": "a.md", "deleted": True}
+    assert vault.delete("a.md").to_json() == {"path": "a.md", "deleted": True}
     assert not vault.exists("a.md")
     assert list(read_ops(home.layout.ops_log))[-1].meta == {"content": "bye"}
     with pytest.raises(NotFound):
@@ -97,8 +97,8 @@ def test_exists_size_and_dirs(vault: Vault) -> None:
     assert vault.size("s.md") == 5
     with pytest.raises(NotFound):
         vault.size("missing.md")
-    assert vault.mkdir("p/q") == {"path": "p/q/", "created": True}
-    assert vault.mkdir("p/q") == {"path": "p/q/", "created": False}
+    assert vault.mkdir("p/q").to_json() == {"path": "p/q/", "created": True}
+    assert vault.mkdir("p/q").to_json() == {"path": "p/q/", "created": False}
     with pytest.raises(Conflict):
         vault.mkdir("s.md")
 
@@ -106,13 +106,13 @@ def test_exists_size_and_dirs(vault: Vault) -> None:
 def test_list_dir(vault: Vault, home: MemoryHome) -> None:
     vault.create("entities/a.md", "a")
     (home.layout.vault / "entities" / ".tmp-a.md.1.x").write_text("torn")
-    assert vault.list_dir("")["entries"] == ["entities/", "user.md"]
-    assert vault.list_dir("", recursive=True)["entries"] == [
+    assert vault.list_dir("").entries == ["entities/", "user.md"]
+    assert vault.list_dir("", recursive=True).entries == [
         "entities/",
         "entities/a.md",
         "user.md",
     ]
-    assert vault.list_dir("entities")["path"] == "entities/"
+    assert vault.list_dir("entities").path == "entities/"
     with pytest.raises(NotFound):
         vault.list_dir("nope")
     with pytest.raises(InvalidInput, match="not a folder"):
@@ -125,7 +125,7 @@ def test_list_is_capped(home: MemoryHome) -> None:
     for i in range(5):
         vault.create(f"d/{i}.md", "x")
     out = vault.list_dir("d")
-    assert out["entries"] == ["d/0.md", "d/1.md", "d/2.md"] and out["truncated"] is True
+    assert out.entries == ["d/0.md", "d/1.md", "d/2.md"] and out.truncated is True
 
 
 def test_size_caps(home: MemoryHome) -> None:
@@ -162,19 +162,21 @@ def test_content_must_be_text(vault: Vault) -> None:
 def test_search_substring_regex_and_cap(vault: Vault) -> None:
     vault.create("a.md", "Alpha\nbeta\nALPHA again\n")
     vault.create("sub/b.md", "alphabet\n")
-    out = vault.search("alpha")
+    out = vault.search("alpha").to_json()
     assert [(m["path"], m["line"]) for m in out["matches"]] == [
         ("a.md", 1),
         ("a.md", 3),
         ("sub/b.md", 1),
     ]
-    assert vault.search("alpha", case_sensitive=True)["matches"] == [
+    assert vault.search("alpha", case_sensitive=True).to_json()["matches"] == [
         {"path": "sub/b.md", "line": 1, "text": "alphabet"}
     ]
-    assert len(vault.search("^a", regex_mode=True)["matches"]) == 3
-    assert vault.search("a.md", regex_mode=False)["matches"] == []
-    assert [m["path"] for m in vault.search("alpha", path="sub")["matches"]] == ["sub/b.md"]
-    capped = vault.search("alpha", max_results=2)
+    assert len(vault.search("^a", regex_mode=True).to_json()["matches"]) == 3
+    assert vault.search("a.md", regex_mode=False).to_json()["matches"] == []
+    assert [m["path"] for m in vault.search("alpha", path="sub").to_json()["matches"]] == [
+        "sub/b.md"
+    ]
+    capped = vault.search("alpha", max_results=2).to_json()
     assert len(capped["matches"]) == 2 and capped["truncated"] is True
 
 
@@ -206,5 +208,5 @@ def test_writes_use_configured_actor(home: MemoryHome) -> None:
 def test_update_to_same_text_writes_nothing(vault: Vault, home: MemoryHome) -> None:
     vault.create("same.md", "keep")
     before = _ops(home)
-    assert vault.update("same.md", "keep", "keep")["occurrences"] == 1
+    assert vault.update("same.md", "keep", "keep").occurrences == 1
     assert _ops(home) == before

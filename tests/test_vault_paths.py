@@ -91,7 +91,7 @@ def test_symlink_out_of_vault_is_rejected_for_every_use(home: MemoryHome, tmp_pa
     with pytest.raises(PathRejected):
         vault.create("out/new.md", "x")
     assert sorted(p.name for p in outside.iterdir()) == ["s.md"]
-    assert "out/" not in vault.list_dir("")["entries"]
+    assert "out/" not in vault.list_dir("").entries
 
 
 def test_symlink_loop_and_broken_link(home: MemoryHome) -> None:
@@ -119,7 +119,7 @@ def test_special_files_are_refused(home: MemoryHome) -> None:
                 vault.read(name)
             with pytest.raises(PathRejected, match="special"):
                 vault.update(name, "a", "b")
-        entries = vault.list_dir("")["entries"]
+        entries = vault.list_dir("").entries
         assert "pipe.md" not in entries and "s.sock" not in entries
     finally:
         sock.close()

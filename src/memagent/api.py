@@ -28,11 +28,12 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import date, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Self, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import InvalidInput, MemoryHome
+from memagent.core.jsontext import JsonObject
 from memagent.stores import DEFAULT_USER, Stores, open_stores, store_url
 
 if TYPE_CHECKING:
@@ -40,11 +41,20 @@ if TYPE_CHECKING:
     from memagent.llm import LLM
     from memagent.memory.chunks import Chunk, ChunkStore
     from memagent.memory.chunks.edits import ChunkEdit
+    from memagent.memory.chunks.store import ChunkRow
     from memagent.memory.profile import ProfileStore
-    from memagent.memory.vault import Vault
+    from memagent.memory.vault import FileCreated, FileUpdated, Vault
     from memagent.postgres import Database
 
-__all__ = ["DEFAULT_USER", "Memory", "MemoryEdit", "MemoryItem", "RecallHit", "store_url"]
+__all__ = [
+    "DEFAULT_USER",
+    "Memory",
+    "MemoryEdit",
+    "MemoryItem",
+    "RecallHit",
+    "WrittenNote",
+    "store_url",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -65,7 +75,7 @@ class RecallHit(BaseModel):
     type: str | None = None
     created_at: str | None = None
     path: str | None = None
-    why: dict[str, Any] = Field(default_factory=dict)
+    why: JsonObject = Field(default_factory=dict)
 
     @classmethod
     def of(cls, hit: Hit) -> RecallHit:
@@ -114,14 +124,24 @@ class MemoryEdit(BaseModel):
     edit: str
     op: str
     chunk_id: str
-    before: dict[str, Any]
-    after: dict[str, Any]
+    before: JsonObject
+    after: JsonObject
     undoes: str | None = None
     undone: bool = False
 
     @classmethod
     def of(cls, edit: ChunkEdit) -> Self:
         return cls.model_validate(edit.to_json())
+
+
+class WrittenNote(TypedDict, total=False):
+    """What `Memory.write_note` did: the note's path and size, whether it was
+    created, and (when its text was already that) `changed: False`."""
+
+    path: str
+    bytes: int
+    created: bool
+    changed: bool
 
 
 def _to_thread(fn: Callable[P, R]) -> Callable[P, Any]:
@@ -166,7 +186,7 @@ class Memory:
     @property
     def home(self) -> MemoryHome:
         """The memory home (config, notes); `InvalidInput` when opened on a URL alone."""
-        return self.stores._need_home("this operation")
+        return self.stores.need_home("this operation")
 
     @property
     def db(self) -> Database | None:
@@ -237,13 +257,8 @@ class Memory:
         created_at: str | None = None,
     ) -> list[Chunk]:
         """Store `text` as one or more chunks (long text is split); returns them."""
-        fields: dict[str, Any] = {"tags": list(tags)}
-        if type is not None:
-            fields["type"] = type
-        if created_at is not None:
-            fields["created_at"] = created_at
         with self._guard:
-            return self.chunks.remember(text, **fields)
+            return self.chunks.remember(text, tags=list(tags), type=type, created_at=created_at)
 
     def recall(
         self,
@@ -279,7 +294,7 @@ class Memory:
 
     def memories(
         self, *, limit: int = 50, tags: Sequence[str] = (), include_deleted: bool = False
-    ) -> list[dict[str, Any]]:
+    ) -> list[ChunkRow]:
         """Memories, newest first."""
         from memagent.index import Filters
 
@@ -341,30 +356,29 @@ class Memory:
 
     def list_notes(self, path: str = "", *, recursive: bool = True) -> list[str]:
         """Note paths (vault-relative) under `path`, folders left out."""
-        listing = self.vault.list_dir(path, recursive=recursive)
-        return [e for e in listing["entries"] if not e.endswith("/")]
+        return self.vault.list_dir(path, recursive=recursive).files
 
-    def write_note(self, path: str, content: str) -> dict[str, Any]:
+    def write_note(self, path: str, content: str) -> WrittenNote:
         """Create the note, or replace its whole content. Returns what changed."""
         vault = self.vault
-        with vault._lock():
+        with vault.lock():
             if not vault.exists(path):
-                result = vault.create(path, content)
-                return {**result, "created": True}
+                made = vault.create(path, content)
+                return {"path": made.path, "bytes": made.size, "created": True}
             old = vault.read(path)
             if old == content:
                 return {"path": vault.normalize(path), "created": False, "changed": False}
             if old:
-                result = vault.update(path, old, content)
+                result: FileCreated | FileUpdated = vault.update(path, old, content)
             else:
                 vault.delete(path)
                 result = vault.create(path, content)
-            return {"path": result["path"], "bytes": result["bytes"], "created": False}
+            return {"path": result.path, "bytes": result.size, "created": False}
 
-    def delete_note(self, path: str) -> dict[str, Any]:
-        return self.vault.delete(path)
+    def delete_note(self, path: str) -> JsonObject:
+        return self.vault.delete(path).to_json()
 
-    def run_actions(self, actions: str | Sequence[Any]) -> dict[str, Any]:
+    def run_actions(self, actions: str | Sequence[Any]) -> JsonObject:
         """Run JSON vault actions: a list of action objects, a JSON array, or
         text holding `<actions>…</actions>`. Returns one result object."""
         from memagent.actions import (
@@ -382,17 +396,17 @@ class Memory:
             steps = parsed.actions if parsed.actions_found else parse_actions_json(actions)
         else:
             steps = validate_actions(list(actions))
-        return run_actions(self.vault, steps)
+        return run_actions(self.vault, steps).to_json()
 
     # -- profile facts ---------------------------------------------------------------------
-    def profile_show(self, resource: str | None = None) -> dict[str, Any]:
+    def profile_show(self, resource: str | None = None) -> dict[str, JsonObject]:
         """Current profile content by resource file (expired items left out)."""
         store = self.profile
         names = [store.name_for(resource)] if resource else store.names()
         today = store.today()
         return {name: store.load(name).to_json(today=today) for name in names}
 
-    def profile_apply(self, operations: Sequence[Any], *, dry_run: bool = False) -> dict[str, Any]:
+    def profile_apply(self, operations: Sequence[Any], *, dry_run: bool = False) -> JsonObject:
         """Apply profile operations (append/update/remove/no_change), all or nothing.
 
         Returns the batch result (`ok`, `batch`, `outcomes`, `error`); a batch the
@@ -418,7 +432,7 @@ class Memory:
                 raise InvalidInput(f"operation {i}: {describe_error(exc)}") from None
         return apply_operations(self.profile, parsed, dry_run=dry_run).to_json()
 
-    def profile_learn(self, text: str, *, llm: LLM | None = None) -> dict[str, Any]:
+    def profile_learn(self, text: str, *, llm: LLM | None = None) -> JsonObject:
         """Learn profile facts from a message with an LLM (default: `llm.model` of
         the home's config); returns the whole run (facts, operations, outcomes)."""
         from memagent.memory.profile import learn
@@ -430,7 +444,7 @@ class Memory:
             llm = load_llm(cfg.model, cfg)
         return learn(self.profile, llm, text).to_json()
 
-    def profile_history(self, item: str, *, resource: str | None = None) -> list[dict[str, Any]]:
+    def profile_history(self, item: str, *, resource: str | None = None) -> list[JsonObject]:
         """Every recorded change to one profile item, oldest first."""
         from memagent.memory.profile import history
 

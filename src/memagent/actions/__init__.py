@@ -1,22 +1,27 @@
 """JSON actions on the vault: schemas, the LLM-response parser and the runner.
 
+Each action is declared once (`_vault_actions`: a model, a function and what it
+reads and writes, registered by `action`); `SPECS`, the `Action` union and its
+schema, the parser, the plan steps and the sandbox functions (`vault_tools`)
+all come from that declaration.
+
 An LLM acts on the vault by emitting `<actions>[…]</actions>`; `parse_response`
 validates it (precise messages for the LLM, never exceptions), `run_actions`
 runs it as one plan (`plan_actions`: independent actions concurrently,
-conflicting ones in list order) and returns one JSON-able result object. Each
-action is a plain function in `SPECS` with declared resources (`resources_of`).
-`vault_tools` gives the same actions as plain functions for sandboxed code.
+conflicting ones in list order) and returns an `ActionsOutcome` whose
+`to_json()` is the object the LLM reads. `vault_tools` gives the same actions
+as plain functions for sandboxed code.
 """
 
-from memagent.actions._models import (
+from memagent.actions._catalog import (
     ACTION_MODELS,
     MODELS_BY_NAME,
+    SPECS,
     Action,
     ActionList,
-    BaseAction,
-    VarRef,
     action_json_schema,
 )
+from memagent.actions._models import BaseAction, DirField, PathField, VarRef
 from memagent.actions._parse import (
     EXAMPLE,
     ActionsInvalid,
@@ -25,6 +30,9 @@ from memagent.actions._parse import (
     parse_response,
     validate_actions,
 )
+from memagent.actions._registry import ActionSpec, action
+from memagent.actions._resources import WHOLE_VAULT, overlaps, resources_of
+from memagent.actions._results import ActionOutcome, ActionOutcomeJson, ActionsOutcome, json_value
 from memagent.actions._runner import (
     arun_actions,
     plan_actions,
@@ -32,7 +40,6 @@ from memagent.actions._runner import (
     run_actions,
     run_actions_in_order,
 )
-from memagent.actions._tools import SPECS, WHOLE_VAULT, ActionSpec, overlaps, resources_of
 from memagent.actions.sandbox_tools import vault_tools
 
 __all__ = [
@@ -43,13 +50,20 @@ __all__ = [
     "WHOLE_VAULT",
     "Action",
     "ActionList",
+    "ActionOutcome",
+    "ActionOutcomeJson",
     "ActionSpec",
     "ActionsInvalid",
+    "ActionsOutcome",
     "BaseAction",
+    "DirField",
     "ParsedResponse",
+    "PathField",
     "VarRef",
+    "action",
     "action_json_schema",
     "arun_actions",
+    "json_value",
     "overlaps",
     "parse_actions_json",
     "parse_response",

@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memagent.actions._models import MODELS_BY_NAME, BaseAction, VarRef
+from memagent.actions._catalog import MODELS_BY_NAME
+from memagent.actions._models import BaseAction, VarRef
 from memagent.core import InvalidInput
 
 MAX_ACTIONS = 200

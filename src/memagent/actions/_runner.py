@@ -1,23 +1,15 @@
 """Running a batch of validated actions on a vault: one batch, one plan.
 
-The result is one JSON-able object:
-
-```
-{"ok": bool,              # every action succeeded
- "succeeded": int, "failed": int,
- "results": [             # one per action, in order
-   {"index": 0, "action": "read_file", "assign_to": "me",   # assign_to only if given
-    "ok": true, "value": ...},
-   {"index": 1, "action": "update_file", "ok": false, "error": "..."}]}
-```
-
-A failed action does not stop later ones; an action whose `$var` names a
-failed action fails too and says which one and why.
+The result is an `ActionsOutcome` (`_results`: one `ActionOutcome` per action,
+and the JSON form the model reads). A failed action does not stop later ones;
+an action whose `$var` names a failed action fails too and says which one and
+why.
 
 How a batch runs: `plan_actions` turns it into one `memagent.plan` plan. Each
 action is a step of a tool named after it; `assign_to` makes the step produce
 an artifact and each `$var` consumes it, so a consumer waits for its producer.
-Each step declares the vault resources it reads and writes (`_step_resources`),
+Each step declares the vault resources it reads and writes (`_step_resources`,
+from the action's declaration),
 and the planner orders conflicting steps as listed, so the batch gives the
 results and files of running it one action at a time (`run_actions_in_order`)
 while independent actions run concurrently in a thread pool. Steps never raise
@@ -48,8 +40,10 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from memagent.actions._catalog import SPECS
 from memagent.actions._models import BaseAction, VarRef
-from memagent.actions._tools import SPECS, WHOLE_VAULT, resources_of
+from memagent.actions._resources import WHOLE_VAULT, resources_of
+from memagent.actions._results import ActionOutcome, ActionsOutcome, json_value
 from memagent.core import InvalidInput, MemagentError
 from memagent.core.deadline import Budget, check_deadline, current_budget, within
 from memagent.memory.vault import Vault
@@ -59,18 +53,14 @@ MAX_WORKERS = 8
 NAMES = "vault-names"
 """The set of names in the vault. A failed lookup of a missing file suggests close
 names from the whole vault ("did you mean …?"), so actions that may report that
-read this resource and actions that add or remove names write it."""
+read this resource and actions that add or remove names write it (an action
+declares either with the template `names`)."""
 
 HOME_LOCK = "vault-writes"
 """Every write takes the memory home's write lock (`Storage.lock`), so writes never
 overlap anyway; declaring it keeps a batch's writes in list order instead of
 letting pool threads contend for a file lock that waits by polling."""
 
-_NAME_READERS = frozenset({"read_file", "get_size", "update_file", "delete_file"})
-_NAME_WRITERS = frozenset({"create_file", "append_file", "delete_file", "create_dir"})
-# A listing or search follows links inside the vault, so what it sees under a
-# folder may live anywhere in the vault: it reads the whole vault.
-_WHOLE_READERS = frozenset({"list_files", "search_files"})
 _MAX_RESOURCE_CHARS = 1000
 _REF = "$artifact"
 
@@ -79,16 +69,16 @@ class _VarFailed(Exception):
     pass
 
 
-def _lookup(ref: VarRef, results: Mapping[str, dict[str, Any]]) -> Any:
+def _lookup(ref: VarRef, results: Mapping[str, ActionOutcome]) -> Any:
     entry = results.get(ref.name)
     if entry is None:
         raise _VarFailed(f'$var "{ref.name}" was not assigned by an earlier action')
-    if not entry["ok"]:
+    if not entry.ok:
         raise _VarFailed(
-            f'$var "{ref.name}" comes from action {entry["index"]} ({entry["action"]}), '
-            f"which failed: {entry['error']}"
+            f'$var "{ref.name}" comes from action {entry.index} ({entry.action}), '
+            f"which failed: {entry.error}"
         )
-    value = entry["value"]
+    value = entry.value
     for k in ref.keys:
         if isinstance(value, dict) and k in value:
             value = value[k]
@@ -118,7 +108,8 @@ def format_validation(exc: ValidationError, name: str) -> str:
 
 
 def run_action(vault: Vault, name: str, args: Mapping[str, Any]) -> Any:
-    """Run action `name` with resolved arguments (no `$var` left); its value or a raise.
+    """Run action `name` with resolved arguments (no `$var` left); its value (a
+    vault result or a plain value) or a raise.
 
     This is what one plan step does; `run_actions` adds `$var` resolution,
     error capture and the result object.
@@ -142,42 +133,40 @@ def _action_name(action: object, index: int) -> str:
 
 
 def _run_one(
-    vault: Vault, index: int, action: BaseAction, named: Mapping[str, dict[str, Any]]
-) -> dict[str, Any]:
-    """One action's result entry; its failure is reported in the entry, never raised."""
+    vault: Vault, index: int, action: BaseAction, named: Mapping[str, ActionOutcome]
+) -> ActionOutcome:
+    """One action's result; its failure is reported in the result, never raised."""
     name = type(action).example["action"]
-    entry: dict[str, Any] = {"index": index, "action": name}
-    if action.assign_to is not None:
-        entry["assign_to"] = action.assign_to
+    entry = ActionOutcome(index, name, False, None, None, action.assign_to)
     try:
         args = {
             k: _lookup(v, named) if isinstance(v, VarRef) else v for k, v in action.fields().items()
         }
         value = run_action(vault, name, args)
     except _VarFailed as exc:
-        entry.update(ok=False, error=str(exc))
+        entry.error = str(exc)
     except ValidationError as exc:
-        entry.update(ok=False, error=format_validation(exc, name))
+        entry.error = format_validation(exc, name)
     except MemagentError as exc:
-        entry.update(ok=False, error=str(exc))
+        entry.error = str(exc)
     except OSError as exc:
-        entry.update(ok=False, error=f"{exc.strerror or exc.__class__.__name__}")
+        entry.error = f"{exc.strerror or exc.__class__.__name__}"
     else:
-        entry.update(ok=True, value=value)
+        entry.ok, entry.value = True, json_value(value)
     return entry
 
 
-def _step_tool(name: str) -> Callable[..., dict[str, Any]]:
+def _step_tool(name: str) -> Callable[..., ActionOutcome]:
     def step(
-        vault: Vault, index: int, action: BaseAction, named: Mapping[str, dict[str, Any]]
-    ) -> dict[str, Any]:
+        vault: Vault, index: int, action: BaseAction, named: Mapping[str, ActionOutcome]
+    ) -> ActionOutcome:
         return _run_one(vault, index, action, named)
 
     step.__name__ = step.__qualname__ = name
     return tool_spec(name=name)(step)
 
 
-_STEP_TOOLS: dict[str, Callable[..., dict[str, Any]]] = {n: _step_tool(n) for n in SPECS}
+_STEP_TOOLS: dict[str, Callable[..., ActionOutcome]] = {n: _step_tool(n) for n in SPECS}
 
 
 def _key(resource: str) -> str:
@@ -225,15 +214,16 @@ class _Resolver:
 
 
 def _step_resources(
-    resolver: _Resolver, name: str, fields: Mapping[str, Any]
+    resolver: _Resolver, name: str, fields: Mapping[str, object]
 ) -> tuple[list[str], list[str]]:
     """What one action reads and writes, for the planner (see the module docstring)."""
+    spec = SPECS[name]
     reads, writes = resources_of(name, fields)
-    r = [WHOLE_VAULT] if name in _WHOLE_READERS else resolver.widen(reads)
+    r = [WHOLE_VAULT] if spec.walks else resolver.widen(reads)
     w = resolver.widen(writes)
-    if name in _NAME_READERS:
+    if spec.reads_names:
         r.append(NAMES)
-    if name in _NAME_WRITERS:
+    if spec.writes_names:
         w.append(NAMES)
     if writes:
         w.append(HOME_LOCK)
@@ -276,10 +266,10 @@ def plan_actions(vault: Vault, actions: Sequence[BaseAction]) -> ExecutionPlan:
     return Planner().create_plan(steps)
 
 
-def _run_inline(plan: ExecutionPlan) -> list[dict[str, Any]]:
+def _run_inline(plan: ExecutionPlan) -> list[ActionOutcome]:
     """The plan's steps in list order (every edge points forward in the list)."""
-    entries: list[dict[str, Any]] = []
-    artifacts: dict[str, dict[str, Any]] = {}
+    entries: list[ActionOutcome] = []
+    artifacts: dict[str, ActionOutcome] = {}
     for step in plan.steps:
         args = step.args
         named = {k: artifacts[ref[_REF]] for k, ref in args["named"].items()}
@@ -409,10 +399,10 @@ def _shared() -> _Background:
 
 async def _execute(
     plan: ExecutionPlan, owner: str, budget: Budget | None = None
-) -> list[dict[str, Any]]:
+) -> list[ActionOutcome]:
     executor = Executor(thread_pool=_FairShare(owner, _shared().pool, budget or Budget()))
     result = await executor.execute_plan(plan, raise_on_failure=False)
-    entries: list[dict[str, Any]] = []
+    entries: list[ActionOutcome] = []
     for step in plan.steps:
         outcome = result.outcomes[step.step_id]
         if outcome.status != "ok":
@@ -447,17 +437,11 @@ def _inline(plan: ExecutionPlan, vault: Vault) -> bool:
     return plan.max_parallelism <= 1 or _holds_home_lock(vault)
 
 
-def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
-    failed = sum(1 for r in results if not r["ok"])
-    return {
-        "ok": failed == 0,
-        "succeeded": len(results) - failed,
-        "failed": failed,
-        "results": results,
-    }
+def _summary(results: list[ActionOutcome]) -> ActionsOutcome:
+    return ActionsOutcome(results)
 
 
-def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> ActionsOutcome:
     """Run validated actions as one plan; see the module docstring for the result.
 
     Safe to call from any thread, including one running an event loop: the
@@ -474,7 +458,7 @@ def run_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
     return _summary(asyncio.run_coroutine_threadsafe(batch, loop).result())
 
 
-async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> ActionsOutcome:
     """`run_actions` for async callers: the plan runs on the caller's loop (file
     work in threads), so the loop keeps serving other requests meanwhile."""
     plan = plan_actions(vault, actions)
@@ -485,11 +469,11 @@ async def arun_actions(vault: Vault, actions: Sequence[BaseAction]) -> dict[str,
     return _summary(await _execute(plan, _owner(vault), current_budget()))
 
 
-def run_actions_in_order(vault: Vault, actions: Sequence[BaseAction]) -> dict[str, Any]:
+def run_actions_in_order(vault: Vault, actions: Sequence[BaseAction]) -> ActionsOutcome:
     """Run the actions one at a time in list order, with no plan: the reference
     `run_actions` matches (same results, same files)."""
-    results: list[dict[str, Any]] = []
-    named: dict[str, dict[str, Any]] = {}
+    results: list[ActionOutcome] = []
+    named: dict[str, ActionOutcome] = {}
     for index, action in enumerate(actions):
         _action_name(action, index)
         entry = _run_one(vault, index, action, named)

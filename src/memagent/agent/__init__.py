@@ -2,7 +2,8 @@
 
 `Agent(home, llm).turn(message)` puts relevant memory in context, asks the
 model for steps (JSON actions or sandboxed Python), runs them all-or-nothing,
-and replies; the exchange is stored in the background. Personas, the HUD,
+and replies (three steps: `prepare`, `act`, `finish`); the exchange is stored
+before the reply, the rest in the background. Personas, the HUD,
 traces and saved conversations live beside it.
 """
 
@@ -10,7 +11,7 @@ from memagent.agent.conversations import Conversation, Conversations
 from memagent.agent.deep import DeepResult, deep_ask
 from memagent.agent.hud import hud_status, render_hud, write_hud
 from memagent.agent.loop import Agent
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext, MemorySource
 from memagent.agent.personas import Persona, Personas, Slider, init_personas
 from memagent.agent.protocol import Step, StepInvalid, parse_step, step_schema
 from memagent.agent.tools import Tool, ToolRegistry
@@ -19,11 +20,12 @@ from memagent.agent.turn import TurnResult
 
 __all__ = [
     "Agent",
-    "AgentMemory",
     "Conversation",
     "Conversations",
     "DeepResult",
+    "MemoryAccess",
     "MemoryContext",
+    "MemorySource",
     "Persona",
     "Personas",
     "Slider",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from memagent.agent.dates import RELATIVE_PHRASE
-from memagent.index.search import query_terms
+from memagent.index import query_terms
 
 _ANNOTATED = re.compile(rf"(?P<phrase>{RELATIVE_PHRASE.pattern})\s\[(?P<meaning>[^\]\n]{{1,80}})\]",
                         re.IGNORECASE)  # fmt: skip

@@ -6,7 +6,8 @@ charity race?") can only be answered by lines that person said, or that talk
 about them; LoCoMo's adversarial questions swap the speaker exactly so, and a
 small model answers them from the other speaker's line.
 
-`attribute(hits, message, k=…)`:
+`attribute(hits, facts, k=…)` (the recalled lines, `RecalledMemory`, and the message's
+`QueryFacts`, read once with the message):
 - keeps the lines by or about the named speakers (a vocative such as "Thanks,
   Caroline!" is not "about" Caroline: the speaker is talking about themself);
   lines with no speaker (the user's own words, notes, profile facts) always stay,
@@ -33,11 +34,11 @@ ones (1.2–5.6% per conversation).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from memagent.index.roles import infer_speaker
-from memagent.index.search import query_terms
+from memagent.agent.recalled import RecalledMemory
+from memagent.index import QueryFacts, query_terms
 
 OTHERS_MARGIN = 0.2
 """Speaker attribution refuses when lines by others cover this much more of the
@@ -45,21 +46,6 @@ question's words than lines by or about the person it names (tuned on LoCoMo's d
 conversations; see bench.qa_locomo)."""
 MIN_MATCHED = 2
 """...and share at least this many of its words (one shared word is chance)."""
-
-
-def speaker_of(hit: dict[str, Any]) -> str | None:
-    """Who said a recalled line (an imported conversation's speaker), if anyone:
-    `source.speaker`, else for an imported line the `Name:` its text opens with
-    (a file without speaker fields, indexed before imports inferred them)."""
-    source = hit.get("source")
-    speaker = source.get("speaker") if isinstance(source, dict) else None
-    if isinstance(speaker, str) and speaker.strip():
-        return speaker.strip()
-    return infer_speaker(source, str(hit.get("content") or ""))
-
-
-def _names(text: str, name: str) -> bool:
-    return re.search(rf"(?<![\w'])({re.escape(name)})(?!\w)", text) is not None
 
 
 def _mentions(content: str, name: str) -> bool:
@@ -74,7 +60,7 @@ def _mentions(content: str, name: str) -> bool:
 class Attribution:
     """The recalled hits left after speaker attribution (see `attribute`)."""
 
-    hits: list[dict[str, Any]]
+    hits: list[RecalledMemory]
     named: list[str] = field(default_factory=list)
     """Speakers of the recalled lines that the message names."""
     others_answer: bool = False
@@ -82,7 +68,9 @@ class Attribution:
     about the named person: it asks about someone else's life (refuse)."""
 
 
-def _norm(word: str) -> str:
+def stem(word: str) -> str:
+    """A crude stem of a lower-case word (its common suffix cut), so that "running"
+    and "runs" match; `memagent.agent.support` reads replies the same way."""
     for suffix in ("ing", "ed", "es", "s", "e"):
         if len(word) > 4 and word.endswith(suffix):
             return word[: -len(suffix)]
@@ -93,8 +81,8 @@ _QUESTION_WORDS = frozenset(["many", "much", "kind", "sort", "type", "likely"])
 """Words of a question's form ("how many", "what kind of"), not of its topic."""
 
 
-def _terms(text: str, drop: set[str]) -> set[str]:
-    return {_norm(t) for t in query_terms(text) if t not in drop and t not in _QUESTION_WORDS}
+def _terms(terms: Sequence[str], drop: set[str]) -> set[str]:
+    return {stem(t) for t in terms if t not in drop and t not in _QUESTION_WORDS}
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
@@ -104,15 +92,15 @@ _VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*[!.?]*\s*$|^\s*(?:\w+,?\s+)?[A-Z][a-z
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
-def _split(hit: dict[str, Any], named: set[str]) -> tuple[list[str], list[str]]:
+def split_by_subject(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
     """One recalled line's sentences split by whom they are about: the named people,
     or others. A sentence is about its speaker, unless it says "you"/"your" (then it
     is about the person spoken to) and nothing in the first person, or names a named
     person. A line with no speaker has no sentences about anyone."""
     about: list[str] = []
     others: list[str] = []
-    speaker = speaker_of(hit)
-    content = str(hit.get("content") or "")
+    speaker = hit.speaker
+    content = str(hit.content or "")
     if speaker is None:
         return about, others
     if content.startswith(f"{speaker}:"):
@@ -133,12 +121,14 @@ def _split(hit: dict[str, Any], named: set[str]) -> tuple[list[str], list[str]]:
     return about, others
 
 
-def _sentences_about(hits: list[dict[str, Any]], named: set[str]) -> tuple[list[str], list[str]]:
-    """The recalled lines' sentences split by whom they are about (see `_split`)."""
+def _sentences_about(
+    hits: Sequence[RecalledMemory], named: set[str]
+) -> tuple[list[str], list[str]]:
+    """The recalled lines' sentences split by whom they are about (see `split_by_subject`)."""
     about: list[str] = []
     others: list[str] = []
     for hit in hits:
-        a, o = _split(hit, named)
+        a, o = split_by_subject(hit, named)
         about += a
         others += o
     return about, others
@@ -148,31 +138,33 @@ def _coverage(terms: set[str], sentences: list[str]) -> tuple[float, int]:
     """The largest share of `terms` one sentence holds, and how many that is."""
     if not terms:
         return 0.0, 0
-    best = max((len(terms & _terms(s, set())) for s in sentences), default=0)
+    best = max((len(terms & _terms(query_terms(s), set())) for s in sentences), default=0)
     return best / len(terms), best
 
 
-def attribute(hits: list[dict[str, Any]], message: str, *, k: int) -> Attribution:
-    """The hits by or about the speakers `message` names, and whether sentences
-    about others (in the top `2k` hits) answer it clearly better (module doc)."""
-    speakers = {s for s in map(speaker_of, hits) if s}
-    named = sorted(s for s in speakers if _names(message, s))
+def attribute(hits: Sequence[RecalledMemory], message: QueryFacts | str, *, k: int) -> Attribution:
+    """The hits by or about the speakers the message (its `QueryFacts`, or its text)
+    names, and whether sentences about others (in the top `2k` hits) answer it
+    clearly better (module doc)."""
+    facts = message if isinstance(message, QueryFacts) else QueryFacts.read(message)
+    speakers = {s for h in hits if (s := h.speaker)}
+    named = sorted(s for s in speakers if facts.names(s))
     if not named:
-        return Attribution(hits)
-    kept: list[dict[str, Any]] = []
-    withheld: list[dict[str, Any]] = []
+        return Attribution(list(hits))
+    kept: list[RecalledMemory] = []
+    withheld: list[RecalledMemory] = []
     for hit in hits:
-        speaker = speaker_of(hit)
-        content = str(hit.get("content") or "")
+        speaker = hit.speaker
+        content = str(hit.content or "")
         if speaker is not None and content.startswith(f"{speaker}:"):
             content = content[len(speaker) + 1 :]
         keep = speaker is None or speaker in named or any(_mentions(content, n) for n in named)
-        if keep and speaker is not None and not _split(hit, set(named))[0]:
+        if keep and speaker is not None and not split_by_subject(hit, set(named))[0]:
             # said by a named person, but only about the one spoken to ("you found the
             # perfect spot for your store!"): the model would answer from it
             keep = False
         (kept if keep else withheld).append(hit)
-    terms = _terms(message, {s.lower() for s in speakers})
+    terms = _terms(facts.terms, {s.lower() for s in speakers})
     about, others = _sentences_about(hits[: 2 * k], set(named))
     (theirs, matched), (ours, _) = _coverage(terms, others), _coverage(terms, about)
     # one shared word is chance ("lean" in "people to lean on"): two at least

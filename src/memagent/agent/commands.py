@@ -17,7 +17,7 @@ from typing import Protocol
 
 from memagent.agent import memory_refs
 from memagent.agent.conversations import ConversationMessage
-from memagent.agent.memory import AgentMemory
+from memagent.agent.memory import MemoryAccess
 from memagent.core import MemagentError
 
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z-]{0,31})(?:\s+(.*))?$", re.DOTALL)
@@ -74,7 +74,7 @@ def help_text() -> str:
 class CommandHost(Protocol):
     """What a command needs of the agent whose chat it is typed in."""
 
-    memory: AgentMemory
+    memory: MemoryAccess
 
     def flush(self) -> None:
         """Wait for the background writes of earlier turns (so /recall sees them)."""

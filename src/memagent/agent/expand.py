@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from memagent.agent.prompts import load_prompt_set
 from memagent.core import InvalidInput
-from memagent.index.search import MAX_QUERY_CHARS
+from memagent.index import MAX_QUERY_CHARS
 from memagent.llm import LLM, Message
 
 MAX_TERMS = 12

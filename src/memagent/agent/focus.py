@@ -9,7 +9,8 @@ returns the told lines (they share most words with the question), and a small
 model answers from them. Its yes/no grounding check (`memagent.agent.verify`)
 often passes too, because the lines are on the question's topic.
 
-What a near miss lacks is read off the question's own words:
+What a near miss lacks is read off the question's own words (`memagent.index.owner`,
+once per message into `QueryFacts.focus`):
 - the *owner*: "my W" where W names a person or a thing of the user's (a
   relation such as sister, boss or neighbour; a pet; a vehicle or a home:
   `ENTITIES`). Some recalled segment (a sentence or a note's bullet) must
@@ -35,160 +36,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_RELATIONS = {
-    "mom": "mother",
-    "mum": "mother",
-    "mommy": "mother",
-    "mummy": "mother",
-    "mama": "mother",
-    "mother": "mother",
-    "dad": "father",
-    "daddy": "father",
-    "papa": "father",
-    "father": "father",
-    "parent": "parent",
-    "parents": "parent",
-    "sister": "sister",
-    "sis": "sister",
-    "brother": "brother",
-    "bro": "brother",
-    "sibling": "sibling",
-    "son": "son",
-    "daughter": "daughter",
-    "kid": "child",
-    "kids": "child",
-    "child": "child",
-    "children": "child",
-    "baby": "baby",
-    "wife": "wife",
-    "husband": "husband",
-    "spouse": "spouse",
-    "partner": "partner",
-    "boyfriend": "boyfriend",
-    "girlfriend": "girlfriend",
-    "fiance": "fiance",
-    "fiancee": "fiance",
-    "mother-in-law": "mother-in-law",
-    "father-in-law": "father-in-law",
-    "sister-in-law": "sister-in-law",
-    "brother-in-law": "brother-in-law",
-    "stepmother": "stepmother",
-    "stepfather": "stepfather",
-    "grandma": "grandmother",
-    "granny": "grandmother",
-    "grandmother": "grandmother",
-    "grandpa": "grandfather",
-    "grandfather": "grandfather",
-    "grandparent": "grandparent",
-    "aunt": "aunt",
-    "uncle": "uncle",
-    "cousin": "cousin",
-    "niece": "niece",
-    "nephew": "nephew",
-    "friend": "friend",
-    "boss": "boss",
-    "manager": "manager",
-    "colleague": "colleague",
-    "coworker": "colleague",
-    "co-worker": "colleague",
-    "neighbor": "neighbour",
-    "neighbour": "neighbour",
-    "roommate": "roommate",
-    "flatmate": "roommate",
-    "landlord": "landlord",
-    "teacher": "teacher",
-    "doctor": "doctor",
-    "dentist": "dentist",
-    "therapist": "therapist",
-    "coach": "coach",
-    "dog": "dog",
-    "puppy": "dog",
-    "cat": "cat",
-    "kitten": "cat",
-    "pet": "pet",
-    "hamster": "hamster",
-    "rabbit": "rabbit",
-    "bunny": "rabbit",
-    "parrot": "parrot",
-    "bird": "bird",
-    "fish": "fish",
-    "horse": "horse",
-    "turtle": "turtle",
-    "tortoise": "tortoise",
-    "snake": "snake",
-    "car": "car",
-    "bike": "bike",
-    "bicycle": "bike",
-    "motorbike": "motorbike",
-    "motorcycle": "motorbike",
-    "boat": "boat",
-    "house": "house",
-    "flat": "flat",
-    "apartment": "flat",
-    "garden": "garden",
-}
-_BROADER = {
-    **{
-        pet: ("pet",)
-        for pet in [
-            "dog",
-            "cat",
-            "hamster",
-            "rabbit",
-            "fish",
-            "horse",
-            "turtle",
-            "tortoise",
-            "snake",
-        ]
-    },
-    "parrot": ("bird", "pet"),
-    "bird": ("pet",),
-    "son": ("child",),
-    "daughter": ("child",),
-    "mother": ("parent",),
-    "father": ("parent",),
-    "sister": ("sibling",),
-    "brother": ("sibling",),
-    "grandmother": ("grandparent",),
-    "grandfather": ("grandparent",),
-    "wife": ("spouse", "partner"),
-    "husband": ("spouse", "partner"),
-    "motorbike": ("bike",),
-}
-"""A word that also names a broader kind: a line about "my parrot" is about a bird."""
-ENTITIES = frozenset(_RELATIONS)
-"""The words that name a person or a thing of the user's (the owner of a question)."""
+from memagent.index import BROADER, RELATIONS, Focus, QueryFacts, focus_of, is_personal
 
-_MODIFIERS = frozenset(
-    [
-        "best",
-        "old",
-        "older",
-        "oldest",
-        "young",
-        "younger",
-        "youngest",
-        "little",
-        "big",
-        "baby",
-        "elder",
-        "eldest",
-        "new",
-        "first",
-        "second",
-        "third",
-        "late",
-        "ex",
-        "step",
-        "half",
-        "current",
-        "former",
-        "favorite",
-        "favourite",
-        "own",
-    ]
-)
+__all__ = ["EVIDENCE", "Focus", "Miss", "check", "focus_of", "is_personal", "segments"]
 
 _JOB = (
     r"\b(?:works?|working|worked|jobs?|as an?|profession|occupation|employed|"
@@ -216,60 +66,8 @@ EVIDENCE: dict[str, str] = {
 }
 """How a segment says an attribute without its word (besides the word itself)."""
 
-_ADVICE = re.compile(
-    r"\b(?:should|can you|could you|suggest\w*|recommend\w*|ideas?|advice|advise|help|"
-    r"how (?:do|can|to|should)|tips?|what (?:is|are) (?:a |some )?good)\b",
-    re.IGNORECASE,
-)
-_OWNED = re.compile(
-    r"\bmy\s+((?:[a-z-]+\s+){0,2}?[a-z-]+)(?:'s|’s|'|’)(?:\s+([a-z-]+))?(?:\s+([a-z-]+))?",
-    re.IGNORECASE,
-)
-_MY = re.compile(r"\bmy\s+([a-z-]+)(?:\s+([a-z-]+))?", re.IGNORECASE)
 _SEGMENT = re.compile(r"(?<=[.!?;])\s+|\s+-\s+|\n")
 _WORD = re.compile(r"[a-z][a-z'’-]*")
-_NOT_ATTRIBUTES = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "has",
-        "have",
-        "had",
-        "do",
-        "does",
-        "did",
-        "and",
-        "or",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "about",
-        "by",
-        "as",
-    ]
-)
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What a question is about: its owner (a relation or thing of the user's,
-    as `_RELATIONS` names it) and the attribute asked of it (None: none named)."""
-
-    owner: str
-    owner_word: str
-    attribute: str | None = None
 
 
 @dataclass(frozen=True)
@@ -288,59 +86,19 @@ class Miss:
         )
 
 
-def _entity(words: list[str]) -> tuple[str, str] | None:
-    """The owner named by the words after "my" (modifiers skipped)."""
-    for word in words:
-        w = word.lower().strip("'’")
-        if w in _MODIFIERS:
-            continue
-        if w in _RELATIONS:
-            return _RELATIONS[w], w
-        if w.endswith("s") and w[:-1] in _RELATIONS:
-            return _RELATIONS[w[:-1]], w[:-1]
-        return None
-    return None
-
-
-def focus_of(question: str) -> Focus | None:
-    """The owner and attribute `question` asks about; None when it names no
-    owner of `ENTITIES`, or asks for advice or ideas rather than a told fact."""
-    if not question or _ADVICE.search(question):
-        return None
-    for m in _OWNED.finditer(question):
-        ent = _entity(m.group(1).split())
-        if ent is None:
-            continue
-        attr = (m.group(2) or "").lower()
-        if attr in _MODIFIERS:  # "my cat's favourite food": the food
-            attr = (m.group(3) or "").lower()
-        if attr in _NOT_ATTRIBUTES or attr in _MODIFIERS:
-            attr = ""
-        if attr in _RELATIONS:  # "my sister's husband": a person of the owner's
-            return Focus(ent[0], ent[1], attr)
-        return Focus(ent[0], ent[1], attr or None)
-    for m in _MY.finditer(question):
-        ent = _entity([w for w in (m.group(1), m.group(2)) if w])
-        if ent is not None:
-            return Focus(ent[0], ent[1])
-    return None
-
-
 def _mentions_owner(words: list[str], owner: str) -> bool:
     for w in words:
         w = w.strip("'’-")
         for form in (w, w.removesuffix("'s").removesuffix("’s"), w.removesuffix("s")):
-            kind = _RELATIONS.get(form)
-            if kind is not None and (kind == owner or owner in _BROADER.get(kind, ())):
+            kind = RELATIONS.get(form)
+            if kind is not None and (kind == owner or owner in BROADER.get(kind, ())):
                 return True
     return False
 
 
 def _words_for(owner: str) -> str:
     """A regex alternation of every word for `owner` (mum, mom, mother…)."""
-    words = [
-        w for w, kind in _RELATIONS.items() if kind == owner or owner in _BROADER.get(kind, ())
-    ]
+    words = [w for w, kind in RELATIONS.items() if kind == owner or owner in BROADER.get(kind, ())]
     return "(?:" + "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True)) + ")"
 
 
@@ -399,8 +157,8 @@ def _stem_match(attribute: str, words: list[str]) -> bool:
 def _says_attribute(segment: str, words: list[str], focus: Focus) -> bool:
     attr = focus.attribute
     assert attr is not None
-    if attr in _RELATIONS:
-        return _mentions_owner(words, _RELATIONS[attr])
+    if attr in RELATIONS:
+        return _mentions_owner(words, RELATIONS[attr])
     if _stem_match(attr, words):
         return True
     pattern = EVIDENCE.get(attr)
@@ -414,23 +172,16 @@ def _says_attribute(segment: str, words: list[str], focus: Focus) -> bool:
     return False
 
 
-_PERSONAL = re.compile(r"\b(?:my|me|mine|i|i'm|i've|i'd|we|our|us)\b", re.IGNORECASE)
-
-
-def is_personal(question: str) -> bool:
-    """Whether `question` is about the user's own life (it says my, I, we…)."""
-    return _PERSONAL.search(question) is not None
-
-
 def segments(memory: str) -> list[str]:
     """The memory text cut into sentences and bullets (one fact each, mostly)."""
     return [s for s in _SEGMENT.split(memory) if s.strip()]
 
 
-def check(question: str, memory: str) -> Miss | None:
-    """Why `memory` (the context lines the answer would see) cannot answer
-    `question`, or None when the check finds nothing missing or does not apply."""
-    focus = focus_of(question)
+def check(question: QueryFacts | str, memory: str) -> Miss | None:
+    """Why `memory` (the context lines the answer would see) cannot answer the
+    question (its `QueryFacts`, whose `focus` was read once with the message; or
+    its text), or None when the check finds nothing missing or does not apply."""
+    focus = question.focus if isinstance(question, QueryFacts) else focus_of(question)
     if focus is None:
         return None
     about: list[tuple[str, list[str]]] = []

@@ -2,6 +2,9 @@
 `Agent.run`, `/v1/chat`): the assistant answers only from what memory holds, and
 a near miss gets "I don't have that in memory." In order, cheapest first:
 
+0. the profile (`memagent.memory.profile.answers`): the question asks about a
+   fact the profile and a recalled line disagree on, neither clearly the latest
+   by its date: the reply says so and gives both;
 1. speaker attribution (`memagent.agent.attribution`): the lines that match are
    about someone else than the person the question names;
 2. the focus check (`memagent.agent.focus`, no model call): the person, thing
@@ -29,14 +32,14 @@ import time
 from dataclasses import dataclass
 
 from memagent.agent.focus import check as focus_check
-from memagent.agent.focus import is_personal
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
 from memagent.agent.reply_check import check_reply as check_reply_text
 from memagent.agent.traces import Trace
 from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
 from memagent.agent.voice import NOT_IN_MEMORY, not_in_memory
 from memagent.core.config import AgentConfig
+from memagent.index import QueryFacts
 from memagent.llm import LLM, Message, Usage
 
 
@@ -47,7 +50,8 @@ class Checked:
     reply: str | None = None
     """The refusal, or None: answer it."""
     refused_by: str | None = None
-    """`attribution`, `focus`, `verify`, `contrast` or `reply` (None: not refused)."""
+    """`profile`, `attribution`, `focus`, `verify`, `contrast` or `reply` (None: not
+    refused)."""
     tokens: int = 0
     """Tokens the model's check cost (also counted in the turn's usage)."""
     seconds: float = 0.0
@@ -59,11 +63,11 @@ def check_question(
     *,
     llm: LLM,
     prompts: PromptSet,
-    memory: AgentMemory,
+    memory: MemoryAccess,
     cfg: AgentConfig,
     base: list[Message],
     turn: str,
-    message: str,
+    facts: QueryFacts,
     ctx: MemoryContext,
     asking: bool,
     usage: Usage,
@@ -71,20 +75,25 @@ def check_question(
     now: float | None = None,
     today: str | None = None,
 ) -> Checked:
-    """Run the checks (module doc) on `message` asked with `ctx` in `turn` (the
-    user turn as the answer's prompt renders it). `asking`: the message is a
-    question or request answered from memory (not a statement, not small talk)."""
+    """Run the checks (module doc) on the message (`facts`, read once with it)
+    asked with `ctx` in `turn` (the user turn as the answer's prompt renders it).
+    `asking`: the message is a question or request answered from memory (not a
+    statement, not small talk)."""
     started = time.perf_counter()
+    message = facts.text
     out = Checked(asking=asking)
     if prompts.schema != "reply":
         return out
-    if ctx.about_others:  # speaker attribution: not this person's life
-        trace.memory["refused"] = "the lines that match are about someone else"
+    if asking and ctx.profile_unsure:  # profile and memory disagree, neither clearly latest
+        trace.memory.refused = "the profile and a recalled line disagree"
+        out.reply, out.refused_by = ctx.profile_unsure, "profile"
+    elif ctx.about_others:  # speaker attribution: not this person's life
+        trace.memory.refused = "the lines that match are about someone else"
         out.reply, out.refused_by = not_in_memory(ctx.about_others), "attribution"
-    elif asking and cfg.focus_check and (miss := focus_check(message, ctx.text)) is not None:
-        trace.memory["refused"] = miss.reason()
+    elif asking and cfg.focus_check and (miss := focus_check(facts, ctx.text)) is not None:
+        trace.memory.refused = miss.reason()
         out.reply, out.refused_by = NOT_IN_MEMORY, "focus"
-    elif asking and ctx.text and (prompts.recall_for == "all" or is_personal(message)):
+    elif asking and ctx.text and (prompts.recall_for == "all" or facts.personal):
         threshold = cfg.verify_min if prompts.recall_for == "all" else cfg.chat_verify_min
         before = usage.prompt_tokens + usage.completion_tokens
         contrast = contrast_probe(memory, prompts, ctx, message, cfg, now=now, today=today)
@@ -92,7 +101,8 @@ def check_question(
             threshold=threshold, usage=usage, trace=trace, contrast=contrast)  # fmt: skip
         out.tokens = usage.prompt_tokens + usage.completion_tokens - before
         if out.reply is not None:
-            out.refused_by = "contrast" if "another person" in trace.memory["refused"] else "verify"
+            why = trace.memory.refused or ""
+            out.refused_by = "contrast" if "another person" in why else "verify"
     out.seconds = time.perf_counter() - started
     return out
 
@@ -117,8 +127,8 @@ def check_reply(
     if miss is None:
         return reply
     if streamed:
-        trace.memory["reply_check"] = miss.reason()
+        trace.memory.reply_check = miss.reason()
         return reply
-    trace.memory["refused"] = miss.reason()
+    trace.memory.refused = miss.reason()
     checked.refused_by = "reply"
     return NOT_IN_MEMORY

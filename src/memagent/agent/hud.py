@@ -9,11 +9,47 @@ import sqlite3
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memagent.core import MemagentError, MemoryHome
 
 HUD_NAME = "LIVEHUD.md"
+
+
+class MemoryCounts(TypedDict):
+    vault_notes: int
+    profile_resources: int
+    chunks: int
+    conversations: int
+    traces: int
+
+
+class IndexHealth(TypedDict):
+    status: str
+    """`ok`, `stale (…)`, `missing (…)` or `unreadable (…)`."""
+    documents: NotRequired[dict[str, int]]
+    """Indexed documents by kind (when the index could be read)."""
+    bytes: NotRequired[int]
+
+
+class LastWrite(TypedDict):
+    ts: str
+    actor: str
+    op: str
+    path: str
+
+
+class HudStatus(TypedDict):
+    """What the HUD shows (`memagent hud --json` prints it)."""
+
+    home: str
+    generated: str
+    model: str
+    persona: str
+    memory: MemoryCounts
+    index: IndexHealth
+    recent_writers: dict[str, int]
+    last_writes: list[LastWrite]
 
 
 def _count_files(root: Path, pattern: str) -> int:
@@ -22,7 +58,7 @@ def _count_files(root: Path, pattern: str) -> int:
     return sum(1 for p in root.rglob(pattern) if p.is_file() and not p.name.startswith("."))
 
 
-def _index_health(home: MemoryHome, chunk_files: int) -> dict[str, Any]:
+def _index_health(home: MemoryHome, chunk_files: int) -> IndexHealth:
     path = home.layout.index
     if not path.exists():
         return {"status": "missing (built on first search; `memagent reindex`)"}
@@ -40,13 +76,15 @@ def _index_health(home: MemoryHome, chunk_files: int) -> dict[str, Any]:
     return {"status": status, "documents": kinds, "bytes": path.stat().st_size}
 
 
-def hud_status(home: MemoryHome) -> dict[str, Any]:
-    """The numbers the HUD shows, as JSON."""
+def hud_status(home: MemoryHome) -> HudStatus:
+    """The numbers the HUD shows."""
     layout = home.layout
     chunk_files = _count_files(layout.chunks, "chunk-*.json")
     ops = home.ops(limit=200)
     actors = Counter(op.actor for op in ops)
-    last = [{"ts": op.ts, "actor": op.actor, "op": op.op, "path": op.path} for op in ops[-8:][::-1]]
+    last: list[LastWrite] = [
+        {"ts": op.ts, "actor": op.actor, "op": op.op, "path": op.path} for op in ops[-8:][::-1]
+    ]
     try:
         persona = home.config.agent.persona
         model = home.config.llm.model
@@ -71,7 +109,7 @@ def hud_status(home: MemoryHome) -> dict[str, Any]:
     }
 
 
-def render_hud(status: dict[str, Any]) -> str:
+def render_hud(status: HudStatus) -> str:
     m = status["memory"]
     idx = status["index"]
     lines = [
@@ -104,7 +142,7 @@ def render_hud(status: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_hud(home: MemoryHome) -> tuple[Path, dict[str, Any]]:
+def write_hud(home: MemoryHome) -> tuple[Path, HudStatus]:
     """Regenerate `gauges/LIVEHUD.md` (through `Storage`)."""
     status = hud_status(home)
     path = home.layout.gauges / HUD_NAME

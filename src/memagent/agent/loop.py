@@ -1,18 +1,24 @@
 """The agent loop: think → act → observe → reply, over one memory home.
 
-One user turn:
-1. Memory goes in context mechanically (`AgentMemory.context`): `user.md`, then
-   hybrid recall over past exchanges, notes and profile facts, within a budget.
-2. The model is asked for a step (one JSON object where a schema is used, else
-   tagged text). Actions (JSON mode) or code (Python mode) run; their result goes
-   back as a `<result>` message; the loop repeats until a reply or `max_steps`.
-   Every `planning_interval` steps the model first writes a plan.
-3. A step that is garbage, invalid JSON, names unknown actions, or repeats
-   itself gets a precise error back and counts as a step. A batch whose action
-   fails is rolled back whole. When no valid reply came within `max_steps`, the
-   agent says honestly what went wrong — it never raises for model output.
-4. Before the reply is final, the exchange is stored as a chunk (durable: the
-   next turn's recall sees it, also on a loaded machine, and "Noted" is true when
+One user turn is three steps, each a method of `Agent` that runs (and is tested)
+on its own, with what passes between them in `memagent.agent.steps`:
+
+1. `prepare`: the message is read once (`QueryFacts`); memory goes in context
+   mechanically (`MemoryAccess.context`: `user.md`, then hybrid recall over past
+   exchanges, notes and profile facts within a budget, speaker attribution); the
+   prompt is built; the honesty checks run (`check_question`), and a refusal
+   there is the reply.
+2. `act`: the model is asked for a step (one JSON object where a schema is used,
+   else tagged text). Actions (JSON mode) or code (Python mode) run; their result
+   goes back as a `<result>` message; this repeats until a reply or `max_steps`.
+   Every `planning_interval` steps the model first writes a plan. A step that is
+   garbage, invalid JSON, names unknown actions, or repeats itself gets a precise
+   error back and counts as a step. A batch whose action fails is rolled back
+   whole. Two model failures in a row end the steps.
+3. `finish`: the reply speaks to the user, or, when no valid reply came, says
+   honestly what went wrong (the agent never raises for model output). Before
+   the reply is final, the exchange is stored as a chunk (durable: the next
+   turn's recall sees it, also on a loaded machine, and "Noted" is true when
    said). After it, a background thread saves the conversation and the trace and
    runs the profile pipeline, which never delays a reply (`flush()` waits for
    them); recall never waits for profile learning.
@@ -24,14 +30,18 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from memagent.actions import (
-    MODELS_BY_NAME,
+from memagent.actions import SPECS
+from memagent.agent.acting import (
+    BatchResult,
+    PythonMode,
+    PythonRun,
+    run_action_batch,
+    vault_function_cards,
 )
-from memagent.agent.acting import PythonMode, run_action_batch, vault_function_cards
 from memagent.agent.answers import resolve_copied_dates
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
@@ -43,36 +53,38 @@ from memagent.agent.learning import (
     PendingStatement,
     left_note,
 )
-from memagent.agent.memory import (
-    AgentMemory,
-    MemoryContext,
-    count_tokens,
-    looks_like_request,
-)
+from memagent.agent.memory import MemoryAccess, MemoryContext, count_tokens
 from memagent.agent.personas import Personas
 from memagent.agent.prompts import PromptSet, load_prompt_set
-from memagent.agent.protocol import MODES, StepInvalid, parse_step, reply_schema, step_schema
+from memagent.agent.protocol import StepInvalid, parse_step, reply_schema, step_schema
+from memagent.agent.steps import Acted, PreparedTurn
 from memagent.agent.streaming import ReplyStreamer
-from memagent.agent.tools import BUILTIN_TOOLS, Tool, ToolRegistry, plugin_tools
-from memagent.agent.traces import Trace, Traces
+from memagent.agent.tools import Tool, ToolCard, agent_registry
+from memagent.agent.traces import StepRecord, Trace, Traces
 from memagent.agent.turn import (
     FALLBACK_PERSONA,
+    AgentOverrides,
     TextCallback,
     TurnResult,
     add_estimated_usage,
     add_usage,
+    agent_config,
     as_text,
     check_message,
     default_prompt_set,
     honest_reply,
     learn_note,
-    open_home,
+    open_model,
+    open_or_create_home,
     write_plan,
 )
-from memagent.agent.voice import is_small_talk, stable_prefix, to_user
-from memagent.core import InvalidInput, MemagentError, MemoryHome
+from memagent.agent.voice import to_user
+from memagent.core import MemagentError, MemoryHome
+from memagent.core.config import AgentConfig
 from memagent.core.deadline import check_deadline
 from memagent.core.errors import DeadlineExceeded
+from memagent.core.jsontext import JsonSchema
+from memagent.index import QueryFacts
 from memagent.index.temporal import day_words, parse_as_of
 from memagent.llm import LLM, Message, Usage
 
@@ -88,12 +100,20 @@ class Agent:
     else `~/.memagent`) or a `MemoryHome`, and the model is an `LLM` or a spec
     (`llm` or `model=`; default: the home's `llm.model`).
 
-    Defaults come from the home's config (`[agent]`). `mode` is `json` or
-    `python`; `retrieval=False` turns memory-in-context off (the benchmark's
-    baseline); `structured=False` asks for tagged text instead of a JSON step.
-    `conversation` resumes a saved conversation by id. `record=False` answers
-    without writing anything (no exchange, conversation, trace or learning).
-    Use as a context manager or call `close()` to flush the background writes.
+    How it answers is one `AgentConfig`, validated: `config` (default: the home's
+    `[agent]` section), e.g. `config=home.config.agent.model_copy(update={"recall_k":
+    8})`, with the keyword overrides of `AgentOverrides` on top (`mode="python"`,
+    `max_steps`, `planning_interval`, `learn_profile`, `prompt_set`,
+    `retrieval=False`, `structured=False`; None keeps the config's value): the
+    settings callers choose per agent, kept as keywords so the CLI's flags, the
+    server and the common call stay one line. A bad value is `InvalidInput`.
+
+    `persona` picks this agent's persona (default: the home's active one, followed
+    when `/persona use` changes it); `tools` adds tools; `conversation` resumes a
+    saved conversation by id; `stores` shares stores opened elsewhere. `record=False`
+    answers without writing anything (no exchange, conversation, trace or
+    learning). Use as a context manager or call `close()` to flush the background
+    writes.
     """
 
     def __init__(
@@ -102,87 +122,43 @@ class Agent:
         llm: LLM | str | None = None,
         *,
         model: str | None = None,
-        mode: str | None = None,
+        config: AgentConfig | None = None,
         persona: str | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
-        max_steps: int | None = None,
-        planning_interval: int | None = None,
-        retrieval: bool = True,
-        learn_profile: bool | None = None,
-        structured: bool = True,
-        prompt_set: str | None = None,
-        embeddings: bool | None = None,
         conversation: str | None = None,
-        persist: bool = True,
-        max_tokens: int | None = None,
         stores: Stores | None = None,
+        embeddings: bool | None = None,
         record: bool = True,
+        **overrides: Unpack[AgentOverrides],
     ) -> None:
-        home = open_home(home)
-        self.home = home
-        cfg = home.config.agent
-        if llm is not None and model is not None:
-            raise InvalidInput("give the model once: llm or model, not both")
-        spec = model if model is not None else llm
-        if spec is None or isinstance(spec, str):
-            from memagent.llm import load_llm
-
-            llm = load_llm(spec or home.config.llm.model, home.config.llm)
-        else:
-            llm = spec
-        self.llm = llm
+        self.home = home = open_or_create_home(home)
+        self.config = agent_config(config if config is not None else home.config.agent, overrides)
+        self.llm = open_model(home, llm, model)
         self.record = record
-        self.mode = mode or cfg.mode
-        if self.mode not in MODES:
-            raise InvalidInput(f"unknown mode {self.mode!r}: use json or python")
-        self.max_steps = max_steps if max_steps is not None else cfg.max_steps
-        if not isinstance(self.max_steps, int) or not 1 <= self.max_steps <= 50:
-            raise InvalidInput("max_steps must be an integer in 1..50")
-        self.planning_interval = (
-            planning_interval if planning_interval is not None else cfg.planning_interval
-        )
-        if self.planning_interval is not None and self.planning_interval < 1:
-            raise InvalidInput("planning_interval must be at least 1")
-        self.retrieval = retrieval
-        self.learn_profile = cfg.learn_profile if learn_profile is None else learn_profile
-        self.structured = structured
-        self.persist = persist
-        self.max_tokens = max_tokens or home.config.llm.max_tokens
-        self.temperature = home.config.llm.temperature
-        if prompt_set is None:
-            prompt_set = default_prompt_set(llm.name, self.mode)
+        self.max_tokens, self.temperature = home.config.llm.max_tokens, home.config.llm.temperature
+        prompt_set = self.config.prompt_set or default_prompt_set(self.llm.name, self.config.mode)
         self.prompts: PromptSet = load_prompt_set(prompt_set)
-        self.memory = AgentMemory(home, embeddings=embeddings, stores=stores)
+        self.memory = MemoryAccess(home, embeddings=embeddings, stores=stores)
+        state = self.memory.stores.state
         shared = self.memory.stores.db is not None  # choices live in the database then
-        self.personas = Personas(home, self.memory.stores.state if shared else None)
+        self.personas = Personas(home, state if shared else None)
         self.persona_name = persona
         if persona is not None:
             self.personas.load(persona)  # fail early on an unknown persona
-        self.registry = ToolRegistry()
-        for t in self.memory.tools():
-            self.registry.add(t)
-        self.registry.add(Tool.of(self._search_tools_fn(), name="search_tools", default=True))
-        self.registry.add(Tool.of(self._load_tools_fn(), name="load_tools", default=True))
-        for fn in BUILTIN_TOOLS:
-            self.registry.add(fn)
-        for plugin in plugin_tools():
-            self.registry.add(plugin, replace=True)
-        for extra in tools:
-            self.registry.add(extra, replace=True)
-        self.conversations = Conversations(home, self.memory.stores.state)
-        self.traces = Traces(home, self.memory.stores.state)
+        self.registry = agent_registry(self.memory.tools(), tools)
+        self.conversations = Conversations(home, state)
+        self.traces = Traces(home, state)
         self.conversation: Conversation = (
             self.conversations.load(conversation) if conversation else self.conversations.new()
         )
-        self.python = PythonMode(home, self.memory, self.registry, persist)
+        self.python = PythonMode(home, self.memory, self.registry)
         self._writer = BackgroundWriter()
         self._learner = BackgroundWriter("memagent-agent-learner")
-        self.background_errors = self._writer.errors
-        self._learner.errors = self._writer.errors
+        self.background_errors = self._learner.errors = self._writer.errors
         self.learning_left = 0
         """Statements left unlearned by a bounded `close` (queued in the home)."""
         self._queued: set[str] = set()
-        if self.learn_profile and self.record:  # what earlier sessions left: now, on its worker
+        if self.config.learn_profile and self.record:  # what earlier sessions left
             self.learn_pending()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -231,7 +207,7 @@ class Agent:
         `close`); returns how many. An agent does this when it starts (on the
         learning worker, so they never hold up an answer); calling it again picks
         up only what is new."""
-        if not (self.learn_profile and self.record):
+        if not (self.config.learn_profile and self.record):
             return 0
         self._writer.flush()  # this session's statements are queued by then
         items = [i for i in self.pending_learning.pending() if i.name not in self._queued]
@@ -248,8 +224,7 @@ class Agent:
             pending.done(item)
             if trace is not None:
                 trace.background.append(note)
-                if self.persist:
-                    self.traces.save(trace)
+                self.traces.save(trace)
 
         return job
 
@@ -257,32 +232,13 @@ class Agent:
     def conversation_id(self) -> str:
         return self.conversation.id
 
-    # -- tools ------------------------------------------------------------------------------
-    def _search_tools_fn(self) -> Callable[..., Any]:
-        registry = self.registry
-
-        def search_tools(query: str) -> list[dict[str, Any]]:
-            """Find more tools by what they do; load them with load_tools."""
-            return registry.search(query)
-
-        return search_tools
-
-    def _load_tools_fn(self) -> Callable[..., Any]:
-        registry = self.registry
-
-        def load_tools(names: list[str]) -> dict[str, Any]:
-            """Load tools by name (from search_tools); they are usable at once."""
-            return registry.load(names)
-
-        return load_tools
-
-    def tool_cards(self) -> list[dict[str, Any]]:
+    # -- prompt --------------------------------------------------------------------------
+    def tool_cards(self) -> list[ToolCard]:
         cards = [t.card() for t in self.registry.loaded_tools()]
-        if self.mode == "python":
+        if self.config.mode == "python":
             cards = [*vault_function_cards(), *cards]
         return cards
 
-    # -- prompt --------------------------------------------------------------------------
     def persona_text(self) -> str:
         try:
             persona = self.personas.load(self.persona_name or self.personas.active_name())
@@ -292,10 +248,10 @@ class Agent:
                 raise
             return FALLBACK_PERSONA
 
-    def schema(self) -> dict[str, Any]:
+    def schema(self) -> JsonSchema:
         if self.prompts.schema == "reply":
             return reply_schema()
-        return step_schema(self.mode, self.registry.loaded_tools())
+        return step_schema(self.config.mode, self.registry.loaded_tools())
 
     def system_prompt(self) -> str:
         schema = self.schema()
@@ -303,21 +259,21 @@ class Agent:
             "system",
             persona=self.persona_text(),
             tools=self.tool_cards(),
-            vault_actions=", ".join(MODELS_BY_NAME),
+            vault_actions=", ".join(SPECS),
             schema=json.dumps(schema, ensure_ascii=False),
         )
 
     def _history(self) -> list[Message]:
         turns = self.prompts.history_turns
         if turns is None:
-            turns = self.home.config.agent.history_turns
+            turns = self.config.history_turns
         msgs = self.conversation.messages[-2 * turns :] if turns else []
         out = []
         for m in msgs:
             if m.role == "assistant":
                 content = (
                     json.dumps({"reply": m.content}, ensure_ascii=False)
-                    if self.structured
+                    if self.config.structured
                     else f"<reply>{m.content}</reply>"
                 )
             else:
@@ -325,7 +281,7 @@ class Agent:
             out.append(Message.model_validate({"role": m.role, "content": content}))
         return out
 
-    # -- one turn -------------------------------------------------------------------------
+    # -- one turn: prepare → act → finish ------------------------------------------------
     def run(self, message: str, *, as_of: datetime | date | str | None = None) -> str:
         """The reply to `message` (one `turn`); `LLMError` when the model failed to
         give one, rather than the agent's apology as if it were an answer."""
@@ -343,210 +299,168 @@ class Agent:
         on_text: TextCallback | None = None,
         as_of: datetime | date | str | None = None,
     ) -> TurnResult:
-        """Answer one user message (see the module docstring). A chat command
-        (`/help`, …) is answered here: no model call, nothing stored.
+        """Answer one user message in three steps (see the module docstring). A chat
+        command (`/help`, …) is answered here: no model call, nothing stored.
 
         `as_of` (a datetime, a date, or ISO 8601 text; `InvalidInput` when
         malformed): when the question is asked. It is "now" for relative times in
         it ("last week"), for recall's time signals (recency, time ranges) and for
-        the answer's prompt (which then says the date); None: the clock."""
+        the answer's prompt (which then says the date); None: the clock. `on_text`
+        gets the reply as it is written, then any rest the finished reply adds."""
         message = check_message(message)
         asked = parse_as_of(as_of) if as_of is not None else None
-        now = asked.timestamp() if asked is not None else None
-        today = day_words(asked) if asked is not None else None
         command = parse_command(message)
         if command is not None:
             answer = self.run_command(command)
             if on_text is not None:
                 on_text(answer)
             return TurnResult(reply=answer, ok=True, conversation_id=self.conversation.id, steps=0)
+        prepared = self.prepare(message, asked)
+        acted = self.act(prepared, on_text)
+        return self.finish(prepared, acted, on_text)
+
+    def prepare(self, message: str, asked: datetime | None = None) -> PreparedTurn:
+        """Step 1: read `message` once into `QueryFacts`, put memory in context
+        (recall and speaker attribution, unless `retrieval` is off), build the
+        prompt, and run the honesty checks, whose refusal is then the reply
+        (`check_question`; its grounding check may ask the model yes or no).
+        `asked`: when the question is asked (None: now)."""
+        message = check_message(message)
         started = time.perf_counter()
-        turn_no = self.conversation.turns + 1
-        trace = Trace(self.conversation.id, turn_no, self.llm.name, self.mode, message)
-        ctx = MemoryContext("", 0)
-        if self.retrieval:
-            cfg = self.home.config.agent
-            try:
-                ctx = self.memory.context(
-                    message,
-                    budget_tokens=cfg.context_tokens,
-                    k=cfg.recall_k if self._recalls_for(message) else 0,
-                    min_ratio=cfg.recall_min_ratio,
-                    now=now,
-                )
-            except MemagentError as exc:
-                trace.memory["error"] = str(exc)
-        trace.memory.update(tokens=ctx.tokens, sources=ctx.sources)
-        if asked is not None:
-            trace.memory["as_of"] = asked.isoformat()
-        if self.memory.chunks_error:
-            trace.memory["chunks_unavailable"] = self.memory.chunks_error
+        now = asked.timestamp() if asked is not None else None
+        today = day_words(asked) if asked is not None else None
+        facts = QueryFacts.read(message, now)  # the one reading of the message
+        trace = Trace(self.conversation.id, self.conversation.turns + 1, self.llm.name,
+                      self.config.mode, message)  # fmt: skip
+        ctx = self._context(facts, trace, asked)
         base = [
             Message(role="system", content=self.system_prompt()),
-            *self.prompts.example_messages(structured=self.structured),
+            *self.prompts.example_messages(structured=self.config.structured),
             *self._history(),
         ]
-        work = [
-            Message(
-                role="user",
-                content=self.prompts.render(
-                    "user_turn",
-                    memory=ctx.text,
-                    message=message,
-                    asking=self._recalls_for(message),
-                    small_talk=is_small_talk(message),
-                    today=today,
-                ),
-            )
-        ]
-
-        # every reply speaks to the user: "my sister" copied from the user's words
-        # becomes "your sister", also while it streams, in every mode
-        def shape(text: str) -> str:
-            return stable_prefix(text.lstrip(), message)
-
+        user_turn = self.prompts.render(
+            "user_turn",
+            memory=ctx.text,
+            message=message,
+            asking=self._recalls_for(facts),
+            small_talk=facts.small_talk,
+            today=today,
+        )
         usage = Usage()
-        asking = self.retrieval and looks_like_request(message) and not is_small_talk(message)
+        asking = self.config.retrieval and facts.request and not facts.small_talk
         checked = check_question(llm=self.llm, prompts=self.prompts, memory=self.memory,
-            cfg=self.home.config.agent, base=base, turn=work[0].content, message=message,
-            ctx=ctx, asking=asking, usage=usage, trace=trace, now=now, today=today)  # fmt: skip
-        reply: str | None = checked.reply
-        last_error: str | None = None
-        failed_write = False
-        seen: set[str] = set()
-        llm_failures = 0
-        emitted = ""
-        steps = 0
-        for step_no in range(1, 0 if reply is not None else self.max_steps + 1):
-            check_deadline("the agent turn")  # a request's budget stops the loop between steps
-            steps = step_no
-            if self._plans_at(step_no):
-                write_plan(self.llm, self.prompts, base, work, step_no, usage, trace,
-                           structured=self.structured, max_tokens=self.max_tokens,
-                           temperature=self.temperature)  # fmt: skip
-            record: dict[str, Any] = {"step": step_no, "kind": "model"}
-            trace.steps.append(record)
-            t0 = time.perf_counter()
-            streamer = ReplyStreamer(on_text, shape) if on_text is not None else None
+            cfg=self.config, base=base, turn=user_turn, facts=facts, ctx=ctx, asking=asking,
+            usage=usage, trace=trace, now=now, today=today)  # fmt: skip
+        work = [Message(role="user", content=user_turn)]
+        return PreparedTurn(facts, asked, trace, ctx, base, work, checked, usage, started)
+
+    def _context(self, facts: QueryFacts, trace: Trace, asked: datetime | None) -> MemoryContext:
+        """Memory for the message (none with `retrieval` off), noted in the trace."""
+        ctx = MemoryContext("", 0)
+        cfg = self.config
+        if cfg.retrieval:
+            k = cfg.recall_k if self._recalls_for(facts) else 0
             try:
-                text = self._call(base + work, usage, streamer)
+                ctx = self.memory.context(facts, budget_tokens=cfg.context_tokens, k=k,
+                                          min_ratio=cfg.recall_min_ratio)  # fmt: skip
+            except MemagentError as exc:
+                trace.memory.error = str(exc)
+        trace.memory.tokens, trace.memory.sources = ctx.tokens, ctx.sources
+        if asked is not None:
+            trace.memory.as_of = asked.isoformat()
+        trace.memory.chunks_unavailable = self.memory.chunks_error
+        return ctx
+
+    def _recalls_for(self, facts: QueryFacts) -> bool:
+        return self.prompts.recall_for == "all" or facts.request
+
+    def act(self, turn: PreparedTurn, on_text: TextCallback | None = None) -> Acted:
+        """Step 2: ask the model for steps and run them, until a reply, `max_steps`,
+        or two model failures in a row; with a refusal from `prepare`, none runs.
+        `on_text` gets the reply as the model writes it (`ReplyStreamer`)."""
+        acted = Acted(reply=turn.checked.reply)
+        failures = 0
+        for step_no in range(1, 0 if acted.reply is not None else self.config.max_steps + 1):
+            check_deadline("the agent turn")  # a request's budget stops the loop between steps
+            acted.steps = step_no
+            if self._plans_at(step_no):
+                write_plan(self.llm, self.prompts, turn.base, turn.work, step_no, turn.usage,
+                           turn.trace, structured=self.config.structured,
+                           max_tokens=self.max_tokens, temperature=self.temperature)  # fmt: skip
+            record = StepRecord(step_no)
+            turn.trace.steps.append(record)
+            t0 = time.perf_counter()
+            streamer = ReplyStreamer(on_text, turn.shape) if on_text is not None else None
+            try:
+                text = self._call(turn.messages, turn.usage, streamer)
             except DeadlineExceeded:
                 raise  # the request's budget stopped the model mid-reply: the turn ends
             except MemagentError as exc:
-                llm_failures += 1
-                last_error = f"the model failed: {exc}"
-                record.update(error=last_error, seconds=round(time.perf_counter() - t0, 3))
-                if llm_failures >= 2:
+                failures += 1
+                acted.error = record.error = f"the model failed: {exc}"
+                record.seconds = round(time.perf_counter() - t0, 3)
+                if failures >= 2:
                     break
                 continue
-            llm_failures = 0
+            failures = 0
             if streamer is not None:
-                emitted += streamer.emitted
-            record.update(raw=text, seconds=round(time.perf_counter() - t0, 3))
-            try:
-                parsed = parse_step(text, self.mode, structured=self.structured)
-                if text.strip() in seen:
-                    raise StepInvalid(
-                        "you repeated your previous response exactly; its result will not "
-                        "change. Do something different, or give the reply now."
-                    )
-            except StepInvalid as exc:
-                last_error = str(exc)
-                record["error"] = last_error
-                self._feed(work, text, {"error": last_error})
-                continue
-            record["parsed"] = parsed.to_json()
-            if parsed.actions is not None:
-                result = run_action_batch(parsed.actions, self.registry, self.memory)
-                record["result"] = result
-                if not result["ok"]:
-                    last_error = result["error"]
-                    failed_write = failed_write or result.get("writes", False)
-                    self._feed(work, text, result)
-                    continue
-                failed_write = False
-                seen.add(text.strip())
-                if parsed.reply is not None:
-                    reply = parsed.reply
-                    break
-                self._feed(work, text, result)
-                continue
-            if parsed.python is not None:
-                run = self.python.run(
-                    parsed.python, self.conversation.id, resume=bool(self.conversation.messages)
+                acted.emitted += streamer.emitted
+            record.raw, record.seconds = text, round(time.perf_counter() - t0, 3)
+            if self._step(turn, acted, record):
+                break
+        return acted
+
+    def _step(self, turn: PreparedTurn, acted: Acted, record: StepRecord) -> bool:
+        """One model response (`record.raw`): parsed, its actions or code run and the
+        result fed back; True when it gives the reply (`acted.reply`)."""
+        text = record.raw or ""
+        try:
+            parsed = parse_step(text, self.config.mode, structured=self.config.structured)
+            if text.strip() in acted.seen:
+                raise StepInvalid(
+                    "you repeated your previous response exactly; its result will not "
+                    "change. Do something different, or give the reply now."
                 )
-                record["result"] = run
-                if run["error"] is None and run["final"]:
-                    reply = as_text(run["result"])
-                    break
-                if run["error"] is not None:
-                    last_error = f"the code failed: {run['error']}"
-                    failed_write = failed_write or bool(run.get("rolled_back"))
-                else:
-                    seen.add(text.strip())
-                    if parsed.reply is not None:
-                        reply = parsed.reply
-                        break
-                self._feed(work, text, run)
-                continue
-            reply = parsed.reply
-            break
-        ok = reply is not None
-        if reply is None:
-            reply = honest_reply(last_error, failed_write, self.max_steps)
+        except StepInvalid as exc:
+            acted.error = record.error = str(exc)
+            self._feed(turn.work, text, {"error": acted.error})
+            return False
+        record.parsed = parsed
+        result: BatchResult | PythonRun
+        if parsed.actions is not None:
+            result = batch = run_action_batch(parsed.actions, self.registry, self.memory)
+            error, wrote = batch.error, batch.writes
+            if batch.ok:
+                acted.failed_write = False
+        elif parsed.python is not None:
+            resume = bool(self.conversation.messages)
+            result = run = self.python.run(parsed.python, self.conversation.id, resume=resume)
+            if run.error is None and run.final:
+                record.result, acted.reply = run, as_text(run.result)
+                return True
+            error = None if run.error is None else f"the code failed: {run.error}"
+            wrote = bool(run.rolled_back)
         else:
-            reply = resolve_copied_dates(to_user(reply, message), message, ctx.text)
-            reply = check_reply(checked, reply, message=message, ctx=ctx, prompts=self.prompts,
-                                trace=trace, streamed=bool(emitted))  # fmt: skip
-        if on_text is not None and emitted.strip() != reply.strip():
-            if emitted and reply.startswith(emitted):  # the rest of a reply shown in part
-                on_text(reply[len(emitted) :])
-            else:
-                on_text(("\n" if emitted else "") + reply)
-        trace.reply, trace.ok = reply, ok
-        trace.seconds = round(time.perf_counter() - started, 3)
-        turn_result = TurnResult(
-            reply=reply,
-            ok=ok,
-            conversation_id=self.conversation.id,
-            steps=steps,
-            usage=usage,
-            seconds=time.perf_counter() - started,
-            memory_tokens=ctx.tokens,
-            memory_sources=ctx.sources,
-            error=None if ok else last_error,
-            p_grounded=trace.memory.get("verify", {}).get("p_yes"),
-            refused_by=checked.refused_by,
-            check_tokens=checked.tokens,
-            check_seconds=checked.seconds,
-        )
-        self._after_turn(message, reply, ok, trace)
-        return turn_result
+            acted.reply = parsed.reply
+            return True
+        record.result = result
+        if error is not None:
+            acted.error = error
+            acted.failed_write = acted.failed_write or wrote
+        else:
+            acted.seen.add(text.strip())
+            if parsed.reply is not None:
+                acted.reply = parsed.reply
+                return True
+        self._feed(turn.work, text, result.to_json())
+        return False
 
-    def run_command(self, command: Command) -> str:
-        """The answer to a chat command (see `memagent.agent.commands`)."""
-        return answer_command(command, self)
-
-    def new_conversation(self) -> str:
-        """Start a new conversation (the Python session's variables go with the old one)."""
-        self.flush()
-        self.conversation = self.conversations.new()
-        self.python.close()
-        return self.conversation.id
-
-    def recent_messages(self, n: int) -> list[ConversationMessage]:
-        return self.conversation.messages[-n:]
-
-    def _recalls_for(self, message: str) -> bool:
-        return self.prompts.recall_for == "all" or looks_like_request(message)
-
-    # -- steps -------------------------------------------------------------------------------
     def _plans_at(self, step_no: int) -> bool:
-        n = self.planning_interval
+        n = self.config.planning_interval
         return n is not None and "planning" in self.prompts.templates and (step_no - 1) % n == 0
 
     def _call(self, messages: list[Message], usage: Usage, streamer: ReplyStreamer | None) -> str:
-        schema = self.schema() if self.structured else None
+        schema = self.schema() if self.config.structured else None
         if streamer is None:
             res = self.llm.chat(
                 messages,
@@ -569,32 +483,92 @@ class Agent:
         add_estimated_usage(usage, messages, count_tokens(text))
         return text
 
-    def _feed(self, work: list[Message], text: str, result: dict[str, Any]) -> None:
+    def _feed(self, work: list[Message], text: str, result: Mapping[str, object]) -> None:
         work.append(Message(role="assistant", content=text.strip() or "(empty)"))
         payload = json.dumps(result, ensure_ascii=False, default=str)
         if len(payload) > 8000:
             payload = payload[:8000] + "… [cut]"
         work.append(Message(role="user", content=self.prompts.render("result", result=payload)))
 
+    def finish(
+        self, turn: PreparedTurn, acted: Acted, on_text: TextCallback | None = None
+    ) -> TurnResult:
+        """Step 3: the reply as the user gets it (in their voice, `to_user`; a relative
+        date it copied from memory made the date it meant; refused when it shows by
+        itself that it answers nothing, `check_reply`; without a valid reply, the
+        honest fallback that says why), its rest sent to `on_text`,
+        the exchange stored before the reply is final, and the conversation, the
+        trace and profile learning left to the background (`_write_turn`)."""
+        ok = acted.reply is not None
+        if acted.reply is None:
+            reply = honest_reply(acted.error, acted.failed_write, self.config.max_steps)
+        else:
+            reply = to_user(acted.reply, turn.message)
+            reply = resolve_copied_dates(reply, turn.message, turn.context.text)
+            reply = check_reply(turn.checked, reply, message=turn.message, ctx=turn.context,
+                                prompts=self.prompts, trace=turn.trace,
+                                streamed=bool(acted.emitted))  # fmt: skip
+        emitted = acted.emitted
+        if on_text is not None and emitted.strip() != reply.strip():
+            if emitted and reply.startswith(emitted):  # the rest of a reply shown in part
+                on_text(reply[len(emitted) :])
+            else:
+                on_text(("\n" if emitted else "") + reply)
+        trace, checked = turn.trace, turn.checked
+        trace.reply, trace.ok = reply, ok
+        trace.seconds = round(time.perf_counter() - turn.started, 3)
+        result = TurnResult(
+            reply=reply,
+            ok=ok,
+            conversation_id=self.conversation.id,
+            steps=acted.steps,
+            usage=turn.usage,
+            seconds=time.perf_counter() - turn.started,
+            memory_tokens=turn.context.tokens,
+            memory_sources=turn.context.sources,
+            error=None if ok else acted.error,
+            p_grounded=trace.memory.verify.p_yes if trace.memory.verify else None,
+            refused_by=checked.refused_by,
+            check_tokens=checked.tokens,
+            check_seconds=checked.seconds,
+        )
+        self._write_turn(turn.facts, reply, ok, trace)
+        return result
+
+    # -- commands ---------------------------------------------------------------------------
+    def run_command(self, command: Command) -> str:
+        """The answer to a chat command (see `memagent.agent.commands`)."""
+        return answer_command(command, self)
+
+    def new_conversation(self) -> str:
+        """Start a new conversation (the Python session's variables go with the old one)."""
+        self.flush()
+        self.conversation = self.conversations.new()
+        self.python.close()
+        return self.conversation.id
+
+    def recent_messages(self, n: int) -> list[ConversationMessage]:
+        return self.conversation.messages[-n:]
+
     # -- after the reply ------------------------------------------------------------------
-    def _after_turn(self, message: str, reply: str, ok: bool, trace: Trace) -> None:
+    def _write_turn(self, facts: QueryFacts, reply: str, ok: bool, trace: Trace) -> None:
+        """Store the exchange now (read your writes), the rest in the background."""
         if not self.record:
             return
+        message = facts.text
         conv = self.conversation
-        persist = self.persist
-        session = self.python.session if self.mode == "python" else None
+        session = self.python.session if self.config.mode == "python" else None
         memory = self.memory
         # a question may carry a fact ("I'm vegan, any recipe?"): the learner's
         # screen drops what cannot be one without a model call
-        learn = self.learn_profile and ok and not is_small_talk(message)
+        learn = self.config.learn_profile and ok and not facts.small_talk
         turn_no = trace.turn
 
         def job() -> None:
             notes = trace.background
-            if persist:
-                if not shared:
-                    self.conversations.save(snapshot)
-                if session is not None and not shared:
+            if not shared:
+                self.conversations.save(snapshot)
+                if session is not None:
                     self.python.save(session, conv.id, notes)
             if learn:  # slow (LLM calls): its own thread, so exchanges are stored at once
                 try:  # queued on disk first: an exit before it is learned loses nothing
@@ -604,8 +578,7 @@ class Agent:
                 else:
                     self._learner.submit(f"learn {turn_no}", self._learn_job(item, trace))
                     return
-            if persist:
-                self.traces.save(trace)
+            self.traces.save(trace)
 
         # Read your writes: the exchange's chunk is durable before the reply is final
         # (so "Noted" is true, and the next turn's recall, in this process or another
@@ -613,7 +586,7 @@ class Agent:
         # learning are left to the background.
         try:
             # an honest fallback is not worth remembering; what the user said is
-            ids = memory.store_exchange(conv.id, message, reply if ok else "", turn=turn_no)
+            ids = memory.store_exchange(conv.id, facts, reply if ok else "", turn=turn_no)
             trace.background.append(f"stored exchange as {ids}" if ids else "no chunk store")
         except MemagentError as exc:
             trace.background.append(f"exchange not stored: {exc}")
@@ -622,7 +595,7 @@ class Agent:
         snapshot = conv.model_copy(deep=True)
         # In a shared database another server may take the next turn: the
         # conversation is saved before the reply (one row), the rest after it.
-        shared = persist and memory.stores.db is not None
+        shared = memory.stores.db is not None
         if shared:
             self.conversations.save(snapshot)
             if session is not None:  # and the Python session's variables with it

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from memagent.core import Conflict, InvalidInput, NotFound, sha256_hex
 
 if TYPE_CHECKING:
-    from memagent.agent.memory import AgentMemory
+    from memagent.agent.memory import MemoryAccess
     from memagent.core.oplog import OpRecord
     from memagent.memory.chunks import ChunkStore
 
@@ -90,7 +90,7 @@ def _short(text: str, limit: int = 80) -> str:
 
 
 # -- memories (chunks) ------------------------------------------------------------------
-def _chunks(memory: AgentMemory) -> ChunkStore:
+def _chunks(memory: MemoryAccess) -> ChunkStore:
     store = memory.chunks
     if store is None:
         raise NotFound(f"episodic memory is unavailable: {memory.chunks_error}")
@@ -98,7 +98,7 @@ def _chunks(memory: AgentMemory) -> ChunkStore:
 
 
 # -- facts ----------------------------------------------------------------------------------
-def _apply_fact(memory: AgentMemory, ref: MemoryRef, operation: Mapping[str, object]) -> bool:
+def _apply_fact(memory: MemoryAccess, ref: MemoryRef, operation: Mapping[str, object]) -> bool:
     """Apply one profile operation on the fact; whether it changed anything."""
     from pydantic import ValidationError
 
@@ -117,7 +117,7 @@ def _apply_fact(memory: AgentMemory, ref: MemoryRef, operation: Mapping[str, obj
     return bool(result.written)
 
 
-def _undo_fact(memory: AgentMemory, ref: MemoryRef) -> str:
+def _undo_fact(memory: MemoryAccess, ref: MemoryRef) -> str:
     from memagent.memory.profile import history, undo
     from memagent.memory.profile.history import UNDOABLE_OPS
 
@@ -134,7 +134,7 @@ def _undo_fact(memory: AgentMemory, ref: MemoryRef) -> str:
 
 
 # -- notes ------------------------------------------------------------------------------------
-def _note_records(memory: AgentMemory, rel: str) -> list[OpRecord]:
+def _note_records(memory: MemoryAccess, rel: str) -> list[OpRecord]:
     """The note's logged writes, oldest first (files or the database); the starter
     files `memagent init` wrote are not changes to undo."""
     path = f"vault/{rel}"
@@ -151,9 +151,9 @@ def _note_records(memory: AgentMemory, rel: str) -> list[OpRecord]:
     ]
 
 
-def _undo_note(memory: AgentMemory, ref: MemoryRef) -> str:
+def _undo_note(memory: MemoryAccess, ref: MemoryRef) -> str:
     vault = memory.stores.vault
-    with vault._lock():
+    with vault.lock():
         rel = vault.locate(ref.path).rel
         records = _note_records(memory, rel)
         if not records:
@@ -193,7 +193,7 @@ def _undo_note(memory: AgentMemory, ref: MemoryRef) -> str:
 
 
 # -- the commands --------------------------------------------------------------------------
-def forget(memory: AgentMemory, raw: str) -> str:
+def forget(memory: MemoryAccess, raw: str) -> str:
     ref = parse_ref(raw)
     if ref.kind == "memory":
         memory.forget(ref.id)
@@ -202,10 +202,10 @@ def forget(memory: AgentMemory, raw: str) -> str:
         _apply_fact(memory, ref, {"operation": "remove", "value": {"item": ref.item}})
         return f"Removed {ref.id} from your profile (/undo {ref.id} brings it back)."
     result = memory.stores.vault.delete(ref.path)
-    return f"Deleted note {result['path']} (/undo {ref.id} brings it back)."
+    return f"Deleted note {result.path} (/undo {ref.id} brings it back)."
 
 
-def edit(memory: AgentMemory, raw: str, text: str) -> str:
+def edit(memory: MemoryAccess, raw: str, text: str) -> str:
     ref = parse_ref(raw)
     new = _check_text(text)
     if ref.kind == "memory":
@@ -219,7 +219,7 @@ def edit(memory: AgentMemory, raw: str, text: str) -> str:
             return f"{ref.id} already says that; nothing changed."
         return f"Changed {ref.id} to: {_short(new)} (/undo {ref.id} reverts it)."
     vault = memory.stores.vault
-    with vault._lock():
+    with vault.lock():
         old = vault.read(ref.path)
         if old == new:
             return f"Note {vault.locate(ref.path).rel} already says that; nothing changed."
@@ -227,7 +227,7 @@ def edit(memory: AgentMemory, raw: str, text: str) -> str:
     return f"Replaced the text of note {vault.locate(ref.path).rel} (/undo {ref.id} reverts it)."
 
 
-def undo(memory: AgentMemory, raw: str) -> str:
+def undo(memory: MemoryAccess, raw: str) -> str:
     ref = parse_ref(raw)
     if ref.kind == "memory":
         store = _chunks(memory)

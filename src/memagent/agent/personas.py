@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
 from memagent.core import CorruptFile, InvalidInput, MemoryHome, NotFound
 from memagent.core.config import Config, load_config
+from memagent.core.starter_files import init_personas as init_personas  # the starter files
 from memagent.core.state import State
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n?(.*)\Z", re.DOTALL)
@@ -32,6 +32,39 @@ MAX_PERSONA_BYTES = 64 * 1024
 STARTER_PERSONAS = ("BASE", "RESEARCH_ANALYST", "CREATIVE_DIRECTOR", "TECHNICAL_COPILOT")
 ACTOR = "persona"
 CHOICES = "personas/choices.json"
+
+
+class PersonaJson(TypedDict):
+    name: str
+    description: str
+    sliders: dict[str, int]
+    instructions: str
+
+
+class Choices(TypedDict, total=False):
+    """The user's choices kept in shared state (`personas/choices.json`): the active
+    persona and slider values set per persona."""
+
+    active: str
+    sliders: dict[str, dict[str, int]]
+
+
+def _valid_choices(doc: object) -> Choices:
+    """The choices a stored document holds; anything else in it is left out."""
+    if not isinstance(doc, dict):
+        return {}
+    out: Choices = {}
+    if isinstance(active := doc.get("active"), str):
+        out["active"] = active
+    if isinstance(sliders := doc.get("sliders"), dict):
+        out["sliders"] = {
+            str(name): {
+                str(k): v for k, v in values.items() if isinstance(v, int) and 0 <= v <= 100
+            }
+            for name, values in sliders.items()
+            if isinstance(values, dict)
+        }
+    return out
 
 
 @dataclass
@@ -57,7 +90,7 @@ class Persona:
     body: str
     path: Path | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PersonaJson:
         return {
             "name": self.name,
             "description": self.description,
@@ -161,7 +194,7 @@ class Personas:
         self.sliders_dir = home.layout.sliders
         self.state = state
 
-    def _choices(self) -> dict[str, Any]:
+    def _choices(self) -> Choices:
         if self.state is None:
             return {}
         try:
@@ -170,9 +203,9 @@ class Personas:
             return {}
         except ValueError as exc:
             raise CorruptFile(f"state/{CHOICES}", f"not valid JSON: {exc}") from exc
-        return doc if isinstance(doc, dict) else {}
+        return _valid_choices(doc)
 
-    def _save_choices(self, doc: dict[str, Any], op: str) -> None:
+    def _save_choices(self, doc: Choices, op: str) -> None:
         assert self.state is not None
         data = json.dumps(doc, ensure_ascii=False, sort_keys=True).encode("utf-8")
         self.state.write(CHOICES, data, actor=ACTOR, op=op)
@@ -192,11 +225,7 @@ class Personas:
             known = ", ".join(self.names()) or "none (run `memagent init`)"
             raise NotFound(f"no persona {name!r} (known: {known})")
         persona = parse_persona(_read(path, shown), shown, path)
-        chosen = self._choices().get("sliders", {}).get(name)
-        if isinstance(chosen, dict):
-            persona.sliders.update(
-                {k: v for k, v in chosen.items() if isinstance(v, int) and 0 <= v <= 100}
-            )
+        persona.sliders.update(self._choices().get("sliders", {}).get(name, {}))
         return persona
 
     def sliders(self) -> dict[str, Slider]:
@@ -212,7 +241,7 @@ class Personas:
 
     def active_name(self) -> str:
         chosen = self._choices().get("active")
-        if isinstance(chosen, str) and NAME_RE.match(chosen):
+        if chosen is not None and NAME_RE.match(chosen):
             return chosen
         return self.home.config.agent.persona
 
@@ -241,9 +270,8 @@ class Personas:
             target = self.load(name)
             target.sliders[key] = value
             doc = self._choices()
-            raw = doc.get("sliders")
-            sliders: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            sliders[name] = {**(sliders.get(name) or {}), key: value}
+            sliders = doc.get("sliders", {})
+            sliders[name] = {**sliders.get(name, {}), key: value}
             self._save_choices({**doc, "sliders": sliders}, "persona.set")
             return target
         with self.home.storage.lock():
@@ -285,25 +313,3 @@ class Personas:
                 meta={"persona": name},
             )
         self.home.__dict__.pop("config", None)
-
-
-def init_personas(home: MemoryHome) -> list[str]:
-    """Write the starter personas and slider descriptions that are missing."""
-    created: list[str] = []
-    root = files("memagent.agent").joinpath("starters")
-    with home.storage.lock():
-        for folder, target in (
-            ("personalities", home.layout.personalities),
-            ("sliders", home.layout.sliders),
-        ):
-            for entry in sorted(root.joinpath(folder).iterdir(), key=lambda e: e.name):
-                if not entry.name.endswith(".md"):
-                    continue
-                dest = target / entry.name
-                if dest.exists():
-                    continue
-                home.storage.write_text(
-                    dest, entry.read_text(encoding="utf-8"), actor="init", op="create"
-                )
-                created.append(home.storage.relative(dest))
-    return created

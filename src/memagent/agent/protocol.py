@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from memagent.actions import ActionList
 from memagent.agent.tools import Tool
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonSchema
 
 Mode = Literal["json", "python"]
 MODES: tuple[str, ...] = ("json", "python")
@@ -44,6 +45,14 @@ class StepInvalid(InvalidInput):
     """A model step that cannot be used; the message is written for the model."""
 
 
+class StepJson(TypedDict, total=False):
+    think: str
+    actions: list[Any]
+    """As the model wrote them (validated when they run)."""
+    python: str
+    reply: str
+
+
 @dataclass
 class Step:
     think: str | None = None
@@ -51,8 +60,17 @@ class Step:
     python: str | None = None
     reply: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+    def to_json(self) -> StepJson:
+        out: StepJson = {}
+        if self.think is not None:
+            out["think"] = self.think
+        if self.actions is not None:
+            out["actions"] = self.actions
+        if self.python is not None:
+            out["python"] = self.python
+        if self.reply is not None:
+            out["reply"] = self.reply
+        return out
 
 
 def _example(mode: str) -> str:
@@ -188,7 +206,7 @@ def _from_tags(text: str, mode: str, *, structured: bool) -> Step:
 # -- schemas ------------------------------------------------------------------------------
 
 
-def reply_schema(max_chars: int = 300) -> dict[str, Any]:
+def reply_schema(max_chars: int = 300) -> JsonSchema:
     """The smallest step: only a reply (the embedded model's default prompt set)."""
     return {
         "type": "object",
@@ -198,14 +216,14 @@ def reply_schema(max_chars: int = 300) -> dict[str, Any]:
     }
 
 
-def step_schema(mode: str, tools: list[Tool]) -> dict[str, Any]:
+def step_schema(mode: str, tools: list[Tool]) -> JsonSchema:
     """JSON Schema of one step in `mode`, with the loaded tools as actions."""
-    props: dict[str, Any] = {"think": {"type": "string", "maxLength": 1000}}
-    defs: dict[str, Any] = {}
+    props: dict[str, JsonSchema] = {"think": {"type": "string", "maxLength": 1000}}
+    defs: dict[str, JsonSchema] = {}
     if mode == "json":
         vault = ActionList.json_schema()
         defs.update(vault.pop("$defs", {}))
-        items: list[dict[str, Any]] = [vault["items"]]
+        items: list[JsonSchema] = [vault["items"]]
         for tool in tools:
             ts = tool.action_schema()
             defs.update(ts.pop("$defs", {}))
@@ -218,7 +236,7 @@ def step_schema(mode: str, tools: list[Tool]) -> dict[str, Any]:
     else:
         props["python"] = {"type": "string", "maxLength": 20000}
     props["reply"] = {"type": "string", "maxLength": 4000}
-    schema: dict[str, Any] = {
+    schema: JsonSchema = {
         "type": "object",
         "properties": props,
         "additionalProperties": False,

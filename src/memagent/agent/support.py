@@ -19,12 +19,13 @@ model call; the decision that uses it is `memagent.agent.decide`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
-from memagent.agent.attribution import _names, _norm, _split, speaker_of
-from memagent.index.search import query_terms
+from memagent.agent.attribution import split_by_subject, stem
+from memagent.agent.recalled import RecalledMemory
+from memagent.index import query_terms
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,13 @@ _NOT_CONTENT = frozenset(["yes", "no", "likely", "maybe"])
 
 
 def _terms(text: str) -> set[str]:
-    return {_norm(t) for t in query_terms(text)} - _NOT_CONTENT
+    return {stem(t) for t in query_terms(text)} - _NOT_CONTENT
 
 
-def _dated(hit: dict[str, Any]) -> set[str]:
+def _dated(hit: RecalledMemory) -> set[str]:
     """The words of the day a line was said ("8", "may", "2023"): a date in a reply
     comes from the line's date as much as from its words."""
-    stamp = str(hit.get("created_at") or "")[:10]
+    stamp = str(hit.created_at or "")[:10]
     try:
         day = date.fromisoformat(stamp)
     except ValueError:
@@ -62,11 +63,15 @@ def _dated(hit: dict[str, Any]) -> set[str]:
 _QUESTION = re.compile(r"\?\s*$")
 
 
-def support(reply: str, question: str, hits: list[dict[str, Any]], named: list[str]) -> Support:
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w'])({re.escape(name)})(?!\w)", text) is not None
+
+
+def support(reply: str, question: str, hits: Sequence[RecalledMemory], named: list[str]) -> Support:
     """The support of `reply` to `question` in the recalled `hits` (module doc).
     `named`: the speakers of the hits that the question names."""
-    speakers = {s.lower() for s in map(speaker_of, hits) if s}
-    new = _terms(reply) - _terms(question) - {_norm(s) for s in speakers}
+    speakers = {s.lower() for h in hits if (s := h.speaker)}
+    new = _terms(reply) - _terms(question) - {stem(s) for s in speakers}
     if not new:
         return Support(0, 0.0, 0.0)
     about: set[str] = set()
@@ -74,13 +79,13 @@ def support(reply: str, question: str, hits: list[dict[str, Any]], named: list[s
     people = set(named)
     for hit in hits:
         if not people:
-            about |= _terms(str(hit.get("content") or "")) | _dated(hit)
+            about |= _terms(str(hit.content or "")) | _dated(hit)
             continue
-        if speaker_of(hit) in people:
+        if hit.speaker in people:
             about |= _dated(hit)
-        mine, theirs = _split(hit, people)
+        mine, theirs = split_by_subject(hit, people)
         for sentence in mine:
-            speaker = speaker_of(hit)
+            speaker = hit.speaker
             asked = _QUESTION.search(sentence) and not any(_names(sentence, n) for n in people)
             if speaker in people and asked:
                 others |= _terms(sentence)

@@ -24,6 +24,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from memagent.core import InvalidInput, NotFound
+from memagent.core.jsontext import JsonSchema
 
 ENTRY_POINT_GROUP = "memagent.tools"
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -32,6 +33,18 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class ToolCard:
+    """How a tool is shown to the model: its name, signature and description."""
+
+    name: str
+    signature: str
+    description: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "signature": self.signature, "description": self.description}
 
 
 @dataclass
@@ -93,12 +106,12 @@ class Tool:
             )
         return f"{self.name}({', '.join(parts)})"
 
-    def action_schema(self) -> dict[str, Any]:
+    def action_schema(self) -> JsonSchema:
         """JSON Schema of this tool as an action object."""
         schema = self.params.model_json_schema()
         props = {"action": {"const": self.name}, **schema.get("properties", {})}
         props["assign_to"] = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"}
-        out: dict[str, Any] = {
+        out: JsonSchema = {
             "type": "object",
             "description": self.description,
             "properties": props,
@@ -109,8 +122,8 @@ class Tool:
             out["$defs"] = schema["$defs"]
         return out
 
-    def card(self) -> dict[str, Any]:
-        return {"name": self.name, "signature": self.signature(), "description": self.description}
+    def card(self) -> ToolCard:
+        return ToolCard(self.name, self.signature(), self.description)
 
 
 def _type_name(ann: Any) -> str:
@@ -187,6 +200,23 @@ def as_tool(obj: Tool | Callable[..., Any]) -> Tool:
     raise InvalidInput(f"not a tool: {obj!r}")
 
 
+def agent_registry(
+    memory_tools: Iterable[Tool], extra: Iterable[Tool | Callable[..., Any]] = ()
+) -> ToolRegistry:
+    """An agent's registry, in the order the model is shown it: the memory tools,
+    `search_tools` and `load_tools` over this registry, the built-ins, then the
+    plugins and `extra` (these two replace a tool of the same name)."""
+    registry = ToolRegistry()
+    registry.extend(memory_tools)
+    registry.extend(registry.discovery_tools())
+    registry.extend(BUILTIN_TOOLS)
+    for plugin in plugin_tools():
+        registry.add(plugin, replace=True)
+    for tool in extra:
+        registry.add(tool, replace=True)
+    return registry
+
+
 @dataclass
 class ToolRegistry:
     """The catalog and the loaded tools of one agent."""
@@ -219,7 +249,7 @@ class ToolRegistry:
             raise NotFound(f"no tool {name!r}; use search_tools to find one")
         return tool
 
-    def search(self, query: str, *, limit: int = 8) -> list[dict[str, Any]]:
+    def search(self, query: str, *, limit: int = 8) -> list[dict[str, str | bool]]:
         """Catalog tools ranked by shared words with `query` (name and description)."""
         if not isinstance(query, str) or len(query) > 500:
             raise InvalidInput("query must be text of at most 500 characters")
@@ -232,9 +262,25 @@ class ToolRegistry:
             if score or not words:
                 scored.append((score, tool.name))
         scored.sort(key=lambda s: (-s[0], s[1]))
-        return [{**self.catalog[n].card(), "loaded": self.is_loaded(n)} for _, n in scored[:limit]]
+        return [
+            {**self.catalog[n].card().to_json(), "loaded": self.is_loaded(n)}
+            for _, n in scored[:limit]
+        ]
 
-    def load(self, names: list[str]) -> dict[str, Any]:
+    def discovery_tools(self) -> list[Tool]:
+        """`search_tools` and `load_tools` over this registry (always loaded)."""
+
+        def search_tools(query: str) -> list[dict[str, str | bool]]:
+            """Find more tools by what they do; load them with load_tools."""
+            return self.search(query)
+
+        def load_tools(names: list[str]) -> dict[str, list[str]]:
+            """Load tools by name (from search_tools); they are usable at once."""
+            return self.load(names)
+
+        return [Tool.of(search_tools, default=True), Tool.of(load_tools, default=True)]
+
+    def load(self, names: list[str]) -> dict[str, list[str]]:
         """Load catalog tools by name; all or nothing."""
         if isinstance(names, str):
             names = [names]

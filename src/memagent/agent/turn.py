@@ -1,17 +1,23 @@
 """What one agent turn takes and gives, and the small rules around it: the
-message check, the honest fallback reply, which prompt set a model gets, and
-opening (or creating) the memory home an `Agent` is given."""
+message check, the honest fallback reply, which prompt set a model gets, and what
+an `Agent` is given: its memory home (opened, or created), its model and its
+settings (`AgentConfig`, with keyword overrides)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from memagent.agent.memory import MAX_MESSAGE_CHARS, count_tokens
+from pydantic import ValidationError
+
+from memagent.agent.memory import MAX_MESSAGE_CHARS, MemorySource, count_tokens
+from memagent.agent.recalled import MemorySourceJson
+from memagent.agent.traces import StepRecord
 from memagent.core import InvalidInput, MemagentError, MemoryHome
+from memagent.core.config import AgentConfig
 from memagent.llm import LLM, Message, Usage
 
 if TYPE_CHECKING:
@@ -21,6 +27,29 @@ if TYPE_CHECKING:
 
 FALLBACK_PERSONA = "You are a helpful assistant with a durable memory of the user."
 TextCallback = Callable[[str], None]
+
+
+class UsageJson(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class TurnJson(TypedDict):
+    """`TurnResult.to_json` (what `memagent ask --json` prints, and `/v1/chat` returns)."""
+
+    reply: str
+    ok: bool
+    conversation_id: str
+    steps: int
+    usage: UsageJson
+    seconds: float
+    memory_tokens: int
+    memory_sources: list[MemorySourceJson]
+    error: str | None
+    p_grounded: float | None
+    refused_by: str | None
+    check_tokens: int
+    check_seconds: float
 
 
 @dataclass
@@ -35,7 +64,7 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     memory_tokens: int = 0
-    memory_sources: list[dict[str, Any]] = field(default_factory=list)
+    memory_sources: list[MemorySource] = field(default_factory=list)
     error: str | None = None
     p_grounded: float | None = None
     """The grounding check's P(yes) that the recalled lines answer the message
@@ -49,7 +78,7 @@ class TurnResult:
     check_seconds: float = 0.0
     """Seconds the honesty checks took (the focus check's and the model's)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TurnJson:
         return {
             "reply": self.reply,
             "ok": self.ok,
@@ -61,7 +90,7 @@ class TurnResult:
             },
             "seconds": round(self.seconds, 3),
             "memory_tokens": self.memory_tokens,
-            "memory_sources": self.memory_sources,
+            "memory_sources": [s.to_json() for s in self.memory_sources],
             "error": self.error,
             "p_grounded": self.p_grounded,
             "refused_by": self.refused_by,
@@ -84,7 +113,52 @@ def check_message(message: object) -> str:
     return message.strip()
 
 
-def open_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+class AgentOverrides(TypedDict, total=False):
+    """The `AgentConfig` fields an `Agent` takes as keywords (`Agent(home,
+    mode="python")`): the ones callers set per agent; any other goes in `config=`."""
+
+    mode: str | None  # `json` or `python`, checked by the config model
+    max_steps: int | None
+    planning_interval: int | None
+    learn_profile: bool | None
+    prompt_set: str | None
+    retrieval: bool | None
+    structured: bool | None
+
+
+def agent_config(base: AgentConfig, overrides: Mapping[str, object]) -> AgentConfig:
+    """`base` with `overrides` (an override of None keeps the base's value), validated
+    as a whole: also a `base` made by `model_copy(update=…)`, which pydantic does not
+    check. `InvalidInput`, in one line, for an unknown setting or a bad value."""
+    unknown = sorted(set(overrides) - set(AgentOverrides.__annotations__))
+    if unknown:
+        known = ", ".join(AgentOverrides.__annotations__)
+        raise InvalidInput(f"unknown agent setting {unknown[0]!r}: one of {known}, or config=")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return AgentConfig.model_validate(base.model_dump() | given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"agent setting {where}: {first['msg']}") from None
+
+
+def open_model(home: MemoryHome, llm: LLM | str | None, model: str | None) -> LLM:
+    """The agent's model: an `LLM`, or one loaded by its spec (`llm` or `model`, not
+    both; neither: the home's `llm.model`)."""
+    if llm is not None and model is not None:
+        raise InvalidInput("give the model once: llm or model, not both")
+    spec = model if model is not None else llm
+    if spec is None or isinstance(spec, str):
+        from memagent.llm import load_llm
+
+        return load_llm(spec or home.config.llm.model, home.config.llm)
+    return spec
+
+
+def open_or_create_home(home: MemoryHome | str | os.PathLike[str] | None) -> MemoryHome:
+    """The home `home` names (a folder; None: `$MEMAGENT_HOME`, else `~/.memagent`),
+    created and initialised when it has no vault yet; a `MemoryHome` must exist."""
     if isinstance(home, MemoryHome):
         return home.require()
     if home is not None and not isinstance(home, str | os.PathLike):
@@ -171,7 +245,7 @@ def write_plan(
     plan, which joins `work` as its own turn; a model failure is recorded in the
     trace and the turn goes on without a plan."""
     ask = Message(role="user", content=prompts.render("planning", step=step_no))
-    record: dict[str, Any] = {"step": step_no, "kind": "planning"}
+    record = StepRecord(step_no, "planning")
     trace.steps.append(record)
     schema = {
         "type": "object",
@@ -187,7 +261,7 @@ def write_plan(
             temperature=temperature,
         )
     except MemagentError as exc:
-        record["error"] = f"the model failed: {exc}"
+        record.error = f"the model failed: {exc}"
         return
     add_usage(usage, res.usage)
     plan = res.text.strip()
@@ -197,7 +271,7 @@ def write_plan(
             plan = obj["think"].strip()
     except json.JSONDecodeError:
         pass
-    record["plan"] = plan
+    record.plan = plan
     if plan:
         work.append(ask)
         think = (

@@ -45,10 +45,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memagent.agent.attribution import speaker_of
-from memagent.agent.memory import AgentMemory, MemoryContext
+from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
-from memagent.agent.traces import Trace
+from memagent.agent.traces import ContrastCheck, Grounding, Trace
 from memagent.agent.turn import add_estimated_usage
 from memagent.agent.voice import NOT_IN_MEMORY
 from memagent.core import MemagentError
@@ -135,7 +134,7 @@ def swap_person(message: str, ctx: MemoryContext, other: str | None = None) -> s
 
 
 def other_speaker(
-    memory: AgentMemory, message: str, ctx: MemoryContext, now: float | None
+    memory: MemoryAccess, message: str, ctx: MemoryContext, now: float | None
 ) -> str | None:
     """Who else the lines on `message`'s topic were said by, when the recalled lines
     hold only the person it names. Recall favours lines by a speaker the question
@@ -150,10 +149,10 @@ def other_speaker(
     name = ctx.named[0]
     blank = re.sub(rf"(?<![\w']){re.escape(name)}(?:'s)?(?!\w)", "someone", message)
     try:
-        hits = memory.recall(blank, k=RECALL_OTHERS, now=now)
+        hits = memory.recalled(blank, k=RECALL_OTHERS, now=now)
     except MemagentError:
         return None
-    said = Counter(s for h in hits if (s := speaker_of(h)) and s != name)
+    said = Counter(s for h in hits if (s := h.speaker) and s != name)
     return said.most_common(1)[0][0] if said else None
 
 
@@ -162,7 +161,7 @@ RECALL_OTHERS = 15
 
 
 def contrast_probe(
-    memory: AgentMemory,
+    memory: MemoryAccess,
     prompts: PromptSet,
     ctx: MemoryContext,
     message: str,
@@ -203,18 +202,16 @@ def _contrasted(
     """Whether the question about the other speaker is clearly better grounded."""
     if p >= contrast.below or contrast.question is None:
         return False
-    record: dict[str, object] = {"question": contrast.question[:300]}
-    trace.memory["contrast"] = record
+    record = trace.memory.contrast = ContrastCheck(contrast.question[:300])
     turn = contrast.turn_for(contrast.question)
     if turn is None:
-        record["skipped"] = "attribution refuses it, or nothing is recalled for it"
+        record.skipped = "attribution refuses it, or nothing is recalled for it"
         return False
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
-    record["p_yes"] = None if verdict.p_yes is None else round(verdict.p_yes, 4)
-    if verdict.error is not None:
-        record["error"] = verdict.error
+    record.p_yes = None if verdict.p_yes is None else round(verdict.p_yes, 4)
+    record.error = verdict.error
     return verdict.p_yes is not None and verdict.p_yes - p >= contrast.margin
 
 
@@ -238,21 +235,19 @@ def refusal_if_ungrounded(
     if threshold <= 0 or "verify" not in prompts.templates:
         return None
     if asks_for_judgement(message):
-        trace.memory["verify"] = {"skipped": "the question asks for a judgement"}
+        trace.memory.verify = Grounding(skipped="the question asks for a judgement")
         return None
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
     p = None if verdict.p_yes is None else round(verdict.p_yes, 4)
-    trace.memory["verify"] = {"p_yes": p, "threshold": threshold}
-    if verdict.error is not None:
-        trace.memory["verify"]["error"] = verdict.error
+    trace.memory.verify = Grounding(p, threshold, verdict.error)
     if verdict.p_yes is None:
         return None
     if verdict.refuses(threshold):
-        trace.memory["refused"] = "the model judged that the recalled lines do not answer it"
+        trace.memory.refused = "the model judged that the recalled lines do not answer it"
         return NOT_IN_MEMORY
     if contrast and _contrasted(llm, prompts, base, verdict.p_yes, contrast, usage, trace):
-        trace.memory["refused"] = "the lines fit the question about another person better"
+        trace.memory.refused = "the lines fit the question about another person better"
         return NOT_IN_MEMORY
     return None

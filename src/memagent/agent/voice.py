@@ -13,7 +13,8 @@
 - `stable_prefix(text, message)`: what of a reply still being decoded can be
   shown already: whole words only, and never a trailing "my"/"I" whose next
   word may still turn it into "your"/"you".
-- `is_small_talk(message)`: greetings, thanks, goodbyes and bare acknowledgements
+- `is_small_talk(message)` (`memagent.index.asking`, read once per message into
+  `QueryFacts.small_talk`): greetings, thanks, goodbyes and bare acknowledgements
   ("Hello!", "thanks a lot", "ok") are not facts to store or learn from.
 """
 
@@ -21,7 +22,10 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+from memagent.index import is_small_talk
+
+__all__ = ["NOT_IN_MEMORY", "is_small_talk", "not_in_memory", "stable_prefix", "to_user"]
+
 _PAIR = re.compile(
     r"\b(my|i)(?:(['’](?:m|ve|d|ll))|\s+(am|was))?\s+([A-Za-z][A-Za-z'-]*)", re.IGNORECASE
 )
@@ -32,79 +36,6 @@ _HELD = re.compile(r"\b(?:i\s+(?:am|was)|my|i['\u2019](?:m|ve|d|ll)|i)$", re.IGN
 """A reply's last words that the next word may still turn ("I am" → "you are")."""
 _FLIPPED = {"'m": "'re", "am": "are", "was": "were", "'ve": "'ve", "'d": "'d", "'ll": "'ll"}
 _REFUSAL = re.compile(r"I don't have that in memory", re.IGNORECASE)
-_SMALL_TALK_CORE = frozenset(
-    [
-        "hello",
-        "hi",
-        "hey",
-        "hiya",
-        "howdy",
-        "yo",
-        "morning",
-        "afternoon",
-        "evening",
-        "night",
-        "thanks",
-        "thank",
-        "thx",
-        "ty",
-        "ok",
-        "okay",
-        "k",
-        "cool",
-        "great",
-        "nice",
-        "awesome",
-        "bye",
-        "goodbye",
-        "cheers",
-        "yes",
-        "yeah",
-        "yep",
-        "no",
-        "nope",
-        "sure",
-        "lol",
-        "haha",
-        "hah",
-        "wow",
-        "alright",
-        "perfect",
-        "fine",
-        "np",
-        "welcome",
-        "oh",
-        "ah",
-        "hmm",
-        "uh",
-        "um",
-        "bravo",
-    ]
-)
-_SMALL_TALK_FILL = frozenset(
-    [
-        "good",
-        "you",
-        "there",
-        "again",
-        "so",
-        "much",
-        "very",
-        "a",
-        "lot",
-        "all",
-        "right",
-        "got",
-        "it",
-        "see",
-        "ya",
-        "later",
-        "and",
-        "for",
-    ]
-)
-
-
 NOT_IN_MEMORY = "I don't have that in memory."
 
 
@@ -172,13 +103,3 @@ def stable_prefix(text: str, message: str) -> str:
         if held is not None:
             head = stripped[: held.start()]
     return to_user(head, message)
-
-
-def is_small_talk(message: str) -> bool:
-    """A greeting, thanks, goodbye or bare acknowledgement: nothing to remember."""
-    words = [w.lower().strip("'-") for w in _WORD.findall(message)]
-    if not words or len(words) > 6 or any(ch.isdigit() for ch in message):
-        return False
-    if not all(w in _SMALL_TALK_CORE or w in _SMALL_TALK_FILL for w in words):
-        return False
-    return any(w in _SMALL_TALK_CORE for w in words)

@@ -112,7 +112,7 @@ def answer_batch(
                 "question": q.question,
                 "answer": answer if ok else "",
                 "ok": ok,
-                "memory_ids": [s["id"] for s in sources if s.get("id")],
+                "memory_ids": [s.id for s in sources if s.id],
                 "latency_s": round(time.perf_counter() - started, 3),
                 "prompt_tokens": usage.prompt_tokens if usage else 0,
                 "completion_tokens": usage.completion_tokens if usage else 0,

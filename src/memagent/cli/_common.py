@@ -8,7 +8,7 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from memagent.core import InvalidInput, MemagentError, MemoryHome
+
+if TYPE_CHECKING:
+    from memagent.index import Filters
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -45,7 +48,9 @@ UserOption = Annotated[
 ]
 
 
-def open_home(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
+def home_from_option(home: Path | None, *, must_exist: bool = True) -> MemoryHome:
+    """The memory home `--home` names (None: `$MEMAGENT_HOME`, else `~/.memagent`);
+    `must_exist` refuses a missing one (`init` is the command that makes it)."""
     mh = MemoryHome.open(home)
     return mh.require() if must_exist else mh
 
@@ -141,3 +146,30 @@ class ErrorBoundaryGroup(TyperGroup):
                 raise
             err_console.print(f"[bold red]error:[/] {escape(describe_error(exc))}", highlight=False)
             raise typer.Exit(1) from exc
+
+
+def search_filters(
+    tag: list[str] | None,
+    type_: str | None,
+    kind: list[str] | None,
+    since: str | None,
+    until: str | None,
+    conversation: str | None,
+    user: str | None,
+) -> Filters:
+    """The search filters of the `recall` and `chunks ls` options (checked)."""
+    from memagent.index import KINDS, Filters
+    from memagent.memory.chunks.model import parse_timestamp
+
+    for k in kind or []:
+        if k not in KINDS:
+            raise InvalidInput(f"--kind {k!r}: use one of {', '.join(KINDS)}")
+    return Filters(
+        kinds=kind or None,
+        tags=[t.lower() for t in tag or []],
+        type=type_,
+        since=parse_timestamp(since).timestamp() if since else None,
+        until=parse_timestamp(until).timestamp() if until else None,
+        conversation_id=conversation,
+        user_id=user,
+    )

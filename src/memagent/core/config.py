@@ -40,8 +40,9 @@ class LLMConfig(_Section):
     """Per-request timeout for an OpenAI-compatible server."""
     n_ctx: int = Field(default=4096, ge=256)
     """Context window of the embedded model."""
-    threads: int = Field(default=2, ge=1)
-    """CPU threads of the embedded model."""
+    threads: int = Field(default=0, ge=0)
+    """CPU threads of the embedded model; 0: chosen when it loads, from the free cores
+    (`memagent.llm.embedded.auto_threads`)."""
 
 
 class EmbeddingsConfig(_Section):
@@ -49,8 +50,14 @@ class EmbeddingsConfig(_Section):
 
 
 class SearchConfig(_Section):
-    recency_weight: float = 0.0
-    access_weight: float = 0.0
+    """Recall's knobs set by name, on their defaults: any knob of the ranking's
+    stages or signals (listed below, from `memagent.index.params.SearchParams`; a
+    new signal's knobs are taken with no change here). The table is read as plain
+    numbers here and checked against the knobs when recall runs: an unknown knob
+    or a bad value fails there, naming `search.KNOB`."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, bool | int | float] = Field(init=False)
 
 
 class StoreConfig(_Section):
@@ -59,13 +66,28 @@ class StoreConfig(_Section):
 
 
 class AgentConfig(_Section):
-    """Defaults of `memagent chat` / `memagent ask` (flags override them)."""
+    """How the agent answers: defaults of `memagent chat` / `memagent ask` (flags
+    override them), `/v1/chat` and `Agent` (`Agent(home, config=…)` or its keyword
+    overrides take another, validated here)."""
 
     persona: str = "BASE"
     """The active persona: a file `personalities/NAME.md` (`memagent persona use`)."""
     mode: Literal["json", "python"] = "json"
+    """How the model acts: JSON actions or sandboxed Python."""
     max_steps: int = Field(default=6, ge=1, le=50)
+    """Model steps a turn may take before the agent gives its honest fallback reply."""
     planning_interval: int | None = Field(default=None, ge=1)
+    """Every N steps the model first writes or updates a plan; none: no planning."""
+    prompt_set: str | None = None
+    """The prompts (`memagent/agent/prompts/NAME.yaml`: `instruct`, `qa`, `small`, `json`,
+    `python`); none: the model's own (`instruct` for the embedded model in JSON mode,
+    `small` for its tiny fallback, else the mode's)."""
+    retrieval: bool = True
+    """Put recalled memory in context before each turn; false: the model answers
+    without it (the benchmarks' baseline)."""
+    structured: bool = True
+    """Ask for each step as one JSON object under a schema; false: tagged text
+    (`<think>`, `<actions>`, `<reply>`), for a backend that takes no schema."""
     context_tokens: int = Field(default=1200, ge=100)
     """Budget of the memory put in context before each user turn."""
     history_turns: int = Field(default=6, ge=0)

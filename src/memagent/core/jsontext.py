@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeAlias
 
 from memagent.core.errors import CorruptFile, InvalidInput
 
 MAX_DEPTH = 64
+
+JsonObject: TypeAlias = dict[str, Any]
+"""A JSON object where JSON is the contract: an HTTP or MCP body, a file's or a
+model's raw JSON before it is validated, the Python API's JSON-shaped results.
+Data one module hands another is a model, a dataclass or a TypedDict instead."""
+
+JsonSchema: TypeAlias = dict[str, Any]
+"""A JSON Schema document (as a pydantic model's `model_json_schema()` gives it)."""
 
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')

@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from memagent.core.jsontext import JsonObject
+
 SEGMENT_RE = re.compile(r"^ops-(\d{20})\.jsonl$")
 BLOB_KEY = "$blob"
 
@@ -38,7 +40,7 @@ class OpRecord(BaseModel):
     path: str
     before: str | None = None
     after: str | None = None
-    meta: dict[str, Any] | None = None
+    meta: JsonObject | None = None
 
 
 def segment_name(start: int) -> str:

@@ -1,6 +1,6 @@
 """What a memory home holds, against its quotas (`[quotas]` in config.toml).
 
-`Usage` is measured once per home and process by walking the folder, then kept
+`HomeUsage` is measured once per home and process by walking the folder, then kept
 up to date by every write this process makes through `Storage` (and measured
 again every `RESCAN_S` seconds, to see other processes' writes). A write that
 would take the home past a quota raises `QuotaExceeded` before anything is
@@ -23,7 +23,9 @@ _SKIP_TOP = ("index.sqlite", ".lock")
 
 
 @dataclass
-class Usage:
+class HomeUsage:
+    """What a memory home holds, as its quotas count it (the index and lock left out)."""
+
     bytes: int = 0
     chunks: int = 0
     notes: int = 0
@@ -45,8 +47,8 @@ def kind_of(rel: str) -> str:
     return "file"
 
 
-def measure(root: Path) -> Usage:
-    usage = Usage(measured=time.monotonic())
+def measure(root: Path) -> HomeUsage:
+    usage = HomeUsage(measured=time.monotonic())
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
@@ -61,7 +63,7 @@ def measure(root: Path) -> Usage:
     return usage
 
 
-def add(usage: Usage, kind: str, size: int, files: int) -> None:
+def add(usage: HomeUsage, kind: str, size: int, files: int) -> None:
     if kind == "index":
         return
     if kind == "log":
@@ -79,10 +81,10 @@ class Tracker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._usage: Usage | None = None
+        self._usage: HomeUsage | None = None
         self._guard = threading.Lock()
 
-    def usage(self) -> Usage:
+    def usage(self) -> HomeUsage:
         with self._guard:
             if self._usage is None or time.monotonic() - self._usage.measured > RESCAN_S:
                 self._usage = measure(self.root)

@@ -25,7 +25,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +38,7 @@ from memagent.core.config import QuotasConfig
 from memagent.core.errors import LockTimeout, PathRejected, ReadOnlyHome, StorageFull
 from memagent.core.oplog import BLOB_KEY, blob_path, live_start, segment_name, segments
 from memagent.core.paths import Layout
-from memagent.core.quota import Usage
+from memagent.core.quota import HomeUsage
 from memagent.core.quota import tracker as quota_tracker
 
 TMP_PREFIX = ".tmp-"
@@ -47,6 +47,9 @@ LOG_SEGMENT_BYTES = 64 * 1024 * 1024
 """The live ops log is rotated into a segment when it would pass this size."""
 BLOB_MIN_BYTES = 4096
 """Strings in an ops-log record's meta this large are stored once, by hash."""
+OpMeta = Mapping[str, object]
+"""What a writer notes about a write in its ops-log record (the text an update
+replaced, the id of a chunk, …): JSON-able values that storage only writes down."""
 
 
 class _HomeLock:
@@ -140,10 +143,10 @@ class WriteRecord:
     path: str
     before: str | None
     after: str | None
-    meta: dict[str, Any] | None = None
+    meta: OpMeta | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
             "ts": self.ts,
             "actor": self.actor,
             "op": self.op,
@@ -240,7 +243,7 @@ class Storage:
         *,
         actor: str,
         op: str,
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         """Atomically replace (or create) `path` with `data` and log it."""
         target = self.resolve(path)
@@ -282,7 +285,7 @@ class Storage:
         *,
         actor: str,
         op: str,
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         return self.write_bytes(path, text.encode("utf-8"), actor=actor, op=op, meta=meta)
 
@@ -293,7 +296,7 @@ class Storage:
         *,
         actor: str,
         op: str,
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         """Pretty JSON (2-space indent, UTF-8, trailing newline): files people read."""
         text = json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
@@ -305,7 +308,7 @@ class Storage:
         *,
         actor: str,
         op: str,
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         """Remove a file (durably) and log it. Missing files raise FileNotFoundError."""
         target = self.resolve(path)
@@ -326,7 +329,7 @@ class Storage:
         *,
         actor: str,
         op: str = "mkdir",
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         """Create a folder (and its parents) durably and log it."""
         target = self.resolve(path)
@@ -340,7 +343,7 @@ class Storage:
         *,
         actor: str,
         op: str = "rmdir",
-        meta: dict[str, Any] | None = None,
+        meta: OpMeta | None = None,
     ) -> WriteRecord:
         """Remove an empty folder durably and log it."""
         target = self.resolve(path)
@@ -350,7 +353,7 @@ class Storage:
             return self._log(actor, op, target, None, None, meta)
 
     def log_event(
-        self, *, actor: str, op: str, path: str, meta: dict[str, Any] | None = None
+        self, *, actor: str, op: str, path: str, meta: OpMeta | None = None
     ) -> WriteRecord:
         """Record an operation that changed no file by itself (e.g. an undo marker)."""
         target = self.resolve(path)
@@ -413,7 +416,7 @@ class Storage:
             self._tracker.check(quotas, self.relative(target), old_size, new_size)
         return old_size
 
-    def usage(self) -> Usage:
+    def usage(self) -> HomeUsage:
         """What the home holds now (bytes, chunks, notes, ops-log bytes)."""
         return self._tracker.usage()
 
@@ -501,7 +504,7 @@ class Storage:
         target: Path,
         before: str | None,
         after: str | None,
-        meta: dict[str, Any] | None,
+        meta: OpMeta | None,
     ) -> WriteRecord:
         record = WriteRecord(now_iso(), actor, op, self.relative(target), before, after, meta)
         out = record.to_json()
@@ -536,11 +539,11 @@ class Storage:
         os.rename(log_path.name, segment_name(start), src_dir_fd=dfd, dst_dir_fd=dfd)
         os.fsync(dfd)
 
-    def _blobs_out(self, meta: dict[str, Any]) -> dict[str, Any]:
+    def _blobs_out(self, meta: OpMeta) -> dict[str, object]:
         """`meta` with every string over `blob_min_bytes` stored once in log/blobs/
         (named by its sha256) and replaced by a reference to it."""
 
-        def walk(value: Any) -> Any:
+        def walk(value: object) -> object:
             if isinstance(value, str) and len(value) >= self.blob_min_bytes:
                 data = value.encode("utf-8")
                 if len(data) >= self.blob_min_bytes:
@@ -552,8 +555,7 @@ class Storage:
                 return [walk(v) for v in value]
             return value
 
-        out: dict[str, Any] = walk(meta)
-        return out
+        return {k: walk(v) for k, v in meta.items()}
 
     def _store_blob(self, data: bytes) -> str:
         digest = sha256_hex(data)

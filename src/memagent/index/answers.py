@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 # Longer questions than this are not scanned (a query is at most 4,000
-# characters, see `search.MAX_QUERY_CHARS`; the cues sit in the question's start).
+# characters, see `query.MAX_QUERY_CHARS`; the cues sit in the question's start).
 _SCAN_CHARS = 4000
 
 _QUANTITY = re.compile(
@@ -36,7 +36,7 @@ _SPAN_CUE = re.compile(
     r"\b(?:ago|since|passed|elapsed|between|before|after|until)\b", re.IGNORECASE
 )
 _SPAN_FIRST = re.compile(r"\b(?:after|before|within)\s+how\s+(?:long|many)\b", re.IGNORECASE)
-_CLAUSE = re.compile(r"[^?.!\n]+")
+_STOP = re.compile(r"[?.!\n]")
 _NUMBERS_IN_WORDS = (
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
@@ -59,16 +59,26 @@ def asks_quantity(query: str) -> bool:
 
 
 def _asks_span(head: str) -> bool:
-    """Whether `head` asks for the time between two moments. Clause by clause, a
-    cue after the clause's first "how long" (any later one has fewer cues after
-    it): each clause is read twice at most, so a hostile query repeating "how
-    long" costs linear time (a single regex with a gap between the two parts
-    retried the gap from every "how long", ~40 ms for 4,000 characters)."""
+    """Whether `head` asks for the time between two moments: a cue between a "how
+    long" and the end of its clause (the next `?`, `.`, `!` or line break after it;
+    the "how long" itself may span a line break). Only the first "how long" of a
+    clause is read on (any later one has fewer cues after it), so each clause is
+    read once and a hostile query repeating "how long" costs linear time (a single
+    regex with a gap between the two parts retried the gap from every "how long",
+    ~40 ms for 4,000 characters)."""
     if _SPAN_FIRST.search(head) is not None:
         return True
-    for clause in _CLAUSE.finditer(head):
-        how = _SPAN.search(head, clause.start(), clause.end())
-        if how is not None and _SPAN_CUE.search(head, how.end(), clause.end()) is not None:
+    stops = [m.start() for m in _STOP.finditer(head)]
+    stops.append(len(head))
+    i = 0
+    clause_end = -1
+    for how in _SPAN.finditer(head):
+        if how.end() <= clause_end:
+            continue  # in the clause already read
+        while stops[i] < how.end():
+            i += 1
+        clause_end = stops[i]
+        if _SPAN_CUE.search(head, how.end(), clause_end) is not None:
             return True
     return False
 

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from memagent.core.jsontext import JsonObject
 from memagent.index.roles import non_fact
 from memagent.index.vectors import Vector, VectorSearch
 
@@ -55,12 +56,12 @@ NEIGHBOUR_VECTOR_WEIGHT = 0.5
 """A neighbour's embedding counts this much in a turn's searched vector."""
 
 
-def takes_part(source: dict[str, Any] | None, deleted: bool = False) -> bool:
+def takes_part(source: JsonObject | None, deleted: bool = False) -> bool:
     """Whether a document lends and receives context: a live turn said by a person."""
     return not deleted and not non_fact(source)
 
 
-def speaker(source: dict[str, Any] | None) -> str | None:
+def speaker(source: JsonObject | None) -> str | None:
     """Who said a turn: `source.speaker` (an imported conversation's person),
     else `source.role`; None when the source names neither."""
     if not isinstance(source, dict):
@@ -178,7 +179,7 @@ def lent_vector(
     return mix(own, [vec for vec, by in lent if exchange(who, by)]) if live else None
 
 
-def parse_source(text: str | None) -> dict[str, Any] | None:
+def parse_source(text: str | None) -> JsonObject | None:
     """The `docs.source` JSON as a dict (None when absent or not an object)."""
     try:
         got = json.loads(text) if text else None

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from memagent.core.jsontext import too_deep
+from memagent.core.jsontext import JsonObject, too_deep
 from memagent.index.roles import infer_speaker
 
 CHUNK, NOTE, FACT = "chunk", "note", "fact"
@@ -45,7 +45,7 @@ class Doc:
     deleted: bool = False
     access_count: int = 0
     accessed: float | None = None
-    source: dict[str, Any] | None = None
+    source: JsonObject | None = None
     links: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -73,7 +73,7 @@ def chunk_doc(rel_path: str, data: Any) -> Doc | None:
     cid, content = data.get("id"), data.get("content")
     if not isinstance(cid, str) or not isinstance(content, str):
         return None
-    meta: dict[str, Any] = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
+    meta: JsonObject = data["metadata"] if isinstance(data.get("metadata"), dict) else {}
     created_at = _str_or_none(meta.get("created"))
     source = data.get("source") if isinstance(data.get("source"), dict) else None
     who = infer_speaker(source, content)
@@ -146,7 +146,7 @@ def fact_docs(rel_path: str, data: Any, mtime: float, today: date | None = None)
     if not isinstance(data, dict):
         return []
     today = today or datetime.now(UTC).date()
-    meta: dict[str, Any] = data["_metadata"] if isinstance(data.get("_metadata"), dict) else {}
+    meta: JsonObject = data["_metadata"] if isinstance(data.get("_metadata"), dict) else {}
     resource = _str_or_none(meta.get("resource_id")) or Path(rel_path).stem
     tags = [t for t in meta.get("tags") or [] if isinstance(t, str)]
     docs: list[Doc] = []

@@ -11,7 +11,8 @@ reply is the evidence, and the penalty is lifted for it.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from memagent.core.jsontext import JsonObject
 
 ASSISTANT_ROLES = frozenset({"assistant"})
 ASSISTANT_TYPES = frozenset({"reply"})
@@ -49,7 +50,7 @@ def asks_about_assistant(query: str) -> bool:
     return _ABOUT_ASSISTANT.search(query) is not None
 
 
-def said_by_assistant(source: dict[str, Any] | None) -> bool:
+def said_by_assistant(source: JsonObject | None) -> bool:
     """True for the assistant's own words (`source.role`, or a stored reply)."""
     if not isinstance(source, dict):
         return False
@@ -63,7 +64,7 @@ NON_FACT_ROLES = frozenset({"assistant", "system", "tool"})
 NON_FACT_TYPES = frozenset({"question", "command", "reply"})
 
 
-def non_fact(source: dict[str, Any] | None) -> bool:
+def non_fact(source: JsonObject | None) -> bool:
     """True for a document that is not something a person stated: a question or
     command to the assistant (`source.type`), or the assistant's own words
     (`source.role`). Set by the agent when it stores an exchange and by `import`
@@ -120,7 +121,7 @@ def name_prefix(text: str) -> str | None:
     return name
 
 
-def infer_speaker(source: dict[str, Any] | None, content: str) -> str | None:
+def infer_speaker(source: JsonObject | None, content: str) -> str | None:
     """The speaker of an imported line whose record named none: the text's
     `Name:` prefix, for a person's line (`source.kind` "import", no
     `source.speaker`, not the assistant's, a system's or a tool's). None otherwise."""

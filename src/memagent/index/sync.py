@@ -30,7 +30,7 @@ from memagent.index.documents import (
     load_json,
     note_doc,
 )
-from memagent.index.store import Index
+from memagent.index.sqlite import Index
 
 Progress = Callable[[int, int], None]
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import ValidationError
 
 from memagent.core.errors import InvalidInput
+from memagent.core.jsontext import JsonSchema
 from memagent.llm._structured import check_schema
 from memagent.llm.base import Message, MessageLike, as_messages
 
@@ -17,7 +17,7 @@ MAX_MAX_TOKENS = 32768
 
 def checked_request(
     messages: Sequence[MessageLike],
-    response_schema: dict[str, Any] | None,
+    response_schema: JsonSchema | None,
     stop: Sequence[str] | None,
     max_tokens: int,
     temperature: float,

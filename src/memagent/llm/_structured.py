@@ -18,6 +18,7 @@ import yaml
 from jinja2 import Environment, StrictUndefined
 
 from memagent.core.errors import InvalidInput
+from memagent.core.jsontext import JsonSchema
 
 _MAX_ERROR_CHARS = 300
 _MAX_CANDIDATES = 32
@@ -36,7 +37,7 @@ def render(name: str, **values: Any) -> str:
     return _env.from_string(_prompts()[name]).render(**values).strip()
 
 
-def check_schema(schema: Any) -> dict[str, Any]:
+def check_schema(schema: Any) -> JsonSchema:
     """Refuse a response schema that is not a JSON object holding a valid JSON Schema."""
     if not isinstance(schema, dict):
         raise InvalidInput(
@@ -86,7 +87,7 @@ def extract_json(text: str) -> Any:
     raise ValueError("it contains no JSON document")
 
 
-def validate_reply(text: str, schema: dict[str, Any]) -> tuple[str | None, str | None]:
+def validate_reply(text: str, schema: JsonSchema) -> tuple[str | None, str | None]:
     """`(json_text, None)` when `text` holds JSON valid against `schema`, else `(None, why)`.
 
     The first valid document wins (so `[note] {...}` still finds the object); the

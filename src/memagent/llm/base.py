@@ -10,11 +10,12 @@ prompting, validating and repairing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from memagent.core.errors import MemagentError
+from memagent.core.jsontext import JsonSchema
 
 Role = Literal["system", "user", "assistant"]
 
@@ -41,7 +42,14 @@ class ChatResult(BaseModel):
     model: str = ""
 
 
-MessageLike = Message | dict[str, Any]
+class MessageDict(TypedDict):
+    """A message written as a plain dict: `{"role": "user", "content": "…"}`."""
+
+    role: Role
+    content: str
+
+
+MessageLike = Message | MessageDict
 
 
 def as_messages(messages: Sequence[MessageLike]) -> list[Message]:
@@ -66,7 +74,7 @@ class LLM(Protocol):
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -76,7 +84,7 @@ class LLM(Protocol):
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,

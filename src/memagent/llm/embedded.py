@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import sys
 import threading
@@ -28,11 +29,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from jinja2 import Environment, StrictUndefined
 
 from memagent.core.deadline import Budget, current_budget
+from memagent.core.jsontext import JsonObject, JsonSchema
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -44,6 +46,23 @@ __all__ = ["EmbeddedLLM", "model_dir", "model_path", "render_transcript", "spec_
 TURN_STOPS = ("\nUser:", "\nAssistant:")
 
 
+class LlamaRequest(TypedDict, total=False):
+    """What a request to the in-process llama.cpp server holds (its chat or text
+    completion body): the instruct model gets `messages`, the base model `prompt`."""
+
+    max_tokens: int
+    temperature: float
+    cache_prompt: bool
+    messages: list[dict[str, str]]
+    prompt: str
+    stop: list[str]
+    json_schema: JsonSchema
+    stream: bool
+    stream_options: dict[str, bool]
+    logprobs: bool
+    top_logprobs: int
+
+
 # -- the engine: one per process and settings --------------------------------------------
 
 
@@ -52,6 +71,27 @@ class _Engine:
     server: Any
     path: Path
     load_seconds: float
+    threads: int
+    """The threads it runs with (`auto_threads()` when asked for 0)."""
+
+
+def auto_threads(cores: int | None = None, load: float | None = None) -> int:
+    """What `llm.threads = 0` (the default) means: the cores this process may run
+    on less the one-minute load average, rounded, at least 1 (so 2 on an idle
+    2-core machine, 1 as soon as another process keeps a core busy). Why: llama.cpp's
+    threads meet at a barrier after every matrix product, so one that loses its
+    core stalls the rest; on a busy 2-core machine 2 threads ran many times slower
+    than 1 (`python -m bench.llm_threads`; docs/guides/models.md)."""
+    if cores is None:
+        cores = (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        ) or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):  # no load average on this system
+            load = 0.0
+    return max(1, min(cores, round(cores - load)))
 
 
 _EngineKey = tuple[str, int, int, str]
@@ -88,8 +128,9 @@ def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -
         params.model.path = str(path)
         params.n_ctx = n_ctx
         params.n_parallel = 1
-        params.cpuparams.n_threads = threads
-        params.cpuparams_batch.n_threads = threads
+        n_threads = threads if threads > 0 else auto_threads()
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads
         params.n_gpu_layers = 0
         params.verbosity = -1
         params.warmup = False
@@ -97,7 +138,7 @@ def _engine(spec: ModelSpec, n_ctx: int, threads: int, directory: Path | None) -
             server = xlc.Server(params)
         except Exception as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
-        _engines[key] = _Engine(server, path, time.perf_counter() - started)
+        _engines[key] = _Engine(server, path, time.perf_counter() - started, n_threads)
         return _engines[key]
 
 
@@ -125,7 +166,7 @@ class EmbeddedLLM:
         *,
         model: str = DEFAULT_MODEL,
         n_ctx: int = 4096,
-        threads: int = 2,
+        threads: int = 0,
         model_directory: Path | None = None,
     ) -> None:
         self.spec = spec_for(model)
@@ -145,7 +186,7 @@ class EmbeddedLLM:
     def _server(self) -> Any:
         return _engine(self.spec, self.n_ctx, self.threads, self.model_directory).server
 
-    def _handle(self, request: dict[str, Any], callback: Any = None) -> Any:
+    def _handle(self, request: LlamaRequest, callback: Any = None) -> Any:
         server = self._server()
         handler = server.handle_chat_completions if self.instruct else server.handle_completions
         return handler(request) if callback is None else handler(request, callback)
@@ -162,7 +203,7 @@ class EmbeddedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -203,7 +244,7 @@ class EmbeddedLLM:
         if not self.instruct:
             raise LLMError(f"{self.name} cannot judge yes/no questions (a base model)")
         request = self._request(messages, None, None, 1, 0.0)
-        request.update(logprobs=True, top_logprobs=TOP_ALTERNATIVES)
+        request["logprobs"], request["top_logprobs"] = True, TOP_ALTERNATIVES
         self._server()
         current_budget().check("the model call")
         try:
@@ -223,7 +264,7 @@ class EmbeddedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -241,7 +282,7 @@ class EmbeddedLLM:
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, request: dict[str, Any], response_schema: dict[str, Any] | None, budget: Budget
+        self, request: LlamaRequest, response_schema: JsonSchema | None, budget: Budget
     ) -> Iterator[str]:
         self._server()
         pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -294,13 +335,13 @@ class EmbeddedLLM:
     def _request(
         self,
         messages: Sequence[MessageLike],
-        response_schema: dict[str, Any] | None,
+        response_schema: JsonSchema | None,
         stop: Sequence[str] | None,
         max_tokens: int,
         temperature: float,
-    ) -> dict[str, Any]:
+    ) -> LlamaRequest:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        request: dict[str, Any] = {
+        request: LlamaRequest = {
             "max_tokens": max_tokens,
             "temperature": temperature,
             "cache_prompt": True,
@@ -318,7 +359,7 @@ class EmbeddedLLM:
             request["json_schema"] = _compact(response_schema)
         return request
 
-    def _checked_json(self, text: str, schema: dict[str, Any], finish: Any) -> str:
+    def _checked_json(self, text: str, schema: JsonSchema, finish: Any) -> str:
         good, why = validate_reply(text, schema)
         if good is not None:
             return good
@@ -355,7 +396,7 @@ def _valid_unicode(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _compact(schema: dict[str, Any]) -> dict[str, Any]:
+def _compact(schema: JsonSchema) -> JsonSchema:
     """The schema with JSON whitespace fixed (llguidance's `x-guidance` option).
 
     Flexible whitespace lets a small model spend its tokens on indentation, or
@@ -366,7 +407,7 @@ def _compact(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "x-guidance": {"whitespace_flexible": False}}
 
 
-def _choice_text(choice: dict[str, Any]) -> str:
+def _choice_text(choice: JsonObject) -> str:
     """The text of a completion choice, a chat choice, or a streamed chat delta."""
     for key in ("message", "delta"):
         part = choice.get(key)
@@ -375,7 +416,7 @@ def _choice_text(choice: dict[str, Any]) -> str:
     return str(choice.get("text") or "")
 
 
-def _usage(resp: dict[str, Any]) -> Usage:
+def _usage(resp: JsonObject) -> Usage:
     """Token counts from `usage`, else from llama.cpp's `timings` (a streamed reply
     without usage: prompt tokens evaluated plus those served from the cache)."""
     raw = resp.get("usage") or {}

@@ -21,13 +21,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import openai
 import pydantic
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionStreamOptionsParam
+from openai.types.shared_params import ResponseFormatJSONSchema
 
 from memagent.core.deadline import Budget, check_deadline, current_budget, remaining_time
+from memagent.core.jsontext import JsonSchema
 from memagent.llm._checks import checked_request
 from memagent.llm._structured import render, validate_reply
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage
@@ -36,6 +38,19 @@ from memagent.llm.yesno import TOP_ALTERNATIVES, YesNo, yes_share
 _DETAIL_CHARS = 300
 # What a non-conforming server body turns into inside the client's parsed objects.
 _MALFORMED = (AttributeError, TypeError, ValueError, IndexError, KeyError)
+
+
+class RequestOptions(TypedDict, total=False):
+    """What a completion request carries besides the model, the messages and `stream`."""
+
+    max_tokens: int
+    temperature: float
+    stop: list[str]
+    response_format: ResponseFormatJSONSchema
+    stream_options: ChatCompletionStreamOptionsParam
+    logprobs: bool
+    top_logprobs: int
+    timeout: float
 
 
 class OpenAICompatLLM:
@@ -70,13 +85,13 @@ class OpenAICompatLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
     ) -> ChatResult:
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        base: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        base: RequestOptions = {"max_tokens": max_tokens, "temperature": temperature}
         if stops:
             base["stop"] = stops
         if response_schema is None:
@@ -87,7 +102,7 @@ class OpenAICompatLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -101,7 +116,7 @@ class OpenAICompatLLM:
         server errors on iteration.
         """
         msgs, stops = checked_request(messages, response_schema, stop, max_tokens, temperature)
-        base: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        base: RequestOptions = {"max_tokens": max_tokens, "temperature": temperature}
         if stops:
             base["stop"] = stops
         return self._stream(msgs, base, response_schema)
@@ -110,7 +125,7 @@ class OpenAICompatLLM:
         """P(yes) / (P(yes) + P(no)) of the reply's first token (`memagent.llm.yesno`),
         from the server's `logprobs`; a server that sends none is an `LLMError`."""
         msgs, _ = checked_request(messages, None, None, 1, 0.0)
-        probe = {
+        probe: RequestOptions = {
             "max_tokens": 1,
             "temperature": 0.0,
             "logprobs": True,
@@ -133,12 +148,12 @@ class OpenAICompatLLM:
     # -- internals ---------------------------------------------------------------------
 
     def _stream(
-        self, msgs: list[Message], base: dict[str, Any], response_schema: dict[str, Any] | None
+        self, msgs: list[Message], base: RequestOptions, response_schema: JsonSchema | None
     ) -> Iterator[str]:
         if response_schema is not None and self.supports_response_format is False:
             yield self._structured(msgs, base, response_schema).text
             return
-        kwargs = dict(base)
+        kwargs = base.copy()
         if response_schema is not None:
             kwargs["response_format"] = _response_format(response_schema)
         try:
@@ -175,7 +190,7 @@ class OpenAICompatLLM:
             if why is not None:
                 raise LLMError(f"{self.name} streamed a reply that does not fit the schema: {why}")
 
-    def _complete(self, msgs: list[Message], kwargs: dict[str, Any]) -> ChatResult:
+    def _complete(self, msgs: list[Message], kwargs: RequestOptions) -> ChatResult:
         budget = current_budget()
         if budget.bounded:  # a deadline or a cancel can stop it: decode chunk by chunk
             return self._complete_streamed(msgs, kwargs, budget)
@@ -204,7 +219,7 @@ class OpenAICompatLLM:
         return ChatResult(text=str(text), usage=_with_speed(usage, elapsed), model=model)
 
     def _complete_streamed(
-        self, msgs: list[Message], kwargs: dict[str, Any], budget: Budget
+        self, msgs: list[Message], kwargs: RequestOptions, budget: Budget
     ) -> ChatResult:
         """The whole reply, read as a stream so that `budget` is checked per chunk;
         leaving early (`DeadlineExceeded`) closes the connection, which tells the
@@ -246,7 +261,7 @@ class OpenAICompatLLM:
             text="".join(text), usage=_with_speed(usage, time.perf_counter() - started), model=model
         )
 
-    def _open_stream(self, msgs: list[Message], kwargs: dict[str, Any]) -> Any:
+    def _open_stream(self, msgs: list[Message], kwargs: RequestOptions) -> Any:
         """A streamed completion that asks for usage in its last chunk while the server
         takes `stream_options`; one that rejects it (400/422) is asked without it, and
         from then on never with it."""
@@ -266,9 +281,9 @@ class OpenAICompatLLM:
         return pieces
 
     def _structured(
-        self, msgs: list[Message], base: dict[str, Any], schema: dict[str, Any]
+        self, msgs: list[Message], base: RequestOptions, schema: JsonSchema
     ) -> ChatResult:
-        kwargs = dict(base)
+        kwargs = base.copy()
         if self.supports_response_format is not False:
             kwargs["response_format"] = _response_format(schema)
             try:
@@ -278,7 +293,7 @@ class OpenAICompatLLM:
                 if not _rejects_format(exc):
                     raise
                 self.supports_response_format = False
-                kwargs = dict(base)
+                kwargs = base.copy()
         if self.supports_response_format is False:
             msgs = _with_instruction(msgs, schema)
             first = self._complete(msgs, kwargs)
@@ -304,7 +319,7 @@ class OpenAICompatLLM:
             )
         return ChatResult(text=good, usage=usage, model=second.model)
 
-    def _create(self, msgs: list[Message], kwargs: dict[str, Any], *, stream: bool) -> Any:
+    def _create(self, msgs: list[Message], kwargs: RequestOptions, *, stream: bool) -> Any:
         check_deadline("the model call")
         left = remaining_time()  # a request's deadline bounds the call to the server
         if left is not None:
@@ -349,7 +364,7 @@ def _is_json(pieces: Any) -> bool:
     return kind.split(";")[0].strip().lower() == "application/json"
 
 
-def _response_format(schema: dict[str, Any]) -> dict[str, Any]:
+def _response_format(schema: JsonSchema) -> ResponseFormatJSONSchema:
     return {
         "type": "json_schema",
         "json_schema": {"name": "response", "schema": schema, "strict": False},
@@ -360,7 +375,7 @@ def _rejects_format(exc: LLMError) -> bool:
     return getattr(exc, "status_code", None) in (400, 422)
 
 
-def _with_instruction(msgs: list[Message], schema: dict[str, Any]) -> list[Message]:
+def _with_instruction(msgs: list[Message], schema: JsonSchema) -> list[Message]:
     """The messages with the schema instruction in the (first) system message."""
     instruction = render("instruction", schema_json=json.dumps(schema, ensure_ascii=False))
     if msgs and msgs[0].role == "system":

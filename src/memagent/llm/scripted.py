@@ -8,19 +8,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from memagent.core.deadline import current_budget
+from memagent.core.jsontext import JsonSchema
 from memagent.llm.base import ChatResult, LLMError, Message, MessageLike, Usage, as_messages
 from memagent.llm.yesno import YesNo, parse_probability
 
-Responder = Callable[[list[Message], dict[str, Any] | None], str]
+Responder = Callable[[list[Message], JsonSchema | None], str]
 
 
 @dataclass
 class ScriptedCall:
     messages: list[Message]
-    response_schema: dict[str, Any] | None
+    response_schema: JsonSchema | None
     reply: str
 
 
@@ -67,7 +67,7 @@ class ScriptedLLM:
     def remaining(self) -> int:
         return len(self._responses)
 
-    def _next(self, messages: list[Message], schema: dict[str, Any] | None) -> str:
+    def _next(self, messages: list[Message], schema: JsonSchema | None) -> str:
         budget = current_budget()
         end = time.monotonic() + self.delay_s
         while (left := end - time.monotonic()) > 0:
@@ -90,7 +90,7 @@ class ScriptedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
@@ -124,7 +124,7 @@ class ScriptedLLM:
         self,
         messages: Sequence[MessageLike],
         *,
-        response_schema: dict[str, Any] | None = None,
+        response_schema: JsonSchema | None = None,
         stop: Sequence[str] | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,

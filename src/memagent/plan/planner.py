@@ -14,16 +14,29 @@ import graphlib
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from memagent.plan._args import collect_refs
 from memagent.plan._rwlock import LockRequest, ancestors, lock_requests
 from memagent.plan.errors import PlanError
-from memagent.plan.spec import ToolSpec, is_prefix_resource
+from memagent.plan.spec import ResourceSpec, ToolSpec, is_prefix_resource
 from memagent.plan.step import PlanStep, check_name
 
 DEFAULT_MAX_STEPS = 100_000
 EdgeKind = str  # "depends_on" | "data:<artifact>" | "resource:<name>"
+
+
+class PlanSummary(TypedDict):
+    """`ExecutionPlan.summary`: the plan's shape, ready for JSON."""
+
+    steps: int
+    edges: int
+    levels: list[list[str]]
+    max_parallelism: int
+    critical_path: list[str]
+    critical_path_seconds: float
+    initial_artifacts: list[str]
+    producers: dict[str, str]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +91,7 @@ class ExecutionPlan:
             for a, kind in ds.items()
         ]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PlanSummary:
         """A JSON-ready description of the plan's shape (for logs, traces and UIs)."""
         return {
             "steps": len(self.steps),
@@ -98,6 +111,93 @@ class _ResourceState:
     def __init__(self) -> None:
         self.last_writer = -1
         self.readers: list[int] = []
+
+
+@dataclass
+class _Resolved:
+    """Per step (aligned with the steps): its tool, resources read and written,
+    artifacts consumed, whether its args hold references; and each artifact's producer."""
+
+    specs: list[ToolSpec] = field(default_factory=list)
+    reads: list[tuple[str, ...]] = field(default_factory=list)
+    writes: list[tuple[str, ...]] = field(default_factory=list)
+    consumes: list[tuple[str, ...]] = field(default_factory=list)
+    has_refs: list[bool] = field(default_factory=list)
+    producers: dict[str, int] = field(default_factory=dict)
+
+
+def _named(
+    args: Mapping[str, Any], declared: Sequence[ResourceSpec], extra: Sequence[str]
+) -> tuple[str, ...]:
+    """The resources a step names: its tool's, rendered with its args, then its own."""
+    return tuple(dict.fromkeys([*(x.render(args) for x in declared), *extra]))
+
+
+def _declared_edges(
+    step_list: Sequence[PlanStep],
+    index: Mapping[str, int],
+    parts: _Resolved,
+    initial: frozenset[str],
+) -> list[dict[int, EdgeKind]]:
+    """Each step's dependencies from `depends_on` and data flow, with why."""
+    deps: list[dict[int, EdgeKind]] = [{} for _ in step_list]
+    for i, s in enumerate(step_list):
+        for d in s.depends_on:
+            j = index.get(d)
+            if j is None:
+                raise PlanError(f"step {s.step_id!r} depends on unknown step {d!r}")
+            deps[i].setdefault(j, "depends_on")
+        for name in parts.consumes[i]:
+            j = parts.producers.get(name)
+            if j is None:
+                if name not in initial:
+                    raise PlanError(
+                        f"step {s.step_id!r} consumes artifact {name!r}, which no step "
+                        "produces and is not an initial artifact"
+                    )
+                continue
+            deps[i].setdefault(j, f"data:{name}")
+    return deps
+
+
+def _shape(
+    step_list: Sequence[PlanStep],
+    dependencies: Sequence[tuple[int, ...]],
+    order: Sequence[int],
+    estimates: Sequence[float],
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...], float]:
+    """The plan's levels (steps that can run together), its critical path by the
+    estimates, and that path's seconds."""
+    n = len(step_list)
+    level = [0] * n
+    finish = [0.0] * n
+    best_pred = [-1] * n
+    for i in order:
+        lv = 0
+        start = 0.0
+        pred = -1
+        for dep in dependencies[i]:
+            if level[dep] >= lv:
+                lv = level[dep] + 1
+            if pred < 0 or finish[dep] > start:
+                start = finish[dep]
+                pred = dep
+        level[i] = lv
+        finish[i] = start + estimates[i]
+        best_pred[i] = pred
+    levels: list[list[str]] = [[] for _ in range(max(level, default=-1) + 1)]
+    for i in range(n):
+        levels[level[i]].append(step_list[i].step_id)
+    if not n:
+        return (), (), 0.0
+    path: list[str] = []
+    node = max(range(n), key=finish.__getitem__)
+    seconds = finish[node]
+    while node >= 0:
+        path.append(step_list[node].step_id)
+        node = best_pred[node]
+    path.reverse()
+    return tuple(tuple(lv) for lv in levels), tuple(path), seconds
 
 
 class Planner:
@@ -133,6 +233,50 @@ class Planner:
         self, steps: Iterable[PlanStep], initial_artifacts: Iterable[str] = ()
     ) -> ExecutionPlan:
         """Validate `steps` and build the plan; raises `PlanError` naming the problem."""
+        step_list = self._checked_steps(steps)
+        initial = frozenset(check_name("initial artifact", a) for a in initial_artifacts)
+        index: dict[str, int] = {}
+        for i, s in enumerate(step_list):
+            if s.step_id in index:
+                raise PlanError(f"duplicate step id {s.step_id!r}")
+            index[s.step_id] = i
+        parts = self._resolve(step_list, initial)
+        deps = _declared_edges(step_list, index, parts, initial)
+        self._resource_edges(parts.reads, parts.writes, deps)
+        dependencies = tuple(tuple(d) for d in deps)
+        dependents: list[list[int]] = [[] for _ in step_list]
+        for b, ds in enumerate(dependencies):
+            for a in ds:
+                dependents[a].append(b)
+        order = self._topological(step_list, dependencies, dependents, deps)
+        estimates = tuple(
+            s.estimate if s.estimate is not None else spec.latency_class.estimate
+            for s, spec in zip(step_list, parts.specs, strict=True)
+        )
+        levels, path, cp_seconds = _shape(step_list, dependencies, order, estimates)
+        return ExecutionPlan(
+            steps=tuple(step_list),
+            specs=tuple(parts.specs),
+            reads=tuple(parts.reads),
+            writes=tuple(parts.writes),
+            consumes=tuple(parts.consumes),
+            has_refs=tuple(parts.has_refs),
+            dependencies=dependencies,
+            dependents=tuple(tuple(d) for d in dependents),
+            dependency_kinds=tuple(deps),
+            locks=tuple(
+                lock_requests(r, w) for r, w in zip(parts.reads, parts.writes, strict=True)
+            ),
+            estimates=estimates,
+            levels=levels,
+            critical_path=path,
+            critical_path_seconds=cp_seconds,
+            initial_artifacts=initial,
+            producers={name: step_list[i].step_id for name, i in parts.producers.items()},
+            index=index,
+        )
+
+    def _checked_steps(self, steps: Iterable[PlanStep]) -> list[PlanStep]:
         if isinstance(steps, str | bytes | Mapping):
             raise PlanError("steps must be a list of PlanStep")
         step_list: list[PlanStep] = []
@@ -142,30 +286,21 @@ class Planner:
             step_list.append(s)
             if len(step_list) > self.max_steps:
                 raise PlanError(f"a plan holds at most {self.max_steps} steps")
-        initial = frozenset(check_name("initial artifact", a) for a in initial_artifacts)
-        n = len(step_list)
+        return step_list
 
-        index: dict[str, int] = {}
-        for i, s in enumerate(step_list):
-            if s.step_id in index:
-                raise PlanError(f"duplicate step id {s.step_id!r}")
-            index[s.step_id] = i
-
-        specs: list[ToolSpec] = []
-        reads: list[tuple[str, ...]] = []
-        writes: list[tuple[str, ...]] = []
-        consumes: list[tuple[str, ...]] = []
-        has_refs: list[bool] = []
-        producers: dict[str, int] = {}
+    def _resolve(self, step_list: list[PlanStep], initial: frozenset[str]) -> _Resolved:
+        """Each step's tool (its arguments checked against the tool's signature),
+        the resources it reads and writes, the artifacts it consumes and produces."""
+        out = _Resolved()
         fitted: set[tuple[int, tuple[str, ...]]] = set()  # (tool, arg names) already checked
         for i, s in enumerate(step_list):
             spec = self.resolve_tool(s)
-            specs.append(spec)
+            out.specs.append(spec)
             where = f"step {s.step_id!r}"
             refs: set[str] = set()
-            has_refs.append(collect_refs(s.args, where, refs))
+            out.has_refs.append(collect_refs(s.args, where, refs))
             refs.update(s.consumes)
-            consumes.append(tuple(sorted(refs)))
+            out.consumes.append(tuple(sorted(refs)))
             if spec.signature is not None:
                 fit_key = (id(spec), tuple(s.args))
                 if fit_key not in fitted:
@@ -176,105 +311,23 @@ class Planner:
                             f"{where}: arguments do not fit tool {spec.name}{spec.signature}: {exc}"
                         ) from None
                     fitted.add(fit_key)
-            r = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.reads), *s.reads]))
-            w = tuple(dict.fromkeys([*(x.render(s.args) for x in spec.writes), *s.writes]))
-            reads.append(r)
-            writes.append(w)
+            out.reads.append(
+                tuple(dict.fromkeys([*(x.render(s.args) for x in spec.reads), *s.reads]))
+            )
+            out.writes.append(
+                tuple(dict.fromkeys([*(x.render(s.args) for x in spec.writes), *s.writes]))
+            )
             for name in s.produces:
                 if name in initial:
                     raise PlanError(f"{where} produces {name!r}, which is an initial artifact")
-                other = producers.get(name)
+                other = out.producers.get(name)
                 if other is not None:
                     raise PlanError(
                         f"artifact {name!r} has two producers: steps "
                         f"{step_list[other].step_id!r} and {s.step_id!r}"
                     )
-                producers[name] = i
-
-        deps: list[dict[int, EdgeKind]] = [{} for _ in range(n)]
-
-        def add(a: int, b: int, kind: EdgeKind) -> None:
-            deps[b].setdefault(a, kind)
-
-        for i, s in enumerate(step_list):
-            for d in s.depends_on:
-                j = index.get(d)
-                if j is None:
-                    raise PlanError(f"step {s.step_id!r} depends on unknown step {d!r}")
-                add(j, i, "depends_on")
-            for name in consumes[i]:
-                j = producers.get(name)
-                if j is None:
-                    if name not in initial:
-                        raise PlanError(
-                            f"step {s.step_id!r} consumes artifact {name!r}, which no step "
-                            "produces and is not an initial artifact"
-                        )
-                    continue
-                add(j, i, f"data:{name}")
-
-        self._resource_edges(reads, writes, deps)
-
-        dependencies = tuple(tuple(d) for d in deps)
-        dependents_l: list[list[int]] = [[] for _ in range(n)]
-        for b, ds in enumerate(dependencies):
-            for a in ds:
-                dependents_l[a].append(b)
-        order = self._topological(step_list, dependencies, dependents_l, deps)
-
-        estimates = tuple(
-            s.estimate if s.estimate is not None else spec.latency_class.estimate
-            for s, spec in zip(step_list, specs, strict=True)
-        )
-        level = [0] * n
-        finish = [0.0] * n
-        best_pred = [-1] * n
-        for i in order:
-            lv = 0
-            start = 0.0
-            pred = -1
-            for dep in dependencies[i]:
-                if level[dep] >= lv:
-                    lv = level[dep] + 1
-                if pred < 0 or finish[dep] > start:
-                    start = finish[dep]
-                    pred = dep
-            level[i] = lv
-            finish[i] = start + estimates[i]
-            best_pred[i] = pred
-        levels_l: list[list[str]] = [[] for _ in range(max(level, default=-1) + 1)]
-        for i in range(n):
-            levels_l[level[i]].append(step_list[i].step_id)
-        path: list[str] = []
-        if n:
-            node = max(range(n), key=finish.__getitem__)
-            cp_seconds = finish[node]
-            while node >= 0:
-                path.append(step_list[node].step_id)
-                node = best_pred[node]
-            path.reverse()
-        else:
-            cp_seconds = 0.0
-
-        return ExecutionPlan(
-            steps=tuple(step_list),
-            specs=tuple(specs),
-            reads=tuple(reads),
-            writes=tuple(writes),
-            consumes=tuple(consumes),
-            has_refs=tuple(has_refs),
-            dependencies=dependencies,
-            dependents=tuple(tuple(d) for d in dependents_l),
-            dependency_kinds=tuple(deps),
-            locks=tuple(lock_requests(r, w) for r, w in zip(reads, writes, strict=True)),
-            estimates=estimates,
-            levels=tuple(tuple(lv) for lv in levels_l),
-            critical_path=tuple(path),
-            critical_path_seconds=cp_seconds,
-            initial_artifacts=initial,
-            producers={name: step_list[i].step_id for name, i in producers.items()},
-            index=index,
-        )
+                out.producers[name] = i
+        return out
 
     @staticmethod
     def _resource_edges(

@@ -9,9 +9,63 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, NotRequired, TypedDict
 
 Status = Literal["pending", "ok", "failed", "skipped", "cancelled"]
+
+
+class StepTraceJson(TypedDict):
+    """`StepTrace.to_dict`: a step's record as plain JSON."""
+
+    step_id: str
+    tool: str
+    status: Status
+    ready: float | None
+    start: float | None
+    end: float | None
+    lock_wait: float | None
+    attempts: int
+    error: str | None
+    reason: str | None
+
+
+class ExecutionTraceJson(TypedDict):
+    """`ExecutionTrace.to_dict`: a run's records as plain JSON."""
+
+    started_at: str
+    makespan: float
+    steps: list[StepTraceJson]
+
+
+class EventArgs(TypedDict, total=False):
+    """What a trace event shows when clicked: a step's status, attempts and error,
+    or a lane's name."""
+
+    status: Status
+    attempts: int
+    error: str
+    name: str
+
+
+class TraceEvent(TypedDict):
+    """One Chrome trace event: a complete event (`ph` "X", with `cat`, `ts`, `dur`)
+    or a lane's metadata (`ph` "M")."""
+
+    name: str
+    ph: Literal["X", "M"]
+    pid: int
+    tid: int
+    args: EventArgs
+    cat: NotRequired[str]
+    ts: NotRequired[float]
+    dur: NotRequired[float]
+
+
+class ChromeTrace(TypedDict):
+    """Trace-event JSON, as Perfetto and `chrome://tracing` open it."""
+
+    traceEvents: list[TraceEvent]
+    displayTimeUnit: Literal["ms"]
 
 
 @dataclass(slots=True)
@@ -41,7 +95,7 @@ class StepTrace:
             return None
         return self.end - self.start
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StepTraceJson:
         return {
             "step_id": self.step_id,
             "tool": self.tool,
@@ -64,7 +118,7 @@ class ExecutionTrace:
     started_at: str = ""
     makespan: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ExecutionTraceJson:
         return {
             "started_at": self.started_at,
             "makespan": self.makespan,
@@ -74,9 +128,9 @@ class ExecutionTrace:
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
-    def to_chrome_trace(self) -> dict[str, Any]:
+    def to_chrome_trace(self) -> ChromeTrace:
         """Trace-event JSON: one lane per concurrently running step, lock waits shown."""
-        events: list[dict[str, Any]] = []
+        events: list[TraceEvent] = []
         lane_free: list[float] = []
         ran = sorted(
             (s for s in self.steps if s.ready is not None and s.end is not None),
@@ -91,7 +145,7 @@ class ExecutionTrace:
                 lane_free.append(end)
             else:
                 lane_free[lane] = end
-            args: dict[str, Any] = {"status": s.status, "attempts": s.attempts}
+            args: EventArgs = {"status": s.status, "attempts": s.attempts}
             if s.error:
                 args["error"] = s.error
             wait = s.lock_wait
@@ -112,9 +166,7 @@ class ExecutionTrace:
         return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
-def _event(
-    name: str, cat: str, begin: float, dur: float, lane: int, args: dict[str, Any]
-) -> dict[str, Any]:
+def _event(name: str, cat: str, begin: float, dur: float, lane: int, args: EventArgs) -> TraceEvent:
     return {
         "name": name,
         "cat": cat,

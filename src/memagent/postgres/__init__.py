@@ -8,9 +8,9 @@ on it with the same interfaces as the local ones: `PgChunkStore`,
 `postgres` extra (psycopg 3 and psycopg-pool).
 """
 
+from memagent.postgres.api_keys import PgKeyStore
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database, DatabaseUnavailable, is_postgres_url
-from memagent.postgres.keys import PgKeyStore
 from memagent.postgres.locks import AdvisoryLocks
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore

@@ -3,8 +3,9 @@ auto-linking, ranking), with rows instead of files and SQL instead of the
 SQLite index.
 
 Search: keyword candidates from `tsvector` ranked by BM25 (`bm25.py`), dense
-candidates from pgvector (HNSW, cosine), fused and boosted by the very
-functions the local index uses (`memagent.index.search.fuse` / `finish`). A
+candidates from pgvector (HNSW, cosine), given to the one ranking every backend
+shares (`memagent.index.rank`: fusion, the signals, diversity) through the
+`Candidates` interface (`PgCandidates`). A
 conversation turn carries its neighbours' words and is searched by a vector
 mixed with theirs, as in the local index (`context.py`): kept right on every
 write and delete, in the write's transaction.
@@ -15,7 +16,8 @@ the home's file lock) and committed before the call returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,18 +25,23 @@ import numpy as np
 import numpy.typing as npt
 
 from memagent.core import Config, InvalidInput, MemagentError, NotFound, OpRecord
+from memagent.core.jsontext import JsonObject
 from memagent.embeddings import embed_query
-from memagent.index import Filters, Hit, Row, SearchParams, SyncReport
+from memagent.index import (
+    Filters,
+    Hit,
+    Pool,
+    QueryFacts,
+    Row,
+    SearchParams,
+    SyncReport,
+    check_query,
+    rank,
+)
+from memagent.index.candidates import Listing
 from memagent.index.documents import chunk_doc
 from memagent.index.filters import PostgresFilterSQL
-from memagent.index.search import (
-    _TERM,
-    check_query,
-    finish,
-    fuse,
-    query_terms,
-)
-from memagent.index.store import _embed_pool
+from memagent.index.sqlite import embed_pool
 from memagent.memory.chunks.model import Chunk, check_id, chunk_rel_path
 from memagent.memory.chunks.store import ACTOR, ChunkStore, Progress
 from memagent.postgres import context as pgcontext
@@ -240,7 +247,7 @@ class PgChunkStore(ChunkStore):
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
@@ -371,66 +378,23 @@ class PgChunkStore(ChunkStore):
 
     # -- search ----------------------------------------------------------------------------
     def _search(
-        self,
-        query: str,
-        k: int,
-        filters: Filters | None,
-        params: SearchParams,
-        now: float | None = None,
+        self, facts: QueryFacts, k: int, filters: Filters | None, params: SearchParams
     ) -> list[Hit]:
-        check_query(query, k)
+        check_query(facts.text, k)
         f = filters or Filters()
-        p = params
-        n = max(p.candidates, k)
-        terms = query_terms(query)
         where, wparams = filter_sql(f)  # a bad filter fails before anything starts
         # The query is embedded on a worker thread while the keyword SQL runs (as
         # the local index overlaps it with FTS5): onnxruntime and the socket wait
         # both release the GIL.
         embedder = self.embedder
-        soon = _embed_pool().submit(embed_query, embedder, query) if embedder is not None else None
-
-        def go(conn: Any) -> list[Hit]:
-            # chunks, then notes and profile facts (search_docs), as one candidate list each
-            kw = self._keyword(conn, terms, where, wparams, n, p)
-            used = terms
-            if not kw and not terms:
-                used = list(dict.fromkeys(_TERM.findall(query.lower())))
-                kw = self._keyword(conn, used, where, wparams, n, p)
-            kw = pgdocs.merge(kw, pgdocs.keyword(conn, self.user, used, f, n), n)
-            dense: list[tuple[int, float]] = []
-            qvec = soon.result() if soon is not None else None
-            if qvec is not None:
-                mode = "hybrid"
-                qtext = vector_text(qvec)  # formatted once for both tables
-                dense = pgdocs.merge(
-                    self._dense(conn, qvec, where, wparams, n, text=qtext),
-                    pgdocs.dense(conn, self.user, qtext, f, n),
-                    n,
-                )
-            else:
-                reason = self.keyword_only_reason
-                mode = "keyword-only" + (f" ({reason})" if reason else "")
-            fused = fuse(kw, dense, p)
-            if not fused.score:
-                return []
-            pool = fused.pool(max(n, k))
-            want_vectors = qvec is not None and p.mmr_weight > 0
-            rows, near, vectors = self._pool(conn, pool, p.neighbour_weight > 0, want_vectors)
-            return finish(
-                fused,
-                rows,
-                near,
-                query,
-                k=k,
-                params=p,
-                mode=mode,
-                now=now,
-                vectors=vectors if want_vectors else None,
-            )
-
+        soon = embed_pool().submit(embed_query, embedder, facts.text) if embedder else None
         try:
-            return self.db.run(self.user, go)
+            return self.db.run(
+                self.user,
+                lambda conn: rank(
+                    PgCandidates(self, conn, f, where, wparams, soon), facts, k=k, params=params
+                ),
+            )
         finally:
             if soon is not None:
                 soon.cancel()
@@ -438,7 +402,7 @@ class PgChunkStore(ChunkStore):
     def _pool(
         self, conn: Any, pool: list[int], with_near: bool, with_vectors: bool
     ) -> tuple[dict[int, Row], dict[int, list[int]], dict[int, npt.NDArray[np.float32]]]:
-        """What `finish` needs of the pool, in one statement per table: the rows,
+        """What ranking needs of the pool, in one statement per table: the rows,
         each chunk's conversation neighbours (previous, next) and the vectors MMR
         compares (`search_vec`; a note's or fact's embedding), read in pgvector's
         binary form."""
@@ -542,3 +506,52 @@ class PgChunkStore(ChunkStore):
             context=ctx,
             context_weight=p.context_weight,
         )
+
+
+class PgCandidates:
+    """`Candidates` of one user's search in PostgreSQL, inside one connection:
+    keyword candidates by BM25 over the chunks and over the notes and profile
+    facts (`search_docs`, negative keys) merged, dense ones from pgvector over
+    both, and the pool's rows read in one statement per table (`_pool`)."""
+
+    def __init__(
+        self,
+        store: PgChunkStore,
+        conn: Any,
+        filters: Filters,
+        where: str,
+        params: list[Any],
+        vector: Future[npt.NDArray[np.float32]] | None,
+    ) -> None:
+        self.store, self.conn, self.filters = store, conn, filters
+        self.where, self.params = where, params
+        self._vector = vector
+        reason = store.keyword_only_reason
+        keyword_only = "keyword-only" + (f" ({reason})" if reason else "")
+        self._mode = "hybrid" if vector is not None else keyword_only
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    def keyword(self, terms: Sequence[str], n: int, params: SearchParams) -> Listing:
+        s, conn, used = self.store, self.conn, list(terms)
+        chunks = s._keyword(conn, used, self.where, self.params, n, params)
+        return pgdocs.merge(chunks, pgdocs.keyword(conn, s.user, used, self.filters, n), n)
+
+    def dense(self, n: int) -> Listing:
+        if self._vector is None:
+            return []
+        s, conn = self.store, self.conn
+        qvec = self._vector.result()
+        qtext = vector_text(qvec)  # formatted once for both tables
+        return pgdocs.merge(
+            s._dense(conn, qvec, self.where, self.params, n, text=qtext),
+            pgdocs.dense(conn, s.user, qtext, self.filters, n),
+            n,
+        )
+
+    def pool(self, keys: list[int], *, neighbours: bool, vectors: bool) -> Pool:
+        want_vectors = vectors and self._vector is not None
+        rows, near, vecs = self.store._pool(self.conn, keys, neighbours, want_vectors)
+        return Pool(rows, near, vecs if want_vectors else None)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from memagent.core import OpRecord, WriteRecord, now_iso, sha256_hex
+from memagent.core.jsontext import JsonObject
 from memagent.postgres.db import Database
 
 
@@ -35,7 +36,7 @@ class PgOpsLog:
         path: str,
         before: str | None,
         after: str | None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
         ts: str | None = None,
     ) -> WriteRecord:
         record = WriteRecord(ts or now_iso(), actor, op, path, before, after, meta)

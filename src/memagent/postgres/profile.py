@@ -18,9 +18,10 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, Conflict, CorruptFile, NotFound, OpRecord, WriteRecord
-from memagent.memory.profile.keys import match_key
+from memagent.core.jsontext import JsonObject
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
-from memagent.memory.profile.store import ACTOR, ProfileStore, _today, parse_resource
+from memagent.memory.profile.store import ACTOR, ProfileStore, parse_resource
 from memagent.postgres.db import Database
 from memagent.postgres.docs import index_facts
 from memagent.postgres.ops import PgOpsLog, digest
@@ -38,7 +39,7 @@ class PgProfileStore(ProfileStore):
         user: str,
         *,
         config: Config | None = None,
-        today: Callable[[], date] = _today,
+        today: Callable[[], date] = date.today,
         embedder: Embedder | None = None,
     ) -> None:
         """`embedder`: for the facts' search rows (None: keyword search only)."""
@@ -137,7 +138,7 @@ class PgProfileStore(ProfileStore):
                 )
 
     def _write_text(
-        self, resource: Resource, text: str, *, op: str, meta: dict[str, Any]
+        self, resource: Resource, text: str, *, op: str, meta: JsonObject
     ) -> WriteRecord:
         with self.db.transaction(self.user) as conn:
             old = conn.execute(
@@ -183,3 +184,8 @@ class PgProfileStore(ProfileStore):
             ).fetchall(),
         )
         return {r[0]: r[1] for r in rows}
+
+    def import_resource(self, conn: Any, resource: Resource, text: str) -> None:
+        """Add a resource read from a memory home, keeping that file's text as it is,
+        in the caller's transaction (`memagent.postgres.transfer.import_home`)."""
+        self._save(conn, resource, text, insert=True)

@@ -15,15 +15,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from memagent.api_keys import KeyStore
 from memagent.core import Config, Conflict, CorruptFile, InvalidInput, MemoryHome, OpRecord
 from memagent.core.state import FileState
 from memagent.memory.chunks.model import Chunk
-from memagent.memory.keys import KeyStore
 from memagent.memory.profile.store import ProfileStore
 from memagent.memory.vault import Vault
+from memagent.postgres.api_keys import PgKeyStore, insert_keys
 from memagent.postgres.chunks import PgChunkStore
 from memagent.postgres.db import Database
-from memagent.postgres.keys import PgKeyStore, insert_keys
 from memagent.postgres.ops import PgOpsLog
 from memagent.postgres.profile import PgProfileStore
 from memagent.postgres.state import PgState
@@ -61,7 +61,7 @@ def export_home(
     texts = profile.texts()
     vault = PgVault(db, user, config=config)
     notes = vault.all_notes()
-    folders = [rel for rel, kind in vault._walk("") if kind == "dir"]
+    folders = [rel for rel, kind in vault.walk() if kind == "dir"]
     state = PgState(db, user)
     documents = {n: state.read(n) for f in STATE_FOLDERS for n in state.names(f)}
     keys = PgKeyStore(db).of_user(user)
@@ -127,15 +127,14 @@ def import_home(
     chunks = _read_chunks(home)
     local_profile = ProfileStore(home)
     resources = local_profile.load_all()
-    texts = {name: local_profile._read_text(name) for name in resources}
+    # the files' own text (load_all checked each), so the rows read like the files
+    texts = {n: local_profile.path_of(n).read_text(encoding="utf-8") for n in resources}
     from memagent.core import read_ops
 
     history = list(read_ops(home.layout.ops_log))
     local_vault = Vault(home)
-    walked = list(local_vault._walk(""))
-    notes = [
-        (rel, local_vault._read_bytes(local_vault.locate(rel))) for rel, k in walked if k == "file"
-    ]
+    walked = list(local_vault.walk())
+    notes = [(rel, local_vault.read_bytes(rel)) for rel, k in walked if k == "file"]
     folders = [rel for rel, kind in walked if kind == "dir"]
     local_state = FileState(home)
     documents = {n: local_state.read(n) for f in STATE_FOLDERS for n in local_state.names(f)}
@@ -166,16 +165,16 @@ def import_home(
             )
         for i, chunk in enumerate(chunks):
             vec = vectors[i : i + 1] if vectors is not None else None
-            store._store(chunk, op="import", vec=vec)
+            store.save(chunk, op="import", vec=vec)
         for name, resource in resources.items():
-            profile._save(conn, resource, texts[name], insert=True)
+            profile.import_resource(conn, resource, texts[name])
         vault = PgVault(
             db, user, config=config or home.config, actor=ACTOR_IMPORT, embedder=store.embedder
         )
         for rel in folders:
-            vault._make_dir(vault.locate(rel))
+            vault.mkdir(rel)
         for rel, data in notes:
-            vault._write(vault.locate(rel), data, "import", None)
+            vault.write_bytes(rel, data, op="import")
         state = PgState(db, user)
         for name, data in documents.items():
             state.write(name, data, actor=ACTOR_IMPORT, op="import")

@@ -11,13 +11,13 @@ parameters, so a name with quotes, `%`, `_` or any Unicode is just a name.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from memagent.core import Config, InvalidInput, NotFound, PathRejected
-from memagent.memory.vault import Located, Vault, normalize
+from memagent.memory.vault import JournaledVault, Located, Vault, normalize
 from memagent.postgres.db import Database
 from memagent.postgres.docs import index_note
 from memagent.postgres.ops import PgOpsLog, digest
@@ -122,7 +122,7 @@ class PgVault(Vault):
             raise NotFound(f"'{loc.rel}' does not exist")
         return int(rows[0][0])
 
-    def _write(self, loc: Located, data: bytes, op: str, meta: dict[str, Any] | None) -> None:
+    def _write(self, loc: Located, data: bytes, op: str, meta: Mapping[str, str] | None) -> None:
         if b"\x00" in data:
             raise InvalidInput("the content has a NUL character, which notes cannot hold here")
         with self.db.transaction(self.user) as conn:
@@ -147,7 +147,7 @@ class PgVault(Vault):
                 meta=_clean(meta),
             )
 
-    def _remove(self, loc: Located, op: str, meta: dict[str, Any] | None) -> None:
+    def _remove(self, loc: Located, op: str, meta: Mapping[str, str] | None) -> None:
         with self.db.transaction(self.user) as conn:
             old = conn.execute(
                 "DELETE FROM notes WHERE user_id = %s AND path = %s RETURNING content",
@@ -249,8 +249,13 @@ class PgVault(Vault):
         return [(r[0], bytes(r[1])) for r in rows]
 
 
-def _clean(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+class PgJournaledVault(JournaledVault, PgVault):
+    """A journaled vault in the database: `JournaledVault`'s journal over
+    `PgVault`'s storage hooks."""
+
+
+def _clean(meta: Mapping[str, str] | None) -> dict[str, str] | None:
     """Ops-log meta as jsonb can hold it (no NUL characters in its strings)."""
     if not meta:
-        return meta
-    return {k: v.replace("\x00", "") if isinstance(v, str) else v for k, v in meta.items()}
+        return None
+    return {k: v.replace("\x00", "") for k, v in meta.items()}

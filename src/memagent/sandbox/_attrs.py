@@ -11,14 +11,14 @@ from memagent.sandbox._api import Compiler
 from memagent.sandbox._builtins import risky_method
 from memagent.sandbox._objects import (
     BoundMethod,
-    Checked,
+    CheckedFunction,
+    HostFunction,
     Internal,
     ModuleProxy,
     SandboxClass,
     SandboxException,
     SandboxFunction,
     SandboxInstance,
-    Tool,
 )
 from memagent.sandbox._policy import (
     _DENIED_ATTR_PREFIXES,
@@ -75,7 +75,7 @@ def get_attr(it: Compiler, obj: Any, name: str) -> Any:
     return value
 
 
-def _unbound_checked(it: Compiler, cls: type, name: str) -> Checked:
+def _unbound_checked(it: Compiler, cls: type, name: str) -> CheckedFunction:
     getattr(cls, name)  # AttributeError as usual when the type has no such method
 
     def unbound(self_obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -83,7 +83,7 @@ def _unbound_checked(it: Compiler, cls: type, name: str) -> Checked:
             raise TypeError(f"descriptor '{name}' requires a '{cls.__name__}' object")
         return it.call(it.getattr(self_obj, name), args, kwargs)
 
-    return Checked(f"{cls.__name__}.{name}", unbound, None)
+    return CheckedFunction(f"{cls.__name__}.{name}", unbound, None)
 
 
 def _classmethod(value: classmethod[Any, Any, Any], cls: SandboxClass) -> BoundMethod:
@@ -122,7 +122,7 @@ def _internal_getattr(it: Compiler, obj: Internal, name: str) -> Any:
                 if isinstance(self_obj, BaseException):
                     self_obj.args = args
 
-            return Tool("__init__", base_init)
+            return HostFunction("__init__", base_init)
         raise AttributeError(f"'super' object has no attribute '{name}'")
     if is_dunder(name):
         raise SecurityError(f"access to dunder attribute '{name}' is not allowed")

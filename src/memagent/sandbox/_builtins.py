@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memagent.sandbox._modules import pattern_method
 from memagent.sandbox._objects import (
-    Checked,
+    CheckedFunction,
     Internal,
     SandboxClass,
     SandboxException,
@@ -432,12 +432,14 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
 
     if isinstance(obj, (str, type)) and name in ("format", "format_map"):
         if obj is str:
-            return Checked("format", lambda fmt, *a, **k: safe_format(it, fmt, a, k), None)
+            return CheckedFunction("format", lambda fmt, *a, **k: safe_format(it, fmt, a, k), None)
         if not isinstance(obj, str):
             return None
         if name == "format":
-            return Checked("format", lambda *a, **k: safe_format(it, obj, a, k), None)
-        return Checked("format_map", lambda mapping: safe_format(it, obj, (), mapping), None)
+            return CheckedFunction("format", lambda *a, **k: safe_format(it, obj, a, k), None)
+        return CheckedFunction(
+            "format_map", lambda mapping: safe_format(it, obj, (), mapping), None
+        )
     if isinstance(obj, (str, bytes, bytearray)):
         if name == "join":
             return _join_call(it, obj)
@@ -445,7 +447,7 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
         if check is None:
             return None
         method = getattr(obj, name)
-        return Checked(name, method, lambda a, k: check(it, obj, a, k))
+        return CheckedFunction(name, method, lambda a, k: check(it, obj, a, k))
     if name == "to_bytes" and isinstance(obj, int):
 
         def to_bytes(*args: Any, **kwargs: Any) -> Any:
@@ -454,7 +456,7 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
                 it.need_len(length)
             return obj.to_bytes(*args, **kwargs)
 
-        return Checked("to_bytes", to_bytes, None)
+        return CheckedFunction("to_bytes", to_bytes, None)
     if isinstance(obj, (dict, set, frozenset)) and name in _HASHING_METHODS:
         method = getattr(obj, name)
         depths = it.tuples
@@ -465,7 +467,7 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
                 if name in ("union", "difference", "intersection", "issubset"):
                     depths.check_items(value)
 
-        return Checked(name, method, bounded)
+        return CheckedFunction(name, method, bounded)
     if name in ("extend", "update", "extendleft") and (
         isinstance(obj, (list, dict, set, bytearray)) or type(obj).__name__ == "deque"
     ):
@@ -482,7 +484,7 @@ def risky_method(it: Compiler, obj: Any, name: str) -> Any:
             grow(args, kwargs)
             return method(*[it._wrap_arg(a) for a in args], **kwargs)
 
-        return Checked(name, run, None)
+        return CheckedFunction(name, run, None)
     return pattern_method(it, obj, name)
 
 
@@ -534,13 +536,13 @@ def _translate(it: Compiler, s: Any, args: tuple[Any, ...], kwargs: dict[str, An
         it.need_len(len(s) * max(longest, 1))
 
 
-def _join_call(it: Compiler, obj: Any) -> Checked:
+def _join_call(it: Compiler, obj: Any) -> CheckedFunction:
     def run(iterable: Any) -> Any:
         items = iterable if isinstance(iterable, (list, tuple)) else it.collect(iterable)
         _join_len(it, obj, items)
         return obj.join(items)
 
-    return Checked("join", run, None, flat=True)
+    return CheckedFunction("join", run, None, flat=True)
 
 
 _STR_CHECKS: dict[str, Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], None]] = {

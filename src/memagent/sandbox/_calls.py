@@ -13,7 +13,7 @@ from memagent.sandbox._api import Compiler
 from memagent.sandbox._names import block, mark
 from memagent.sandbox._objects import (
     BoundMethod,
-    Checked,
+    CheckedFunction,
     HostCall,
     Internal,
     Metered,
@@ -85,7 +85,7 @@ def call(it: Compiler, func: Any, args: tuple[Any, ...] | list[Any], kwargs: dic
         return it.call(m, args, kwargs)
     if t is HostCall:
         return func(*args, **kwargs)
-    if t is Checked and func._flat:
+    if t is CheckedFunction and func._flat:
         args = [a if type(a) in _SIMPLE else it._wrap_arg(a) for a in args]
         if kwargs:
             kwargs = it._wrap_kwargs(kwargs)

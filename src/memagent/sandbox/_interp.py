@@ -23,13 +23,13 @@ from memagent.sandbox._names import block, mark
 from memagent.sandbox._nesting import TupleDepths
 from memagent.sandbox._objects import (
     BoundMethod,
+    HostFunction,
     Internal,
     Metered,
     ModuleProxy,
     SandboxClass,
     SandboxFunction,
     SandboxInstance,
-    Tool,
 )
 from memagent.sandbox._policy import (
     _FAST_TYPES,
@@ -169,7 +169,7 @@ class Interpreter:
             raise ValueError(f"the session already has a variable named {name!r}")
         if not callable(fn):
             raise ValueError(f"tool {name!r} is not callable")
-        self.builtins[name] = Tool(name, fn)
+        self.builtins[name] = HostFunction(name, fn)
         self.protected = self.protected | {name}
         self.bindable.discard(name)
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from memagent.sandbox._objects import Checked, ModuleProxy
+from memagent.sandbox._objects import CheckedFunction, ModuleProxy
 from memagent.sandbox.limits import LimitExceeded, SecurityError
 
 if TYPE_CHECKING:
@@ -126,11 +126,11 @@ def pattern_method(it: Compiler, obj: Any, name: str) -> Any:
                 )
                 return run(*args, **kwargs)
 
-            return Checked(name, checked_sub, None)
-        return Checked(name, run, None)
+            return CheckedFunction(name, checked_sub, None)
+        return CheckedFunction(name, run, None)
     if isinstance(obj, difflib.SequenceMatcher) and name in SEQUENCE_MATCHER_SETTERS:
         method = getattr(obj, name)
-        return Checked(name, method, lambda a, k: _diff_cap(a, k))
+        return CheckedFunction(name, method, lambda a, k: _diff_cap(a, k))
     return None
 
 
@@ -150,8 +150,8 @@ def load_module(it: Compiler, name: str) -> ModuleProxy | None:
     return ModuleProxy(name, builder(it))
 
 
-def _fn(name: str, fn: Callable[..., Any], check: _Check | None = None) -> Checked:
-    return Checked(name, fn, check)
+def _fn(name: str, fn: Callable[..., Any], check: _Check | None = None) -> CheckedFunction:
+    return CheckedFunction(name, fn, check)
 
 
 def _json(it: Compiler) -> dict[str, Any]:

@@ -151,7 +151,7 @@ class SandboxException(Exception):
         self._sandbox_attrs: dict[str, Any] = {}
 
 
-class Tool(Internal):
+class HostFunction(Internal):
     """A host function injected by name; the code can call it, nothing more."""
 
     __slots__ = ("_fn", "_name")
@@ -167,7 +167,7 @@ class Tool(Internal):
         return f"<tool {self._name}>"
 
 
-class Checked(Internal):
+class CheckedFunction(Internal):
     """A host callable (module function or risky method) whose arguments are
     checked against the limits before it runs."""
 

@@ -1,10 +1,10 @@
 """The HTTP API (FastAPI) and MCP server over per-user memory homes.
 
 `create_app(root)` serves every user under a server root; `KeyStore(root)`
-manages its API keys.
+manages its API keys (`memagent.api_keys`).
 """
 
-from memagent.server._keys import ApiKey, KeyStore
+from memagent.api_keys import ApiKey, KeyStore
 from memagent.server.app import (
     ServerSettings,
     create_app,

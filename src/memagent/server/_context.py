@@ -27,17 +27,17 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memagent.api import Memory
+from memagent.api_keys import ApiKey, Keys, validate_user
 from memagent.core import MemagentError, MemoryHome, Overloaded
 from memagent.core.config import QuotasConfig
 from memagent.llm import LLM
-from memagent.server._keys import ApiKey, Keys, validate_user
 from memagent.server._limits import TokenBucket
 from memagent.server._problems import ProblemError
 from memagent.setup import init_home
 from memagent.stores import Stores, open_stores
 
 if TYPE_CHECKING:
-    from memagent.agent import AgentMemory
+    from memagent.agent import MemoryAccess
     from memagent.postgres import Database
 
 
@@ -48,7 +48,7 @@ class _UserStores:
         self.home = home
         self.stores = stores
         self.memory = Memory(stores=stores)
-        self.agent_memory: AgentMemory | None = None
+        self.memory_access: MemoryAccess | None = None
 
     def close(self) -> None:
         self.stores.close()
@@ -131,7 +131,7 @@ class ServerRoot:
             db = Database.open(store, max_size=16)
             keys = PgKeyStore(db)
         else:
-            from memagent.memory.keys import KeyStore
+            from memagent.api_keys import KeyStore
 
             keys = KeyStore(root)
         return cls(
@@ -200,17 +200,17 @@ class ServerRoot:
         """The user's `Memory` (shared by requests)."""
         return self._user(user).memory
 
-    def agent_memory_for(self, user: str) -> AgentMemory:
+    def memory_access_for(self, user: str) -> MemoryAccess:
         """The agent's view of the user's memory (context building, exchange storing)."""
-        from memagent.agent import AgentMemory
+        from memagent.agent import MemoryAccess
 
         entry = self._user(user)
         with self._guard:
-            if entry.agent_memory is None:
-                entry.agent_memory = AgentMemory(
+            if entry.memory_access is None:
+                entry.memory_access = MemoryAccess(
                     entry.home, embeddings=self.embeddings, actor="server", stores=entry.stores
                 )
-            return entry.agent_memory
+            return entry.memory_access
 
     @property
     def cached_users(self) -> int:

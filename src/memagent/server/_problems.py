@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 from http import HTTPStatus
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -37,6 +36,7 @@ from memagent.core import (
     StorageFull,
     Unavailable,
 )
+from memagent.core.jsontext import JsonObject
 from memagent.core.storage import is_full
 from memagent.llm import LLMError
 
@@ -66,7 +66,7 @@ class ProblemError(Exception):
         *,
         slug: str | None = None,
         headers: dict[str, str] | None = None,
-        extra: dict[str, Any] | None = None,
+        extra: JsonObject | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
@@ -83,13 +83,13 @@ def problem_response(
     instance: str | None,
     slug: str | None = None,
     headers: dict[str, str] | None = None,
-    extra: dict[str, Any] | None = None,
+    extra: JsonObject | None = None,
 ) -> Response:
     try:
         title = HTTPStatus(status).phrase
     except ValueError:
         title = "Error"
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "type": f"urn:memagent:problem:{slug}" if slug else "about:blank",
         "title": title,
         "status": status,
@@ -146,118 +146,117 @@ def allowed_methods(request: Request) -> list[str]:
 
 def install_problem_handlers(app: FastAPI) -> None:
     """Make every error path of `app` answer `application/problem+json`."""
+    app.add_exception_handler(ProblemError, _on_problem)
+    app.add_exception_handler(StarletteHTTPException, _on_http)
+    app.add_exception_handler(RequestValidationError, _on_validation)
+    app.add_exception_handler(MemagentError, _on_memagent)
+    app.add_exception_handler(LLMError, _on_llm)
+    app.add_exception_handler(Exception, _on_unexpected)
 
-    async def on_problem(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ProblemError)
-        return problem_response(
-            exc.status,
-            exc.detail,
-            instance=request.url.path,
-            slug=exc.slug,
-            headers=exc.headers,
-            extra=exc.extra,
-        )
 
-    async def on_http(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, StarletteHTTPException)
-        headers = dict(exc.headers) if exc.headers else {}
-        if exc.status_code == 405:
-            headers["Allow"] = ", ".join(allowed_methods(request))
-        return problem_response(
-            exc.status_code,
-            str(exc.detail) if exc.detail else None,
-            instance=request.url.path,
-            headers=headers or None,
-        )
+async def _on_problem(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ProblemError)
+    return problem_response(
+        exc.status,
+        exc.detail,
+        instance=request.url.path,
+        slug=exc.slug,
+        headers=exc.headers,
+        extra=exc.extra,
+    )
 
-    async def on_validation(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, RequestValidationError)
-        errors = [
-            {
-                "loc": [str(part) for part in err.get("loc", ())],
-                "msg": str(err.get("msg", "")),
-                "type": str(err.get("type", "")),
-            }
-            for err in exc.errors()
-        ]
-        first = errors[0] if errors else None
-        detail = (
-            f"{'.'.join(first['loc'])}: {first['msg']}" if first else "the request is not valid"
-        )
-        if errors and all(e["type"] in _RULE_ERRORS for e in errors):
-            # A custom validator's rule (one the JSON Schema cannot state): the
-            # request matched the documented schema, so this is a 400, not a 422.
-            return problem_response(
-                400,
-                detail,
-                instance=request.url.path,
-                slug="invalid-input",
-                extra={"errors": errors},
-            )
-        if any(e["type"] == "json_invalid" for e in errors):
-            return problem_response(
-                400,
-                f"the body is not valid JSON ({detail})",
-                instance=request.url.path,
-                slug="malformed-json",
-                extra={"errors": errors},
-            )
+
+async def _on_http(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    headers = dict(exc.headers) if exc.headers else {}
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return problem_response(
+        exc.status_code,
+        str(exc.detail) if exc.detail else None,
+        instance=request.url.path,
+        headers=headers or None,
+    )
+
+
+async def _on_validation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {
+            "loc": [str(part) for part in err.get("loc", ())],
+            "msg": str(err.get("msg", "")),
+            "type": str(err.get("type", "")),
+        }
+        for err in exc.errors()
+    ]
+    first = errors[0] if errors else None
+    detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first else "the request is not valid"
+    if errors and all(e["type"] in _RULE_ERRORS for e in errors):
+        # A custom validator's rule (one the JSON Schema cannot state): the
+        # request matched the documented schema, so this is a 400, not a 422.
         return problem_response(
-            422,
+            400,
             detail,
             instance=request.url.path,
-            slug="validation",
+            slug="invalid-input",
             extra={"errors": errors},
         )
-
-    async def on_memagent(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, MemagentError)
-        status, slug = status_of(exc)
-        if status >= 500:
-            _log.error("%s %s: %s", request.method, request.url.path, exc)
-        headers = None
-        if isinstance(exc, Overloaded):
-            headers = {"Retry-After": str(max(1, round(exc.retry_after + 0.5)))}
+    if any(e["type"] == "json_invalid" for e in errors):
         return problem_response(
-            status, str(exc), instance=request.url.path, slug=slug, headers=headers
+            400,
+            f"the body is not valid JSON ({detail})",
+            instance=request.url.path,
+            slug="malformed-json",
+            extra={"errors": errors},
         )
+    return problem_response(
+        422,
+        detail,
+        instance=request.url.path,
+        slug="validation",
+        extra={"errors": errors},
+    )
 
-    async def on_llm(request: Request, exc: Exception) -> Response:
-        _log.warning("LLM failed on %s %s: %s", request.method, request.url.path, exc)
+
+async def _on_memagent(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, MemagentError)
+    status, slug = status_of(exc)
+    if status >= 500:
+        _log.error("%s %s: %s", request.method, request.url.path, exc)
+    headers = None
+    if isinstance(exc, Overloaded):
+        headers = {"Retry-After": str(max(1, round(exc.retry_after + 0.5)))}
+    return problem_response(status, str(exc), instance=request.url.path, slug=slug, headers=headers)
+
+
+async def _on_llm(request: Request, exc: Exception) -> Response:
+    _log.warning("LLM failed on %s %s: %s", request.method, request.url.path, exc)
+    return problem_response(
+        502, f"the language model failed: {exc}", instance=request.url.path, slug="llm-failed"
+    )
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> Response:
+    if is_full(exc):  # a write below the stores' own checks (the index, the database)
+        _log.error("disk full on %s %s: %s", request.method, request.url.path, exc)
         return problem_response(
-            502, f"the language model failed: {exc}", instance=request.url.path, slug="llm-failed"
+            507,
+            "no space left to store this; nothing was changed",
+            instance=request.url.path,
+            slug="insufficient-storage",
         )
-
-    async def on_unexpected(request: Request, exc: Exception) -> Response:
-        if is_full(exc):  # a write below the stores' own checks (the index, the database)
-            _log.error("disk full on %s %s: %s", request.method, request.url.path, exc)
-            return problem_response(
-                507,
-                "no space left to store this; nothing was changed",
-                instance=request.url.path,
-                slug="insufficient-storage",
-            )
-        if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
-            # the index's progress handler stopped a statement at the request deadline
-            return problem_response(
-                504, "the request ran out of time", instance=request.url.path, slug="timeout"
-            )
-        _log.exception("unhandled error on %s %s", request.method, request.url.path)
+    if isinstance(exc, sqlite3.OperationalError) and "interrupt" in str(exc):
+        # the index's progress handler stopped a statement at the request deadline
         return problem_response(
-            500, "internal error (logged on the server)", instance=request.url.path
+            504, "the request ran out of time", instance=request.url.path, slug="timeout"
         )
-
-    app.add_exception_handler(ProblemError, on_problem)
-    app.add_exception_handler(StarletteHTTPException, on_http)
-    app.add_exception_handler(RequestValidationError, on_validation)
-    app.add_exception_handler(MemagentError, on_memagent)
-    app.add_exception_handler(LLMError, on_llm)
-    app.add_exception_handler(Exception, on_unexpected)
+    _log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return problem_response(500, "internal error (logged on the server)", instance=request.url.path)
 
 
-def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def problem_responses(*statuses: int) -> dict[int | str, JsonObject]:
     """OpenAPI `responses=` entries documenting problem documents for `statuses`."""
-    out: dict[int | str, dict[str, Any]] = {}
+    out: dict[int | str, JsonObject] = {}
     for status in statuses:
         out[status] = {
             "description": HTTPStatus(status).phrase,

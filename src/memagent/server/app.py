@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import resolve_home
 from memagent.core.config import QuotasConfig
+from memagent.core.jsontext import JsonObject
 from memagent.llm import LLM
 from memagent.server._admission import AdmissionLimits, AdmissionMiddleware, RouteClass, admits
 from memagent.server._context import ServerRoot
@@ -121,28 +122,9 @@ def create_app(
     `settings.llm`, else each user's configured model.
     """
     from memagent.core.version import __version__
-    from memagent.server.routes import ROUTERS
 
     settings = settings or ServerSettings()
-    server = ServerRoot.open(
-        Path(root),
-        rate=settings.rate_per_second,
-        burst=settings.rate_burst,
-        embeddings=settings.embeddings,
-        llm_spec=settings.llm,
-        store=settings.store,
-        max_users=settings.max_users,
-    )
-    server.root.mkdir(parents=True, exist_ok=True)
-    server.max_tokens = settings.max_tokens
-    server.quotas = QuotasConfig(
-        max_bytes=settings.quota_bytes,
-        max_chunks=settings.quota_chunks,
-        max_notes=settings.quota_notes,
-        max_log_bytes=settings.quota_log_bytes,
-    )
-    if llm is not None:
-        server.use_llm(llm)
+    server = _server_root(Path(root), settings, llm)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -169,26 +151,7 @@ def create_app(
         if getattr(route, "path", None) in _FASTAPI_META_PATHS:
             admits(RouteClass.META)(route.endpoint)  # type: ignore[attr-defined]
     install_problem_handlers(app)
-
-    @app.get("/health", response_model=Health, tags=["meta"], summary="Liveness check")
-    @admits(RouteClass.META)
-    async def health() -> Health:
-        # async: answered on the event loop, never queued behind work in the threads
-        return Health(status="ok", version=__version__)
-
-    for router in ROUTERS:
-        app.include_router(router)
-
-    if settings.ui:
-        from memagent.server.ui import mount_ui
-
-        mount_ui(app, secure=settings.secure_cookies)
-
-    if settings.mcp:
-        from memagent.server.mcp_http import mount_mcp
-
-        mount_mcp(app, server)
-
+    _add_routes(app, server, settings)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(TimeoutMiddleware, seconds=settings.request_timeout_s)
     app.add_middleware(
@@ -198,13 +161,60 @@ def create_app(
         routes=lambda: app.routes,
     )
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         if app.openapi_schema is None:
             app.openapi_schema = build_openapi(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _server_root(root: Path, settings: ServerSettings, llm: LLM | None) -> ServerRoot:
+    """The users' memory under `root`, with the settings' limits, quotas and model."""
+    server = ServerRoot.open(
+        root,
+        rate=settings.rate_per_second,
+        burst=settings.rate_burst,
+        embeddings=settings.embeddings,
+        llm_spec=settings.llm,
+        store=settings.store,
+        max_users=settings.max_users,
+    )
+    server.root.mkdir(parents=True, exist_ok=True)
+    server.max_tokens = settings.max_tokens
+    server.quotas = QuotasConfig(
+        max_bytes=settings.quota_bytes,
+        max_chunks=settings.quota_chunks,
+        max_notes=settings.quota_notes,
+        max_log_bytes=settings.quota_log_bytes,
+    )
+    if llm is not None:
+        server.use_llm(llm)
+    return server
+
+
+def _add_routes(app: FastAPI, server: ServerRoot, settings: ServerSettings) -> None:
+    """`/health`, every `/v1` router, and the web pages and MCP when turned on."""
+    from memagent.core.version import __version__
+    from memagent.server.routes import ROUTERS
+
+    @app.get("/health", response_model=Health, tags=["meta"], summary="Liveness check")
+    @admits(RouteClass.META)
+    async def health() -> Health:
+        # async: answered on the event loop, never queued behind work in the threads
+        return Health(status="ok", version=__version__)
+
+    for router in ROUTERS:
+        app.include_router(router)
+    if settings.ui:
+        from memagent.server.ui import mount_ui
+
+        mount_ui(app, secure=settings.secure_cookies)
+    if settings.mcp:
+        from memagent.server.mcp_http import mount_mcp
+
+        mount_mcp(app, server)
 
 
 def admission_limits(settings: ServerSettings) -> AdmissionLimits:
@@ -255,7 +265,7 @@ def _is_sequence(field: Any) -> bool:
     return origin in (list, tuple, set)
 
 
-def build_openapi(app: FastAPI) -> dict[str, Any]:
+def build_openapi(app: FastAPI) -> JsonObject:
     """FastAPI's document plus the `Problem` schema that the error responses name."""
     doc = get_openapi(
         title=app.title,
@@ -279,6 +289,6 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     return doc
 
 
-def openapi_document(root: Path) -> dict[str, Any]:
+def openapi_document(root: Path) -> JsonObject:
     """The OpenAPI document of the app (what `/openapi.json` serves)."""
     return create_app(root, ServerSettings(mcp=False)).openapi()

@@ -14,8 +14,7 @@ from fastapi import FastAPI
 from memagent.core import MemoryHome
 from memagent.llm import LLM
 from memagent.server.app import ServerSettings, create_app
-from memagent.server.ui import UiState, mount_ui
-from memagent.server.ui._app import LOCAL_USER
+from memagent.server.ui import LOCAL_USER, UiState, mount_ui
 
 
 def local_app(

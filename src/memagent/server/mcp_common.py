@@ -1,5 +1,11 @@
 """What the MCP tool modules share: how a tool finds the caller's memory (and
-model), and how any failure becomes one plain sentence for the client.
+model), how a tool is registered, and how any failure becomes one plain sentence
+for the client.
+
+A tool is one function `tool(call: ToolCall, args: ItsArgs) -> ItsResult`, its
+docstring the description the client reads, beside the pydantic model of its
+arguments (whose JSON Schema is the tool's input schema); each tool module lists
+its functions in `TOOLS`, and `register_tools` adds them to a server.
 
 An MCP client is usually a model: an error it can read and act on is "forget:
 'id' is required", not a pydantic dump with links. `plain_error` turns every
@@ -9,14 +15,15 @@ tool, a crash) into one line naming the tool.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from memagent.api import Memory
 from memagent.core import MemagentError
@@ -50,6 +57,79 @@ class Backend:
 
     def memory(self, ctx: Context) -> Memory:
         return self.memory_of(self.request_context(ctx))
+
+    def call(self, ctx: Context) -> ToolCall:
+        """What a tool called in the request `ctx` works with."""
+        request_context = self.request_context(ctx)
+        return ToolCall(self.memory_of(request_context), self, request_context)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What one tool call works with besides its arguments: the caller's memory,
+    and for a tool that asks the model, the model and the admission around it."""
+
+    memory: Memory
+    backend: Backend
+    request_context: Any = None
+
+    def llm(self) -> LLM | None:
+        """The model to learn with (None: the memory home's configured one)."""
+        llm_of = self.backend.llm_of
+        return llm_of(self.request_context, self.memory) if llm_of else None
+
+    def model_slot(self) -> AbstractAsyncContextManager[Any]:
+        """Held around a model call: the server's admission (nothing over stdio)."""
+        slot = self.backend.model_slot
+        return slot(self.request_context) if slot else nullcontext()
+
+
+Tool = Callable[[ToolCall, Any], Any] | Callable[[ToolCall, Any], Awaitable[Any]]
+"""An MCP tool function (see the module doc)."""
+
+
+def tool_function(tool: Tool, backend: Backend) -> Callable[..., Any]:
+    """`tool` as the SDK registers a function: one keyword parameter per field of its
+    arguments model (so the input schema is that model's), plus the request context."""
+    hints = get_type_hints(tool)
+    model: type[BaseModel] = hints["args"]
+    annotated = get_type_hints(model, include_extras=True)
+    params = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=annotated[name],
+            default=inspect.Parameter.empty
+            if field.is_required()
+            else field.get_default(call_default_factory=True),
+        )
+        for name, field in model.model_fields.items()
+    ]
+    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+
+    if inspect.iscoroutinefunction(tool):
+
+        async def run_async(ctx: Context, **arguments: Any) -> Any:
+            return await tool(backend.call(ctx), model.model_validate(arguments))
+
+        run: Callable[..., Any] = run_async
+    else:
+
+        def run_sync(ctx: Context, **arguments: Any) -> Any:
+            return tool(backend.call(ctx), model.model_validate(arguments))
+
+        run = run_sync
+    run.__name__ = run.__qualname__ = tool.__name__
+    run.__doc__ = inspect.cleandoc(tool.__doc__ or "")  # no indentation for the client
+    run.__signature__ = inspect.Signature(params, return_annotation=hints["return"])  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in params} | {"return": hints["return"]}
+    return run
+
+
+def register_tools(mcp: MCPServer[Any], backend: Backend, tools: Sequence[Tool]) -> None:
+    """Add each tool of `tools` to `mcp`, named after its function."""
+    for tool in tools:
+        mcp.add_tool(tool_function(tool, backend))
 
 
 def _loc(parts: tuple[int | str, ...]) -> str:

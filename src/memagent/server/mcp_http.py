@@ -34,7 +34,7 @@ MCP_PATH = "/mcp"
 _SCOPE_KEY = "memagent.caller"
 
 
-def _scope(request_context: Any) -> dict[str, Any]:
+def _scope(request_context: Any) -> Scope:
     scope = getattr(getattr(request_context, "request", None), "scope", None)
     return scope if isinstance(scope, dict) else {}
 

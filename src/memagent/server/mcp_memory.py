@@ -9,18 +9,18 @@ They call the same `Memory` methods as the HTTP API, under the same locks.
 from __future__ import annotations
 
 import re
-from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio.to_thread
-from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
-from memagent.api import Memory, MemoryEdit, MemoryItem
+from memagent.api import Memory, MemoryItem
 from memagent.core import Conflict, InvalidInput, MemagentError
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import OpRecord, read_ops_before
-from memagent.server.mcp_common import Backend
+from memagent.server.mcp_common import Tool, ToolCall
+from memagent.server.routes.memories import MemoryHistory
 from memagent.server.routes.profile import Learned
 from memagent.server.ui.pages_notes import backlinks
 
@@ -55,11 +55,6 @@ class Restored(BaseModel):
     memory: MemoryItem
 
 
-class MemoryHistory(BaseModel):
-    id: str
-    edits: list[MemoryEdit] = Field(description="Every logged edit, oldest first.")
-
-
 class Related(BaseModel):
     kind: Literal["note", "memory"]
     id: str = Field(description="Note path or memory id.")
@@ -76,7 +71,7 @@ class BuiltContext(BaseModel):
 
 class ProfileHistory(BaseModel):
     item: str
-    entries: list[dict[str, Any]] = Field(description="Every change to it, oldest first.")
+    entries: list[JsonObject] = Field(description="Every change to it, oldest first.")
 
 
 class ActivityItem(BaseModel):
@@ -111,14 +106,14 @@ def note_context(memory: Memory, path: str, k: int) -> BuiltContext:
             target = vault.go_to_link("[[" + m.group(1) + "]]")
         except MemagentError:
             continue
-        if target["path"] not in seen:
-            seen.add(target["path"])
+        if target.path not in seen:
+            seen.add(target.path)
             related.append(
                 Related(
                     kind="note",
-                    id=target["path"],
+                    id=target.path,
                     relation="links to",
-                    content=_snippet(target["content"]),
+                    content=_snippet(target.content),
                 )
             )
     for other in backlinks(vault, rel, text)[:MAX_LINKS]:
@@ -182,7 +177,7 @@ def build(memory: Memory, target: str, k: int) -> BuiltContext:
     if CHUNK_ID.match(target):
         return memory_context(memory, target, k)
     if target.startswith("[["):
-        target = memory.vault.go_to_link(target)["path"]
+        target = memory.vault.go_to_link(target).path
     return note_context(memory, target, k)
 
 
@@ -237,87 +232,91 @@ def recent(memory: Memory, days: int, limit: int, kinds: list[str]) -> Activity:
     return Activity(since=since, items=items)
 
 
-def register(mcp: MCPServer[Any], backend: Backend) -> None:
-    """Add the memory tools to `mcp`."""
+class MemoryIdArgs(BaseModel):
+    id: ChunkId
 
-    @mcp.tool()
-    def restore_memory(id: ChunkId, ctx: Context) -> Restored:
-        """Bring back a memory that `forget` soft-deleted."""
-        return Restored(memory=MemoryItem.of(backend.memory(ctx).restore(id)))
 
-    @mcp.tool()
-    def memory_history(id: ChunkId, ctx: Context) -> MemoryHistory:
-        """Every logged edit of a memory (before and after), oldest first; an edit id
-        can be given to undo_memory."""
-        return MemoryHistory(id=id, edits=backend.memory(ctx).history(id))
+def restore_memory(call: ToolCall, args: MemoryIdArgs) -> Restored:
+    """Bring back a memory that `forget` soft-deleted."""
+    return Restored(memory=MemoryItem.of(call.memory.restore(args.id)))
 
-    @mcp.tool()
-    def build_context(
-        target: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=1100,
-                description="A memory id, a note path, a [[wikilink]] or a memory:// URI.",
-            ),
-        ],
-        ctx: Context,
-        k: Annotated[int, Field(ge=0, le=20, description="How many similar memories.")] = 5,
-    ) -> BuiltContext:
-        """A note or memory with what it links to, what links to it, and the
-        memories nearest to it: the context to continue from."""
-        return build(backend.memory(ctx), target, k)
 
-    @mcp.tool()
-    def recent_activity(
-        ctx: Context,
-        days: Annotated[int, Field(ge=1, le=3650, description="How far back.")] = 7,
-        limit: Annotated[int, Field(ge=1, le=200, description="At most this many.")] = 20,
-        kinds: Annotated[
-            list[Literal["note", "memory", "profile"]],
-            Field(max_length=3, description="Only these kinds (default: all)."),
-        ] = [],  # noqa: B006
-    ) -> Activity:
-        """What changed lately in notes, memories and the profile, newest first."""
-        return recent(backend.memory(ctx), days, limit, list(kinds))
+def memory_history(call: ToolCall, args: MemoryIdArgs) -> MemoryHistory:
+    """Every logged edit of a memory (before and after), oldest first; an edit id
+    can be given to undo_memory."""
+    return MemoryHistory(id=args.id, edits=call.memory.history(args.id))
 
-    @mcp.tool()
-    def profile_history(
-        item: Annotated[str, Field(min_length=1, max_length=200, description="Item key or name.")],
-        ctx: Context,
-        resource: Annotated[
-            str | None,
-            Field(pattern=r"^[a-z0-9_]{1,64}(\.json)?$", description="Only this resource."),
-        ] = None,
-    ) -> ProfileHistory:
-        """Every recorded change to one profile item (who learned or edited it, when,
-        before and after), oldest first."""
-        entries = backend.memory(ctx).profile_history(item, resource=resource)
-        return ProfileHistory(item=item, entries=entries)
 
-    @mcp.tool()
-    async def profile_learn(
-        text: Annotated[
-            str, Field(min_length=1, max_length=20_000, description="What the user said.")
-        ],
-        ctx: Context,
-    ) -> Learned:
-        """Learn profile facts from a message with the model (facts, the operations
-        it chose, their outcomes); a rejected batch changes nothing."""
-        request_context = backend.request_context(ctx)
-        memory = backend.memory(ctx)
-        slot: AbstractAsyncContextManager[Any] = (
-            backend.model_slot(request_context) if backend.model_slot else nullcontext()
+class BuildContextArgs(BaseModel):
+    target: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1100,
+            description="A memory id, a note path, a [[wikilink]] or a memory:// URI.",
+        ),
+    ]
+    k: Annotated[int, Field(ge=0, le=20, description="How many similar memories.")] = 5
+
+
+def build_context(call: ToolCall, args: BuildContextArgs) -> BuiltContext:
+    """A note or memory with what it links to, what links to it, and the
+    memories nearest to it: the context to continue from."""
+    return build(call.memory, args.target, args.k)
+
+
+class RecentActivityArgs(BaseModel):
+    days: Annotated[int, Field(ge=1, le=3650, description="How far back.")] = 7
+    limit: Annotated[int, Field(ge=1, le=200, description="At most this many.")] = 20
+    kinds: Annotated[
+        list[Literal["note", "memory", "profile"]],
+        Field(max_length=3, description="Only these kinds (default: all)."),
+    ] = []
+
+
+def recent_activity(call: ToolCall, args: RecentActivityArgs) -> Activity:
+    """What changed lately in notes, memories and the profile, newest first."""
+    return recent(call.memory, args.days, args.limit, list(args.kinds))
+
+
+class ProfileHistoryArgs(BaseModel):
+    item: Annotated[str, Field(min_length=1, max_length=200, description="Item key or name.")]
+    resource: Annotated[
+        str | None,
+        Field(pattern=r"^[a-z0-9_]{1,64}(\.json)?$", description="Only this resource."),
+    ] = None
+
+
+def profile_history(call: ToolCall, args: ProfileHistoryArgs) -> ProfileHistory:
+    """Every recorded change to one profile item (who learned or edited it, when,
+    before and after), oldest first."""
+    entries = call.memory.profile_history(args.item, resource=args.resource)
+    return ProfileHistory(item=args.item, entries=entries)
+
+
+class ProfileLearnArgs(BaseModel):
+    text: Annotated[str, Field(min_length=1, max_length=20_000, description="What the user said.")]
+
+
+async def profile_learn(call: ToolCall, args: ProfileLearnArgs) -> Learned:
+    """Learn profile facts from a message with the model (facts, the operations
+    it chose, their outcomes); a rejected batch changes nothing."""
+    if not args.text.strip():
+        raise InvalidInput("the text is empty")
+    async with call.model_slot():
+        result = await anyio.to_thread.run_sync(
+            lambda: call.memory.profile_learn(args.text, llm=call.llm())
         )
+    if not result["ok"]:
+        raise Conflict(f"batch rejected, nothing changed: {result.get('error')}")
+    return Learned.model_validate(result)
 
-        def run() -> dict[str, Any]:
-            llm = backend.llm_of(request_context, memory) if backend.llm_of else None
-            return memory.profile_learn(text, llm=llm)
 
-        if not text.strip():
-            raise InvalidInput("the text is empty")
-        async with slot:
-            result = await anyio.to_thread.run_sync(run)
-        if not result["ok"]:
-            raise Conflict(f"batch rejected, nothing changed: {result.get('error')}")
-        return Learned.model_validate(result)
+TOOLS: list[Tool] = [
+    restore_memory,
+    memory_history,
+    build_context,
+    recent_activity,
+    profile_history,
+    profile_learn,
+]

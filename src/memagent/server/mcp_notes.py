@@ -10,14 +10,13 @@ JSON actions and HTTP edits. A refused edit writes nothing.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
 from memagent.api import Memory
 from memagent.core import Conflict, InvalidInput, NotFound
-from memagent.server.mcp_common import Backend
+from memagent.server.mcp_common import Tool, ToolCall
 
 MAX_PATH_CHARS = 1024
 MAX_TEXT_CHARS = 2_000_000
@@ -113,7 +112,7 @@ def edit(
     if operation == "append":
         vault.append(path, content)
         return EditedNote(path=vault.normalize(path), operation=operation, replaced=0, changed=True)
-    with vault._lock():
+    with vault.lock():
         rel = vault.locate(path).rel
         text = vault.read(path)
         replaced = 0
@@ -147,7 +146,7 @@ def move(memory: Memory, source: str, destination: str) -> MovedNote:
     """Move a note: create at `destination` (refused if anything is there), then
     delete `source`, both under one hold of the lock; undone if the delete fails."""
     vault = memory.vault
-    with vault._lock():
+    with vault.lock():
         src, dst = vault.locate(source), vault.locate(destination)
         if src.rel == dst.rel:
             raise InvalidInput(f"'{src.rel}' is already there; give another destination")
@@ -164,71 +163,84 @@ def move(memory: Memory, source: str, destination: str) -> MovedNote:
 def listing(memory: Memory, path: str, depth: int) -> DirectoryListing:
     """Entries under `path`, at most `depth` folders deep, folders marked."""
     raw = memory.vault.list_dir(path, recursive=depth > 1)
-    base = raw["path"].strip("/")
+    base = raw.path.strip("/")
     base_depth = base.count("/") + 1 if base else 0
     entries = []
-    for entry in raw["entries"]:
+    for entry in raw.entries:
         rel = entry.rstrip("/")
         if rel.count("/") - base_depth >= depth:
             continue
         kind: Literal["file", "folder"] = "folder" if entry.endswith("/") else "file"
         entries.append(DirectoryEntry(path=rel, kind=kind))
-    return DirectoryListing(path=raw["path"], entries=entries, truncated=raw["truncated"])
+    return DirectoryListing(path=raw.path, entries=entries, truncated=raw.truncated)
 
 
-def register(mcp: MCPServer[Any], backend: Backend) -> None:
-    """Add the note tools to `mcp`."""
+class EditNoteArgs(BaseModel):
+    path: NotePath
+    operation: Annotated[
+        Literal["find_replace", "append", "prepend", "replace_section"],
+        Field(description="What to do with `content`."),
+    ]
+    content: Annotated[Text, Field(description="The new text (replacement, or added).")]
+    find: Annotated[
+        str | None,
+        Field(min_length=1, max_length=MAX_TEXT_CHARS, description="find_replace: old text."),
+    ] = None
+    section: Annotated[
+        str | None,
+        Field(min_length=1, max_length=300, description="replace_section: the heading."),
+    ] = None
+    occurrences: Annotated[
+        int, Field(ge=1, le=1000, description="find_replace: how many times `find` occurs.")
+    ] = 1
 
-    @mcp.tool()
-    def edit_note(
-        path: NotePath,
-        operation: Annotated[
-            Literal["find_replace", "append", "prepend", "replace_section"],
-            Field(description="What to do with `content`."),
-        ],
-        content: Annotated[Text, Field(description="The new text (replacement, or added).")],
-        ctx: Context,
-        find: Annotated[
-            str | None,
-            Field(min_length=1, max_length=MAX_TEXT_CHARS, description="find_replace: old text."),
-        ] = None,
-        section: Annotated[
-            str | None,
-            Field(min_length=1, max_length=300, description="replace_section: the heading."),
-        ] = None,
-        occurrences: Annotated[
-            int, Field(ge=1, le=1000, description="find_replace: how many times `find` occurs.")
-        ] = 1,
-    ) -> EditedNote:
-        """Edit a note in place: find_replace (exact text, every occurrence, refused
-        unless it occurs `occurrences` times), append, prepend, or replace_section
-        (the text under a markdown heading, up to the next heading of its level)."""
-        return edit(backend.memory(ctx), path, operation, content, find, section, occurrences)
 
-    @mcp.tool()
-    def move_note(
-        source: NotePath,
-        destination: Annotated[
-            str, Field(min_length=1, max_length=MAX_PATH_CHARS, description="The new vault path.")
-        ],
-        ctx: Context,
-    ) -> MovedNote:
-        """Move or rename a note (refused when the destination exists)."""
-        return move(backend.memory(ctx), source, destination)
+def edit_note(call: ToolCall, args: EditNoteArgs) -> EditedNote:
+    """Edit a note in place: find_replace (exact text, every occurrence, refused
+    unless it occurs `occurrences` times), append, prepend, or replace_section
+    (the text under a markdown heading, up to the next heading of its level)."""
+    return edit(
+        call.memory,
+        args.path,
+        args.operation,
+        args.content,
+        args.find,
+        args.section,
+        args.occurrences,
+    )
 
-    @mcp.tool()
-    def delete_note(path: NotePath, ctx: Context) -> DeletedNote:
-        """Delete a note (its text stays in the memory home's ops log)."""
-        result = backend.memory(ctx).delete_note(path)
-        return DeletedNote(path=result["path"])
 
-    @mcp.tool()
-    def list_directory(
-        ctx: Context,
-        path: Annotated[
-            str, Field(max_length=MAX_PATH_CHARS, description="A vault folder ('' is the root).")
-        ] = "",
-        depth: Annotated[int, Field(ge=1, le=10, description="How many folders deep.")] = 1,
-    ) -> DirectoryListing:
-        """List the notes and folders of a vault folder."""
-        return listing(backend.memory(ctx), path, depth)
+class MoveNoteArgs(BaseModel):
+    source: NotePath
+    destination: Annotated[
+        str, Field(min_length=1, max_length=MAX_PATH_CHARS, description="The new vault path.")
+    ]
+
+
+def move_note(call: ToolCall, args: MoveNoteArgs) -> MovedNote:
+    """Move or rename a note (refused when the destination exists)."""
+    return move(call.memory, args.source, args.destination)
+
+
+class DeleteNoteArgs(BaseModel):
+    path: NotePath
+
+
+def delete_note(call: ToolCall, args: DeleteNoteArgs) -> DeletedNote:
+    """Delete a note (its text stays in the memory home's ops log)."""
+    return DeletedNote(path=call.memory.delete_note(args.path)["path"])
+
+
+class ListDirectoryArgs(BaseModel):
+    path: Annotated[
+        str, Field(max_length=MAX_PATH_CHARS, description="A vault folder ('' is the root).")
+    ] = ""
+    depth: Annotated[int, Field(ge=1, le=10, description="How many folders deep.")] = 1
+
+
+def list_directory(call: ToolCall, args: ListDirectoryArgs) -> DirectoryListing:
+    """List the notes and folders of a vault folder."""
+    return listing(call.memory, args.path, args.depth)
+
+
+TOOLS: list[Tool] = [edit_note, move_note, delete_note, list_directory]

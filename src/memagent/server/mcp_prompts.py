@@ -9,6 +9,7 @@ through the same `Memory` methods as the tools.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Annotated, Any
 from urllib.parse import quote, unquote
@@ -86,14 +87,19 @@ def resource_list(memory: Memory) -> list[MCPResource]:
     return out
 
 
-def _hits(memory: Memory, query: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PromptHit:
+    """A recalled memory as a prompt template quotes it (its text on one line)."""
+
+    id: str
+    kind: str
+    content: str
+    date: str | None
+
+
+def _hits(memory: Memory, query: str) -> list[PromptHit]:
     return [
-        {
-            "id": h.id,
-            "kind": h.kind,
-            "content": " ".join(h.content.split()),
-            "date": h.created_at,
-        }
+        PromptHit(h.id, h.kind, " ".join(h.content.split()), h.created_at)
         for h in memory.recall(query, k=PROMPT_HITS)
     ]
 

@@ -8,10 +8,12 @@ Tool inputs and outputs are pydantic models, so their JSON Schemas are the
 models' schemas. Every failure comes back as one plain sentence naming the tool
 (`mcp_common.plain_error`), with the message the HTTP API and the CLI give.
 
-The tools live in three modules: here (remember, recall, memories, notes read and
-write, vault actions, profile), `mcp_notes` (edit, move, delete, list folders)
-and `mcp_memory` (restore, history, build_context, recent_activity,
-profile_learn); `mcp_prompts` holds the prompts and resources.
+Each tool is one small function beside the model of its arguments (see
+`mcp_common`), listed in its module's `TOOLS`: here remember, recall, memories,
+notes read and write, vault actions and profile; `mcp_notes` edit, move, delete
+and list folders; `mcp_memory` restore, history, build_context,
+recent_activity, profile_history and profile_learn. `mcp_prompts` holds the
+prompts and resources.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from mcp_types import (
     ListResourcesResult,
     PaginatedRequestParams,
 )
-from pydantic import BaseModel, Field, Strict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
 from memagent.api import MemoryItem, RecallHit
 from memagent.core import MemagentError
+from memagent.core.jsontext import JsonObject
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 from memagent.server import mcp_memory, mcp_notes, mcp_prompts
 from memagent.server.mcp_common import (
@@ -36,25 +39,112 @@ from memagent.server.mcp_common import (
     LLMResolver,
     MemoryResolver,
     ModelSlot,
+    Tool,
+    ToolCall,
     describe_validation,
     one_line,
     plain_error,
+    register_tools,
 )
 
-__all__ = ["MemoryResolver", "build_mcp_server"]
+__all__ = ["TOOLS", "MemoryResolver", "build_mcp_server"]
+
+ChunkIdField = Field(pattern=r"^chunk-\d{8}-[0-9a-f]{12}$", description="A memory id.")
+Tags = Annotated[list[str], Field(max_length=32, description="Tags, e.g. ['jane']")]
 
 
-class Remembered(BaseModel):
+# -- remember, recall, list -----------------------------------------------------------
+class RememberArgs(BaseModel):
+    text: Annotated[str, Field(min_length=1, description="What to remember.")]
+    tags: Tags = []
+
+
+class RememberedIds(BaseModel):
+    model_config = ConfigDict(title="Remembered")
+
     ids: list[str] = Field(description="The memories made (long text is split).")
     count: int
+
+
+def remember(call: ToolCall, args: RememberArgs) -> RememberedIds:
+    """Store something worth remembering as episodic memory."""
+    chunks = call.memory.remember(args.text, tags=args.tags)
+    return RememberedIds(ids=[c.id for c in chunks], count=len(chunks))
+
+
+class RecallArgs(BaseModel):
+    query: Annotated[str, Field(min_length=1, max_length=4000)]
+    k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 5
 
 
 class Recalled(BaseModel):
     hits: list[RecallHit]
 
 
+def recall(call: ToolCall, args: RecallArgs) -> Recalled:
+    """Search all memory (memories, notes, profile facts), best first."""
+    return Recalled(hits=call.memory.recall(args.query, k=args.k))
+
+
+class ListMemoriesArgs(BaseModel):
+    limit: Annotated[int, Field(ge=1, le=200, description="How many, newest first.")] = 20
+    tags: Annotated[list[str], Field(max_length=32, description="Only with these tags.")] = []
+    include_deleted: Annotated[bool, Field(description="Also soft-deleted ones.")] = False
+
+
 class MemoryListing(BaseModel):
     memories: list[MemoryItem]
+
+
+def list_memories(call: ToolCall, args: ListMemoriesArgs) -> MemoryListing:
+    """List stored memories, newest first (ids for update_memory and forget)."""
+    rows = call.memory.memories(
+        limit=args.limit, tags=args.tags, include_deleted=args.include_deleted
+    )
+    return MemoryListing(memories=[MemoryItem.model_validate(r) for r in rows])
+
+
+# -- correct, undo, forget ------------------------------------------------------------
+class UpdateMemoryArgs(BaseModel):
+    id: Annotated[str, ChunkIdField]
+    text: Annotated[str | None, Field(min_length=1, description="The new text.")] = None
+    tags: Annotated[
+        list[str] | None, Field(max_length=32, description="The new tags (replaces all).")
+    ] = None
+
+
+def update_memory(call: ToolCall, args: UpdateMemoryArgs) -> MemoryItem:
+    """Correct a memory's text or tags (re-indexed, logged, undoable)."""
+    return MemoryItem.of(call.memory.update(args.id, text=args.text, tags=args.tags))
+
+
+class UndoMemoryArgs(BaseModel):
+    id: Annotated[str, ChunkIdField]
+    edit: Annotated[
+        str | None,
+        Field(
+            pattern=r"^edit-[0-9a-f]{16}$",
+            description="The edit to revert (default: the memory's newest one).",
+        ),
+    ] = None
+
+
+class UndoneEdit(BaseModel):
+    id: str
+    edit: str = Field(description="The undo (itself an edit).")
+    undoes: str
+    now: JsonObject = Field(description="The memory's fields after the undo.")
+
+
+def undo_memory(call: ToolCall, args: UndoMemoryArgs) -> UndoneEdit:
+    """Undo an edit of a memory (update_memory, forget); refused if it changed since."""
+    done = call.memory.undo(args.id, edit=args.edit)
+    return UndoneEdit(id=args.id, edit=done.edit, undoes=str(done.undoes), now=done.after)
+
+
+class ForgetArgs(BaseModel):
+    id: Annotated[str, ChunkIdField]
+    hard: Annotated[bool, Strict(), Field(description="Remove for good (no restore).")] = False
 
 
 class Forgot(BaseModel):
@@ -63,14 +153,15 @@ class Forgot(BaseModel):
     restorable: bool = Field(description="True for a soft delete (undo with restore).")
 
 
-class UndoneEdit(BaseModel):
-    id: str
-    edit: str = Field(description="The undo (itself an edit).")
-    undoes: str
-    now: dict[str, Any] = Field(description="The memory's fields after the undo.")
+def forget(call: ToolCall, args: ForgetArgs) -> Forgot:
+    """Forget a memory: hidden from recall (restorable), or with hard=true removed."""
+    call.memory.forget(args.id, hard=args.hard)
+    return Forgot(id=args.id, hard=args.hard, restorable=not args.hard)
 
 
-ChunkIdField = Field(pattern=r"^chunk-\d{8}-[0-9a-f]{12}$", description="A memory id.")
+# -- notes ----------------------------------------------------------------------------
+class ReadNoteArgs(BaseModel):
+    path: Annotated[str, Field(min_length=1, description="Vault path, e.g. user.md")]
 
 
 class NoteText(BaseModel):
@@ -78,10 +169,96 @@ class NoteText(BaseModel):
     content: str
 
 
+def read_note(call: ToolCall, args: ReadNoteArgs) -> NoteText:
+    """Read a markdown note from the vault."""
+    memory = call.memory
+    return NoteText(path=memory.vault.locate(args.path).rel, content=memory.read_note(args.path))
+
+
+class WriteNoteArgs(BaseModel):
+    path: Annotated[str, Field(min_length=1, description="Vault path, e.g. entities/jane.md")]
+    content: Annotated[str, Field(description="The note's whole new content (markdown).")]
+
+
 class NoteSaved(BaseModel):
     path: str
     created: bool
     changed: bool = True
+
+
+def write_note(call: ToolCall, args: WriteNoteArgs) -> NoteSaved:
+    """Create a note, or replace its whole content."""
+    result = call.memory.write_note(args.path, args.content)
+    return NoteSaved(
+        path=result["path"], created=result["created"], changed=result.get("changed", True)
+    )
+
+
+class RunActionsArgs(BaseModel):
+    actions: Annotated[
+        list[JsonObject],
+        Field(
+            min_length=1,
+            max_length=100,
+            description='Vault actions, e.g. [{"action": "read_file", "path": "user.md"}]',
+        ),
+    ]
+
+
+def run_actions(call: ToolCall, args: RunActionsArgs) -> JsonObject:
+    """Run JSON vault actions (read_file, create_file, update_file, delete_file,
+    list_files, go_to_link, …); returns one result per action."""
+    return call.memory.run_actions(args.actions)
+
+
+# -- profile --------------------------------------------------------------------------
+class ProfileShowArgs(BaseModel):
+    resource: Annotated[
+        str | None,
+        Field(description="One resource, e.g. user_food_prefs (default: all)."),
+    ] = None
+
+
+def profile_show(call: ToolCall, args: ProfileShowArgs) -> JsonObject:
+    """The user's structured profile facts, by resource file (expired items left out)."""
+    return call.memory.profile_show(args.resource)
+
+
+class ProfileApplyArgs(BaseModel):
+    operations: Annotated[
+        list[Operation],
+        Field(
+            min_length=1,
+            max_length=MAX_BATCH_OPERATIONS,
+            description="append / update / remove / no_change operations on profile "
+            "resource files (see profile_show for files and paths).",
+        ),
+    ]
+    dry_run: Annotated[bool, Strict(), Field(description="Check only; write nothing.")] = False
+
+
+def profile_apply(call: ToolCall, args: ProfileApplyArgs) -> JsonObject:
+    """Apply profile operations, all or nothing; returns each operation's outcome."""
+    ops = [op.model_dump(mode="json", exclude_none=True) for op in args.operations]
+    result = call.memory.profile_apply(ops, dry_run=args.dry_run)
+    if not result["ok"]:
+        raise ToolError(f"batch rejected, nothing changed: {result.get('error')}")
+    return result
+
+
+TOOLS: list[Tool] = [
+    remember,
+    recall,
+    list_memories,
+    update_memory,
+    undo_memory,
+    forget,
+    read_note,
+    write_note,
+    run_actions,
+    profile_show,
+    profile_apply,
+]
 
 
 class _MemagentMCP(MCPServer[Any]):
@@ -92,7 +269,7 @@ class _MemagentMCP(MCPServer[Any]):
         self._backend = backend
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+        self, name: str, arguments: JsonObject, context: Context[Any, Any] | None = None
     ) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
@@ -100,7 +277,7 @@ class _MemagentMCP(MCPServer[Any]):
             raise ToolError(plain_error(name, exc)) from None
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+        self, name: str, arguments: JsonObject | None = None, context: Any = None
     ) -> Any:
         from mcp import MCPError
 
@@ -171,147 +348,6 @@ def build_mcp_server(
         log_level="WARNING",
     )
 
-    current = backend.memory
-
-    @mcp.tool()
-    def remember(
-        text: Annotated[str, Field(min_length=1, description="What to remember.")],
-        ctx: Context,
-        tags: Annotated[list[str], Field(max_length=32, description="Tags, e.g. ['jane']")] = [],  # noqa: B006
-    ) -> Remembered:
-        """Store something worth remembering as episodic memory."""
-        chunks = current(ctx).remember(text, tags=tags)
-        return Remembered(ids=[c.id for c in chunks], count=len(chunks))
-
-    @mcp.tool()
-    def recall(
-        query: Annotated[str, Field(min_length=1, max_length=4000)],
-        ctx: Context,
-        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 5,
-    ) -> Recalled:
-        """Search all memory (memories, notes, profile facts), best first."""
-        return Recalled(hits=current(ctx).recall(query, k=k))
-
-    @mcp.tool()
-    def list_memories(
-        ctx: Context,
-        limit: Annotated[int, Field(ge=1, le=200, description="How many, newest first.")] = 20,
-        tags: Annotated[list[str], Field(max_length=32, description="Only with these tags.")] = [],  # noqa: B006
-        include_deleted: Annotated[bool, Field(description="Also soft-deleted ones.")] = False,
-    ) -> MemoryListing:
-        """List stored memories, newest first (ids for update_memory and forget)."""
-        rows = current(ctx).memories(limit=limit, tags=tags, include_deleted=include_deleted)
-        return MemoryListing(memories=[MemoryItem.model_validate(r) for r in rows])
-
-    @mcp.tool()
-    def update_memory(
-        id: Annotated[str, ChunkIdField],
-        ctx: Context,
-        text: Annotated[str | None, Field(min_length=1, description="The new text.")] = None,
-        tags: Annotated[
-            list[str] | None, Field(max_length=32, description="The new tags (replaces all).")
-        ] = None,
-    ) -> MemoryItem:
-        """Correct a memory's text or tags (re-indexed, logged, undoable)."""
-        chunk = current(ctx).update(id, text=text, tags=tags)
-        return MemoryItem.of(chunk)
-
-    @mcp.tool()
-    def undo_memory(
-        id: Annotated[str, ChunkIdField],
-        ctx: Context,
-        edit: Annotated[
-            str | None,
-            Field(
-                pattern=r"^edit-[0-9a-f]{16}$",
-                description="The edit to revert (default: the memory's newest one).",
-            ),
-        ] = None,
-    ) -> UndoneEdit:
-        """Undo an edit of a memory (update_memory, forget); refused if it changed since."""
-        done = current(ctx).undo(id, edit=edit)
-        return UndoneEdit(id=id, edit=done.edit, undoes=str(done.undoes), now=done.after)
-
-    @mcp.tool()
-    def forget(
-        id: Annotated[str, ChunkIdField],
-        ctx: Context,
-        hard: Annotated[bool, Strict(), Field(description="Remove for good (no restore).")] = False,
-    ) -> Forgot:
-        """Forget a memory: hidden from recall (restorable), or with hard=true removed."""
-        current(ctx).forget(id, hard=hard)
-        return Forgot(id=id, hard=hard, restorable=not hard)
-
-    @mcp.tool()
-    def read_note(
-        path: Annotated[str, Field(min_length=1, description="Vault path, e.g. user.md")],
-        ctx: Context,
-    ) -> NoteText:
-        """Read a markdown note from the vault."""
-        memory = current(ctx)
-        return NoteText(path=memory.vault.locate(path).rel, content=memory.read_note(path))
-
-    @mcp.tool()
-    def write_note(
-        path: Annotated[str, Field(min_length=1, description="Vault path, e.g. entities/jane.md")],
-        content: Annotated[str, Field(description="The note's whole new content (markdown).")],
-        ctx: Context,
-    ) -> NoteSaved:
-        """Create a note, or replace its whole content."""
-        result = current(ctx).write_note(path, content)
-        return NoteSaved(
-            path=result["path"], created=result["created"], changed=result.get("changed", True)
-        )
-
-    @mcp.tool()
-    def run_actions(
-        actions: Annotated[
-            list[dict[str, Any]],
-            Field(
-                min_length=1,
-                max_length=100,
-                description='Vault actions, e.g. [{"action": "read_file", "path": "user.md"}]',
-            ),
-        ],
-        ctx: Context,
-    ) -> dict[str, Any]:
-        """Run JSON vault actions (read_file, create_file, update_file, delete_file,
-        list_files, go_to_link, …); returns one result per action."""
-        return current(ctx).run_actions(actions)
-
-    @mcp.tool()
-    def profile_show(
-        ctx: Context,
-        resource: Annotated[
-            str | None,
-            Field(description="One resource, e.g. user_food_prefs (default: all)."),
-        ] = None,
-    ) -> dict[str, Any]:
-        """The user's structured profile facts, by resource file (expired items left out)."""
-        return current(ctx).profile_show(resource)
-
-    @mcp.tool()
-    def profile_apply(
-        operations: Annotated[
-            list[Operation],
-            Field(
-                min_length=1,
-                max_length=MAX_BATCH_OPERATIONS,
-                description="append / update / remove / no_change operations on profile "
-                "resource files (see profile_show for files and paths).",
-            ),
-        ],
-        ctx: Context,
-        dry_run: Annotated[bool, Strict(), Field(description="Check only; write nothing.")] = False,
-    ) -> dict[str, Any]:
-        """Apply profile operations, all or nothing; returns each operation's outcome."""
-        ops = [op.model_dump(mode="json", exclude_none=True) for op in operations]
-        result = current(ctx).profile_apply(ops, dry_run=dry_run)
-        if not result["ok"]:
-            raise ToolError(f"batch rejected, nothing changed: {result.get('error')}")
-        return result
-
-    mcp_notes.register(mcp, backend)
-    mcp_memory.register(mcp, backend)
+    register_tools(mcp, backend, [*TOOLS, *mcp_notes.TOOLS, *mcp_memory.TOOLS])
     mcp_prompts.register(mcp, backend)
     return mcp

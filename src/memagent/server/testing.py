@@ -11,11 +11,12 @@ import socket
 import threading
 import time
 from types import TracebackType
-from typing import Any
 
 import httpx
 import uvicorn
 from fastapi import FastAPI
+
+from memagent.core.jsontext import JsonObject
 
 
 class LiveServer:
@@ -69,11 +70,11 @@ class LiveServer:
 PROBLEM_TYPE = "application/problem+json"
 
 
-def assert_problem(response: httpx.Response, status: int) -> dict[str, Any]:
+def assert_problem(response: httpx.Response, status: int) -> JsonObject:
     """Assert `response` is an RFC 9457 problem document with `status`; return it."""
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith(PROBLEM_TYPE), response.headers
-    body: dict[str, Any] = response.json()
+    body: JsonObject = response.json()
     assert body["status"] == status
     assert {"type", "title", "status", "detail", "instance"} <= set(body)
     assert body["instance"] == response.request.url.path

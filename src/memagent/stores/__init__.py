@@ -12,7 +12,7 @@ with open_stores("postgresql://db/memagent", user="alice") as stores:
 `open_stores(home_or_url, *, user, embeddings, …)` returns a `Stores`: the
 chunk store, the profile store, the vault (notes), the API keys, opened lazily
 on one backend (`open_keys` opens a server's keys alone). The API
-(`memagent.api.Memory`), the agent (`AgentMemory`), the HTTP server and the CLI
+(`memagent.api.Memory`), the agent (`memagent.agent.MemoryAccess`), the HTTP server and the CLI
 all open their stores here, so choosing a backend happens in one place. Like
 basic-memory's search repository, each store is one base class
 whose storage parts are hooks (`ChunkStore` / `PgChunkStore`, `ProfileStore` /

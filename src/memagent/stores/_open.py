@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Literal
 from memagent.core import Config, InvalidInput, MemoryHome
 
 if TYPE_CHECKING:
+    from memagent.api_keys import Keys
     from memagent.core.state import State
     from memagent.memory.chunks import ChunkStore
-    from memagent.memory.keys import Keys
     from memagent.memory.profile import ProfileStore
     from memagent.memory.vault import Vault
     from memagent.postgres import Database
@@ -86,7 +86,9 @@ class Stores:
         """The home's config (limits, search, embeddings); defaults without a home."""
         return self.home.config if self.home is not None else Config()
 
-    def _need_home(self, what: str) -> MemoryHome:
+    def need_home(self, what: str) -> MemoryHome:
+        """The memory home, for `what` (words for the refusal) that lives only in a
+        home's files; `InvalidInput` when these stores were opened on a URL alone."""
         if self.home is None:
             raise InvalidInput(f"{what} need a memory home on this backend (open with home=…)")
         return self.home
@@ -106,7 +108,7 @@ class Stores:
                 else:
                     from memagent.memory.chunks import ChunkStore
 
-                    self._chunks = ChunkStore(self._need_home("chunks"), embeddings=self.embeddings)
+                    self._chunks = ChunkStore(self.need_home("chunks"), embeddings=self.embeddings)
             return self._chunks
 
     @property
@@ -125,7 +127,7 @@ class Stores:
                 else:
                     from memagent.memory.profile import ProfileStore
 
-                    self._profile = ProfileStore(self._need_home("profile facts"))
+                    self._profile = ProfileStore(self.need_home("profile facts"))
             return self._profile
 
     @property
@@ -152,9 +154,9 @@ class Stores:
 
                     self._keys = PgKeyStore(self.db)
                 else:
-                    from memagent.memory.keys import KeyStore
+                    from memagent.api_keys import KeyStore
 
-                    self._keys = KeyStore(self._need_home("API keys").root / "server")
+                    self._keys = KeyStore(self.need_home("API keys").root / "server")
             return self._keys
 
     @property
@@ -167,7 +169,7 @@ class Stores:
             return PgState(self.db, self.user)
         from memagent.core.state import FileState
 
-        return FileState(self._need_home("agent state"))
+        return FileState(self.need_home("agent state"))
 
     def open_vault(self, actor: str) -> Vault:
         """A vault whose writes are logged as `actor` (a new object each call)."""
@@ -179,7 +181,7 @@ class Stores:
             )
         from memagent.memory.vault import Vault
 
-        return Vault(self._need_home("notes"), actor=actor)
+        return Vault(self.need_home("notes"), actor=actor)
 
     # -- life cycle ---------------------------------------------------------------------
     def close(self) -> None:
@@ -276,7 +278,7 @@ def open_keys(
     what was opened for it."""
     url = store_url(home, store)
     if url is None:
-        from memagent.memory.keys import KeyStore
+        from memagent.api_keys import KeyStore
 
         return KeyStore(root), lambda: None
     from memagent.postgres import Database, PgKeyStore

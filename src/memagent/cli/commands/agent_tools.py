@@ -9,7 +9,7 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from memagent.cli._common import HomeOption, console, open_home, print_json
+from memagent.cli._common import HomeOption, console, home_from_option, print_json
 
 persona_app = typer.Typer(help="Personas: list, show, choose, and tune their sliders.")
 trace_app = typer.Typer(help="Traces of agent turns.")
@@ -21,16 +21,16 @@ def persona_ls(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """List personas; the active one is marked."""
     from memagent.agent import Personas
 
-    personas = Personas(open_home(home))
+    personas = Personas(home_from_option(home))
     active = personas.active_name()
-    rows = [personas.load(n).to_json() | {"active": n == active} for n in personas.names()]
+    shown = [(personas.load(n), n == active) for n in personas.names()]
     if as_json:
-        print_json(rows)
+        print_json([p.to_json() | {"active": on} for p, on in shown])
         return
     table = Table("", "persona", "description", "sliders")
-    for r in rows:
-        sliders = " ".join(f"{k}={v}" for k, v in r["sliders"].items())
-        table.add_row("*" if r["active"] else "", r["name"], r["description"], sliders)
+    for p, on in shown:
+        sliders = " ".join(f"{k}={v}" for k, v in p.sliders.items())
+        table.add_row("*" if on else "", p.name, p.description, sliders)
     console.print(table)
 
 
@@ -42,7 +42,7 @@ def persona_show(
     """Show how a persona is rendered into the system prompt."""
     from memagent.agent import Personas
 
-    personas = Personas(open_home(home))
+    personas = Personas(home_from_option(home))
     persona = personas.load(name or personas.active_name())
     console.print(f"[bold]{persona.name}[/] — {persona.description}", highlight=False)
     console.print(personas.render(persona), highlight=False, markup=False)
@@ -56,7 +56,7 @@ def persona_use(
     """Make NAME the active persona."""
     from memagent.agent import Personas
 
-    persona = Personas(open_home(home)).use(name)
+    persona = Personas(home_from_option(home)).use(name)
     console.print(f"active persona: [bold]{persona.name}[/]", highlight=False)
 
 
@@ -72,7 +72,7 @@ def persona_set(
     """Set a slider (0-100) of the active persona."""
     from memagent.agent import Personas
 
-    changed = Personas(open_home(home)).set_slider(slider, value, persona=persona)
+    changed = Personas(home_from_option(home)).set_slider(slider, value, persona=persona)
     console.print(
         f"{changed.name}: {slider.lower()} = {changed.sliders[slider.lower()]}", highlight=False
     )
@@ -82,7 +82,7 @@ def hud(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Regenerate gauges/LIVEHUD.md and show it."""
     from memagent.agent import render_hud, write_hud
 
-    _, status = write_hud(open_home(home))
+    _, status = write_hud(home_from_option(home))
     if as_json:
         print_json(status)
     else:
@@ -94,7 +94,7 @@ def trace_last(home: HomeOption = None, as_json: JsonOption = False) -> None:
     """Show every step of the most recent agent turn."""
     from memagent.agent import Traces
 
-    doc = Traces(open_home(home)).last()
+    doc = Traces(home_from_option(home)).last()
     if as_json:
         print_json(doc)
         return

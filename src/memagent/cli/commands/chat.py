@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, err_console, open_home, print_json
+from memagent.cli._common import HomeOption, console, err_console, home_from_option, print_json
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from memagent.agent import Agent
+    from memagent.agent.deep import DeepJson
+    from memagent.agent.turn import TurnJson
     from memagent.core import MemoryHome
 
 ModelOption = Annotated[
@@ -155,7 +157,7 @@ def chat(
     from memagent.agent import Conversations
     from memagent.core import NotFound
 
-    mh = open_home(home)
+    mh = home_from_option(home)
     conv_id = conversation
     if resume and conv_id is None:
         latest = Conversations(mh).latest()
@@ -260,7 +262,7 @@ def _interactive(agent: Agent, *, resumed: bool) -> None:
     from memagent.core import MemagentError
 
     console.print(
-        f"[bold]memagent[/] · model [cyan]{agent.llm.name}[/] · mode {agent.mode} · "
+        f"[bold]memagent[/] · model [cyan]{agent.llm.name}[/] · mode {agent.config.mode} · "
         f"conversation {agent.conversation_id}" + (" (resumed)" if resumed else ""),
         highlight=False,
     )
@@ -358,7 +360,7 @@ def ask(
     from memagent.index.temporal import parse_as_of
 
     asked = parse_as_of(as_of) if as_of is not None else None  # before anything loads
-    mh = open_home(home)
+    mh = home_from_option(home)
     if (question is None) == (batch is None):
         raise InvalidInput("give a QUESTION or --batch FILE (one of them)")
     if batch is not None:
@@ -373,26 +375,7 @@ def ask(
     if deep:
         if asked is not None:
             raise InvalidInput("--as-of and --deep do not go together")
-        from memagent.agent import AgentMemory, deep_ask
-        from memagent.llm import load_llm
-
-        llm = load_llm(model or mh.config.llm.model, mh.config.llm)
-        memory = AgentMemory(mh)
-        try:
-            result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
-        finally:
-            memory.close()
-        from memagent.agent import Trace, Traces
-
-        trace = Trace("deep", 1, llm.name, "deep", question, steps=result.steps)
-        trace.reply, trace.ok, trace.seconds = result.answer, result.ok, round(result.seconds, 3)
-        Traces(mh).save(trace)
-        if not result.ok:
-            if as_json:
-                print_json(result.to_json())
-            err_console.print(f"[bold red]error:[/] {escape(result.answer)}")
-            raise typer.Exit(1)
-        _print_answer(result.to_json(), result.answer, as_json=as_json)
+        _ask_deep(mh, model, question, max_steps, as_json=as_json)
         return
     agent = _agent(
         mh, model, mode, persona, max_steps, None, None, learn, short=short, prompt_set=prompt_set
@@ -409,6 +392,30 @@ def ask(
     finally:
         _finish(agent, quiet=True)
     _exit_now(agent, 0)
+
+
+def _ask_deep(
+    mh: MemoryHome, model: str | None, question: str, max_steps: int | None, *, as_json: bool
+) -> None:
+    """`ask --deep`: recursive retrieval (`memagent.agent.deep`), its steps traced."""
+    from memagent.agent import MemoryAccess, Trace, Traces, deep_ask
+    from memagent.llm import load_llm
+
+    llm = load_llm(model or mh.config.llm.model, mh.config.llm)
+    memory = MemoryAccess(mh)
+    try:
+        result = deep_ask(memory, llm, question, max_iterations=max_steps or 6)
+    finally:
+        memory.close()
+    trace = Trace("deep", 1, llm.name, "deep", question, steps=result.steps)
+    trace.reply, trace.ok, trace.seconds = result.answer, result.ok, round(result.seconds, 3)
+    Traces(mh).save(trace)
+    if not result.ok:
+        if as_json:
+            print_json(result.to_json())
+        err_console.print(f"[bold red]error:[/] {escape(result.answer)}")
+        raise typer.Exit(1)
+    _print_answer(result.to_json(), result.answer, as_json=as_json)
 
 
 def _ask_batch(
@@ -437,7 +444,7 @@ def _ask_batch(
         raise typer.Exit(1)
 
 
-def _print_answer(out: dict[str, Any], answer: str, *, as_json: bool) -> None:
+def _print_answer(out: TurnJson | DeepJson, answer: str, *, as_json: bool) -> None:
     if as_json:
         print_json(out)
     else:

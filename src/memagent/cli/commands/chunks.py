@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, console, open_home, print_json
-from memagent.cli.commands.memories import _filters
+from memagent.cli._common import HomeOption, console, home_from_option, print_json, search_filters
 
 chunks_app = typer.Typer(
     help="List, show, edit, undo, delete and restore episodic chunks.", no_args_is_help=True
@@ -34,9 +33,9 @@ def ls(
 
     from memagent.memory.chunks import ChunkStore
 
-    f = _filters(tag, type_, None, since, until, conversation, user)
+    f = search_filters(tag, type_, None, since, until, conversation, user)
     f.include_deleted = deleted
-    store = ChunkStore(open_home(home), embeddings=False)
+    store = ChunkStore(home_from_option(home), embeddings=False)
     items = store.list(f, limit=limit)
     if as_json:
         print_json(items)
@@ -58,7 +57,7 @@ def show(chunk_id: str, home: HomeOption = None) -> None:
     """Print one chunk as JSON (records the access)."""
     from memagent.memory.chunks import ChunkStore
 
-    print_json(ChunkStore(open_home(home)).get(chunk_id).model_dump(mode="json"))
+    print_json(ChunkStore(home_from_option(home)).get(chunk_id).model_dump(mode="json"))
 
 
 @chunks_app.command("rm")
@@ -70,7 +69,7 @@ def rm(
     """Soft-delete a chunk (hidden from search; `restore` undoes it), or --hard."""
     from memagent.memory.chunks import ChunkStore
 
-    store = ChunkStore(open_home(home))
+    store = ChunkStore(home_from_option(home))
     if hard:
         store.hard_delete(chunk_id)
         console.print(f"deleted {chunk_id} (hard)", highlight=False)
@@ -86,7 +85,7 @@ def restore(chunk_id: str, home: HomeOption = None) -> None:
     """Undo a soft delete."""
     from memagent.memory.chunks import ChunkStore
 
-    ChunkStore(open_home(home)).restore(chunk_id)
+    ChunkStore(home_from_option(home)).restore(chunk_id)
     console.print(f"restored {chunk_id}", highlight=False)
 
 
@@ -111,7 +110,7 @@ def edit(
     tags = [] if no_tags else tag
     if text is None and tags is None and type_ is None:
         raise InvalidInput("nothing to change: give --text, --tag, --no-tags or --type")
-    store = ChunkStore(open_home(home))
+    store = ChunkStore(home_from_option(home))
     chunk = store.update(chunk_id, content=text, tags=tags, type=type_)
     if as_json:
         print_json(chunk.model_dump(mode="json"))
@@ -128,7 +127,7 @@ def history(chunk_id: str, home: HomeOption = None, as_json: AsJson = False) -> 
 
     from memagent.memory.chunks import ChunkStore
 
-    edits = ChunkStore(open_home(home), embeddings=False).history(chunk_id)
+    edits = ChunkStore(home_from_option(home), embeddings=False).history(chunk_id)
     if as_json:
         print_json([e.to_json() for e in edits])
         return
@@ -155,7 +154,7 @@ def undo(
     """Revert a chunk's newest edit (or --edit ID); refused if it changed since."""
     from memagent.memory.chunks import ChunkStore
 
-    done = ChunkStore(open_home(home)).undo(chunk_id, edit=edit_id)
+    done = ChunkStore(home_from_option(home)).undo(chunk_id, edit=edit_id)
     if as_json:
         print_json(done.to_json())
         return
@@ -173,7 +172,7 @@ def link(
     """Add a manual link SOURCE --KIND--> TARGET."""
     from memagent.memory.chunks import ChunkStore
 
-    ChunkStore(open_home(home)).link(source, kind, target, remove=remove)
+    ChunkStore(home_from_option(home)).link(source, kind, target, remove=remove)
     console.print(f"{'unlinked' if remove else 'linked'} {source} {kind} {target}", highlight=False)
 
 
@@ -181,7 +180,7 @@ def links(chunk_id: str, home: HomeOption = None, as_json: AsJson = False) -> No
     """Show a chunk's links, both directions."""
     from memagent.memory.chunks import ChunkStore
 
-    got = ChunkStore(open_home(home), embeddings=False).links(chunk_id)
+    got = ChunkStore(home_from_option(home), embeddings=False).links(chunk_id)
     if as_json:
         print_json(got)
         return

@@ -111,12 +111,12 @@ def _tour(home_dir: Path | None, scratch: bool) -> None:
     ops_before = sum(1 for _ in read_ops(mh.layout.ops_log))
     result = run_actions(vault, parsed.actions)
     table = Table("#", "action", "ok", "value / error")
-    for r in result["results"]:
-        ok = "[green]ok[/]" if r["ok"] else "[red]error[/]"
-        table.add_row(str(r["index"]), r["action"], ok, _short(r.get("value", r.get("error"))))
+    for r in result.results:
+        ok = "[green]ok[/]" if r.ok else "[red]error[/]"
+        table.add_row(str(r.index), r.action, ok, _short(r.value if r.ok else r.error))
     console.print(table)
     console.print(
-        f"{result['succeeded']} succeeded, {result['failed']} failed. The whole result is "
+        f"{result.succeeded} succeeded, {result.failed} failed. The whole result is "
         "one JSON object, which goes back to the LLM on its next turn."
     )
 

@@ -7,14 +7,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from memagent.cli._common import HomeOption, console, open_home, print_json
+from memagent.cli._common import HomeOption, console, home_from_option, print_json
 
 
 def init(home: HomeOption = None) -> None:
     """Create the memory home (idempotent: existing files are kept)."""
     from memagent.setup import init_home
 
-    mh = open_home(home, must_exist=False)
+    mh = home_from_option(home, must_exist=False)
     created = init_home(mh)
     console.print(f"memory home: {mh.root}")
     for rel in created:
@@ -40,7 +40,7 @@ def log(
     ] = None,
 ) -> None:
     """Show the ops log: every write to the memory home, newest last."""
-    mh = open_home(home)
+    mh = home_from_option(home)
     if prune is not None:
         segs, blobs, freed = mh.storage.prune_log(prune)
         console.print(

@@ -13,7 +13,7 @@ import typer
 from memagent.cli._common import HomeOption, StoreOption, print_json
 
 if TYPE_CHECKING:
-    from memagent.memory.keys import ApiKey, Keys
+    from memagent.api_keys import ApiKey, Keys
 
 RootOption = Annotated[
     Path | None,

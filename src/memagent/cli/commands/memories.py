@@ -16,14 +16,16 @@ from memagent.cli._common import (
     StoreOption,
     console,
     err_console,
-    open_home,
+    home_from_option,
     print_json,
     read_stdin_text,
+    search_filters,
 )
+from memagent.core.jsontext import JsonObject
 
 if TYPE_CHECKING:
-    from memagent.index import Filters
-    from memagent.memory.chunks import ChunkStore
+    from memagent.index import Hit
+    from memagent.memory.chunks import ChunkDraft, ChunkStore
 
 TagOption = Annotated[list[str] | None, typer.Option("--tag", "-t", help="A tag (repeatable).")]
 StoreUserOption = Annotated[
@@ -45,7 +47,7 @@ def _store(
     from memagent.stores import open_stores
 
     stores = open_stores(
-        open_home(home), create=False, embeddings=False if keyword_only else None,
+        home_from_option(home), create=False, embeddings=False if keyword_only else None,
         store=store, user=user,
     )  # fmt: skip
     return stores.chunks
@@ -139,7 +141,6 @@ def import_(
     Idempotent: a message imported before (same `id`, or without one the same
     content, timestamp and conversation) is skipped, so a rerun, or a run after
     an interrupted one, completes without duplicates."""
-    from memagent.cli._progress import progress
     from memagent.core import InvalidInput
     from memagent.memory.chunks.exports import FORMATS
     from memagent.memory.chunks.importer import (
@@ -160,14 +161,41 @@ def import_(
         merge=merge,
     )  # fmt: skip
     store = _store(home, keyword_only, store_url, store_user)
-    known = _import_keys(store)
-    todo, seen = [], set(known)
+    todo = _not_imported(drafts, store)
+    skipped = len(drafts) - len(todo)
+    done = _create_in_batches(store, todo, drafts)
+    note = f" ({skipped} already imported, skipped)" if skipped else ""
+    console.print(f"imported {len(messages)} messages as {done} chunks{note}", highlight=False)
+    named = sum("speaker" in m.inferred for m in messages)
+    split = {(m.conversation_id, m.session_id) for m in messages if "session" in m.inferred}
+    if named or len(split) > 1:
+        console.print(
+            f"inferred: speakers of {named} messages from their 'Name:' prefix; "
+            f"{len(split)} sessions from pauses of 30 minutes or more",
+            highlight=False,
+        )
+
+
+_IMPORT_BATCH = 256
+
+
+def _not_imported(drafts: list[ChunkDraft], store: ChunkStore) -> list[ChunkDraft]:
+    """The drafts not imported before (by their import key), each once."""
+    seen = _import_keys(store)
+    todo = []
     for d in drafts:
         key = str((d.source or {}).get("import_key"))
         if key not in seen:
             seen.add(key)
             todo.append(d)
-    skipped = len(drafts) - len(todo)
+    return todo
+
+
+def _create_in_batches(store: ChunkStore, todo: list[ChunkDraft], drafts: list[ChunkDraft]) -> int:
+    """Store `todo` a batch at a time with progress; how many were stored. Ctrl-C
+    says how many of `drafts` are in the store and exits 130 (a rerun adds the rest)."""
+    from memagent.cli._progress import progress
+
     done = 0
     try:
         with progress("importing", "chunks") as update:
@@ -189,19 +217,7 @@ def import_(
             highlight=False,
         )
         raise typer.Exit(130) from None
-    note = f" ({skipped} already imported, skipped)" if skipped else ""
-    console.print(f"imported {len(messages)} messages as {done} chunks{note}", highlight=False)
-    named = sum("speaker" in m.inferred for m in messages)
-    split = {(m.conversation_id, m.session_id) for m in messages if "session" in m.inferred}
-    if named or len(split) > 1:
-        console.print(
-            f"inferred: speakers of {named} messages from their 'Name:' prefix; "
-            f"{len(split)} sessions from pauses of 30 minutes or more",
-            highlight=False,
-        )
-
-
-_IMPORT_BATCH = 256
+    return done
 
 
 def _import_keys(store: Any) -> set[str]:
@@ -211,33 +227,6 @@ def _import_keys(store: Any) -> set[str]:
 
     rows = store.list(Filters(include_deleted=True), limit=10_000_000)
     return {str(k) for r in rows if (k := (r.get("source") or {}).get("import_key"))}
-
-
-def _filters(
-    tag: list[str] | None,
-    type_: str | None,
-    kind: list[str] | None,
-    since: str | None,
-    until: str | None,
-    conversation: str | None,
-    user: str | None,
-) -> Filters:
-    from memagent.core import InvalidInput
-    from memagent.index import KINDS, Filters
-    from memagent.memory.chunks.model import parse_timestamp
-
-    for k in kind or []:
-        if k not in KINDS:
-            raise InvalidInput(f"--kind {k!r}: use one of {', '.join(KINDS)}")
-    return Filters(
-        kinds=kind or None,
-        tags=[t.lower() for t in tag or []],
-        type=type_,
-        since=parse_timestamp(since).timestamp() if since else None,
-        until=parse_timestamp(until).timestamp() if until else None,
-        conversation_id=conversation,
-        user_id=user,
-    )
 
 
 def _batch_queries(path: Path) -> list[tuple[Any, str, float | None]]:
@@ -339,9 +328,6 @@ def recall(
     ] = None,
 ) -> None:
     """Search all memory (chunks, notes, profile facts): hybrid keyword + embeddings."""
-    from rich.markup import escape
-    from rich.table import Column, Table
-
     from memagent.cli._progress import progress
     from memagent.core import InvalidInput
     from memagent.index.temporal import parse_as_of
@@ -349,7 +335,7 @@ def recall(
     now = parse_as_of(as_of).timestamp() if as_of is not None else None
     if (query is None) == (batch is None):
         raise InvalidInput("give a QUERY or --batch FILE (one of them)")
-    filters = _filters(tag, type_, kind, since, until, conversation, user)
+    filters = search_filters(tag, type_, kind, since, until, conversation, user)
     queries = _batch_queries(batch) if batch is not None else []
     if model is not None and not deep:
         raise InvalidInput("--model is for --deep")
@@ -363,22 +349,30 @@ def recall(
             for qid, q, asked in queries:
                 terms, q = expand(q) if expand else ([], q)
                 hits = store.recall(q, k=k, filters=filters, now=asked if asked else now)
-                out: dict[str, Any] = {"id": qid, "hits": [h.to_json() for h in hits]}
-                if expand:
-                    out["expansion"] = terms
-                print_json(out)
+                print_json({"id": qid} | _hits_json(hits, terms if expand else None))
             return
         assert query is not None
         terms, searched = expand(query) if expand else ([], query)
         hits = store.recall(searched, k=k, filters=filters, now=now)
     if as_json:
-        doc: dict[str, Any] = {"hits": [h.to_json() for h in hits]}  # HTTP /v1/search's shape
-        if expand:
-            doc["expansion"] = terms
-        print_json(doc)
+        print_json(_hits_json(hits, terms if expand else None))  # HTTP /v1/search's shape
         return
-    if expand:
-        err_console.print(f"[dim]expanded with: {escape(', '.join(terms) or '(nothing)')}[/]")
+    _print_hits(store, hits, terms if expand else None)
+
+
+def _hits_json(hits: list[Hit], expansion: list[str] | None) -> JsonObject:
+    doc: JsonObject = {"hits": [h.to_json() for h in hits]}
+    if expansion is not None:
+        doc["expansion"] = expansion
+    return doc
+
+
+def _print_hits(store: ChunkStore, hits: list[Hit], expansion: list[str] | None) -> None:
+    from rich.markup import escape
+    from rich.table import Column, Table
+
+    if expansion is not None:
+        err_console.print(f"[dim]expanded with: {escape(', '.join(expansion) or '(nothing)')}[/]")
     mode = "hybrid" if store.embedder is not None else f"keyword-only ({store.keyword_only_reason})"
     err_console.print(f"[dim]{len(hits)} hits · {mode}[/]")
     table = Table(

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
-from memagent.cli._common import HomeOption, console, fail, open_home, print_json
-from memagent.core.jsontext import too_deep
+from memagent.cli._common import HomeOption, console, fail, home_from_option, print_json
+from memagent.core.jsontext import JsonObject, too_deep
 from memagent.memory.profile.summary import TITLES, item_line
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ SCHEMAS = ("resource", "operation", "batch", "switchboard")
 def _store(home: Path | None) -> ProfileStore:
     from memagent.memory.profile import ProfileStore
 
-    return ProfileStore(open_home(home))
+    return ProfileStore(home_from_option(home))
 
 
 @profile_app.command()
@@ -94,7 +94,7 @@ def _read_ops_text(file: str, limit: int) -> str:
         _reject(f"{file} is not UTF-8 text")
 
 
-def _reject(error: str, outcomes: list[dict[str, Any]] | None = None) -> NoReturn:
+def _reject(error: str, outcomes: list[JsonObject] | None = None) -> NoReturn:
     print_json({"ok": False, "batch": None, "error": error, "outcomes": outcomes or []})
     fail(error)
 
@@ -131,7 +131,7 @@ def apply(
     if len(raw) > MAX_BATCH_OPERATIONS:
         _reject(f"{len(raw)} operations in one batch; the limit is {MAX_BATCH_OPERATIONS}")
     ops = []
-    problems: list[dict[str, Any]] = []
+    problems: list[JsonObject] = []
     for i, entry in enumerate(raw):
         try:
             ops.append(parse_operation(entry))
@@ -218,8 +218,8 @@ def history(
         return
     table = Table("time", "batch", "change", "file", "path", "before → after")
     for e in entries:
-        before = (e.before or {}).get("display", "∅")
-        after = (e.after or {}).get("display", "∅")
+        before = e.before.display if e.before is not None else "∅"
+        after = e.after.display if e.after is not None else "∅"
         change = e.change + (f" ({e.note})" if e.note else "")
         cells = (e.ts[:19], e.batch, change, e.file, e.path, f"{before} → {after}")
         table.add_row(*(escape(c) for c in cells))
@@ -244,7 +244,7 @@ def undo(
     console.print(f"undid {result.undoes} (as {result.batch})", highlight=False)
     for name, changes in result.changes.items():
         for c in changes:
-            console.print(escape(f"  {name} {c['path']}: {c['op']} {c['item']}"), highlight=False)
+            console.print(escape(f"  {name} {c.path}: {c.op} {c.item}"), highlight=False)
 
 
 @profile_app.command()

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, console, err_console, open_home
+from memagent.cli._common import HomeOption, console, err_console, home_from_option
 
 
 def reindex(
@@ -19,7 +19,7 @@ def reindex(
     from memagent.cli._progress import progress
     from memagent.memory.chunks import ChunkStore
 
-    store = ChunkStore(open_home(home), embeddings=False if keyword_only else None)
+    store = ChunkStore(home_from_option(home), embeddings=False if keyword_only else None)
     with progress("indexing", "files") as update:
         report = store.rebuild(update)
     idx = store.index

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, open_home, print_json
+from memagent.cli._common import HomeOption, home_from_option, print_json
 
 sandbox_app = typer.Typer(help="The restricted, stateful Python interpreter.", no_args_is_help=True)
 
@@ -59,7 +59,7 @@ def run(
             if session is None:
                 doc = sess.run(code).to_json()
             else:
-                doc = run_persisted(open_home(home), session, sess, code)
+                doc = run_persisted(home_from_option(home), session, sess, code)
         finally:
             sess.close()
     except MemagentError as exc:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, StoreOption, err_console, open_home
+from memagent.cli._common import HomeOption, StoreOption, err_console, home_from_option
 from memagent.cli.commands.keys import RootOption
 from memagent.core import InvalidInput
 
@@ -123,7 +123,7 @@ def serve(
     configure_logging()  # before any dependency can put a handler on the root logger
 
     server_root = default_server_root(root, home)
-    served = open_home(home) if as_user is not None else None
+    served = home_from_option(home) if as_user is not None else None
     settings = _settings(
         in_flight or [],
         max_body_bytes=max_body,

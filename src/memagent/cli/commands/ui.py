@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from memagent.cli._common import HomeOption, err_console, open_home
+from memagent.cli._common import HomeOption, err_console, home_from_option
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -45,7 +45,7 @@ def ui(
     if host not in LOOPBACK:
         raise InvalidInput(f"--host {host}: the local page listens on loopback only; use serve")
     configure_logging()
-    mh = open_home(home)
+    mh = home_from_option(home)
     root = Path(tempfile.mkdtemp(prefix="memagent-ui-"))
     previous = signal.signal(signal.SIGTERM, _stop_on_term)
     try:

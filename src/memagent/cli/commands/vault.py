@@ -8,7 +8,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from memagent.cli._common import HomeOption, console, open_home, print_json
+from memagent.cli._common import HomeOption, console, home_from_option, print_json
 
 MAX_STDIN_BYTES = 8 * 1024 * 1024
 
@@ -86,11 +86,11 @@ def run(
             '"path": "user.md"}] or text containing <actions>…</actions>'
         )
     try:
-        vault = Vault(open_home(home))
+        vault = Vault(home_from_option(home))
         result = run_actions(vault, parsed.actions)
     except MemagentError as exc:
         _json_fail(str(exc), code=1)
-    print_json(result)
+    print_json(result.to_json())
 
 
 def _python_fail(message: str, code: int = 2) -> NoReturn:
@@ -110,7 +110,7 @@ def _run_python(
     try:
         limits = limits_from(timeout, max_ops)
         code = read_code(sys.stdin.buffer, limits.max_source_bytes)
-        mh = open_home(home)
+        mh = home_from_option(home)
         vault = Vault(mh, actor="vault-python")
         vault.real_root  # noqa: B018 -- a missing vault is an input error, not a tool error
         sess = IsolatedSession(tools=vault_tools(vault), limits=limits)
@@ -147,15 +147,15 @@ def ls(
     """List a vault folder (folders end in '/')."""
     from memagent.memory.vault import Vault
 
-    listing = Vault(open_home(home)).list_dir(path, recursive=recursive)
+    listing = Vault(home_from_option(home)).list_dir(path, recursive=recursive)
     if as_json:
-        print_json(listing)
+        print_json(listing.to_json())
         return
-    for entry in listing["entries"]:
+    for entry in listing.entries:
         style = "bold blue" if entry.endswith("/") else ""
         console.print(entry, style=style, highlight=False, markup=False)
-    if listing["truncated"]:
-        console.print(f"… (only the first {len(listing['entries'])} shown)", style="dim")
+    if listing.truncated:
+        console.print(f"… (only the first {len(listing.entries)} shown)", style="dim")
 
 
 @vault_app.command("show")
@@ -166,8 +166,8 @@ def show(
     """Print a note as it is on disk; a [[wikilink]] is resolved first."""
     from memagent.memory.vault import Vault
 
-    vault = Vault(open_home(home))
-    text = vault.go_to_link(path)["content"] if path.strip().startswith("[[") else vault.read(path)
+    vault = Vault(home_from_option(home))
+    text = vault.go_to_link(path).content if path.strip().startswith("[[") else vault.read(path)
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     sys.stdout.flush()
 

@@ -13,10 +13,18 @@ from __future__ import annotations
 import re
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
-from memagent.memory.chunks.model import Chunk, ChunkMetadata, check_id, check_tags, editable_fields
+from memagent.core.jsontext import JsonObject
+from memagent.memory.chunks.model import (
+    Chunk,
+    ChunkMetadata,
+    EditableFields,
+    check_id,
+    check_tags,
+    editable_fields,
+)
 
 
 class EditableStore(Protocol):
@@ -24,14 +32,14 @@ class EditableStore(Protocol):
 
     last_edit: str | None
 
-    def _read(self, chunk_id: str) -> Chunk: ...
+    def get(self, chunk_id: str, *, record_access: bool = True) -> Chunk: ...
 
-    def _lock(self) -> AbstractContextManager[None]: ...
+    def lock(self) -> AbstractContextManager[None]: ...
 
     def op_records(self, mentioning: str | None = None) -> list[OpRecord]: ...
 
-    def _save_edit(
-        self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
+    def save_edit(
+        self, chunk: Chunk, before: EditableFields, *, op: str, undoes: str | None = None
     ) -> Chunk: ...
 
 
@@ -47,12 +55,13 @@ class ChunkEdit:
     edit: str
     op: str
     chunk_id: str
-    before: dict[str, Any]
-    after: dict[str, Any]
+    before: JsonObject
+    """The editable fields before, as logged (`EditableFields` when memagent wrote it)."""
+    after: JsonObject
     undoes: str | None = None
     undone: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dict(self.__dict__)
 
 
@@ -93,11 +102,11 @@ def edits_of(records: list[OpRecord], chunk_id: str | None = None) -> list[Chunk
 def history(store: EditableStore, chunk_id: str) -> list[ChunkEdit]:
     """Every logged edit of one chunk, oldest first."""
     check_id(chunk_id)
-    store._read(chunk_id)
+    store.get(chunk_id, record_access=False)
     return edits_of(store.op_records(mentioning=chunk_id), chunk_id)
 
 
-def _apply(chunk: Chunk, fields: dict[str, Any]) -> Chunk:
+def _apply(chunk: Chunk, fields: JsonObject) -> Chunk:
     chunk.content = str(fields["content"])
     chunk.tags = check_tags(list(fields["tags"]))
     data = chunk.model_dump()
@@ -123,7 +132,7 @@ def undo(
         check_id(chunk_id)
     if edit is not None:
         check_edit_id(edit)
-    with store._lock():
+    with store.lock():
         edits = edits_of(store.op_records(mentioning=chunk_id or edit), chunk_id)
         if edit is not None:
             chosen = next((e for e in edits if e.edit == edit), None)
@@ -135,8 +144,9 @@ def undo(
                 raise NotFound(f"nothing to undo for {chunk_id}: no edit that is not undone")
         if chosen.undone:
             raise Conflict(f"edit {chosen.edit} was undone already")
-        chunk = store._read(chosen.chunk_id)
-        if editable_fields(chunk) != chosen.after:
+        chunk = store.get(chosen.chunk_id, record_access=False)
+        now = editable_fields(chunk)
+        if now != chosen.after:
             raise Conflict(
                 f"cannot undo {chosen.edit}: chunk {chosen.chunk_id} changed since "
                 f"(see `memagent chunks history {chosen.chunk_id}`)"
@@ -145,13 +155,13 @@ def undo(
             reverted = _apply(chunk, chosen.before)
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInput(f"edit {chosen.edit} has an unreadable log record") from exc
-        store._save_edit(reverted, chosen.after, op="undo", undoes=chosen.edit)
+        store.save_edit(reverted, now, op="undo", undoes=chosen.edit)
         return ChunkEdit(
             ts=reverted.metadata.modified,
             edit=store.last_edit or "",
             op="undo",
             chunk_id=chosen.chunk_id,
-            before=chosen.after,
-            after=editable_fields(reverted),
+            before=dict(now),
+            after=dict(editable_fields(reverted)),
             undoes=chosen.edit,
         )

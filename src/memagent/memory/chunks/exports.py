@@ -1,4 +1,4 @@
-"""Chat exports people already have, read into the importer's `Message`s.
+"""Chat exports people already have, read into the importer's `ImportedMessage`s.
 
 Formats (`FORMATS`; `detect` picks one from the text when none is given):
 
@@ -32,9 +32,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memagent.core import InvalidInput
-from memagent.core.jsontext import MAX_DEPTH, too_deep
+from memagent.core.jsontext import MAX_DEPTH, JsonObject, too_deep
 from memagent.index.roles import name_prefix
-from memagent.memory.chunks.message import Message, validate
+from memagent.memory.chunks.message import ImportedMessage, validate
 
 Format = Literal["auto", "messages", "chatgpt", "claude", "transcript"]
 FORMATS: tuple[str, ...] = ("auto", "messages", "chatgpt", "claude", "transcript")
@@ -62,11 +62,11 @@ def json_document(text: str, name: str) -> Any:
         raise InvalidInput(f"{name}: not usable JSON ({exc})") from exc
 
 
-def json_lines(text: str, name: str) -> list[Message]:
+def json_lines(text: str, name: str) -> list[ImportedMessage]:
     """JSON lines: one message object a line; blank lines are skipped. Lines end at
     newlines only: U+2028 and friends are valid inside a JSON string (splitlines
     would cut a message there)."""
-    out: list[Message] = []
+    out: list[ImportedMessage] = []
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -123,7 +123,7 @@ def detect(text: str) -> str:
     return _kind_of(json_document(text, "input"))
 
 
-def read(text: str, name: str, fmt: str = "auto") -> list[Message]:
+def read(text: str, name: str, fmt: str = "auto") -> list[ImportedMessage]:
     """Messages of `text` in format `fmt` ("auto": as `detect` says), the whole
     file checked; InvalidInput (nothing read) at the first problem."""
     if fmt not in FORMATS:
@@ -141,7 +141,7 @@ def read(text: str, name: str, fmt: str = "auto") -> list[Message]:
     return out
 
 
-def messages(data: Any, name: str) -> list[Message]:
+def messages(data: Any, name: str) -> list[ImportedMessage]:
     """The importer's own shape as one document: an array, `{"messages": [...]}`
     or a single message object."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
@@ -151,7 +151,7 @@ def messages(data: Any, name: str) -> list[Message]:
     return [validate(data, f"{name}, line 1")]
 
 
-def _conversations(data: Any, name: str, key: str, label: str) -> list[dict[str, Any]]:
+def _conversations(data: Any, name: str, key: str, label: str) -> list[JsonObject]:
     if isinstance(data, dict) and key in data:
         data = [data]
     if not isinstance(data, list):
@@ -164,7 +164,7 @@ def _conversations(data: Any, name: str, key: str, label: str) -> list[dict[str,
     return data
 
 
-def _obj(value: Any) -> dict[str, Any]:
+def _obj(value: Any) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -196,7 +196,7 @@ def _text_of(content: Any) -> str:
     return "\n".join(t for t in texts if t.strip())
 
 
-def _path(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, Any]]:
+def _path(mapping: JsonObject, current: Any, where: str) -> list[JsonObject]:
     """The nodes from the root to `current`, root first; a cycle or a missing
     node is an error. An empty mapping is an empty conversation."""
     if not mapping:
@@ -206,7 +206,7 @@ def _path(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, A
         if current is not None or len(leaves) != 1:
             raise InvalidInput(f"{where}: current_node {current!r} is not in the mapping")
         current = leaves[0]
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     seen: set[str] = set()
     node_id: Any = current
     while node_id is not None:
@@ -224,9 +224,9 @@ def _path(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str, A
     return out
 
 
-def chatgpt(data: Any, name: str) -> list[Message]:
+def chatgpt(data: Any, name: str) -> list[ImportedMessage]:
     """ChatGPT's `conversations.json` (see the module docstring)."""
-    out: list[Message] = []
+    out: list[ImportedMessage] = []
     for i, conv in enumerate(_conversations(data, name, "mapping", "ChatGPT"), 1):
         title = conv.get("title") if isinstance(conv.get("title"), str) else None
         where = f"{name}: conversation {i}" + (f" ({title[:60]!r})" if title else "")
@@ -265,9 +265,9 @@ def chatgpt(data: Any, name: str) -> list[Message]:
     return out
 
 
-def claude(data: Any, name: str) -> list[Message]:
+def claude(data: Any, name: str) -> list[ImportedMessage]:
     """Claude's export `conversations.json` (see the module docstring)."""
-    out: list[Message] = []
+    out: list[ImportedMessage] = []
     for i, conv in enumerate(_conversations(data, name, "chat_messages", "Claude"), 1):
         title = conv.get("name") if isinstance(conv.get("name"), str) and conv["name"] else None
         where = f"{name}: conversation {i}" + (f" ({title[:60]!r})" if title else "")
@@ -300,7 +300,7 @@ def claude(data: Any, name: str) -> list[Message]:
     return out
 
 
-def transcript(text: str, name: str) -> list[Message]:
+def transcript(text: str, name: str) -> list[ImportedMessage]:
     """A ``Name: text`` transcript (see the module docstring)."""
     conv = name.rsplit(".", 1)[0] or name
     turns: list[tuple[int, str, str | None, list[str]]] = []  # line, speaker, time, lines
@@ -321,7 +321,7 @@ def transcript(text: str, name: str) -> list[Message]:
             turns[-1][3].append(line)
             continue
         turns.append((n, speaker, stamp, [line]))
-    out: list[Message] = []
+    out: list[ImportedMessage] = []
     for n, speaker, stamp, lines in turns:
         record = {
             "role": "assistant" if speaker.casefold() in ASSISTANT_NAMES else "user",
@@ -334,7 +334,7 @@ def transcript(text: str, name: str) -> list[Message]:
     return out
 
 
-_READERS: dict[str, Callable[[Any, str], list[Message]]] = {
+_READERS: dict[str, Callable[[Any, str], list[ImportedMessage]]] = {
     "messages": messages,
     "chatgpt": chatgpt,
     "claude": claude,

@@ -26,19 +26,20 @@ import hashlib
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonObject
 from memagent.index.roles import NON_FACT_ROLES, name_prefix
 from memagent.memory.chunks import exports
 from memagent.memory.chunks.chunking import split_text
-from memagent.memory.chunks.message import Message
+from memagent.memory.chunks.message import ImportedMessage
 from memagent.memory.chunks.model import ChunkDraft, parse_timestamp
 
 __all__ = [
     "MAX_IMPORT_BYTES",
     "SESSION_GAP",
-    "Message",
+    "ImportedMessage",
     "drafts_from_messages",
     "import_key",
     "infer_metadata",
@@ -53,13 +54,15 @@ SESSION_GAP = timedelta(minutes=30)
 (see bench.recall_locomo --shape for what it was checked against)."""
 
 
-def parse_messages(text: str, name: str = "input", fmt: str = "auto") -> list[Message]:
+def parse_messages(text: str, name: str = "input", fmt: str = "auto") -> list[ImportedMessage]:
     """Messages of `text` in `fmt` (`exports.FORMATS`; "auto" detects it), with
     what the file lacks inferred (`infer_metadata`)."""
     return infer_metadata(exports.read(text, name, fmt))
 
 
-def read_messages_stream(stream: BinaryIO, name: str = "stdin", fmt: str = "auto") -> list[Message]:
+def read_messages_stream(
+    stream: BinaryIO, name: str = "stdin", fmt: str = "auto"
+) -> list[ImportedMessage]:
     """Messages from a byte stream (`memagent import -`), with the file limits."""
     raw = stream.read(MAX_IMPORT_BYTES + 1)
     if len(raw) > MAX_IMPORT_BYTES:
@@ -71,7 +74,7 @@ def read_messages_stream(stream: BinaryIO, name: str = "stdin", fmt: str = "auto
     return parse_messages(text, name, fmt)
 
 
-def load_messages(path: Path, fmt: str = "auto") -> list[Message]:
+def load_messages(path: Path, fmt: str = "auto") -> list[ImportedMessage]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -89,14 +92,16 @@ def load_messages(path: Path, fmt: str = "auto") -> list[Message]:
     return parse_messages(text, path.name, fmt)
 
 
-def infer_metadata(messages: list[Message], gap: timedelta = SESSION_GAP) -> list[Message]:
+def infer_metadata(
+    messages: list[ImportedMessage], gap: timedelta = SESSION_GAP
+) -> list[ImportedMessage]:
     """`messages` with a `speaker` from each text's `Name:` prefix where the
     record has none (not for the assistant's, a system's or a tool's words),
     and sessions split at pauses of `gap` or more in each conversation whose
     records carry no `session_id` (messages without a timestamp get none). A
     session's id is its first message's time, so importing a longer version
     of the same file later gives the earlier messages the same sessions."""
-    out: list[Message] = []
+    out: list[ImportedMessage] = []
     for m in messages:
         if m.speaker is None and (m.role or "") not in NON_FACT_ROLES:
             who = name_prefix(m.content)
@@ -126,11 +131,11 @@ def infer_metadata(messages: list[Message], gap: timedelta = SESSION_GAP) -> lis
     return out
 
 
-def _conv(m: Message) -> str | None:
+def _conv(m: ImportedMessage) -> str | None:
     return str(m.conversation_id) if m.conversation_id is not None else None
 
 
-def import_key(msg: Message, repeat: int = 0) -> str:
+def import_key(msg: ImportedMessage, repeat: int = 0) -> str:
     """What identifies a message across imports (see the module docstring): the
     record as the file has it, not what was inferred, so a file imported before
     inference existed is recognised. `repeat`: how many times the same record
@@ -143,7 +148,7 @@ def import_key(msg: Message, repeat: int = 0) -> str:
     return f"{key}#{repeat}" if repeat else key
 
 
-def _keys(messages: list[Message]) -> list[str]:
+def _keys(messages: list[ImportedMessage]) -> list[str]:
     seen: Counter[str] = Counter()
     out: list[str] = []
     for m in messages:
@@ -156,8 +161,8 @@ def _keys(messages: list[Message]) -> list[str]:
     return out
 
 
-def _source(msg: Message, origin: str, key: str) -> dict[str, Any]:
-    src: dict[str, Any] = {"kind": "import", "file": origin, "import_key": key}
+def _source(msg: ImportedMessage, origin: str, key: str) -> JsonObject:
+    src: JsonObject = {"kind": "import", "file": origin, "import_key": key}
     if msg.id is not None:
         src["id"] = msg.id
     if msg.role is not None:
@@ -171,7 +176,7 @@ def _source(msg: Message, origin: str, key: str) -> dict[str, Any]:
     return src
 
 
-def _said(m: Message) -> str:
+def _said(m: ImportedMessage) -> str:
     """A message as a line of a merged chunk: `Name: text` (the name not twice)."""
     who = m.speaker or m.role
     if not who or m.content.startswith(f"{who}:"):
@@ -180,7 +185,7 @@ def _said(m: Message) -> str:
 
 
 def drafts_from_messages(
-    messages: list[Message], *, origin: str, tags: list[str], merge: bool = False
+    messages: list[ImportedMessage], *, origin: str, tags: list[str], merge: bool = False
 ) -> list[ChunkDraft]:
     """One draft per message, or with `merge` consecutive messages of one
     conversation and session joined and re-chunked (~100–800 tokens)."""
@@ -198,7 +203,7 @@ def drafts_from_messages(
             for m, key in zip(messages, keys, strict=True)
         ]
     drafts: list[ChunkDraft] = []
-    group: list[tuple[Message, str]] = []
+    group: list[tuple[ImportedMessage, str]] = []
 
     def flush() -> None:
         if not group:
@@ -209,7 +214,7 @@ def drafts_from_messages(
         group_key = "merge:" + hashlib.sha256(joined.encode("utf-8", "surrogatepass")).hexdigest()
         first = group[0][0]
         for n, piece in enumerate(split_text(text)):
-            source: dict[str, Any] = {
+            source: JsonObject = {
                 "kind": "import",
                 "file": origin,
                 "ids": ids,

@@ -20,7 +20,9 @@ from memagent.memory.chunks.model import MAX_SCOPE_CHARS, parse_timestamp
 MAX_TITLE_CHARS = 500
 
 
-class Message(BaseModel):
+class ImportedMessage(BaseModel):
+    """One message to import (see the module doc)."""
+
     model_config = ConfigDict(extra="ignore")
 
     content: str
@@ -45,13 +47,13 @@ class Message(BaseModel):
         return v
 
 
-def validate(obj: Any, where: str) -> Message:
-    """`obj` as a Message, or InvalidInput saying at `where` what is wrong."""
+def validate(obj: Any, where: str) -> ImportedMessage:
+    """`obj` as a ImportedMessage, or InvalidInput saying at `where` what is wrong."""
     if not isinstance(obj, dict):
         raise InvalidInput(f"{where}: expected a JSON object with a `content` field")
     obj = {k: v for k, v in obj.items() if k != "inferred"}
     try:
-        msg = Message.model_validate(obj)
+        msg = ImportedMessage.model_validate(obj)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or "message"

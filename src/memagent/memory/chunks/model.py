@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonObject
 
 ChunkType = Literal["decision", "pattern", "preference", "fact", "note"]
 CHUNK_TYPES: tuple[str, ...] = ("decision", "pattern", "preference", "fact", "note")
@@ -121,7 +122,7 @@ class Chunk(BaseModel):
     user_id: str | None = None
     agent_id: str | None = None
     session_id: str | None = None
-    source: dict[str, Any] = Field(default_factory=dict)
+    source: JsonObject = Field(default_factory=dict)
     deleted_at: str | None = None
 
     @field_validator("id")
@@ -151,12 +152,22 @@ class ChunkDraft(BaseModel):
     user_id: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
     agent_id: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
     session_id: str | None = Field(default=None, max_length=MAX_SCOPE_CHARS)
-    source: dict[str, Any] = Field(default_factory=dict)
+    source: JsonObject = Field(default_factory=dict)
     links: list[Link] = Field(default_factory=list)
 
 
-def editable_fields(chunk: Chunk) -> dict[str, Any]:
+class EditableFields(TypedDict):
     """What an edit may change, as logged before/after (and compared by undo)."""
+
+    content: str
+    tags: list[str]
+    type: str
+    confidence: float
+    deleted_at: str | None
+
+
+def editable_fields(chunk: Chunk) -> EditableFields:
+    """The chunk's fields an edit may change."""
     return {
         "content": chunk.content,
         "tags": list(chunk.tags),

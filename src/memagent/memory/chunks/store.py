@@ -12,12 +12,11 @@ import json
 import secrets
 import shutil
 import sqlite3
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +34,7 @@ from memagent.core import (
     read_ops,
     read_ops_since,
 )
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import ops_end
 from memagent.core.storage import is_full
 from memagent.embeddings import (
@@ -47,11 +47,15 @@ from memagent.index import (
     Filters,
     Hit,
     Index,
+    QueryFacts,
     Row,
     SearchParams,
     SyncReport,
+    check_query,
+    facts_of,
     read_only_index_copy,
     search,
+    search_params,
     sync,
     sync_paths,
 )
@@ -66,6 +70,7 @@ from memagent.memory.chunks.model import (
     Chunk,
     ChunkDraft,
     ChunkMetadata,
+    EditableFields,
     Link,
     check_id,
     check_tags,
@@ -80,6 +85,20 @@ Progress = Callable[[int, int], None]
 
 # Ranking tuned on LoCoMo (bench/recall_locomo.py); recency/access come from config.
 DEFAULT_PARAMS = SearchParams()
+
+
+class ChunkRow(TypedDict):
+    """One chunk as `ChunkStore.list` gives it (from the index)."""
+
+    id: str
+    created: float
+    created_at: str | None
+    type: str | None
+    tags: list[str]
+    content: str
+    conversation_id: str | None
+    deleted: bool
+    source: JsonObject | None
 
 
 def _iso(dt: datetime) -> str:
@@ -186,6 +205,18 @@ class ChunkStore:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 
+    # -- for callers outside the store: its lock, and whole chunks as they are -------
+    def lock(self) -> AbstractContextManager[None]:
+        """The lock every write of chunks takes (the home's, or the database's), for a
+        caller's read-modify-write over several calls (`edits.undo`)."""
+        return self._lock()
+
+    def save(self, chunk: Chunk, *, op: str, vec: npt.NDArray[np.float32] | None = None) -> None:
+        """Write a whole chunk as it is (its id, dates and links kept) and index it,
+        logged as `op`: a copy from another memory home (`memagent.postgres.transfer`,
+        which holds `lock()` for the whole load). `vec`: its embedding (1 × dim)."""
+        self._store(chunk, op=op, vec=vec)
+
     # -- backend hooks (the PostgreSQL store overrides these) -----------------------
     def _lock(self) -> AbstractContextManager[None]:
         """Serialises read-modify-write of chunks: the home's lock."""
@@ -200,7 +231,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> None:
         self._write(self.index, chunk, op=op, vec=vec, meta=meta)
 
@@ -222,21 +253,15 @@ class ChunkStore:
         return self.index.links(chunk_id)
 
     def _search(
-        self,
-        query: str,
-        k: int,
-        filters: Filters | None,
-        params: SearchParams,
-        now: float | None = None,
+        self, facts: QueryFacts, k: int, filters: Filters | None, params: SearchParams
     ) -> list[Hit]:
         return search(
             self.index,
-            query,
+            facts,
             k=k,
             filters=filters,
             params=params,
             keyword_only_reason=self.keyword_only_reason,
-            now=time.time() if now is None else now,
         )
 
     def _list(self, filters: Filters, limit: int) -> list[Row]:
@@ -362,7 +387,7 @@ class ChunkStore:
         *,
         op: str,
         vec: npt.NDArray[np.float32] | None = None,
-        meta: dict[str, Any] | None = None,
+        meta: JsonObject | None = None,
     ) -> None:
         data = chunk.model_dump(mode="json")
         rel = chunk.rel_path
@@ -453,18 +478,19 @@ class ChunkStore:
                 chunk.tokens = count_tokens(content, self.embedder)
             if new_tags is not None:
                 chunk.tags = new_tags
-            return self._save_edit(chunk, before, op="update")
+            return self.save_edit(chunk, before, op="update")
 
-    def _save_edit(
-        self, chunk: Chunk, before: dict[str, Any], *, op: str, undoes: str | None = None
+    def save_edit(
+        self, chunk: Chunk, before: EditableFields, *, op: str, undoes: str | None = None
     ) -> Chunk:
-        """Write an edited chunk (under the lock) with `before`/`after` in the log."""
+        """Write an edited chunk with `before`/`after` in the log (an edit id in
+        `last_edit`); the caller holds `lock()` and read the chunk under it."""
         after = editable_fields(chunk)
         if after == before:
             return chunk
         vec = None if after["content"] != before["content"] else self._vector(chunk.id)
         chunk.metadata.modified = _iso(datetime.now(UTC))
-        meta: dict[str, Any] = {"edit": new_edit_id(), "before": before, "after": after}
+        meta: JsonObject = {"edit": new_edit_id(), "before": before, "after": after}
         if undoes is not None:
             meta["undoes"] = undoes
         self._store(chunk, op=op, vec=vec, meta=meta)
@@ -487,7 +513,7 @@ class ChunkStore:
             if chunk.deleted_at is None:
                 before = editable_fields(chunk)
                 chunk.deleted_at = _iso(datetime.now(UTC))
-                self._save_edit(chunk, before, op="soft_delete")
+                self.save_edit(chunk, before, op="soft_delete")
             return chunk
 
     def restore(self, chunk_id: str) -> Chunk:
@@ -496,7 +522,7 @@ class ChunkStore:
             if chunk.deleted_at is not None:
                 before = editable_fields(chunk)
                 chunk.deleted_at = None
-                self._save_edit(chunk, before, op="restore")
+                self.save_edit(chunk, before, op="restore")
             return chunk
 
     def hard_delete(self, chunk_id: str) -> None:
@@ -537,14 +563,13 @@ class ChunkStore:
 
     # -- search / list ---------------------------------------------------------------
     def search_params(self) -> SearchParams:
-        cfg = self.config.search
-        return DEFAULT_PARAMS.model_copy(
-            update={"recency_weight": cfg.recency_weight, "access_weight": cfg.access_weight}
-        )
+        """The ranking's knobs: the defaults with the config's `[search]` table on
+        them (every signal's knobs may be set there; `InvalidInput` for a bad one)."""
+        return search_params(self.config.search.model_dump(), "config.toml")
 
     def recall(
         self,
-        query: str,
+        query: str | QueryFacts,
         *,
         k: int = 10,
         filters: Filters | None = None,
@@ -552,14 +577,19 @@ class ChunkStore:
         now: float | None = None,
     ) -> list[Hit]:
         """Hybrid search over all memory: chunks, vault notes and profile facts.
-        `now` (epoch seconds, default the clock) is when the question is asked:
-        relative times in it ("last week") and recency count from there."""
+        `query`: its text, or its `QueryFacts` when the caller read the message
+        already (the agent's turn). `now` (epoch seconds, default the clock; with
+        a text only: facts carry theirs) is when the question is asked: relative
+        times in it ("last week") and recency count from there."""
         max_k = self.config.limits.max_search_results
         if k > max_k:
             raise InvalidInput(f"k={k}; at most {max_k} results (limits.max_search_results)")
-        return self._search(query, k, filters, params or self.search_params(), now)
+        # checked before it is read: an oversized text is refused unread
+        check_query(query.text if isinstance(query, QueryFacts) else query, k)
+        facts = facts_of(query, now)
+        return self._search(facts, k, filters, params or self.search_params())
 
-    def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[dict[str, Any]]:
+    def list(self, filters: Filters | None = None, *, limit: int = 50) -> list[ChunkRow]:
         """Chunks matching `filters`, newest first (from the index)."""
         f = (filters or Filters()).model_copy(update={"kinds": ["chunk"]})
         rows = self._list(f, limit)

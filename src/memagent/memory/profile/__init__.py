@@ -3,14 +3,14 @@ them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
 
 from memagent.memory.profile.extract import StatementLearned, learn_statement
 from memagent.memory.profile.handler import (
-    BatchResult,
+    AppliedOps,
     OperationRejected,
     Outcome,
     apply_operations,
     prune,
 )
 from memagent.memory.profile.history import HistoryEntry, UndoResult, history, undo
-from memagent.memory.profile.keys import match_key, slug
+from memagent.memory.profile.item_keys import match_key, slug
 from memagent.memory.profile.models import Item, Metadata, Resource, ResourceFile
 from memagent.memory.profile.operations import (
     AnyOp,
@@ -48,7 +48,7 @@ __all__ = [
     "STARTER_FILES",
     "AnyOp",
     "AppendOp",
-    "BatchResult",
+    "AppliedOps",
     "Fact",
     "HistoryEntry",
     "Item",

@@ -6,19 +6,40 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files as package_files
-from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+
+class Example(BaseModel):
+    """A few-shot turn: what the user says and the JSON the assistant replies."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    assistant: JsonValue
+
+
+class PromptSpec(BaseModel):
+    """One prompt file: the system text, few-shot examples, and the user turns
+    (Jinja templates) a stage sends; a stage reads the turns it needs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system: str = ""
+    examples: list[Example] = []
+    user: str = ""
+    gate: str = ""
 
 
 @cache
-def load_prompt(name: str) -> dict[str, Any]:
-    """The mapping in `prompts/<name>.yaml`; `RuntimeError` when it is not one
+def load_prompt(name: str) -> PromptSpec:
+    """The prompt in `prompts/<name>.yaml`; `RuntimeError` when it is not one
     (a broken package, not a user's input)."""
     text = (package_files("memagent.memory.profile") / "prompts" / f"{name}.yaml").read_text(
         encoding="utf-8"
     )
-    data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise RuntimeError(f"prompt file {name}.yaml is not a mapping")
-    return data
+    try:
+        return PromptSpec.model_validate(yaml.safe_load(text))
+    except ValidationError as exc:
+        raise RuntimeError(f"prompt file {name}.yaml is not a prompt: {exc}") from exc

@@ -9,9 +9,10 @@
    has in its cache.
 3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
-   fact's kind, value and, for a pet or relative, name.
+   fact's kind, value and, for a pet or relative, name. Where it reads nothing,
+   `fallback.fallback_facts` (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
-   live in", "I don't eat X"), merged ahead of the model's.
+   live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
    mechanical, into operations the handler applies as one batch.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -30,7 +31,8 @@ from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.facts import Extracted, Extraction, extraction_schema, plan
-from memagent.memory.profile.handler import BatchResult, apply_operations
+from memagent.memory.profile.fallback import fallback_facts
+from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import screen
@@ -51,7 +53,7 @@ class StatementLearned:
     message: str
     facts: list[Extracted]
     operations: list[AnyOp]
-    result: BatchResult
+    result: AppliedOps
     llm_calls: int = 0
     skipped: str | None = None
     dropped: list[tuple[str, str]] = field(default_factory=list)
@@ -74,15 +76,16 @@ class StatementLearned:
 
 def _prefix() -> list[Message]:
     spec = load_prompt("extract")
-    out = [Message(role="system", content=str(spec["system"]).strip())]
-    for example in spec.get("examples", []):
-        out.append(Message(role="user", content=f"Statement: {str(example['user']).strip()}"))
-        out.append(Message(role="assistant", content=json.dumps(example["assistant"])))
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        out.append(Message(role="user", content=f"Statement: {example.user.strip()}"))
+        out.append(Message(role="assistant", content=json.dumps(example.assistant)))
     return out
 
 
-def _ask(name: str, statement: str) -> Message:
-    text = str(load_prompt("extract")[name]).replace("{{ statement }}", statement)
+def _ask(name: Literal["gate", "user"], statement: str) -> Message:
+    spec = load_prompt("extract")
+    text = (spec.gate if name == "gate" else spec.user).replace("{{ statement }}", statement)
     return Message(role="user", content=text.strip())
 
 
@@ -170,7 +173,7 @@ def learn_statement(
         )
     day = today or store.today()
     screened = screen(message)
-    empty = BatchResult(True, [])
+    empty = AppliedOps(True, [])
     if not screened.kept:
         why = "prompt injection" if screened.injection else "no statement about the user"
         return StatementLearned(message, [], [], empty, 0, why, screened.dropped)
@@ -184,8 +187,9 @@ def learn_statement(
             if not holds_a_fact(llm, text):
                 dropped.append((text[:200], "the gate: no lasting fact"))
                 continue
-        facts.extend(read_facts(llm, text))
+        read = read_facts(llm, text)
         calls += 1
+        facts.extend(read or fallback_facts(group))
     facts = merge(rule_facts(screened.kept), facts)
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         planned = plan(facts, screened.kept, store.load_all(), day)

@@ -1,19 +1,19 @@
 """From what the model read in a statement to profile operations, mechanically.
 
 The model only says what kind of fact a sentence holds and copies its value
-(`Extracted`). Everything with a rule is decided here, in Python:
+(`Extracted`). Everything with a rule is decided in Python:
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
-  else ("Tom is allergic to…", "my sister is vegan").
-- **Kind fixes.** "allergic" must be said for an allergy ("can't stand X" is a
-  dislike); a like said with "don't like"/"hate"/"can't stand" is a dislike; a
-  name after "my dog is called" is the dog's name, never a like.
-- **Negation and correction.** "no longer", "not … anymore", "stopped",
-  "no more X", "instead of X", "not X" remove the item they name (a like that
-  is said to be over moves to dislikes); single-valued facts (where the user
-  lives, their job, a pet's or a relative's name, where they are now) have one
-  key each, so "actually … now" updates that item in place.
+  else (`kinds.about_someone_else`).
+- **Kind fixes** (`kinds.fix_kind`): "allergic" must be said for an allergy,
+  "hate" makes a like a dislike, a name after "my dog is called" is the dog's.
+- **Negation and correction** (`negation`): a value said to be over ("no more
+  X", "not X", "quit X", "not … any more") is removed (a like that is over and
+  disliked moves to dislikes); single-valued facts (where the user lives, their
+  job, their name, where they are now) have one key each, so "actually … now"
+  updates that item in place; pets and relatives have one item per name
+  (`relations`); one of vegan/vegetarian/pescatarian at a time.
 - **Expiry.** A time bound in the sentence ("until Friday", "this week") sets
   the item's expiry, resolved from the statement's date (`timebound`).
 """
@@ -28,8 +28,17 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memagent.memory.profile.keys import match_key, slug, tokens
-from memagent.memory.profile.models import Resource
+from memagent.memory.profile import relations
+from memagent.memory.profile.item_keys import match_key, slug, tokens
+from memagent.memory.profile.kinds import (
+    NAME_AFTER,
+    OPPOSITE,
+    OTHER_PERSON,
+    about_someone_else,
+    fix_kind,
+)
+from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import time_bound
 
@@ -51,6 +60,7 @@ Kind = Literal[
     "name",
     "pet",
     "family",
+    "language",
     "like",
     "dislike",
     "communication",
@@ -130,6 +140,7 @@ TARGETS: dict[str, Target] = {
     "name": Target(GENERAL, "personal.facts", "Name: {V}", single="name"),
     "pet": Target(GENERAL, "personal.facts", "{V} named {N}", single="pet"),
     "family": Target(GENERAL, "personal.facts", "{V}: {N}", single="family"),
+    "language": Target(GENERAL, "personal.facts", "Speaks {V}"),
     "like": Target(GENERAL, "preferences.likes", "Likes {v}"),
     "dislike": Target(GENERAL, "preferences.dislikes", "Dislikes {v}"),
     "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
@@ -138,14 +149,6 @@ ALWAYS_CHECKED = frozenset(
     {"food_like", "drink_like", "like", "exercise", "medication", "diet", "allergy", "condition"}
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
-OPPOSITE = {
-    "food_like": "food_dislike",
-    "food_dislike": "food_like",
-    "drink_like": "drink_dislike",
-    "drink_dislike": "drink_like",
-    "like": "dislike",
-    "dislike": "like",
-}
 
 _STOP = frozenset(
     [
@@ -183,60 +186,13 @@ _STOP = frozenset(
         "sort",
     ]
 )
-_OTHER_PERSON = re.compile(
-    r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
-    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|"
-    r"colleague|coworker|roommate|neighbou?r|grandma|grandpa|aunt|uncle|cousin|baby|"
-    r"dog|cat|puppy|kitten|pet|parrot|rabbit|hamster|horse|fish)\b|"
-    r"^\s*(he|she|they|his|her|their)\b",
-    re.IGNORECASE,
-)
-_DIET = re.compile(
-    r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
-    re.IGNORECASE,
-)
-_DRINKS = re.compile(
-    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beer|wine|water|juice|"
-    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade)\b",
-    re.IGNORECASE,
-)
-_EVENT = re.compile(
-    r"\b(appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|"
-    r"conference|surgery|check-?up)\b",
-    re.IGNORECASE,
-)
-_NAMED_SUBJECT = re.compile(
-    r"^(?!I\b)([A-Z][a-z]+)(\s+[A-Z][a-z]+)?\s+(is|was|has|had|likes|loves|lives|works|hates|"
-    r"eats|drinks|can'?t|cannot|doesn'?t|does|will|just|and|takes|goes|plays|'s)\b"
-)
+_DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
+"""Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"\b(i|i'm|im|i've|i'd|i'll|me|myself)\b", re.IGNORECASE)
-_ALLERGY_WORDS = re.compile(r"allerg|anaphyla|epipen", re.IGNORECASE)
-_DISLIKE_CUE = re.compile(
-    r"\b(don'?t|do not|doesn'?t|never) (really )?(like|love|enjoy|eat|drink)\b|\bhate\b|"
-    r"\bcan'?t stand\b|\bcannot stand\b|\bdislike\b|\bnot a fan of\b|\bloathe\b|\bdetest\b|"
-    r"\bnot into\b|\bcan'?t bear\b",
+_ROLE_AT = re.compile(
+    r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
+    r"((?:an? |the )?[\w -]{1,40})$",
     re.IGNORECASE,
-)
-_OVER_CUE = re.compile(
-    r"\b(no longer|not \w+(\s\w+)? any ?more|(don'?t|do not|doesn'?t)\b.{0,40}\bany ?more|"
-    r"stopped|quit|gave up|given up|no more|not anymore|isn'?t .{0,30}any ?more|"
-    r"not allergic|am not|i'?m not|went off|gone off|over it)\b",
-    re.IGNORECASE,
-)
-_NEGATED_THING = re.compile(
-    r"\b(?:no more|not|instead of|rather than|no longer(?: \w+)?(?: to)?|"
-    r"stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off)\s+((?:\w+\s?){1,3})",
-    re.IGNORECASE,
-)
-_WEEKLY = re.compile(
-    r"\b(every|each|on)\s+(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
-    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\bonce a week\b|\btwice a week\b",
-    re.IGNORECASE,
-)
-_NAME_AFTER = re.compile(
-    r"\b(?:called|named|name is|name's)\s+([A-Z][\w'-]*)|"
-    r"\b(?:[Mm]y|[Oo]ur)\s+(\w+)\s+([A-Z][a-z][\w'-]*)\b"
 )
 
 
@@ -247,7 +203,7 @@ def _words(text: str) -> set[str]:
 _ENDINGS = frozenset({"ning", "ing", "ner", "ners", "mming", "mer", "s", "es", "ed"})
 
 
-def _said(word: str, said: set[str]) -> bool:
+def said_word(word: str, said: set[str]) -> bool:
     """`word` (a match key) is among `said`, or shares a long enough stem with one
     of them ("intolerance"/"intolerant", "swimming"/"swim")."""
     if word in said:
@@ -270,7 +226,7 @@ def grounded(value: str, statement: str) -> bool:
     endings folded)."""
     said = _words(statement)
     content = [match_key(t) for t in tokens(value) if t not in _STOP]
-    return bool(content) and all(_said(k, said) for k in content)
+    return bool(content) and all(said_word(k, said) for k in content)
 
 
 def clause_of(value: str, sentences: list[str]) -> str:
@@ -283,15 +239,6 @@ def clause_of(value: str, sentences: list[str]) -> str:
     return " ".join(sentences)
 
 
-def about_someone_else(clause: str, kind: str) -> bool:
-    """A fact about another person or a pet, where the user is not the subject."""
-    if kind in ("pet", "family"):
-        return False
-    if _OTHER_PERSON.search(clause) and not re.search(r"\b(i|i'm|i've)\b", clause, re.I):
-        return True
-    return bool(_NAMED_SUBJECT.match(clause.strip())) and not _FIRST_PERSON.search(clause)
-
-
 @dataclass(frozen=True)
 class Planned:
     """The operations for one statement, and the facts they came from."""
@@ -301,46 +248,13 @@ class Planned:
     dropped: list[tuple[str, str]]
 
 
-def _fix_kind(fact: Extracted, clause: str) -> str:
-    kind: str = fact.kind
-    if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
-        kind = "food_dislike" if _DISLIKE_CUE.search(clause) else "condition"
-        if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
-            kind = "food_dislike"
-    if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(fact.value):
-        kind = "diet"
-    if kind == "condition" and re.search(r"\btak(e|es|ing)\b", clause, re.I):
-        kind = "medication"
-    if kind == "routine" and _EVENT.search(clause):
-        kind = "plan"
-    if kind in ("food_like", "food_dislike") and _DRINKS.search(fact.value):
-        kind = "drink_" + kind.removeprefix("food_")
-    liked = kind in ("food_like", "drink_like", "like")
-    if liked and _DISLIKE_CUE.search(clause) and not _OVER_CUE.search(clause):
-        kind = OPPOSITE[kind]
-    if kind in ("like", "food_like") and fact.value[:1].isupper() and _NAME_AFTER.search(clause):
-        m = _NAME_AFTER.search(clause)
-        if m and fact.value in m.group(0):
-            kind = (
-                "pet"
-                if _OTHER_PERSON.search(clause)
-                and re.search(
-                    r"dog|cat|pupp|kitt|pet|parrot|rabbit|hamster|horse|fish", clause, re.I
-                )
-                else "family"
-            )
-    if kind == "routine" and _WEEKLY.search(clause):
-        return "routine_weekly"
-    return kind
-
-
-def _pet_or_family(fact: Extracted, kind: str, clause: str) -> tuple[str, str] | None:
-    """(relation or animal, name) for a pet or relative, both said in the clause;
+def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
+    """(relation or animal, name) for each pet or relative named in the clause;
     what the model left out or did not copy from the clause is read from it."""
     name, value = fact.name.strip(), fact.value.strip()
     name = name if name and grounded(name, clause) else ""
     value = value if value and grounded(value, clause) else ""
-    m = _NAME_AFTER.search(clause)
+    m = NAME_AFTER.search(clause)
     if value and not name and value[:1].isupper() and m and value in m.group(0):
         name, value = value, ""
     if not name and m is not None:
@@ -349,11 +263,26 @@ def _pet_or_family(fact: Extracted, kind: str, clause: str) -> tuple[str, str] |
         if m is not None and m.group(2):
             value = m.group(2)
         else:
-            who = _OTHER_PERSON.search(clause)
+            who = OTHER_PERSON.search(clause)
             value = who.group(3) if who is not None and who.group(3) else ""
-    if not value or not name or value.lower() == name.lower():
-        return None
-    return value, name
+    value = relations.singular(value)
+    names = [n for n in relations.split_names(name) if n.lower() != value]
+    return [(value, n) for n in names] if value else []
+
+
+def _job(value: str, clause: str) -> tuple[str, str]:
+    """(value, template) of a job: when the model copied only the employer ("a
+    fintech startup"), the role said before it comes too ("software engineer at
+    a fintech startup")."""
+    part = subclause(value, clause).strip(" .!")
+    m = _ROLE_AT.search(part)
+    if m is None or match_key(value) not in match_key(m.group(4)):
+        return value, TARGETS["work"].template
+    role, at, where = m.group(2).strip(), m.group(3), m.group(4).strip()
+    if match_key(role) in ("work", "working"):
+        return value, TARGETS["work"].template
+    text = f"{role} {at} {where}"
+    return text, ("Works as {v}" if m.group(1) or "work" in part.lower() else "Work: {v}")
 
 
 def _display(template: str, value: str, name: str, clause: str) -> str:
@@ -375,37 +304,29 @@ def _path_in(resources: Mapping[str, Resource], target: Target) -> str | None:
     return target.fallback if target.fallback in paths else None
 
 
-def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str) -> bool:
+def _items(resources: Mapping[str, Resource], file: str, path: str) -> list[Item]:
     res = resources.get(file)
-    items = res.items_at(path) if res is not None else None
+    return (res.items_at(path) if res is not None else None) or []
+
+
+def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str) -> bool:
     mk = match_key(key)
-    return bool(items) and any(match_key(i.item) == mk for i in items or [])
-
-
-def negated_things(sentences: list[str]) -> list[str]:
-    """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
-    out: list[str] = []
-    for s in sentences:
-        for m in _NEGATED_THING.finditer(s):
-            out.append(m.group(1).strip())
-    return out
+    return any(match_key(i.item) == mk for i in _items(resources, file, path))
 
 
 def _removals(
     things: list[str], resources: Mapping[str, Resource], kinds: set[str], keep: set[str]
 ) -> list[AnyOp]:
-    """`keep`: match keys appended by the same statement (an append moves an item
+    """Remove existing items (of the kinds this statement is about) that it says are
+    over. `keep`: match keys appended by the same statement (an append moves an item
     across likes/dislikes itself; removing it too would name a missing item)."""
-    """Remove existing items (of the kinds this statement is about) that it says are over."""
     ops: list[AnyOp] = []
     seen: set[tuple[str, str, str]] = set()
     for kind in kinds:
         target = TARGETS.get(kind)
         if target is None or target.single:
             continue
-        res = resources.get(target.file)
-        items = res.items_at(target.path) if res is not None else None
-        for item in items or []:
+        for item in _items(resources, target.file, target.path):
             words = [match_key(t) for t in tokens(item.item) if t not in _STOP]
             for thing in things:
                 said = _words(thing)
@@ -414,6 +335,40 @@ def _removals(
                     if key not in seen:
                         seen.add(key)
                         ops.append(_remove(target.file, target.path, item.item))
+    return ops
+
+
+def _relation_ops(
+    kind: str,
+    pairs: list[tuple[str, str]],
+    resources: Mapping[str, Resource],
+    path: str,
+    clause: str,
+) -> list[AnyOp]:
+    """Operations for pets or relatives (`relations`): one item per name; a
+    correction replaces the relation's other names."""
+    target = TARGETS[kind]
+    items = _items(resources, target.file, path)
+    pairs_of = [(i.item, i.display) for i in items]
+    ops: list[AnyOp] = []
+    for relation, name in pairs:
+        display = _display(target.template, relation, name, clause)
+        key = relations.key(kind, relation, name)
+        mk = match_key(key)
+        if relations.already_named(pairs_of, kind, relation, name) is not None:
+            continue
+        others = [
+            i.item
+            for i in items
+            if relations.same_relation(i.item, kind, relation) and match_key(i.item) != mk
+        ]
+        value = {"item": key, "display": display}
+        if any(match_key(i.item) == mk for i in items):  # one of a kind: a new name
+            ops.append(UpdateOp(operation="update", file=target.file, path=path, value=value))
+            continue
+        if relations.replaces(clause) or key == relations.prefix(kind, relation):
+            ops.extend(_remove(target.file, path, o) for o in others)
+        ops.append(AppendOp(operation="append", file=target.file, path=path, value=value))
     return ops
 
 
@@ -430,49 +385,59 @@ def plan(
     dropped: list[tuple[str, str]] = []
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
+    homes = {match_key(f.value) for f in facts if f.kind == "home"}
+    read: set[str] = set()  # one item per thing said: the first kind read for a value
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
         clause = clause_of(value, sentences)
-        kind = _fix_kind(fact, clause)
-        if about_someone_else(clause, kind):
+        fixed = fix_kind(fact.kind, value, clause)
+        if fixed is None:
+            dropped.append((value, f"not a {fact.kind} by itself"))
+            continue
+        if about_someone_else(clause, fixed):
             dropped.append((value, "about someone else"))
             continue
-        weekly = kind == "routine_weekly"
-        kind = "routine" if weekly else kind
+        if fixed not in ("pet", "family") and match_key(value) in read:
+            dropped.append((value, "read already, as another kind"))
+            continue
+        read.add(match_key(value))
+        if fixed == "whereabouts" and match_key(value) in homes:
+            dropped.append((value, "where the user lives, not a stay"))
+            continue
+        weekly = fixed == "routine_weekly"
+        kind = "routine" if weekly else fixed
         target = TARGETS[kind]
         path = "routine.weekly" if weekly else _path_in(resources, target)
         if path is None:
             dropped.append((value, f"no {target.path} in {target.file}"))
             continue
         touched.add(kind)
-        name = ""
         if kind in ("pet", "family"):
-            pair = _pet_or_family(fact, kind, clause)
-            if pair is None:
+            pairs = _pets_or_family(fact, clause)
+            if not pairs:
                 dropped.append((value, "no name said"))
                 continue
-            value, name = pair
-        over = bool(_OVER_CUE.search(clause)) and kind not in ("whereabouts", "home", "work")
+            ops.extend(_relation_ops(kind, pairs, resources, path, clause))
+            kept.append(fact)
+            continue
+        over = kind not in ("whereabouts", "home", "work") and ended(value, kind, clause)
         if kind == "whereabouts" and _BACK.search(clause):
             if _existing(resources, target.file, path, "whereabouts"):
                 ops.append(_remove(target.file, path, "whereabouts"))
             kept.append(fact)
             continue
-        if over and kind in ("food_like", "drink_like", "like") and _DISLIKE_CUE.search(clause):
+        if over and kind in ("food_like", "drink_like", "like") and disliked(value, clause):
             kind, over = OPPOSITE[kind], False  # "I don't like X any more": a dislike now
             target = TARGETS[kind]
             path = _path_in(resources, target) or target.path
             touched.add(kind)
-        if over and kind == "diet" and re.search(r"\b(don'?t|never) (eat|drink)\b", clause, re.I):
-            over = not re.search(r"any ?more|no longer|stopped", clause, re.I)
-        key = (
-            f"{target.single}_{slug(value)}"
-            if kind in ("pet", "family")
-            else (target.single or slug(value))
-        )
+        template = target.template
+        if kind == "work":
+            value, template = _job(value, clause)
+        key = target.single or (f"language_{slug(value)}" if kind == "language" else slug(value))
         if not key:
             dropped.append((value, "no words"))
             continue
@@ -480,10 +445,16 @@ def plan(
             ops.extend(_removals([value], resources, {kind, *_pair(kind)}, set()))
             kept.append(fact)
             continue
-        display = _display(target.template, value, name, clause)
+        display = _display(template, value, "", clause)
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
         if kind == "diet" and not named_diet and re.search(r"\b(don'?t|never|no) ", clause, re.I):
             display = f"No {value}"
+        if kind == "diet" and value.lower() in _DIET_TYPES:
+            ops.extend(
+                _remove(target.file, path, i.item)
+                for i in _items(resources, target.file, path)
+                if i.item in _DIET_TYPES and i.item != value.lower()
+            )
         expiry = time_bound(clause, today)
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
@@ -491,25 +462,14 @@ def plan(
             continue
         appended.add((path, match_key(key)))
         spec = expiry.isoformat() if expiry is not None else None
+        item = {"item": key, "display": display}
         if _existing(resources, target.file, path, key) and (target.single or expiry):
             ops.append(
-                UpdateOp(
-                    operation="update",
-                    file=target.file,
-                    path=path,
-                    value={"item": key, "display": display},
-                    expiry=spec,
-                )
+                UpdateOp(operation="update", file=target.file, path=path, value=item, expiry=spec)
             )
         else:  # an item already there becomes the handler's no_change
             ops.append(
-                AppendOp(
-                    operation="append",
-                    file=target.file,
-                    path=path,
-                    value={"item": key, "display": display},
-                    expiry=spec,
-                )
+                AppendOp(operation="append", file=target.file, path=path, value=item, expiry=spec)
             )
         kept.append(fact)
     keep = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}

@@ -18,8 +18,8 @@ from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from memagent.core import InvalidInput, MemagentError, now_iso
-from memagent.memory.profile.keys import match_key, slug
-from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.item_keys import match_key, slug
+from memagent.memory.profile.models import Item, ItemChange, Resource, WriteMeta
 from memagent.memory.profile.operations import (
     MAX_BATCH_OPERATIONS,
     AnyOp,
@@ -32,7 +32,7 @@ from memagent.memory.profile.operations import (
 from memagent.memory.profile.store import FileTooLarge, ProfileStore
 
 Status = Literal["applied", "no_change", "rejected", "not_applied"]
-Change = dict[str, Any]
+Change = ItemChange
 
 
 def new_batch_id() -> str:
@@ -57,7 +57,7 @@ class Outcome:
 
 
 @dataclass
-class BatchResult:
+class AppliedOps:
     ok: bool
     outcomes: list[Outcome]
     batch: str | None = None
@@ -100,15 +100,7 @@ def prune_expired(resource: Resource, today: date) -> list[Change]:
         keep: list[Item] = []
         for item in items:
             if item.expired(today):
-                changes.append(
-                    {
-                        "op": "expire",
-                        "path": path,
-                        "item": item.item,
-                        "before": item.to_json(),
-                        "after": None,
-                    }
-                )
+                changes.append(ItemChange(op="expire", path=path, item=item.item, before=item))
             else:
                 keep.append(item)
         items[:] = keep
@@ -214,24 +206,14 @@ class _Batch:
                 j, old = find_item(other_items, key)
                 if j is not None and old is not None:
                     del other_items[j]
-                    self.record(
-                        op.file,
-                        {
-                            "op": "remove",
-                            "path": other,
-                            "item": old.item,
-                            "index": j,
-                            "before": old.to_json(),
-                            "after": None,
-                            "note": f"moved to {op.path}",
-                        },
+                    moved = f"moved to {op.path}"
+                    change = ItemChange(
+                        op="remove", path=other, item=old.item, index=j, before=old, note=moved
                     )
+                    self.record(op.file, change)
                     notes.append(f"moved from {other}")
         items.append(item)
-        self.record(
-            op.file,
-            {"op": "append", "path": op.path, "item": key, "before": None, "after": item.to_json()},
-        )
+        self.record(op.file, ItemChange(op="append", path=op.path, item=key, after=item))
         return Outcome(i, "append", "applied", op.file, op.path, key, "; ".join(notes) or None)
 
     def _update(self, i: int, op: UpdateOp, items: list[Item], key: str) -> Outcome:
@@ -252,16 +234,10 @@ class _Batch:
             )
         updated = current.model_copy(update={**fields, "updated": now_iso()})
         items[j] = Item.model_validate(updated.model_dump())
-        self.record(
-            op.file,
-            {
-                "op": "update",
-                "path": op.path,
-                "item": current.item,
-                "before": current.to_json(),
-                "after": items[j].to_json(),
-            },
+        change = ItemChange(
+            op="update", path=op.path, item=current.item, before=current, after=items[j]
         )
+        self.record(op.file, change)
         return Outcome(i, "update", "applied", op.file, op.path, current.item)
 
     def _remove(self, i: int, op: RemoveOp, items: list[Item], key: str) -> Outcome:
@@ -269,17 +245,8 @@ class _Batch:
         if j is None or current is None:
             raise OperationRejected(_missing(op.file, op.path, key, items))
         del items[j]
-        self.record(
-            op.file,
-            {
-                "op": "remove",
-                "path": op.path,
-                "item": current.item,
-                "index": j,
-                "before": current.to_json(),
-                "after": None,
-            },
-        )
+        change = ItemChange(op="remove", path=op.path, item=current.item, index=j, before=current)
+        self.record(op.file, change)
         return Outcome(i, "remove", "applied", op.file, op.path, current.item)
 
 
@@ -296,7 +263,7 @@ def apply_operations(
     op: str = "apply",
     source: str | None = None,
     dry_run: bool = False,
-) -> BatchResult:
+) -> AppliedOps:
     """Apply a batch, all or nothing. A rejected batch returns `ok=False` with
     the reason on the operation at fault and writes nothing; `dry_run` checks
     without writing."""
@@ -313,37 +280,35 @@ def apply_operations(
             except OperationRejected as exc:
                 return _rejected(operations, outcomes, i, str(exc))
         if dry_run or not batch.dirty:
-            return BatchResult(True, outcomes)
+            return AppliedOps(True, outcomes)
         names = sorted(batch.dirty)
         if len(names) > 1:  # a single file is checked by `store.write` before it writes
             try:
                 for name in names:
                     store.check_size(store.serialize(batch.resources[name]), name)
             except FileTooLarge as exc:
-                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
+                return AppliedOps(False, [_not_applied(o) for o in outcomes], error=str(exc))
         batch_id = new_batch_id()
         written: list[str] = []
         for name in names:
-            meta: dict[str, Any] = {"batch": batch_id, "file": name, "changes": batch.changes[name]}
-            if source:
-                meta["source"] = source
+            meta = WriteMeta(
+                batch=batch_id, file=name, changes=batch.changes[name], source=source or None
+            )
             try:
                 store.write(batch.resources[name], op=op, meta=meta)
             except FileTooLarge as exc:
                 if written:
                     raise
-                return BatchResult(False, [_not_applied(o) for o in outcomes], error=str(exc))
+                return AppliedOps(False, [_not_applied(o) for o in outcomes], error=str(exc))
             written.append(name)
-        return BatchResult(True, outcomes, batch_id, written)
+        return AppliedOps(True, outcomes, batch_id, written)
 
 
 def _not_applied(o: Outcome) -> Outcome:
     return Outcome(o.index, o.operation, "not_applied", o.file, o.path, o.item, "batch rejected")
 
 
-def _rejected(
-    operations: Sequence[AnyOp], done: list[Outcome], at: int, reason: str
-) -> BatchResult:
+def _rejected(operations: Sequence[AnyOp], done: list[Outcome], at: int, reason: str) -> AppliedOps:
     outcomes = [_not_applied(o) for o in done]
     bad = operations[at]
     outcomes.append(
@@ -370,7 +335,7 @@ def _rejected(
                 "batch rejected",
             )
         )
-    return BatchResult(False, outcomes, error=f"operation {at}: {reason}")
+    return AppliedOps(False, outcomes, error=f"operation {at}: {reason}")
 
 
 def prune(store: ProfileStore) -> dict[str, list[str]]:
@@ -386,9 +351,6 @@ def prune(store: ProfileStore) -> dict[str, list[str]]:
                 pruned[name] = changes
         batch_id = new_batch_id()
         for name, changes in pruned.items():
-            store.write(
-                resources[name],
-                op="prune",
-                meta={"batch": batch_id, "file": name, "changes": changes},
-            )
-    return {name: [c["item"] for c in changes] for name, changes in pruned.items()}
+            meta = WriteMeta(batch=batch_id, file=name, changes=changes)
+            store.write(resources[name], op="prune", meta=meta)
+    return {name: [c.item for c in changes] for name, changes in pruned.items()}

@@ -10,13 +10,16 @@ refuses (`Conflict`) otherwise, so it never overwrites a later change.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from memagent.core import Conflict, InvalidInput, NotFound, OpRecord
-from memagent.memory.profile.handler import Change, find_item, new_batch_id, prune_expired
-from memagent.memory.profile.keys import match_key
-from memagent.memory.profile.models import MAX_KEY_CHARS, Item, Resource
+from memagent.memory.profile.handler import find_item, new_batch_id, prune_expired
+from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.models import MAX_KEY_CHARS, Item, ItemChange, Resource, WriteMeta
 from memagent.memory.profile.store import ACTOR, ProfileStore
 
 UNDOABLE_OPS = frozenset({"apply", "learn"})
@@ -32,12 +35,26 @@ class HistoryEntry:
     file: str
     path: str
     item: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: Item | None
+    after: Item | None
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None or k in ("before", "after")}
+        out = {k: v for k, v in self.__dict__.items() if v is not None or k in ("before", "after")}
+        out["before"] = self.before.to_json() if self.before is not None else None
+        out["after"] = self.after.to_json() if self.after is not None else None
+        return out
+
+
+def logged_changes(meta: dict[str, Any]) -> Iterator[ItemChange]:
+    """The item-level changes an ops-log record's `meta` holds (an entry that does
+    not read as one, from a hand-edited log, is skipped)."""
+    changes = meta.get("changes")
+    for change in changes if isinstance(changes, list) else []:
+        try:
+            yield ItemChange.model_validate(change)
+        except ValidationError:
+            continue
 
 
 def profile_records(store: ProfileStore) -> list[OpRecord]:
@@ -62,21 +79,21 @@ def history(store: ProfileStore, item: str, *, file: str | None = None) -> list[
         name = str(meta.get("file", ""))
         if file is not None and name != file:
             continue
-        for change in meta.get("changes", []):
-            if not isinstance(change, dict) or match_key(str(change.get("item", ""))) != key:
+        for change in logged_changes(meta):
+            if match_key(change.item) != key:
                 continue
             entries.append(
                 HistoryEntry(
                     ts=rec.ts,
                     batch=str(meta["batch"]),
                     write_op=rec.op,
-                    change=str(change.get("op")),
+                    change=change.op,
                     file=name,
-                    path=str(change.get("path")),
-                    item=str(change.get("item")),
-                    before=change.get("before"),
-                    after=change.get("after"),
-                    note=change.get("note"),
+                    path=change.path,
+                    item=change.item,
+                    before=change.before,
+                    after=change.after,
+                    note=change.note,
                 )
             )
     return entries
@@ -87,14 +104,14 @@ class UndoResult:
     batch: str
     undoes: str
     written: list[str]
-    changes: dict[str, list[Change]]
+    changes: dict[str, list[ItemChange]]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "batch": self.batch,
             "undoes": self.undoes,
             "written": self.written,
-            "changes": self.changes,
+            "changes": {f: [c.to_json() for c in cs] for f, cs in self.changes.items()},
         }
 
 
@@ -118,37 +135,36 @@ def _pick(records: list[OpRecord], batch: str | None) -> tuple[str, list[OpRecor
     return batch, chosen
 
 
-def _revert(resource: Resource, change: Change, batch: str) -> Change:
-    path, key = str(change["path"]), str(change["item"])
+def _revert(resource: Resource, change: ItemChange, batch: str) -> ItemChange:
+    path, key = change.path, change.item
     items = resource.items_at(path)
     if items is None:
         raise Conflict(f"cannot undo {batch}: {resource.name} no longer has section {path!r}")
     j, current = find_item(items, key)
-    expected = change.get("after")
-    now = current.to_json() if current is not None else None
-    if now != expected:
+    expected = change.after
+    if current != expected:
         raise Conflict(
             f"cannot undo {batch}: item {key!r} in {path} of {resource.name} changed since "
             f"(see `memagent profile history {key}`)"
         )
-    before = change.get("before")
+    before = change.before
     if before is None:
         assert j is not None
         del items[j]
     elif j is None:
-        index = change.get("index")
-        at = index if isinstance(index, int) and 0 <= index <= len(items) else len(items)
-        items.insert(at, Item.model_validate(before))
+        index = change.index
+        at = index if index is not None and 0 <= index <= len(items) else len(items)
+        items.insert(at, before.model_copy())
     else:
-        items[j] = Item.model_validate(before)
-    return {
-        "op": _INVERSE.get(str(change["op"]), "update"),
-        "path": path,
-        "item": key,
-        "before": expected,
-        "after": before,
-        "note": f"undo of {batch}",
-    }
+        items[j] = before.model_copy()
+    return ItemChange(
+        op=_INVERSE.get(change.op, "update"),
+        path=path,
+        item=key,
+        before=expected,
+        after=before,
+        note=f"undo of {batch}",
+    )
 
 
 def undo(store: ProfileStore, batch: str | None = None) -> UndoResult:
@@ -157,25 +173,22 @@ def undo(store: ProfileStore, batch: str | None = None) -> UndoResult:
         target, chosen = _pick(profile_records(store), batch)
         today = store.today()
         resources: dict[str, Resource] = {}
-        changes: dict[str, list[Change]] = {}
+        changes: dict[str, list[ItemChange]] = {}
         for rec in chosen:
             name = str((rec.meta or {})["file"])
             if name not in resources:
                 resources[name] = store.load(name)
                 changes[name] = []
-            for change in reversed((rec.meta or {}).get("changes", [])):
-                if change.get("op") in _INVERSE:
+            for change in reversed(list(logged_changes(rec.meta or {}))):
+                if change.op in _INVERSE:
                     changes[name].append(_revert(resources[name], change, target))
         new_batch = new_batch_id()
         written: list[str] = []
         for name, resource in resources.items():
             expired = prune_expired(resource, today)
-            meta = {
-                "batch": new_batch,
-                "undoes": target,
-                "file": name,
-                "changes": changes[name] + expired,
-            }
+            meta = WriteMeta(
+                batch=new_batch, undoes=target, file=name, changes=changes[name] + expired
+            )
             store.write(resource, op="undo", meta=meta)
             written.append(name)
     return UndoResult(new_batch, target, written, changes)

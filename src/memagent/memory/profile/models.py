@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from typing_extensions import TypeAliasType
@@ -75,6 +75,56 @@ class Metadata(BaseModel):
 
 
 Section = TypeAliasType("Section", "list[Item] | dict[SectionName, Section]")
+SectionTree: TypeAlias = "dict[str, list[Item] | SectionTree]"
+"""A loaded resource's sections: a name holds a list of items or further sections."""
+
+
+class ItemChange(BaseModel):
+    """One item-level change of a profile write, as the ops log records it (what
+    `history` lists and `undo` reverts): the item before and after (None: absent)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    op: str
+    """`append`, `update`, `remove` or `expire`."""
+    path: str
+    item: str
+    index: int | None = None
+    """Where a removed item stood in its list (undo puts it back there)."""
+    before: Item | None = None
+    after: Item | None = None
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"op": self.op, "path": self.path, "item": self.item}
+        if self.index is not None:
+            out["index"] = self.index
+        out["before"] = self.before.to_json() if self.before is not None else None
+        out["after"] = self.after.to_json() if self.after is not None else None
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+
+class WriteMeta(BaseModel):
+    """What a profile write records in the ops log (`meta`): its batch, the file,
+    the item-level changes, and what it came from or undoes."""
+
+    batch: str
+    file: str
+    changes: list[ItemChange]
+    source: str | None = None
+    undoes: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"batch": self.batch}
+        if self.undoes is not None:
+            out["undoes"] = self.undoes
+        out["file"] = self.file
+        out["changes"] = [c.to_json() for c in self.changes]
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
 
 class ResourceFile(BaseModel):
@@ -100,7 +150,7 @@ def resource_id_of(name: str) -> str:
 class Resource:
     """A loaded resource: its metadata and its section tree (items as `Item`s)."""
 
-    def __init__(self, name: str, metadata: Metadata, sections: dict[str, Any]) -> None:
+    def __init__(self, name: str, metadata: Metadata, sections: SectionTree) -> None:
         self.name = name
         self.metadata = metadata
         self.sections = sections
@@ -115,7 +165,7 @@ class Resource:
         return out
 
     def items_at(self, path: str) -> list[Item] | None:
-        node: Any = self.sections
+        node: list[Item] | SectionTree = self.sections
         for part in path.split("."):
             if not isinstance(node, dict) or part not in node:
                 return None
@@ -132,8 +182,8 @@ class Resource:
         return out
 
 
-def _copy_tree(node: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _copy_tree(node: SectionTree) -> SectionTree:
+    out: SectionTree = {}
     for key, value in node.items():
         if isinstance(value, list):
             out[key] = [i.model_copy() for i in value]
@@ -142,7 +192,7 @@ def _copy_tree(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _collect_paths(node: dict[str, Any], prefix: str, out: list[str]) -> None:
+def _collect_paths(node: SectionTree, prefix: str, out: list[str]) -> None:
     for key, value in node.items():
         path = f"{prefix}{key}"
         if isinstance(value, list):
@@ -151,7 +201,7 @@ def _collect_paths(node: dict[str, Any], prefix: str, out: list[str]) -> None:
             _collect_paths(value, path + ".", out)
 
 
-def _dump_tree(node: dict[str, Any], today: date | None) -> dict[str, Any]:
+def _dump_tree(node: SectionTree, today: date | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if isinstance(value, list):

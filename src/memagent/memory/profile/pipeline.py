@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Required, TypedDict, TypeVar
 
 from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -31,7 +31,7 @@ from memagent.llm import LLM, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import StatementLearned, learn_statement
-from memagent.memory.profile.handler import BatchResult, apply_operations
+from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, OperationBatch
 from memagent.memory.profile.router import Route, route
@@ -82,7 +82,7 @@ class LearnResult:
     facts: list[Fact]
     routed: list[RoutedFact]
     operations: list[AnyOp]
-    result: BatchResult
+    result: AppliedOps
     llm_calls: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -109,11 +109,11 @@ def _render(template: str, **values: Any) -> str:
 
 def _messages(name: str, **values: Any) -> list[Message]:
     spec = load_prompt(name)
-    out = [Message(role="system", content=str(spec["system"]).strip())]
-    for example in spec.get("examples", []):
-        out.append(Message(role="user", content=str(example["user"]).strip()))
-        out.append(Message(role="assistant", content=json.dumps(example["assistant"])))
-    out.append(Message(role="user", content=_render(str(spec["user"]), **values)))
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        out.append(Message(role="user", content=example.user.strip()))
+        out.append(Message(role="assistant", content=json.dumps(example.assistant)))
+    out.append(Message(role="user", content=_render(spec.user, **values)))
     return out
 
 
@@ -158,7 +158,7 @@ def ask_structured(
                     f"{stage}: the model's reply was invalid after one repair round: {error}"
                 ) from exc
             convo.append(Message(role="assistant", content=reply.text))
-            repair = _render(str(load_prompt("repair")["user"]), error=error)
+            repair = _render(load_prompt("repair").user, error=error)
             convo.append(Message(role="user", content=repair))
     raise AssertionError("unreachable")
 
@@ -181,18 +181,31 @@ def route_facts(facts: Sequence[Fact], resources: Mapping[str, Resource]) -> lis
 
 
 # -- stage 3: memory planner ---------------------------------------------------------
-def planner_view(resources: Mapping[str, Resource], today: date) -> dict[str, Any]:
+class ShownItem(TypedDict, total=False):
+    item: Required[str]
+    display: Required[str]
+    expiry: str
+
+
+class ShownFile(TypedDict):
+    """What the planner is shown of one resource file."""
+
+    description: str
+    sections: dict[str, list[ShownItem]]
+
+
+def planner_view(resources: Mapping[str, Resource], today: date) -> dict[str, ShownFile]:
     """What the planner sees of each routed file: description and current lists
     (expired items left out, only the fields the model may act on)."""
-    view: dict[str, Any] = {}
+    view: dict[str, ShownFile] = {}
     for name, resource in resources.items():
-        sections: dict[str, Any] = {}
+        sections: dict[str, list[ShownItem]] = {}
         for path, items in resource.iter_lists():
-            shown = []
+            shown: list[ShownItem] = []
             for item in items:
                 if item.expired(today):
                     continue
-                entry: dict[str, Any] = {"item": item.item, "display": item.display}
+                entry: ShownItem = {"item": item.item, "display": item.display}
                 if item.expiry is not None:
                     entry["expiry"] = item.expiry.isoformat()
                 shown.append(entry)
@@ -274,7 +287,7 @@ def learn_with_planner(store: ProfileStore, llm: LLM, message: str) -> LearnResu
     calls = _Calls()
     facts = switchboard(llm, message, calls=calls).facts
     if not facts:
-        return LearnResult(message, [], [], [], BatchResult(True, []), calls.count)
+        return LearnResult(message, [], [], [], AppliedOps(True, []), calls.count)
     resources = store.load_all()
     routed = route_facts(facts, resources)
     chosen = {r.file: resources[r.file] for rf in routed for r in rf.routes}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from memagent.memory.profile.keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Metadata, Resource
 from memagent.memory.profile.store import GENERAL_RESOURCE
 

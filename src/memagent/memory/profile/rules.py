@@ -3,10 +3,13 @@
 A small model often lists nothing for "My dog is called Rex." or copies a
 value from its instructions for "I don't eat red meat.", while the words say
 plainly what they mean. So a few patterns run on every kept sentence, before
-the model: a pet's or relative's name, the user's own name, where they live,
-their job ("I work as …"), "I don't eat/drink X" (a diet restriction), and how
-they want to be answered. What the rules read comes first; the model's facts
-fill in the rest (and the planner keeps one value per single-valued fact).
+the model: a pet's or relative's name ("I have two daughters, Ana and Bea"), the
+user's own name, where they live, their job ("I work as …", "I'm a teacher"),
+an allergy ("I'm allergic to X", "a nut allergy"), a language they speak, "I
+collect X", a trip ahead with a time ("I'm flying to Tokyo next month"), "I
+don't eat/drink X" (a diet restriction), and how they want to be answered. What
+the rules read comes first; the model's facts fill in the rest (and the planner
+keeps one value per single-valued fact).
 Every value is copied from the sentence, so it is grounded by construction.
 """
 
@@ -15,18 +18,13 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from memagent.memory.profile import relations
 from memagent.memory.profile.facts import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.timebound import time_bound
 
-_ANIMALS = (
-    "dog|cat|puppy|kitten|parrot|rabbit|bunny|hamster|horse|fish|turtle|tortoise|snake|"
-    "lizard|ferret|guinea pig|budgie|pony"
-)
-_RELATIVES = (
-    "wife|husband|partner|boyfriend|girlfriend|fiancée?|son|daughter|mom|mum|mother|dad|"
-    "father|sister|brother|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|"
-    "niece|nephew|baby|kid|child"
-)
+_ANIMALS = "|".join(relations.ANIMALS)
+_RELATIVES = "|".join(relations.RELATIVES)
 _NAME = r"([A-Z][a-zA-Z'-]+)"
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
@@ -43,6 +41,21 @@ _HOME = re.compile(
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
+OCCUPATIONS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
+    "accountant|architect|pharmacist|dentist|vet|veterinarian|chef|cook|baker|butcher|"
+    "farmer|pilot|firefighter|paramedic|electrician|plumber|carpenter|builder|mechanic|"
+    "journalist|writer|editor|librarian|scientist|researcher|professor|lecturer|tutor|"
+    "student|consultant|manager|analyst|cashier|waiter|waitress|barista|bartender|driver|"
+    "police officer|soldier|artist|musician|photographer|therapist|psychologist|"
+    "social worker|translator|secretary|receptionist|entrepreneur|surgeon|midwife|"
+    "physiotherapist|optician|hairdresser|cleaner|caregiver|carer|nanny|salesperson|"
+    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier"
+)
+"""Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
+_IM_A = re.compile(
+    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
+)
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink) "
     r"([a-z][a-z -]{1,30}?)(?=[,.;!]|$| anymore| any more)"
@@ -60,6 +73,38 @@ _STAY = re.compile(
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
+_NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
+_COUNT = r"(?:a|an|one|two|three|four|five|\d)"
+_HAVE_NAMED = re.compile(
+    rf"\b(?:I|[Ww]e) (?:have|'ve got|have got|got|own) {_COUNT} (?:\w+ )?"
+    rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
+    rf"(?:(?:called|named)\s+)?{_NAMES}"
+)
+_THING = r"([A-Za-z][A-Za-z -]{1,40}?)"
+_THING_END = (
+    r"(?=[,.;!?]|$| and (?:I|my|we)\b| but | so | too\b| as well| which | because | after all"
+    r"| since | though)"
+)
+_SEVERITY = r"(?:severe|mild|bad|serious|slight|life-threatening)"
+_ALLERGIC = re.compile(
+    rf"\ballergic to (?!(?:it|them|that|this|something|anything|everything)\b)"
+    rf"{_THING}{_THING_END}"
+    rf"|\b(?:a|an|my)\s+(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?)\b)"
+    r"([a-z][a-z -]{1,30}?) allergy\b"
+    rf"|\ballergy to {_THING}{_THING_END}",
+    re.IGNORECASE,
+)
+_LIST = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|&)\s*")
+_SPEAK = re.compile(
+    r"\bI (?:speak|can speak|'m fluent in|am fluent in) "
+    r"([A-Z][a-z]+(?:(?:,| and| or|, and) [A-Z][a-z]+)*)"
+)
+_COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
+_TRAVEL = re.compile(
+    r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?=.*\b(?:next|tomorrow|on|in|this|later|soon|for|at the end)\b)"
+)
 
 
 def _clip(text: str) -> str:
@@ -81,7 +126,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         home = _HOME.search(s)
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
-        work = _WORK.search(s)
+        work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
         stay = _STAY.search(s)
@@ -90,15 +135,41 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 out.append(Extracted(kind="diet", value=_clip(no.group(1))))
+        for m in _HAVE_NAMED.finditer(s):
+            relation = relations.singular(m.group(1))
+            kind = "pet" if relation in relations.ANIMALS else "family"
+            for name in relations.split_names(m.group(2)):
+                if name not in _NAME_STOP:
+                    out.append(Extracted(kind=kind, value=relation, name=name))
+        for m in _ALLERGIC.finditer(s):
+            said = next(g for g in m.groups() if g)
+            out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
+        for m in _SPEAK.finditer(s):
+            out.extend(Extracted(kind="language", value=v) for v in _items(m.group(1)))
+        for m in _COLLECT.finditer(s):
+            out.append(Extracted(kind="like", value=_clip(m.group(1))))
+        travel = _TRAVEL.search(s)
+        if travel is not None:
+            out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
             said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", s.strip(), flags=re.I)
             out.append(Extracted(kind="communication", value=_clip(said)))
     return out
 
 
+def _items(said: str) -> list[str]:
+    """`"cats and dogs"` → `["cats", "dogs"]`."""
+    return [v.strip() for v in _LIST.split(said) if v and v.strip()]
+
+
 def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     """The rules' facts, then the model's, less those of a kind the rules already
-    read with one value each (a pet's or relative's name, home, work, name, diet
-    restriction and way of answering are the rules' when they have them)."""
+    read (a pet's or relative's name, home, work, name, diet restriction, allergy
+    and way of answering are the rules' when they have them) and those whose value
+    a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
     ruled = {f.kind for f in rules}
-    return [*rules, *(f for f in model if f.kind not in ruled)]
+    values = {match_key(f.value) for f in rules}
+    return [
+        *rules,
+        *(f for f in model if f.kind not in ruled and match_key(f.value) not in values),
+    ]

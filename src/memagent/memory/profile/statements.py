@@ -29,6 +29,13 @@ _INJECTION = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
+_SPEAKER_PREFIX = re.compile(
+    r"^\s*(?!(?i:note|update|correction|fyi|ps|p\.s|edit|also|btw|reminder|context|"
+    r"background|info|heads up|quick note|oh|and|but|so|ok|okay)\s*:)"
+    r"(?!I\b|I'm\b)[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?\s*:\s"
+)
+"""`Maria: I'm allergic to peanuts.`: a line quoted from someone else (a chat export,
+another user), not the writer speaking."""
 _ASSISTANT_VOICE = re.compile(
     r"^\s*(sure|certainly|of course|absolutely|great question|happy to help|got it|noted|"
     r"understood|here'?s|here is|here are)\b|"
@@ -174,7 +181,7 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "no words"
     if _PASTED.search(s):
         return "pasted data"
-    if _ROLE_PREFIX.match(s):
+    if _ROLE_PREFIX.match(s) or _SPEAKER_PREFIX.match(s):
         return "another speaker's line"
     if s.endswith("?") or _QUESTION_START.match(s):
         return "question"
@@ -194,7 +201,7 @@ def why_not_a_fact(sentence: str) -> str | None:
 
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact."""
-    if _INJECTION.search(text) or _ROLE_PREFIX.match(text):
+    if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
         whole = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     kept: list[str] = []

@@ -32,7 +32,7 @@ from memagent.core import (
 from memagent.core.jsontext import too_deep
 from memagent.core.storage import WriteRecord
 from memagent.memory.profile._jsonpos import line_of
-from memagent.memory.profile.keys import match_key
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import (
     FILE_NAME_RE,
     PATH_RE,
@@ -41,6 +41,8 @@ from memagent.memory.profile.models import (
     Item,
     Metadata,
     Resource,
+    SectionTree,
+    WriteMeta,
     file_name,
     resource_id_of,
 )
@@ -100,7 +102,7 @@ def parse_resource(name: str, text: str, shown_path: str) -> Resource:
             ("_metadata", "resource_id"),
             f"is {metadata.resource_id!r} but the file name says {expected!r}",
         )
-    sections: dict[str, Any] = {}
+    sections: SectionTree = {}
     for key, value in data.items():
         if key != "_metadata":
             sections[key] = _parse_node(value, (key,), corrupt)
@@ -120,7 +122,7 @@ def _parse_node(
     value: Any,
     loc: tuple[str | int, ...],
     corrupt: Callable[[Sequence[str | int], str], CorruptFile],
-) -> Any:
+) -> list[Item] | SectionTree:
     name = loc[-1]
     if isinstance(name, str) and not SECTION_NAME_RE.match(name):
         raise corrupt(loc, "section names are letters, digits, `_` and `-` (no dots)")
@@ -269,13 +271,14 @@ class ProfileStore:
                 f"{name} would grow past {self.max_bytes} bytes (limits.max_file_bytes)"
             )
 
-    def write(self, resource: Resource, *, op: str, meta: dict[str, Any]) -> WriteRecord:
-        """Bump version and `last_updated`, check the size limit, write atomically."""
+    def write(self, resource: Resource, *, op: str, meta: WriteMeta) -> WriteRecord:
+        """Bump version and `last_updated`, check the size limit, write atomically;
+        `meta` goes to the ops log."""
         resource.metadata.version += 1
         resource.metadata.last_updated = now_iso()
         text = self.serialize(resource)
         self.check_size(text, resource.name)
-        return self._write_text(resource, text, op=op, meta=meta)
+        return self._write_text(resource, text, op=op, meta=meta.to_json())
 
     def _write_text(
         self, resource: Resource, text: str, *, op: str, meta: dict[str, Any]
@@ -305,7 +308,7 @@ class ProfileStore:
         """A new, empty resource with the given list paths (e.g. `food.likes`)."""
         name = self.name_for(resource_id)
         rid = resource_id_of(name)
-        tree: dict[str, Any] = {}
+        tree: SectionTree = {}
         for path in sections:
             if not PATH_RE.match(path):
                 raise InvalidInput(f"section path {path!r}: use dotted names like food.likes")

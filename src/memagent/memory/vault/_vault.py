@@ -2,8 +2,14 @@
 
 Every path is untrusted (it usually comes from an LLM) and goes through
 `_paths.locate`; every write goes through `home.storage` (atomic, locked,
-logged with actor "vault" unless told otherwise). Methods return plain JSON-able
-values or raise `memagent.core` errors whose messages are meant for the LLM.
+logged with actor "vault" unless told otherwise). Methods return plain values
+or the typed results of `_results` (each with its JSON form), or raise
+`memagent.core` errors whose messages are meant for the LLM.
+
+Every change goes through four storage hooks (`_write`, `_remove`, `_make_dir`,
+`_remove_dir`): a backend (`memagent.postgres.PgVault`) overrides them, and the
+journal that rolls a failed batch back (`JournaledVault`) wraps them, so an
+operation added here is stored and journaled on every backend with no more code.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,17 @@ from memagent.core.deadline import bounded, check_deadline
 from memagent.core.storage import TMP_PREFIX
 from memagent.memory.vault import _links
 from memagent.memory.vault._paths import Located, locate, normalize
+from memagent.memory.vault._results import (
+    DirMade,
+    FileAppended,
+    FileCreated,
+    FileDeleted,
+    FileUpdated,
+    LinkedNote,
+    Listing,
+    SearchMatch,
+    SearchResults,
+)
 
 REGEX_TIMEOUT_S = 1.0
 """The budget of one whole search (all files, all lines)."""
@@ -172,10 +189,10 @@ class Vault:
         memory home (files) or per user of a database; stable across instances."""
         return f"files:{self.storage.root}"
 
-    def _write(self, loc: Located, data: bytes, op: str, meta: dict[str, Any] | None) -> None:
+    def _write(self, loc: Located, data: bytes, op: str, meta: Mapping[str, str] | None) -> None:
         self.storage.write_bytes(loc.path, data, actor=self.actor, op=op, meta=meta)
 
-    def _remove(self, loc: Located, op: str, meta: dict[str, Any] | None) -> None:
+    def _remove(self, loc: Located, op: str, meta: Mapping[str, str] | None) -> None:
         try:
             self.storage.delete(loc.path, actor=self.actor, op=op, meta=meta)
         except FileNotFoundError:
@@ -206,7 +223,7 @@ class Vault:
     def size(self, path: str) -> int:
         return self._size(self._file(path))
 
-    def list_dir(self, path: str = "", *, recursive: bool = False) -> dict[str, Any]:
+    def list_dir(self, path: str = "", *, recursive: bool = False) -> Listing:
         """Entries under a folder, vault-relative, folders ending in '/'."""
         loc = self.locate(path)
         if loc.kind is None:
@@ -220,11 +237,7 @@ class Vault:
         if len(entries) > self.max_entries:
             entries = entries[: self.max_entries]
             truncated = True
-        return {
-            "path": loc.rel + "/" if loc.rel else "/",
-            "entries": entries,
-            "truncated": truncated,
-        }
+        return Listing(loc.rel + "/" if loc.rel else "/", entries, truncated)
 
     def _walk(
         self, start: str, *, recursive: bool = True, limit: int | None = None
@@ -283,7 +296,7 @@ class Vault:
         regex_mode: bool = False,
         case_sensitive: bool = False,
         max_results: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> SearchResults:
         """Lines matching a substring (or a regex, with a time limit) in text files."""
         if not isinstance(query, str) or not query:
             raise InvalidInput("query must be a non-empty string")
@@ -303,7 +316,7 @@ class Vault:
         else:
             files = [rel for rel, kind in self._walk(loc.rel) if kind == "file"]
         with _one_regex_search(self._regex_scope(), active=regex_mode):
-            matches: list[dict[str, Any]] = []
+            matches: list[SearchMatch] = []
             truncated = False
             # One budget for the whole search (never per line), shortened by the
             # request's own deadline when there is one.
@@ -326,12 +339,12 @@ class Vault:
                         if len(matches) >= cap:
                             truncated = True
                             break
-                        matches.append({"path": rel, "line": lineno, "text": line[:_SNIPPET_CHARS]})
+                        matches.append(SearchMatch(rel, lineno, line[:_SNIPPET_CHARS]))
                 if truncated:
                     break
-        return {"matches": matches, "truncated": truncated}
+        return SearchResults(matches, truncated)
 
-    def go_to_link(self, link: str) -> dict[str, Any]:
+    def go_to_link(self, link: str) -> LinkedNote:
         """Resolve a wikilink; the note (or the linked section/block) and its path."""
         if not isinstance(link, str):
             raise InvalidInput("link must be a string like [[Jane Doe]]")
@@ -360,17 +373,8 @@ class Vault:
             if part is None:
                 raise NotFound(f"note '{rel}' has no block '^{wl.block}'")
             content = part
-        out: dict[str, Any] = {
-            "path": rel,
-            "title": title,
-            "heading": "#".join(wl.headings) or None,
-            "block": wl.block,
-            "alias": wl.alias,
-            "content": content,
-        }
-        if len(paths) > 1:
-            out["other_matches"] = paths[1:6]
-        return out
+        heading = "#".join(wl.headings) or None
+        return LinkedNote(rel, title, heading, wl.block, wl.alias, content, paths[1:6])
 
     def _link_candidates(self, target: str) -> list[str]:
         # A direct path first (Obsidian: a link with folders is a path from the root).
@@ -396,7 +400,7 @@ class Vault:
         return _links.rank_candidates(target, with_titles)
 
     # -- writing -----------------------------------------------------------------
-    def create(self, path: str, content: str) -> dict[str, Any]:
+    def create(self, path: str, content: str) -> FileCreated:
         """Create a new file (and its folders). `Conflict` if it exists."""
         data = self._check_content(content)
         with self._lock():
@@ -409,9 +413,9 @@ class Vault:
                     f"'{loc.rel}' already exists as a {what}; use update_file or append_file"
                 )
             self._write(loc, data, "create", None)
-        return {"path": loc.rel, "bytes": len(data)}
+        return FileCreated(loc.rel, len(data))
 
-    def update(self, path: str, old_content: str, new_content: str) -> dict[str, Any]:
+    def update(self, path: str, old_content: str, new_content: str) -> FileUpdated:
         """Replace the first occurrence of `old_content` with `new_content`."""
         if not isinstance(old_content, str) or not old_content:
             raise InvalidInput("old_content must be a non-empty string copied from the file")
@@ -431,9 +435,9 @@ class Vault:
             if new_text != text:
                 meta = {"old_content": old_content, "new_content": new_content}
                 self._write(loc, data, "update", meta)
-        return {"path": loc.rel, "bytes": len(data), "occurrences": count, "replaced": 1}
+        return FileUpdated(loc.rel, len(data), count)
 
-    def append(self, path: str, content: str) -> dict[str, Any]:
+    def append(self, path: str, content: str) -> FileAppended:
         """Append to a file (created if missing), starting on a new line."""
         self._check_content(content)
         with self._lock():
@@ -447,24 +451,51 @@ class Vault:
             new_text = text + sep + content
             data = self._check_content(new_text, f"'{loc.rel}' after appending")
             self._write(loc, data, "append" if loc.kind else "create", {"appended": content})
-        return {"path": loc.rel, "bytes": len(data), "created": loc.kind is None}
+        return FileAppended(loc.rel, len(data), loc.kind is None)
 
-    def delete(self, path: str) -> dict[str, Any]:
+    def delete(self, path: str) -> FileDeleted:
         with self._lock():
             loc = self._file(path)
-            text_meta: dict[str, Any] | None = None
+            text_meta: dict[str, str] | None = None
             with contextlib.suppress(InvalidInput):
                 text_meta = {"content": _text_of(self._read_bytes(loc), loc.rel)}
             self._remove(loc, "delete", text_meta)
-        return {"path": loc.rel, "deleted": True}
+        return FileDeleted(loc.rel)
 
-    def mkdir(self, path: str) -> dict[str, Any]:
+    def mkdir(self, path: str) -> DirMade:
         """Create a folder (and parents). Existing folders are fine."""
         with self._lock():
             loc = self.locate(path)
             if loc.kind == "dir":
-                return {"path": loc.rel + "/", "created": False}
+                return DirMade(loc.rel + "/", False)
             if loc.kind == "file":
                 raise Conflict(f"'{loc.rel}' is a file; cannot make a folder there")
             self._make_dir(loc)
-        return {"path": loc.rel + "/", "created": True}
+        return DirMade(loc.rel + "/", True)
+
+    # -- for callers outside the vault: its lock, and whole-vault copies -------------
+    def lock(self) -> AbstractContextManager[Any]:
+        """The lock the vault's own writes take (the home's, or the database's), for a
+        caller's read-modify-write over several operations (an editor's save, a move)."""
+        return self._lock()
+
+    def walk(self, start: str = "") -> Iterator[tuple[str, str]]:
+        """(vault path, "file" or "dir") of everything under `start`, in sorted
+        pre-order, never leaving the vault."""
+        return self._walk(start)
+
+    def read_bytes(self, path: str) -> bytes:
+        """A file's bytes as stored (at most `limits.max_file_bytes`), text or not."""
+        return self._read_bytes(self._file(path))
+
+    def write_bytes(self, path: str, data: bytes, *, op: str) -> str:
+        """Write a file's bytes as they are, logged as `op`: a copy from another
+        memory home (`memagent.postgres.transfer`). Returns its vault path."""
+        if len(data) > self.max_bytes:
+            raise InvalidInput(f"'{path}' is {len(data)} bytes; the limit is {self.max_bytes}")
+        with self._lock():
+            loc = self.locate(path)
+            if not loc.rel or loc.kind == "dir":
+                raise InvalidInput(f"'{loc.rel or '/'}' is a folder, not a file")
+            self._write(loc, data, op, None)
+        return loc.rel

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, status
 from pydantic import BaseModel, ConfigDict, Field
 
+from memagent.api_keys import USER_RE, ApiKey
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import AdminDep, CallerDep
-from memagent.server._keys import USER_RE, ApiKey
 
 router = APIRouter(tags=["keys"])
 

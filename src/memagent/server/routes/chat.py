@@ -12,36 +12,26 @@ ending in `data: [DONE]`), and stores the exchange as an episodic memory unless
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
-import json
-import logging
 import secrets
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypedDict
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from memagent.core import DeadlineExceeded, MemagentError
-from memagent.core.deadline import deadline
-from memagent.llm import LLMError, Message
+from memagent.core.jsontext import JsonObject, JsonSchema
+from memagent.llm import Message
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import Caller, CallerDep
-from memagent.server._problems import status_of
+from memagent.server._streams import SSE_MEDIA_TYPE, Emit, events_from_thread, sse_event
 
 router = APIRouter(tags=["chat"])
-_log = logging.getLogger("memagent.server")
 
 MAX_MESSAGE_CHARS = 20_000
 MAX_MESSAGES = 200
 COMPAT_CONVERSATION = "openai-compat"
-SSE_MEDIA_TYPE = "text/event-stream"
-Emit = Callable[[str, Any], None]
 
 
 class ChatRequest(BaseModel):
@@ -96,11 +86,15 @@ class ChatReply(BaseModel):
     usage: ChatUsage
     seconds: float
     memory_tokens: int
-    memory_sources: list[dict[str, Any]]
+    memory_sources: list[JsonObject]
     error: str | None = None
 
 
-def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | None) -> ChatReply:
+def agent_turn(
+    caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | None
+) -> ChatReply:
+    """One agent turn on the caller's memory with the server's model (`on_text`: each
+    piece of the reply as the model writes it); the web page's chat runs it too."""
     from memagent.agent import Agent
 
     server = caller.server
@@ -124,64 +118,7 @@ def _turn(caller: Caller, body: ChatRequest, on_text: Callable[[str], None] | No
     return ChatReply.model_validate(result.to_json())
 
 
-def _problem_of(exc: BaseException, path: str) -> dict[str, Any]:
-    if isinstance(exc, MemagentError):
-        status, slug = status_of(exc)
-        detail = str(exc)
-    elif isinstance(exc, LLMError):
-        status, slug, detail = 502, "llm-failed", f"the language model failed: {exc}"
-    else:
-        _log.error("unhandled error in a stream on %s", path, exc_info=exc)
-        status, slug, detail = 500, "error", "internal error (logged on the server)"
-    return {
-        "type": f"urn:memagent:problem:{slug}",
-        "title": "Error",
-        "status": status,
-        "detail": detail,
-        "instance": path,
-    }
-
-
-async def _from_thread(work: Callable[[Emit], None], path: str) -> AsyncIterator[tuple[str, Any]]:
-    """Run `work(emit)` in a thread (with this request's context: its deadline); yield
-    what it emits, then an error if it raised. The loop waits on an asyncio queue, so
-    a stream holds no worker thread of the shared pool while the model writes. When
-    the client goes away, the next `emit` stops the work."""
-    loop = asyncio.get_running_loop()
-    items: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
-    gone = threading.Event()
-
-    def put(item: tuple[str, Any] | None) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed (server stopping)
-            loop.call_soon_threadsafe(items.put_nowait, item)
-
-    def emit(event: str, data: Any) -> None:
-        if gone.is_set():
-            raise DeadlineExceeded("the client went away")
-        put((event, data))
-
-    def run() -> None:
-        try:
-            with deadline(None, cancel=gone):  # the model stops at its next token
-                work(emit)
-        except BaseException as exc:
-            put(("error", _problem_of(exc, path)))
-        finally:
-            put(None)
-
-    context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(run,), name="memagent-stream", daemon=True).start()
-    try:
-        while True:
-            item = await items.get()
-            if item is None:
-                return
-            yield item
-    finally:
-        gone.set()
-
-
-def _event_schema(names: list[str]) -> dict[str, Any]:
+def _event_schema(names: list[str]) -> JsonSchema:
     """JSON Schema of one server-sent event (`event` name, `data` text)."""
     return {
         "type": "object",
@@ -190,16 +127,10 @@ def _event_schema(names: list[str]) -> dict[str, Any]:
     }
 
 
-def _sse(event: str | None, data: Any) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
-
-
 @router.post("/v1/chat", response_model=ChatReply, summary="One agent turn with memory")
 @admits(RouteClass.MODEL)
 def chat(body: ChatRequest, caller: CallerDep) -> ChatReply:
-    return _turn(caller, body, None)
+    return agent_turn(caller, body, None)
 
 
 @router.post(
@@ -219,12 +150,12 @@ def chat_stream(body: ChatRequest, caller: CallerDep) -> StreamingResponse:
     _ = caller.user  # an admin key without a user fails here, before the stream starts
 
     def work(emit: Emit) -> None:
-        reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
+        reply = agent_turn(caller, body, lambda text: emit("delta", {"text": text}))
         emit("done", reply.model_dump())
 
     async def events() -> AsyncIterator[bytes]:
-        async for event, data in _from_thread(work, "/v1/chat/stream"):
-            yield _sse(event, data)
+        async for event, data in events_from_thread(work, "/v1/chat/stream"):
+            yield sse_event(event, data)
 
     return StreamingResponse(events(), media_type=SSE_MEDIA_TYPE)
 
@@ -234,7 +165,7 @@ class CompatMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+    content: str | list[JsonObject] | None = None
 
     def text(self) -> str:
         if isinstance(self.content, list):
@@ -298,7 +229,7 @@ class Completion(BaseModel):
     model: str
     choices: list[CompatChoice]
     usage: CompatUsage
-    memory_sources: list[dict[str, Any]] = Field(
+    memory_sources: list[JsonObject] = Field(
         default_factory=list, description="What memagent put in context (ids and kinds)."
     )
 
@@ -306,7 +237,7 @@ class Completion(BaseModel):
 class _Prepared(BaseModel):
     messages: list[Message]
     user: str
-    sources: list[dict[str, Any]]
+    sources: list[JsonObject]
 
 
 def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
@@ -320,14 +251,14 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
     if not users:
         raise InvalidInput("the conversation has no user message")
     last = users[-1]
-    sources: list[dict[str, Any]] = []
+    sources: list[JsonObject] = []
     messages: list[Message] = []
-    memory = caller.server.agent_memory_for(caller.user)
+    memory = caller.server.memory_access_for(caller.user)
     if body.memory.recall_k > 0:
         budget = caller.home.config.agent.context_tokens
         ctx = memory.context(last[:MAX_MESSAGE_CHARS], budget_tokens=budget, k=body.memory.recall_k)
         if ctx.text:
-            sources = ctx.sources
+            sources = [dict(s.to_json()) for s in ctx.sources]
             messages.append(
                 Message(
                     role="system",
@@ -349,11 +280,19 @@ def _prepare(caller: Caller, body: CompletionRequest) -> _Prepared:
 
 def _remember(caller: Caller, body: CompletionRequest, user: str, reply: str) -> None:
     if body.memory.remember and reply.strip():
-        memory = caller.server.agent_memory_for(caller.user)
+        memory = caller.server.memory_access_for(caller.user)
         memory.store_exchange(COMPAT_CONVERSATION, user[:MAX_MESSAGE_CHARS], reply, turn=0)
 
 
-def _options(body: CompletionRequest, caller: Caller) -> dict[str, Any]:
+class ChatOptions(TypedDict):
+    """The model call's options of one completion request (within the server's cap)."""
+
+    max_tokens: int
+    temperature: float
+    stop: list[str] | None
+
+
+def _options(body: CompletionRequest, caller: Caller) -> ChatOptions:
     cfg = caller.home.config.llm
     stop = [body.stop] if isinstance(body.stop, str) else body.stop
     return {
@@ -407,7 +346,7 @@ def chat_completions(body: CompletionRequest, caller: CallerDep) -> Any:
             memory_sources=prepared.sources,
         )
 
-    def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    def chunk(delta: JsonObject, finish: str | None) -> JsonObject:
         return {
             "id": completion_id,
             "object": "chat.completion.chunk",
@@ -427,11 +366,11 @@ def chat_completions(body: CompletionRequest, caller: CallerDep) -> Any:
         _remember(caller, body, prepared.user, "".join(pieces))
 
     async def events() -> AsyncIterator[bytes]:
-        async for event, data in _from_thread(work, "/v1/chat/completions"):
+        async for event, data in events_from_thread(work, "/v1/chat/completions"):
             if event == "error":
-                yield _sse(None, {"error": data})
+                yield sse_event(None, {"error": data})
                 break
-            yield _sse(None, data)
-        yield _sse(None, "[DONE]")
+            yield sse_event(None, data)
+        yield sse_event(None, "[DONE]")
 
     return StreamingResponse(events(), media_type=SSE_MEDIA_TYPE)

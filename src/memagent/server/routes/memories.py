@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -10,6 +10,7 @@ from starlette.convertors import Convertor, register_url_convertor
 
 from memagent.api import MemoryEdit, MemoryItem, RecallHit
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonObject
 from memagent.memory.chunks.model import Chunk, parse_timestamp
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
@@ -80,7 +81,7 @@ class UpdateRequest(BaseModel):
 
 class MemoryHistory(BaseModel):
     id: str
-    edits: list[MemoryEdit]
+    edits: list[MemoryEdit] = Field(description="Every logged edit, oldest first.")
 
 
 class MemoryOut(BaseModel):
@@ -92,7 +93,7 @@ class MemoryOut(BaseModel):
     tags: list[str]
     created_at: str | None = None
     deleted: bool = False
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
     links: list[dict[str, str]] = Field(default_factory=list)
 
     @classmethod

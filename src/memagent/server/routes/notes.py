@@ -9,6 +9,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memagent.core import InvalidInput
+from memagent.core.jsontext import JsonObject
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
 
@@ -57,7 +58,7 @@ class ActionsRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    actions: list[dict[str, Any]] | None = Field(default=None, max_length=100)
+    actions: list[JsonObject] | None = Field(default=None, max_length=100)
     text: str | None = None
 
     @model_validator(mode="after")
@@ -92,7 +93,8 @@ def list_notes(
     path: Annotated[str, Query(max_length=1024, description="Folder to list ('' = root).")] = "",
     recursive: bool = True,
 ) -> NoteListing:
-    return NoteListing.model_validate(caller.memory.vault.list_dir(path, recursive=recursive))
+    listing = caller.memory.vault.list_dir(path, recursive=recursive)
+    return NoteListing.model_validate(listing.to_json())
 
 
 @router.get("/notes/{path:path}", response_model=Note, summary="Read a note")

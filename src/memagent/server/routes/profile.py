@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field
 
+from memagent.core.jsontext import JsonObject
 from memagent.memory.profile.operations import MAX_BATCH_OPERATIONS, Operation
 from memagent.server._admission import RouteClass, admits
 from memagent.server._context import CallerDep
@@ -25,7 +26,7 @@ ResourceName = Annotated[
 
 
 class Profile(BaseModel):
-    resources: dict[str, dict[str, Any]] = Field(
+    resources: dict[str, JsonObject] = Field(
         description="Resource file name → its content (expired items left out)."
     )
 
@@ -66,8 +67,8 @@ class Learned(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     ok: bool
-    facts: list[dict[str, Any]]
-    operations: list[dict[str, Any]]
+    facts: list[JsonObject]
+    operations: list[JsonObject]
     outcomes: list[BatchOutcome]
     batch: str | None = None
     llm_calls: int = 0
@@ -75,10 +76,10 @@ class Learned(BaseModel):
 
 class History(BaseModel):
     item: str
-    entries: list[dict[str, Any]]
+    entries: list[JsonObject]
 
 
-def _rejected(result: dict[str, Any]) -> ProblemError:
+def _rejected(result: JsonObject) -> ProblemError:
     return ProblemError(
         409,
         f"batch rejected, nothing changed: {result.get('error')}",

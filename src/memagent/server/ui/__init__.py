@@ -7,7 +7,7 @@ without JavaScript. `mount_ui(app)` adds it at `/ui` to the HTTP server
 the printed URL.
 """
 
-from memagent.server.ui._app import mount_ui
+from memagent.server.ui._app import LOCAL_USER, mount_ui
 from memagent.server.ui._session import UiState
 
-__all__ = ["UiState", "mount_ui"]
+__all__ = ["LOCAL_USER", "UiState", "mount_ui"]

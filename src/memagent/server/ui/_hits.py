@@ -29,11 +29,13 @@ The relevance cut keeps a hit only if both hold:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from memagent.agent.memory import EXCHANGE_KIND, MIN_COSINE
+from memagent.core.jsontext import JsonObject
 from memagent.index import Hit, SearchParams, query_terms
 from memagent.index.roles import non_fact, said_by_assistant
 
@@ -83,7 +85,7 @@ class ShownHit:
     speaker: str = ""
 
 
-def has_evidence(why: dict[str, Any]) -> bool:
+def has_evidence(why: Mapping[str, Any]) -> bool:
     """A keyword matched, or the meaning is close (keyword-only search: always)."""
     if "keyword" in why or "dense" not in why:
         return True
@@ -166,7 +168,7 @@ def reason(hit: Hit, query: str, today: date | None = None) -> str:
     return text[0].upper() + text[1:]
 
 
-def is_turn(source: dict[str, Any] | None) -> bool:
+def is_turn(source: JsonObject | None) -> bool:
     """A turn of a chat with the assistant rather than a memory: what the user
     said to it (a stored exchange), a question or command put to it, or its words."""
     if not isinstance(source, dict):
@@ -174,7 +176,7 @@ def is_turn(source: dict[str, Any] | None) -> bool:
     return source.get("kind") == EXCHANGE_KIND or non_fact(source)
 
 
-def label(kind: str, type_: str | None, source: dict[str, Any] | None) -> str:
+def label(kind: str, type_: str | None, source: JsonObject | None) -> str:
     """`Memory`, `Memory · preference`, `Note`, `Profile`, `Chat · you asked`…"""
     if kind == "chunk" and is_turn(source):
         if said_by_assistant(source):

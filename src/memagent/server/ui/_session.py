@@ -37,9 +37,9 @@ from urllib.parse import parse_qs, quote
 
 from fastapi import Depends, Request
 
+from memagent.api_keys import ApiKey
 from memagent.core import now_iso
 from memagent.server._context import Caller, ServerRoot
-from memagent.server._keys import ApiKey
 from memagent.server.ui._signed import SignedSessions
 
 COOKIE = "memagent_ui"
@@ -61,7 +61,9 @@ class UiForbidden(Exception):
 
 
 @dataclass
-class Session:
+class UiSession:
+    """One signed-in browser: whose, by which key, its CSRF token, when it ends."""
+
     user: str
     key_id: str
     csrf: str
@@ -77,7 +79,7 @@ class UiState:
     secure_cookies: bool = False
     signed: SignedSessions | None = None
     run_id: str = field(default_factory=lambda: secrets.token_hex(6))
-    _sessions: dict[str, Session] = field(default_factory=dict)
+    _sessions: dict[str, UiSession] = field(default_factory=dict)
     _login_tokens: dict[str, float] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
 
@@ -123,12 +125,12 @@ class UiState:
                 if len(self._sessions) >= MAX_SESSIONS:
                     oldest = min(self._sessions, key=lambda k: self._sessions[k].expires)
                     del self._sessions[oldest]
-            self._sessions[sid] = Session(
+            self._sessions[sid] = UiSession(
                 user, key_id, secrets.token_urlsafe(32), now + SESSION_SECONDS
             )
         return sid
 
-    def get(self, sid: str | None) -> Session | None:
+    def get(self, sid: str | None) -> UiSession | None:
         if not sid:
             return None
         with self._guard:
@@ -155,7 +157,7 @@ def ui_state(request: Request) -> UiState:
 class Viewer:
     """A signed-in page request: the session, and the caller it acts as."""
 
-    session: Session
+    session: UiSession
     caller: Caller
 
     @property
@@ -185,7 +187,7 @@ def viewer(request: Request) -> Viewer:
             raise UiAuthError
         if server.bucket.take(key.id) > 0:
             raise UiForbidden("too many requests; wait a moment")
-        session = Session(key.user, key.id, csrf, expires)
+        session = UiSession(key.user, key.id, csrf, expires)
         if cookie:
             server.note_session(cookie, key.user)
         return Viewer(session=session, caller=Caller(key=key, server=server))

@@ -22,8 +22,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from memagent.api_keys import ApiKey, validate_user
 from memagent.core import MemagentError, NotFound
-from memagent.memory.keys import ApiKey, validate_user
 
 if TYPE_CHECKING:
     from memagent.server._context import ServerRoot

@@ -20,17 +20,12 @@ from pydantic import ValidationError
 from memagent.agent.personas import Personas
 from memagent.core import InvalidInput, MemagentError
 from memagent.core.deadline import Budget, current_budget, within
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import read_ops_before
 from memagent.llm import LLMError
 from memagent.server._admission import RouteClass, admits
-from memagent.server.routes.chat import (
-    SSE_MEDIA_TYPE,
-    ChatRequest,
-    Emit,
-    _from_thread,
-    _sse,
-    _turn,
-)
+from memagent.server._streams import SSE_MEDIA_TYPE, Emit, events_from_thread, sse_event
+from memagent.server.routes.chat import ChatRequest, agent_turn
 from memagent.server.ui._base import SECURITY_HEADERS, UiRoute, go, one, page
 from memagent.server.ui._hits import is_turn
 from memagent.server.ui._session import UiForbidden, Viewer, ViewerDep, checked_form
@@ -58,7 +53,17 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
-def _hud(who: Viewer) -> dict[str, Any]:
+@dataclass
+class HudView:
+    """The Status page's HUD: the model, what memory holds, the index, the last writes."""
+
+    model: str
+    memory: dict[str, int]
+    index: dict[str, str]
+    last_writes: list[dict[str, str]]
+
+
+def _hud(who: Viewer) -> HudView:
     """The HUD's content (`agent.hud`), read without walking the store: counts come
     from the index (or the database), the last writes from the end of the ops log."""
     memory = who.caller.memory
@@ -67,8 +72,8 @@ def _hud(who: Viewer) -> dict[str, Any]:
         model = who.caller.server.llm_spec or home.config.llm.model
     except MemagentError as exc:
         model = f"config error: {exc}"
-    counts: dict[str, Any] = {}
-    index: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    index: dict[str, str] = {}
     # Counts include soft-deleted memories (they are still stored).
     if memory.db is None:
         with memory.guard:
@@ -93,14 +98,8 @@ def _hud(who: Viewer) -> dict[str, Any]:
         )
         index = {"status": "in the database (PostgreSQL)"}
         records = list(reversed(PgOpsLog(memory.db, memory.user).read(limit=60)))
-    return {
-        "model": model,
-        "memory": counts,
-        "index": index,
-        "last_writes": [{"ts": r.ts, "sentence": sentence(r)} for r in records if not internal(r)][
-            :8
-        ],
-    }
+    writes = [{"ts": r.ts, "sentence": sentence(r)} for r in records if not internal(r)]
+    return HudView(model=model, memory=counts, index=index, last_writes=writes[:8])
 
 
 @router.get("/status")
@@ -241,7 +240,7 @@ def chat_model_load(request: Request, who: ViewerDep) -> Response:
     return _state_json(model_state(llm))
 
 
-def sources_shown(who: Viewer, sources: list[dict[str, Any]]) -> list[dict[str, str]]:
+def sources_shown(who: Viewer, sources: list[JsonObject]) -> list[dict[str, str]]:
     """The memories a reply used, as a person reads them: their text (clipped), what
     they are, and a link to open them. A memory deleted since is said to be."""
     memory = who.caller.memory
@@ -310,7 +309,7 @@ async def chat_form(request: Request, who: ViewerDep) -> Response:
         return _chat_page(
             request, who, reply=None, waiting=body.message, conversation=body.conversation_id
         )
-    reply = await anyio.to_thread.run_sync(lambda: _turn(who.caller, body, None))
+    reply = await anyio.to_thread.run_sync(lambda: agent_turn(who.caller, body, None))
     return _chat_page(
         request,
         who,
@@ -362,14 +361,14 @@ async def chat_stream(request: Request, who: ViewerDep) -> Response:
             end=budget.end + waited if budget.end is not None else None, cancel=budget.cancel
         )
         with within(fresh):
-            reply = _turn(caller, body, lambda text: emit("delta", {"text": text}))
+            reply = agent_turn(caller, body, lambda text: emit("delta", {"text": text}))
         emit(
             "done",
             {**reply.model_dump(), "sources_shown": sources_shown(who, reply.memory_sources)},
         )
 
     async def events() -> AsyncIterator[bytes]:
-        async for event, payload in _from_thread(work, "/ui/chat/stream"):
-            yield _sse(event, payload)
+        async for event, payload in events_from_thread(work, "/ui/chat/stream"):
+            yield sse_event(event, payload)
 
     return StreamingResponse(events(), media_type=SSE_MEDIA_TYPE, headers=SECURITY_HEADERS)

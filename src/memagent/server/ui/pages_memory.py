@@ -5,15 +5,18 @@ no page reads more than one page of rows."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from memagent.core import InvalidInput, MemagentError, NotFound
+from memagent.core.jsontext import JsonObject
 from memagent.index import Filters
 from memagent.index.roles import said_by_assistant
 from memagent.memory.chunks.model import CHUNK_TYPES, parse_timestamp
+from memagent.memory.chunks.store import ChunkRow
 from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._hits import ShownHit, is_turn, ranking, shown
@@ -160,52 +163,67 @@ def memories(
     )
 
 
-def _bubbles(row: dict[str, Any]) -> list[dict[str, str]]:
+@dataclass
+class Bubble:
+    """What one side said in a stored chat turn."""
+
+    who: str
+    side: Literal["me", "them"]
+    text: str
+
+
+@dataclass
+class Turn:
+    """One stored turn of a chat with the assistant."""
+
+    id: str
+    bubbles: list[Bubble]
+    deleted: bool
+
+
+@dataclass
+class Entry:
+    """One item of a day on the Memories page: a memory's card (`m`), or one
+    conversation with the assistant (`chat`: its turns, oldest first)."""
+
+    chat: bool
+    m: ChunkRow | None = None
+    conversation: str | None = None
+    first: str | None = None
+    turns: list[Turn] = field(default_factory=list)
+
+
+def _bubbles(source: JsonObject | None, content: str) -> list[Bubble]:
     """What one stored turn says, as chat bubbles: the user's words, then the
     assistant's reply when the turn stored one (`source.reply`)."""
-    src = row.get("source") or {}
+    src = source or {}
     if said_by_assistant(src):
-        return [
-            {"who": str(src.get("speaker") or "Assistant"), "side": "them", "text": row["content"]}
-        ]
-    bubbles = [
-        {
-            "who": str(src.get("speaker") or "You"),
-            "side": "me",
-            "text": str(src.get("user") or row["content"]),
-        }
-    ]
+        return [Bubble(str(src.get("speaker") or "Assistant"), "them", content)]
+    you = str(src.get("speaker") or "You")
+    bubbles = [Bubble(you, "me", str(src.get("user") or content))]
     reply = src.get("reply")
     if isinstance(reply, str) and reply.strip():
-        bubbles.append({"who": "Assistant", "side": "them", "text": reply})
+        bubbles.append(Bubble("Assistant", "them", reply))
     return bubbles
 
 
-def entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def entries(rows: list[ChunkRow]) -> list[Entry]:
     """One day's rows (newest first) as the page lists them: a memory as a card;
     consecutive turns of one chat with the assistant as one conversation, oldest
     turn first, so it reads as the chat it was."""
-    out: list[dict[str, Any]] = []
+    out: list[Entry] = []
     for row in rows:
-        if not is_turn(row.get("source")):
-            out.append({"chat": False, "m": row})
+        if not is_turn(row["source"]):
+            out.append(Entry(chat=False, m=row))
             continue
-        conv = row.get("conversation_id")
+        conv = row["conversation_id"]
+        turn = Turn(row["id"], _bubbles(row["source"], row["content"]), row["deleted"])
         last = out[-1] if out else None
-        if last is not None and last["chat"] and last["conversation"] == conv:
-            last["turns"].insert(
-                0, {"id": row["id"], "bubbles": _bubbles(row), "deleted": row["deleted"]}
-            )
-            last["first"] = row["created_at"]
+        if last is not None and last.chat and last.conversation == conv:
+            last.turns.insert(0, turn)
+            last.first = row["created_at"]
             continue
-        out.append(
-            {
-                "chat": True,
-                "conversation": conv,
-                "first": row["created_at"],
-                "turns": [{"id": row["id"], "bubbles": _bubbles(row), "deleted": row["deleted"]}],
-            }
-        )
+        out.append(Entry(chat=True, conversation=conv, first=row["created_at"], turns=[turn]))
     return out
 
 
@@ -251,7 +269,7 @@ def memory(request: Request, who: ViewerDep, chunk_id: ChunkId) -> Response:
         undoable=undoable,
         texts=texts,
         edits=len(edits),
-        turn=_bubbles(chunk.model_dump(mode="json") | {"content": chunk.content})
+        turn=_bubbles(chunk.model_dump(mode="json")["source"], chunk.content)
         if is_turn(chunk.source)
         else None,
     )

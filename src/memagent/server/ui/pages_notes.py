@@ -6,14 +6,13 @@ person's text is given back, nothing is overwritten)."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.core import InvalidInput, NotFound, sha256_hex
-from memagent.memory.vault import Vault, parse_link
-from memagent.memory.vault._links import key as link_key
-from memagent.memory.vault._links import title_and_aliases
+from memagent.memory.vault import Vault, link_key, parse_link, title_and_aliases
 from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import Viewer, ViewerDep, checked_form
@@ -29,20 +28,22 @@ def _hash(text: str) -> str:
     return sha256_hex(text.encode("utf-8"))
 
 
-def _tree(entries: list[str]) -> list[dict[str, Any]]:
-    """Flat sorted entries as (depth, name, path, is_dir) rows for a nested list."""
-    rows: list[dict[str, Any]] = []
+@dataclass(frozen=True)
+class TreeRow:
+    """One entry of the vault's tree: how deep, its name, its path, a folder or not."""
+
+    depth: int
+    name: str
+    path: str
+    dir: bool
+
+
+def _tree(entries: list[str]) -> list[TreeRow]:
+    """Flat sorted entries (folders ending in '/') as rows of a nested list."""
+    rows: list[TreeRow] = []
     for entry in entries:
-        is_dir = entry.endswith("/")
         path = entry.rstrip("/")
-        rows.append(
-            {
-                "depth": path.count("/"),
-                "name": path.rsplit("/", 1)[-1],
-                "path": path,
-                "dir": is_dir,
-            }
-        )
+        rows.append(TreeRow(path.count("/"), path.rsplit("/", 1)[-1], path, entry.endswith("/")))
     return rows
 
 
@@ -61,7 +62,7 @@ def backlinks(vault: Vault, rel: str, text: str) -> list[str]:
     wanted = _names_of(rel, text)
     found: list[str] = []
     scanned = 0
-    for other in vault.list_dir("", recursive=True)["entries"]:
+    for other in vault.list_dir("", recursive=True).entries:
         if not other.endswith(".md") or other == rel:
             continue
         scanned += 1
@@ -90,8 +91,8 @@ def _notes_page(
         status=status,
         title="Notes",
         active="notes",
-        rows=_tree(listing["entries"]),
-        truncated=listing["truncated"],
+        rows=_tree(listing.entries),
+        truncated=listing.truncated,
         error=error,
         newpath=path,
     )
@@ -128,7 +129,7 @@ def follow(
 ) -> Response:
     """Resolve a wikilink target as the vault does (`go_to_link`) and open the note."""
     found = who.caller.memory.vault.go_to_link(f"[[{to}]]")
-    return go(f"/ui/notes/view?path={_quote(found['path'])}")
+    return go(f"/ui/notes/view?path={_quote(found.path)}")
 
 
 def _quote(value: str) -> str:
@@ -176,7 +177,7 @@ async def save(request: Request, who: ViewerDep) -> Response:
     base = one(form, "base", limit=100)
     vault = memory.vault
     loc = vault.locate(path)
-    with vault._lock():  # the vault's write lock (the home's, or the database's)
+    with vault.lock():  # the vault's write lock (the home's, or the database's)
         exists = loc.kind == "file" or vault.exists(loc.rel)
         current = vault.read(loc.rel) if exists else None
         now = _hash(current) if current is not None else "new"

@@ -4,16 +4,19 @@ undo for chunk edits and profile batches)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
 from memagent.api import Memory
 from memagent.core import Conflict, InvalidInput, MemagentError, NotFound, OpRecord
+from memagent.core.jsontext import JsonObject
 from memagent.core.oplog import read_ops_before
 from memagent.memory.profile.history import UNDOABLE_OPS
+from memagent.memory.profile.models import Item
 from memagent.server._admission import RouteClass, admits
 from memagent.server.ui._base import UiRoute, go, one, page
 from memagent.server.ui._session import ViewerDep, checked_form
@@ -24,21 +27,28 @@ ACTIVITY_PAGE = 50
 NOTE_UNDO_PAGES = 40
 
 
+@dataclass
+class ResourceView:
+    """One profile resource as the Profile page lists it: its items not expired."""
+
+    name: str
+    description: str
+    lists: list[tuple[str, list[Item]]]
+
+
 @router.get("/profile")
 @admits(RouteClass.READ)
 def profile(request: Request, who: ViewerDep) -> Response:
     store = who.caller.memory.profile
     today = store.today()
-    resources: list[dict[str, Any]] = []
+    resources: list[ResourceView] = []
     for name in store.names():
         resource = store.load(name)
         lists = [
             (path, [i for i in items if not i.expired(today)])
             for path, items in resource.iter_lists()
         ]
-        resources.append(
-            {"name": name, "description": resource.metadata.description, "lists": lists}
-        )
+        resources.append(ResourceView(name, resource.metadata.description, lists))
     return page(
         request, "profile.html", who, title="Profile", active="profile", resources=resources
     )
@@ -52,7 +62,7 @@ async def profile_item(request: Request, who: ViewerDep) -> Response:
     file = one(form, "file", limit=200)
     path = one(form, "path", limit=300)
     item = one(form, "item", limit=300)
-    op: dict[str, Any] = {"file": file, "path": path, "value": {"item": item}}
+    op: JsonObject = {"file": file, "path": path, "value": {"item": item}}
     if action == "remove":
         op["operation"] = "remove"
     elif action == "clear":
@@ -200,12 +210,20 @@ def _link(path: str) -> str:
     return ""
 
 
-def _subjects(memory: Memory, records: list[OpRecord]) -> dict[str, dict[str, Any]]:
+@dataclass
+class Subject:
+    """What a memory an activity entry touched says now."""
+
+    text: str
+    chat: bool
+
+
+def _subjects(memory: Memory, records: list[OpRecord]) -> dict[str, Subject]:
     """What each memory the records touch says now (an entry shows the memory, not
     only "a memory was added"); deleted ones are left out."""
     from memagent.server.ui._hits import is_turn
 
-    texts: dict[str, dict[str, Any]] = {}
+    texts: dict[str, Subject] = {}
     for rec in records:
         link = _link(rec.path)
         if not link.startswith("/ui/memories/") or rec.path in texts:
@@ -215,37 +233,50 @@ def _subjects(memory: Memory, records: list[OpRecord]) -> dict[str, dict[str, An
                 chunk = memory.chunks.get(link.rsplit("/", 1)[-1], record_access=False)
         except MemagentError:
             continue
-        texts[rec.path] = {"text": chunk.content, "chat": is_turn(chunk.source)}
+        texts[rec.path] = Subject(chunk.content, is_turn(chunk.source))
     return texts
 
 
-def _entry(rec: OpRecord) -> dict[str, Any]:
+@dataclass
+class ActivityEntry:
+    """One ops-log record as the Activity page shows it, with its undo when it has one."""
+
+    link: str
+    ts: str
+    actor: str
+    op: str
+    path: str
+    sentence: str
+    internal: bool
+    fields: tuple[JsonObject, JsonObject] | None = None
+    changes: list[JsonObject] = field(default_factory=list)
+    text: tuple[str, str] | None = None
+    undo: dict[str, str] | None = None
+
+
+def _entry(rec: OpRecord) -> ActivityEntry:
     meta = rec.meta or {}
-    entry: dict[str, Any] = {
-        "link": _link(rec.path),
-        "ts": rec.ts,
-        "actor": rec.actor,
-        "op": rec.op,
-        "path": rec.path,
-        "sentence": sentence(rec),
-        "internal": internal(rec),
-        "fields": None,
-        "changes": [],
-        "text": None,
-        "undo": None,
-    }
+    entry = ActivityEntry(
+        link=_link(rec.path),
+        ts=rec.ts,
+        actor=rec.actor,
+        op=rec.op,
+        path=rec.path,
+        sentence=sentence(rec),
+        internal=internal(rec),
+    )
     if isinstance(meta.get("before"), dict) and isinstance(meta.get("after"), dict):
-        entry["fields"] = (meta["before"], meta["after"])
+        entry.fields = (meta["before"], meta["after"])
         if isinstance(meta.get("edit"), str) and isinstance(meta.get("id"), str):
-            entry["undo"] = {"chunk": meta["id"], "edit": meta["edit"]}
+            entry.undo = {"chunk": meta["id"], "edit": meta["edit"]}
     if isinstance(meta.get("changes"), list):
-        entry["changes"] = [c for c in meta["changes"] if isinstance(c, dict)][:20]
+        entry.changes = [c for c in meta["changes"] if isinstance(c, dict)][:20]
         if rec.op in UNDOABLE_OPS and isinstance(meta.get("batch"), str):
-            entry["undo"] = {"batch": meta["batch"]}
+            entry.undo = {"batch": meta["batch"]}
     if "old_content" in meta or "new_content" in meta:
-        entry["text"] = (str(meta.get("old_content", "")), str(meta.get("new_content", "")))
+        entry.text = (str(meta.get("old_content", "")), str(meta.get("new_content", "")))
         if rec.op == "update" and rec.path.startswith("vault/") and meta.get("new_content"):
-            entry["undo"] = {"note": rec.path, "ts": rec.ts}
+            entry.undo = {"note": rec.path, "ts": rec.ts}
     return entry
 
 
@@ -270,7 +301,7 @@ def undo_note_update(memory: Memory, path: str, ts: str) -> str:
     old, new = str(meta.get("old_content", "")), str(meta.get("new_content", ""))
     rel = path.removeprefix("vault/")
     vault = memory.vault
-    with vault._lock():
+    with vault.lock():
         count = vault.read(rel).count(new)
         if count != 1:
             raise Conflict(

@@ -32,6 +32,7 @@ import numpy as np
 
 from memagent.core import CorruptFile
 from memagent.core.deadline import deadline, remaining_time
+from memagent.core.jsontext import JsonObject
 from memagent.embeddings import Embedder, embed_query
 from memagent.index.context import (
     around,
@@ -132,7 +133,7 @@ class Row:
     deleted: bool
     access_count: int
     accessed: float | None
-    source: dict[str, Any] | None
+    source: JsonObject | None
 
     @classmethod
     def from_sql(cls, r: Sequence[Any]) -> Row:
@@ -165,7 +166,7 @@ _POOL: list[ThreadPoolExecutor] = []
 _POOL_LOCK = threading.Lock()
 
 
-def _embed_pool() -> ThreadPoolExecutor:
+def embed_pool() -> ThreadPoolExecutor:
     """Threads that embed queries while the caller runs the keyword search
     (onnxruntime and sqlite both release the GIL, so the two overlap)."""
     with _POOL_LOCK:
@@ -575,7 +576,7 @@ class Index:
             done: Future[Vector] = Future()
             done.set_result(cached)
             return done
-        return _embed_pool().submit(self.query_vector, text)
+        return embed_pool().submit(self.query_vector, text)
 
     # -- reads ---------------------------------------------------------------------
     def files(self, kind: str) -> dict[str, tuple[int, int]]:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
+from memagent.api_keys import ApiKey, check_new_key, hash_matches, new_key, presented_key
 from memagent.core import NotFound, now_iso
-from memagent.memory.keys import ApiKey, check_new_key, hash_matches, new_key, presented_key
 from memagent.postgres.db import Database
 
 _COLS = "id, user_id, admin, label, hash, created, last_used, revoked"

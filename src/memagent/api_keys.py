@@ -1,5 +1,11 @@
-"""API keys: stored hashed, in `<root>/keys.json` (`KeyStore`) or in the shared
-database (`memagent.postgres.PgKeyStore`); both are `Keys`.
+"""API keys, the server's way to know who is calling: stored hashed, in
+`<root>/keys.json` (`KeyStore`) or in the shared database
+(`memagent.postgres.PgKeyStore`); both are `Keys`.
+
+This module sits just above `memagent.core` (it needs nothing else), below every
+layer that handles keys: the database backend stores them, `memagent.stores`
+opens a server's key store, and the server's authentication
+(`memagent.server._context`) and the `memagent keys` command use them.
 
 A key reads `mak_<id>_<secret>`: `id` (12 hex digits) finds the record without
 scanning, `secret` is 32 random bytes (urlsafe base64). Only the sha256 of the

@@ -1,0 +1,100 @@
+"""Whether a statement says a fact is over, and which things it negates.
+
+Mechanical, no model. A negation belongs to the part of a sentence it is said
+in, so each value is judged in its own sub-clause (split at commas, "but",
+"so", "and I …"): in "Actually I prefer tea now, not coffee" only coffee is
+over, and in "I'm not a fan of blue cheese" nothing is (the "not" is part of how
+a dislike is said, not a negated fact).
+
+- A fact is **over** when its value is the object of a negation ("no more
+  sushi", "not allergic to kiwi", "quit coffee", "instead of X"), or, for a
+  fact of a positive kind (a like, a habit, a medicine), when its sub-clause
+  says something ended ("no longer", "any more", "stopped", "gave up").
+- For a kind that is itself a negation (a diet restriction, a dislike), "I
+  don't eat pork (any more)" *states* the fact; only a negated value ("I'm not
+  vegetarian any more") ends it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memagent.memory.profile.item_keys import match_key, tokens
+
+NEGATIVE_KINDS = frozenset({"diet", "food_dislike", "drink_dislike", "dislike"})
+"""Kinds whose meaning is a negation: a "don't" states them rather than ends them."""
+
+DISLIKE_CUE = re.compile(
+    r"\b(don'?t|do not|doesn'?t|never) (really )?(like|love|enjoy|eat|drink)\b|\bhate\b|"
+    r"\bcan'?t stand\b|\bcannot stand\b|\bdislike\b|\bnot a fan of\b|\bloathe\b|\bdetest\b|"
+    r"\bnot into\b|\bcan'?t bear\b",
+    re.IGNORECASE,
+)
+ENDED = re.compile(
+    r"\b(no longer|any ?more|stopped|quit|gave up|given up|no more|went off|gone off|"
+    r"over it)\b",
+    re.IGNORECASE,
+)
+_ABSTAIN = re.compile(
+    r"\b(don'?t|do not|doesn'?t|never|no longer|can'?t|cannot) (eat|drink|touch|have|like|"
+    r"love|enjoy|do)\b",
+    re.IGNORECASE,
+)
+_NEGATED_THING = re.compile(
+    r"\b(?:no more|not|instead of|rather than|no longer(?: \w+)?(?: to)?|"
+    r"stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off)\s+((?:[\w'-]+\s?){1,3})",
+    re.IGNORECASE,
+)
+_SUBCLAUSE = re.compile(
+    r"\s*[,;:]\s*(?:(?:and|but|so)\s+)?|\s+(?:but|so|though|although|because|since|whereas)\s+|"
+    r"\s+and\s+(?=(?:I|I'm|I've|I'd|now|then|we)\b)",
+    re.IGNORECASE,
+)
+
+
+def _keys(text: str) -> set[str]:
+    return {match_key(t) for t in tokens(text)}
+
+
+def subclause(value: str, clause: str) -> str:
+    """The part of `clause` that says `value` (all its words), else the clause."""
+    want = _keys(value)
+    for part in _SUBCLAUSE.split(clause):
+        if want and want <= _keys(part):
+            return part
+    return clause
+
+
+def negated_things(sentences: list[str]) -> list[str]:
+    """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
+    out: list[str] = []
+    for s in sentences:
+        for m in _NEGATED_THING.finditer(s):
+            out.append(m.group(1).strip())
+    return out
+
+
+def is_negated(value: str, text: str, *, directly: bool = False) -> bool:
+    """`value` is the object of a negation in `text` ("not coffee", "no more X");
+    `directly`: right after the negation ("not vegetarian", not "not a fan of X")."""
+    want = [match_key(t) for t in tokens(value)]
+    for thing in negated_things([text]):
+        got = [match_key(t) for t in tokens(thing)]
+        if want and (got[: len(want)] == want if directly else set(want) <= set(got)):
+            return True
+    return False
+
+
+def ended(value: str, kind: str, clause: str) -> bool:
+    """`clause` says the fact (`kind`, `value`) is over (module doc)."""
+    part = subclause(value, clause)
+    if kind in NEGATIVE_KINDS and _ABSTAIN.search(part):
+        return False  # "I don't eat pork any more": the restriction itself
+    if is_negated(value, part, directly=kind in NEGATIVE_KINDS):
+        return True
+    return kind not in NEGATIVE_KINDS and bool(ENDED.search(part))
+
+
+def disliked(value: str, clause: str) -> bool:
+    """`value` is said with a dislike ("can't stand X", "not a fan of X")."""
+    return bool(DISLIKE_CUE.search(subclause(value, clause)))

@@ -1,0 +1,162 @@
+"""Pets and relatives: one item per pet or person, keyed by who they are.
+
+A person can have two daughters or three cats, so a pet's or a relative's item
+is keyed by the relation *and* the name (`pet_cat_miso`, `family_daughter_ana`),
+and a second name adds a second item. A few relations are one a person has one
+of at a time (a wife, a mother: `ONE_OF`): those are keyed by the relation alone
+(`family_wife`), so a new name updates the item. A correction ("Actually my dog
+is called Nova now", "my cat's name is Miso, not Mocha") replaces the other
+names of that relation. Items written before names were part of the key
+(`pet_dog`, its display naming the pet) are read as that pet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memagent.memory.profile.item_keys import match_key, slug, tokens
+
+ANIMALS = (
+    "dog",
+    "cat",
+    "puppy",
+    "kitten",
+    "parrot",
+    "rabbit",
+    "bunny",
+    "hamster",
+    "horse",
+    "fish",
+    "turtle",
+    "tortoise",
+    "snake",
+    "lizard",
+    "ferret",
+    "guinea pig",
+    "budgie",
+    "pony",
+)
+RELATIVES = (
+    "wife",
+    "husband",
+    "partner",
+    "boyfriend",
+    "girlfriend",
+    "fiancée",
+    "fiancé",
+    "fiancee",
+    "fiance",
+    "son",
+    "daughter",
+    "mom",
+    "mum",
+    "mother",
+    "dad",
+    "father",
+    "sister",
+    "brother",
+    "grandma",
+    "grandmother",
+    "grandpa",
+    "grandfather",
+    "aunt",
+    "uncle",
+    "cousin",
+    "niece",
+    "nephew",
+    "baby",
+    "kid",
+    "child",
+)
+ONE_OF = frozenset(
+    {
+        "wife",
+        "husband",
+        "partner",
+        "boyfriend",
+        "girlfriend",
+        "fiancée",
+        "fiancé",
+        "fiancee",
+        "fiance",
+        "mom",
+        "mum",
+        "mother",
+        "dad",
+        "father",
+    }
+)
+"""Relations a person has one of at a time: a new name updates the item."""
+_IRREGULAR = {"children": "child", "puppies": "puppy", "bunnies": "bunny", "ponies": "pony"}
+_CORRECTION = re.compile(
+    r"\b(actually|now|renamed|any ?more|no longer|correction|i meant|not \w+,? but|"
+    r"changed|wrong)\b|,\s*not\s+[A-Z]",
+    re.IGNORECASE,
+)
+_ANOTHER = re.compile(r"\b(also|too|as well|another|second|third|new|both|two|three)\b", re.I)
+_NAME_LIST = re.compile(r"\s*(?:,|&|\band\b)\s*")
+
+
+def singular(word: str) -> str:
+    """`daughters` → `daughter`, `children` → `child` (a relation or an animal)."""
+    w = word.strip().lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    known = {*ANIMALS, *RELATIVES}
+    if w not in known and w.endswith("s") and w[:-1] in known:
+        return w[:-1]
+    return w
+
+
+def is_relation(word: str) -> bool:
+    return singular(word) in {*ANIMALS, *RELATIVES}
+
+
+def prefix(kind: str, relation: str) -> str:
+    """The key every item of one relation starts with (`pet_dog`, `family_son`)."""
+    return f"{kind}_{slug(singular(relation))}"
+
+
+def key(kind: str, relation: str, name: str) -> str:
+    """The item key of a pet or relative (module doc)."""
+    rel = singular(relation)
+    if kind == "family" and rel in ONE_OF:
+        return prefix(kind, rel)
+    return f"{prefix(kind, rel)}_{slug(name)}"
+
+
+def split_names(name: str) -> list[str]:
+    """`"Ana and Bea"` → `["Ana", "Bea"]`: each name is an item of its own."""
+    return [n.strip(" .") for n in _NAME_LIST.split(name) if n.strip(" .")]
+
+
+def replaces(clause: str) -> bool:
+    """The clause corrects a name rather than adding one ("Actually … now")."""
+    return bool(_CORRECTION.search(clause)) and not _ANOTHER.search(clause)
+
+
+def names_in(display: str) -> set[str]:
+    return {match_key(t) for t in tokens(display)}
+
+
+def same_relation(item_key: str, kind: str, relation: str) -> bool:
+    """`item_key` is one of this relation's items, in the keys of now or of before."""
+    p = match_key(prefix(kind, relation))
+    mk = match_key(item_key)
+    return mk == p or mk.startswith(p + "_")
+
+
+def already_named(
+    items: Sequence[tuple[str, str]], kind: str, relation: str, name: str
+) -> str | None:
+    """The key of the item (`(key, display)` pairs) that already names `name` for
+    this relation, if any (an older `pet_dog` item says the name in its display)."""
+    wanted = match_key(key(kind, relation, name))
+    bare = match_key(prefix(kind, relation))
+    said = {match_key(t) for t in tokens(name)}
+    for item_key, display in items:
+        mk = match_key(item_key)
+        if mk == wanted != bare or (mk == bare and said and said <= names_in(display)):
+            return item_key
+    return None

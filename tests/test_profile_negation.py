@@ -1,0 +1,48 @@
+"""Negation is judged per value, in the part of the sentence that says it."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.memory.profile.negation import disliked, ended, is_negated, subclause
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "clause", "over"),
+    [
+        ("coffee", "drink_like", "Actually I prefer tea now, not coffee.", True),
+        ("tea", "drink_like", "Actually I prefer tea now, not coffee.", False),
+        ("blue cheese", "food_dislike", "I'm not a fan of blue cheese.", False),
+        ("kiwi", "allergy", "Turns out I'm not allergic to kiwi after all.", True),
+        ("sushi", "food_like", "No more sushi for me.", True),
+        ("golf", "like", "I gave up golf.", True),
+        ("vegetarian", "diet", "I'm not vegetarian anymore, I eat chicken again.", True),
+        ("chicken", "food_like", "I'm not vegetarian anymore, I eat chicken again.", False),
+        ("pork", "diet", "I don't eat pork anymore.", False),  # the restriction itself
+        ("alcohol", "diet", "I don't drink alcohol.", False),
+        ("sushi", "food_like", "I don't like sushi anymore.", True),
+        ("ibuprofen", "medication", "I stopped taking ibuprofen.", True),
+    ],
+)
+def test_a_fact_is_over_only_where_its_own_words_say_so(
+    value: str, kind: str, clause: str, over: bool
+) -> None:
+    assert ended(value, kind, clause) is over
+
+
+def test_the_subclause_of_a_value() -> None:
+    said = "I love coffee but I hate tea, and I quit sugar."
+    assert subclause("tea", said) == "I hate tea"
+    assert subclause("sugar", said) == "I quit sugar."
+    assert subclause("cocoa", said) == said
+
+
+def test_a_direct_negation_names_the_value_first() -> None:
+    assert is_negated("vegetarian", "I'm not vegetarian any more", directly=True)
+    assert not is_negated("blue cheese", "I'm not a fan of blue cheese", directly=True)
+    assert is_negated("kiwi", "I'm not allergic to kiwi")
+
+
+def test_dislikes_are_read_in_their_own_part() -> None:
+    assert disliked("tea", "I love coffee but I can't stand tea.")
+    assert not disliked("coffee", "I love coffee but I can't stand tea.")

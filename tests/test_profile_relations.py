@@ -1,0 +1,33 @@
+"""Pets and relatives: one item per name; one-of relations and corrections replace."""
+
+from __future__ import annotations
+
+from memagent.memory.profile import relations
+
+
+def test_keys_hold_the_name_unless_a_person_has_one_of_them() -> None:
+    assert relations.key("pet", "cats", "Salt") == "pet_cat_salt"
+    assert relations.key("family", "daughters", "Ana") == "family_daughter_ana"
+    assert relations.key("family", "children", "Leo") == "family_child_leo"
+    assert relations.key("family", "wife", "Priya") == "family_wife"
+
+
+def test_names_are_split() -> None:
+    assert relations.split_names("Ana and Bea") == ["Ana", "Bea"]
+    assert relations.split_names("Salt, Pepper & Mustard") == ["Salt", "Pepper", "Mustard"]
+
+
+def test_a_correction_replaces_and_an_addition_does_not() -> None:
+    assert relations.replaces("Actually my dog is called Nova now.")
+    assert relations.replaces("My cat's name is Miso, not Mocha.")
+    assert not relations.replaces("My son Leo just turned seven.")
+    assert not relations.replaces("We now have a second dog, called Nova.")
+
+
+def test_an_item_from_before_names_were_keys_is_read_as_that_pet() -> None:
+    items = [("pet_dog", "Dog named Rex"), ("family_son_leo", "Son: Leo")]
+    assert relations.already_named(items, "pet", "dog", "Rex") == "pet_dog"
+    assert relations.already_named(items, "pet", "dog", "Nova") is None
+    assert relations.already_named(items, "family", "son", "Leo") == "family_son_leo"
+    assert relations.same_relation("pet_dog", "pet", "dogs")
+    assert not relations.same_relation("pet_dogfish_x", "pet", "dog")
