@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
+from memagent.agent.excerpt import excerpt
 from memagent.agent.recalled import (
     EXCHANGE_KIND,
     MIN_COSINE,
@@ -312,7 +313,7 @@ class MemoryAccess:
         asked = datetime.fromtimestamp(facts.now, UTC).date()
         shown: list[RecalledMemory] = []
         for hit in hits[:k]:
-            line = _context_line(hit, (unit, asked) if unit else None)
+            line = _context_line(hit, (unit, asked) if unit else None, facts.text)
             if not add(line, MemorySource(hit.kind, hit.id)):
                 break
             shown.append(hit)
@@ -448,11 +449,15 @@ def _when(day: date | None, ago: tuple[str, date] | None = None) -> str:
     return f"[{day.day} {day:%B %Y}, {since}] " if since else f"[{day.day} {day:%B %Y}] "
 
 
-def _context_line(hit: RecalledMemory, ago: tuple[str, date] | None = None) -> str:
+def _context_line(
+    hit: RecalledMemory, ago: tuple[str, date] | None = None, question: str = ""
+) -> str:
+    """One memory line for the context; a long one keeps the part that bears on
+    `question` (`agent.excerpt`)."""
     day = _said_on(hit)
 
     def text(raw: object, limit: int) -> str:
-        flat = " ".join(str(raw).split())[:limit]
+        flat = excerpt(" ".join(str(raw).split()), question, limit)
         return annotate(flat, day) if day else flat
 
     content = text(hit.content, 400)
