@@ -56,6 +56,8 @@ class CachedLLM:
         self.calls = 0
         self.hits = 0
         self.replayed_s = 0.0
+        self.judged: list[float] = []
+        """Every P(yes) returned, in order (a question's checks: `judged[before:]`)."""
         self._entries: dict[str, dict[str, Any]] = {}
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
@@ -157,6 +159,7 @@ class CachedJudgeLLM(CachedLLM):
         entry = self._hit(key)
         if entry is not None:
             usage = Usage(**entry["usage"]) if entry.get("usage") else None
+            self.judged.append(float(entry["p_yes"]))
             return YesNo(float(entry["p_yes"]), usage)
         assert isinstance(self.inner, YesNoJudge)
         t0 = time.perf_counter()
@@ -169,6 +172,7 @@ class CachedJudgeLLM(CachedLLM):
                 "seconds": round(time.perf_counter() - t0, 3),
             }
         )
+        self.judged.append(float(got.p_yes))
         return got
 
 

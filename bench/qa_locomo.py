@@ -109,6 +109,12 @@ class Outcome:
     completion_tokens: int
     ok: bool
     p_grounded: float | None = None
+    refused_by: str | None = None
+    question: str = ""
+    gold: str = ""
+    memory_ids: tuple[str, ...] = ()
+    judged: tuple[float, ...] = ()
+    """Every P(yes) the checks read: the grounding check's, then the contrast probe's."""
 
     @property
     def refused(self) -> bool:
@@ -269,13 +275,14 @@ def ask_batch(
     agent.record = False
     try:
         for q, mine in zip(parsed, questions, strict=True):
-            before, missed = llm.replayed_s, llm.misses
+            before, missed, judged = llm.replayed_s, llm.misses, len(llm.judged)
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
                 answer_batch(agent, [q], as_json=True)
             line = json.loads(buf.getvalue())
             line["latency_s"] = float(line["latency_s"]) + (llm.replayed_s - before)
             line["cached"] = llm.misses == missed
+            line["judged"] = llm.judged[judged:]  # the grounding check's P(yes), then the probe's
             out.append(line)
             print(
                 f"    {mine.conv} {mine.qid} cat{mine.category} "
@@ -306,6 +313,11 @@ def outcomes_for(
             int(r["completion_tokens"]),
             bool(r["ok"]),
             r.get("p_grounded"),
+            r.get("refused_by"),
+            q.question,
+            q.gold,
+            tuple(r.get("memory_ids") or ()),
+            tuple(r.get("judged") or ()),
         )
         for q, r in pairs
     ]

@@ -330,6 +330,35 @@ def test_no_probe_when_attribution_refuses_the_swapped_question(home: MemoryHome
     assert "attribution" in trace["memory"]["contrast"]["skipped"]
 
 
+def test_the_probe_finds_the_other_speaker_when_recall_shows_only_the_named_one(
+    home: MemoryHome,
+) -> None:
+    # recall's speaker boost fills the context with the named person's lines; the
+    # probe recalls the topic again without the name to find who else spoke of it
+    store = ChunkStore(home, embeddings=False)
+    lines = [("Jon", "Dance festival at my studio!")] + [
+        ("Gina", f"My store had a stand at a dance festival by a studio, day {i}.")
+        for i in range(20)
+    ]
+    store.create_many(
+        [
+            ChunkDraft(
+                content=f"{who}: {text}",
+                created_at=f"2023-05-08T13:{i // 60:02d}:{i % 60:02d}+00:00",
+                conversation_id="import:1",
+                source={"kind": "import", "speaker": who},
+            )
+            for i, (who, text) in enumerate(lines)
+        ]
+    )
+    store.close()
+    h = set_agent(home, verify_min=0.5, contrast_below=0.9, contrast_margin=0.05)
+    llm = ScriptedLLM([json.dumps({"reply": "great"})], verdicts=["0.8", "0.95"])
+    r, trace = ask(h, llm, question="How was Gina's dance festival at her studio?")
+    assert trace["memory"]["contrast"]["question"] == "How was Jon's dance festival at her studio?"
+    assert r.reply == "I don't have that in memory." and r.refused_by == "contrast"
+
+
 def test_no_probe_without_one_named_speaker(home: MemoryHome) -> None:
     h = two_speakers(home)
     for question in (

@@ -68,7 +68,9 @@ class Attribution:
     about the named person: it asks about someone else's life (refuse)."""
 
 
-def _norm(word: str) -> str:
+def stem(word: str) -> str:
+    """A crude stem of a lower-case word (its common suffix cut), so that "running"
+    and "runs" match; `memagent.agent.support` reads replies the same way."""
     for suffix in ("ing", "ed", "es", "s", "e"):
         if len(word) > 4 and word.endswith(suffix):
             return word[: -len(suffix)]
@@ -80,7 +82,7 @@ _QUESTION_WORDS = frozenset(["many", "much", "kind", "sort", "type", "likely"])
 
 
 def _terms(terms: Sequence[str], drop: set[str]) -> set[str]:
-    return {_norm(t) for t in terms if t not in drop and t not in _QUESTION_WORDS}
+    return {stem(t) for t in terms if t not in drop and t not in _QUESTION_WORDS}
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
@@ -90,7 +92,7 @@ _VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*[!.?]*\s*$|^\s*(?:\w+,?\s+)?[A-Z][a-z
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
-def _split(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
+def split_by_subject(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
     """One recalled line's sentences split by whom they are about: the named people,
     or others. A sentence is about its speaker, unless it says "you"/"your" (then it
     is about the person spoken to) and nothing in the first person, or names a named
@@ -122,11 +124,11 @@ def _split(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
 def _sentences_about(
     hits: Sequence[RecalledMemory], named: set[str]
 ) -> tuple[list[str], list[str]]:
-    """The recalled lines' sentences split by whom they are about (see `_split`)."""
+    """The recalled lines' sentences split by whom they are about (see `split_by_subject`)."""
     about: list[str] = []
     others: list[str] = []
     for hit in hits:
-        a, o = _split(hit, named)
+        a, o = split_by_subject(hit, named)
         about += a
         others += o
     return about, others
@@ -157,7 +159,7 @@ def attribute(hits: Sequence[RecalledMemory], message: QueryFacts | str, *, k: i
         if speaker is not None and content.startswith(f"{speaker}:"):
             content = content[len(speaker) + 1 :]
         keep = speaker is None or speaker in named or any(_mentions(content, n) for n in named)
-        if keep and speaker is not None and not _split(hit, set(named))[0]:
+        if keep and speaker is not None and not split_by_subject(hit, set(named))[0]:
             # said by a named person, but only about the one spoken to ("you found the
             # perfect spot for your store!"): the model would answer from it
             keep = False

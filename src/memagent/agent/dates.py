@@ -20,6 +20,8 @@ _PHRASE = re.compile(
     r"|(?P<n>\d+|a|an|one|two|three|four|five|six) (?P<unit>day|week|month|year)s? ago)\b",
     re.IGNORECASE,
 )
+RELATIVE_PHRASE = _PHRASE
+"""A relative date that `annotate` resolves ("last week", "two days ago")."""
 
 
 def _fmt(d: date) -> str:

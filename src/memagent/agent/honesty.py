@@ -18,6 +18,10 @@ a near miss gets "I don't have that in memory." In order, cheapest first:
    `agent.chat_verify_min` for the chat sets (their prompts differ, so do the
    model's probabilities).
 
+After the answer, `check_reply` refuses a reply that shows by itself that it
+answers nothing (`memagent.agent.reply_check`: it rests on what was said about
+someone else; in short answers, a question or a bare yes/no to a wh-question).
+
 Only prompt sets that reply from memory (`schema: reply`) are checked; the
 `json` and `python` sets act with tools and read memory themselves.
 """
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 from memagent.agent.focus import check as focus_check
 from memagent.agent.memory import MemoryAccess, MemoryContext
 from memagent.agent.prompts import PromptSet
+from memagent.agent.reply_check import check_reply as check_reply_text
 from memagent.agent.traces import Trace
 from memagent.agent.verify import contrast_probe, refusal_if_ungrounded
 from memagent.agent.voice import NOT_IN_MEMORY, not_in_memory
@@ -45,10 +50,13 @@ class Checked:
     reply: str | None = None
     """The refusal, or None: answer it."""
     refused_by: str | None = None
-    """`profile`, `attribution`, `focus`, `verify` or `contrast` (None: not refused)."""
+    """`profile`, `attribution`, `focus`, `verify`, `contrast` or `reply` (None: not
+    refused)."""
     tokens: int = 0
     """Tokens the model's check cost (also counted in the turn's usage)."""
     seconds: float = 0.0
+    asking: bool = False
+    """The message asks something of memory (the reply is checked too)."""
 
 
 def check_question(
@@ -73,7 +81,7 @@ def check_question(
     statement, not small talk)."""
     started = time.perf_counter()
     message = facts.text
-    out = Checked()
+    out = Checked(asking=asking)
     if prompts.schema != "reply":
         return out
     if asking and ctx.profile_unsure:  # profile and memory disagree, neither clearly latest
@@ -97,3 +105,30 @@ def check_question(
             out.refused_by = "contrast" if "another person" in why else "verify"
     out.seconds = time.perf_counter() - started
     return out
+
+
+def check_reply(
+    checked: Checked,
+    reply: str,
+    *,
+    message: str,
+    ctx: MemoryContext,
+    prompts: PromptSet,
+    trace: Trace,
+    streamed: bool = False,
+) -> str:
+    """The reply to give: `reply`, or the refusal when it answers nothing
+    (`memagent.agent.reply_check`); `checked` then says `reply` refused it. A
+    reply already shown while it streamed is left as it is (it cannot be taken
+    back; the trace says what the check found)."""
+    if prompts.schema != "reply" or not checked.asking or checked.reply is not None:
+        return reply
+    miss = check_reply_text(reply, message, ctx, short=prompts.recall_for == "all")
+    if miss is None:
+        return reply
+    if streamed:
+        trace.memory.reply_check = miss.reason()
+        return reply
+    trace.memory.refused = miss.reason()
+    checked.refused_by = "reply"
+    return NOT_IN_MEMORY

@@ -42,10 +42,11 @@ from memagent.agent.acting import (
     run_action_batch,
     vault_function_cards,
 )
+from memagent.agent.answers import resolve_copied_dates
 from memagent.agent.background import BackgroundWriter
 from memagent.agent.commands import Command, answer_command, parse_command
 from memagent.agent.conversations import Conversation, ConversationMessage, Conversations
-from memagent.agent.honesty import check_question
+from memagent.agent.honesty import check_question, check_reply
 from memagent.agent.learning import (
     EXIT_LEARN_WAIT_S,
     PendingLearning,
@@ -492,8 +493,10 @@ class Agent:
     def finish(
         self, turn: PreparedTurn, acted: Acted, on_text: TextCallback | None = None
     ) -> TurnResult:
-        """Step 3: the reply as the user gets it (in their voice, `to_user`; without a
-        valid reply, the honest fallback that says why), its rest sent to `on_text`,
+        """Step 3: the reply as the user gets it (in their voice, `to_user`; a relative
+        date it copied from memory made the date it meant; refused when it shows by
+        itself that it answers nothing, `check_reply`; without a valid reply, the
+        honest fallback that says why), its rest sent to `on_text`,
         the exchange stored before the reply is final, and the conversation, the
         trace and profile learning left to the background (`_write_turn`)."""
         ok = acted.reply is not None
@@ -501,6 +504,10 @@ class Agent:
             reply = honest_reply(acted.error, acted.failed_write, self.config.max_steps)
         else:
             reply = to_user(acted.reply, turn.message)
+            reply = resolve_copied_dates(reply, turn.message, turn.context.text)
+            reply = check_reply(turn.checked, reply, message=turn.message, ctx=turn.context,
+                                prompts=self.prompts, trace=turn.trace,
+                                streamed=bool(acted.emitted))  # fmt: skip
         emitted = acted.emitted
         if on_text is not None and emitted.strip() != reply.strip():
             if emitted and reply.startswith(emitted):  # the rest of a reply shown in part

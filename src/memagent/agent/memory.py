@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from memagent.agent.attribution import Attribution, attribute
 from memagent.agent.dates import ago_unit, annotate, elapsed
+from memagent.agent.excerpt import excerpt
 from memagent.agent.recalled import (
     EXCHANGE_KIND,
     MIN_COSINE,
@@ -49,6 +50,7 @@ from memagent.index import (
     looks_like_request,
     non_fact,
 )
+from memagent.index.breadth import asks_for_list
 from memagent.memory.vault import JournaledVault
 from memagent.stores import Stores
 
@@ -75,6 +77,10 @@ __all__ = [
 
 QUESTION_TAG = "question"
 MAX_MESSAGE_CHARS = 20_000
+LIST_K_FACTOR = 2
+"""A question asking for a list (`index.breadth.asks_for_list`) gets this many times
+`recall_k` lines: its items were said on different days (LoCoMo dev multi-hop:
+evidence in the top 5 of recall 40%, top 10 55%)."""
 
 
 def count_tokens(text: str) -> int:
@@ -118,6 +124,8 @@ class MemoryContext:
     """Set when the question asks about something the profile and a recalled line
     disagree on, neither clearly the latest: the reply that says so
     (`memory.profile.answers`)."""
+    hits: list[RecalledMemory] = field(default_factory=list)
+    """The recalled memories put in context, in their order."""
 
 
 class MemoryAccess:
@@ -256,6 +264,8 @@ class MemoryAccess:
         lines: list[str] = []
         sources: list[MemorySource] = []
         used = 0
+        if k > 0 and asks_for_list(facts.text):  # each item was said on another day
+            k *= LIST_K_FACTOR
 
         def add(line: str, source: MemorySource) -> bool:
             nonlocal used
@@ -301,10 +311,12 @@ class MemoryAccess:
         hits.sort(key=lambda h: (QUESTION_TAG in h.tags, -h.score))
         unit = ago_unit(facts.text)  # "how many weeks ago…": each line says how long before
         asked = datetime.fromtimestamp(facts.now, UTC).date()
+        shown: list[RecalledMemory] = []
         for hit in hits[:k]:
-            line = _context_line(hit, (unit, asked) if unit else None)
+            line = _context_line(hit, (unit, asked) if unit else None, facts.text)
             if not add(line, MemorySource(hit.kind, hit.id)):
                 break
+            shown.append(hit)
         return MemoryContext(
             "\n".join(lines),
             used,
@@ -313,6 +325,7 @@ class MemoryAccess:
             who.named,
             [s for s, _ in said.most_common()],
             view.unsure if view is not None else None,
+            shown,
         )
 
     # -- writing ----------------------------------------------------------------------
@@ -436,11 +449,15 @@ def _when(day: date | None, ago: tuple[str, date] | None = None) -> str:
     return f"[{day.day} {day:%B %Y}, {since}] " if since else f"[{day.day} {day:%B %Y}] "
 
 
-def _context_line(hit: RecalledMemory, ago: tuple[str, date] | None = None) -> str:
+def _context_line(
+    hit: RecalledMemory, ago: tuple[str, date] | None = None, question: str = ""
+) -> str:
+    """One memory line for the context; a long one keeps the part that bears on
+    `question` (`agent.excerpt`)."""
     day = _said_on(hit)
 
     def text(raw: object, limit: int) -> str:
-        flat = " ".join(str(raw).split())[:limit]
+        flat = excerpt(" ".join(str(raw).split()), question, limit)
         return annotate(flat, day) if day else flat
 
     content = text(hit.content, 400)

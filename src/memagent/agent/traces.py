@@ -76,6 +76,7 @@ class MemoryTraceJson(TypedDict):
     verify: NotRequired[GroundingJson]
     contrast: NotRequired[ContrastJson]
     refused: NotRequired[str]
+    reply_check: NotRequired[str]
 
 
 class TraceJson(TypedDict):
@@ -170,7 +171,8 @@ class ContrastCheck:
 class MemoryTrace:
     """What a turn put in context (`tokens`, `sources`), when it was asked (`as_of`),
     what failed (`error`: recall; `chunks_unavailable`: the chunk store) and what the
-    honesty checks made of it (`verify`, `contrast`, and why the reply `refused`)."""
+    honesty checks made of it (`verify`, `contrast`, and why the reply `refused`;
+    `reply_check`: what the check after the answer found in a reply already streamed)."""
 
     tokens: int = 0
     sources: list[MemorySource] = field(default_factory=list)
@@ -180,6 +182,7 @@ class MemoryTrace:
     verify: Grounding | None = None
     contrast: ContrastCheck | None = None
     refused: str | None = None
+    reply_check: str | None = None
 
     def to_json(self) -> MemoryTraceJson:
         out: MemoryTraceJson = {
@@ -198,6 +201,8 @@ class MemoryTrace:
             out["contrast"] = self.contrast.to_json()
         if self.refused is not None:
             out["refused"] = self.refused
+        if self.reply_check is not None:
+            out["reply_check"] = self.reply_check
         return out
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -119,15 +120,44 @@ class Contrast:
     speaker attribution refuses it or nothing is recalled."""
 
 
-def swap_person(message: str, ctx: MemoryContext) -> str | None:
+def swap_person(message: str, ctx: MemoryContext, other: str | None = None) -> str | None:
     """`message` asked about the other speaker of the recalled lines: the one
-    speaker it names replaced by the most frequent other one; None when it names
-    none or several, or the lines have no other speaker."""
+    speaker it names replaced by `other`, else by the most frequent other speaker
+    of the lines; None when it names none or several, or there is no other one."""
     others = [s for s in ctx.speakers if s not in ctx.named]
-    if len(ctx.named) != 1 or not others:
+    if other is None and others:
+        other = others[0]
+    if len(ctx.named) != 1 or other is None or other in ctx.named:
         return None
     pattern = rf"(?<![\w']){re.escape(ctx.named[0])}(?!\w)"
-    return re.sub(pattern, lambda _: others[0], message)
+    return re.sub(pattern, lambda _: other, message)
+
+
+def other_speaker(
+    memory: MemoryAccess, message: str, ctx: MemoryContext, now: float | None
+) -> str | None:
+    """Who else the lines on `message`'s topic were said by, when the recalled lines
+    hold only the person it names. Recall favours lines by a speaker the question
+    names (its speaker boost), so a question about one person often recalls that
+    person's lines alone, and the probe had no one to swap in: recalled again with
+    the name left out, the most frequent other speaker of the hits is the one whose
+    life the topic may belong to. None when the question names no single speaker,
+    or recall finds no other speaker (a conversation of one person, the user's own
+    notes)."""
+    if len(ctx.named) != 1 or any(s not in ctx.named for s in ctx.speakers):
+        return None
+    name = ctx.named[0]
+    blank = re.sub(rf"(?<![\w']){re.escape(name)}(?:'s)?(?!\w)", "someone", message)
+    try:
+        hits = memory.recalled(blank, k=RECALL_OTHERS, now=now)
+    except MemagentError:
+        return None
+    said = Counter(s for h in hits if (s := h.speaker) and s != name)
+    return said.most_common(1)[0][0] if said else None
+
+
+RECALL_OTHERS = 15
+"""Hits read to find another speaker of the question's topic (`other_speaker`)."""
 
 
 def contrast_probe(
@@ -159,7 +189,10 @@ def contrast_probe(
             "user_turn", memory=other.text, message=question, asking=True, today=today
         )
 
-    return Contrast(cfg.contrast_below, cfg.contrast_margin, swap_person(message, ctx), turn_for)
+    other = other_speaker(memory, message, ctx, now)
+    return Contrast(
+        cfg.contrast_below, cfg.contrast_margin, swap_person(message, ctx, other), turn_for
+    )
 
 
 def _contrasted(

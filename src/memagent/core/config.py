@@ -96,11 +96,13 @@ class AgentConfig(_Section):
     """Recalled memories scoring under this fraction of the best hit stay out of context."""
     learn_profile: bool = True
     """Run the profile pipeline on each user message (in the background)."""
-    verify_min: float = Field(default=0.76, ge=0.0, le=1.0)
+    verify_min: float = Field(default=0.66, ge=0.0, le=1.0)
     """Grounding check (`memagent.agent.verify`, prompt sets with a `verify` template):
     refuse when the model's P(yes) that the recalled lines answer the question is
-    under this; 0 turns the check off. 0.76 (with the contrast probe below): picked
-    by cross-validation on LoCoMo's dev conversations (docs/concepts/agent.md)."""
+    under this; 0 turns the check off. 0.66 (with the contrast probe below): picked
+    by leave-one-conversation-out on 200 LoCoMo dev questions (`bench.qa_decide`;
+    held out: answerable refused 0.072 against 0.176 at the former 0.76;
+    docs/experiments/2026-11-26-qa-locomo.md)."""
     chat_verify_min: float = Field(default=0.55, ge=0.0, le=1.0)
     """The grounding check's threshold in the chat prompt sets (`instruct`: chat,
     default `ask`, `Agent.run`, `/v1/chat`), for questions about the user's own
@@ -113,12 +115,13 @@ class AgentConfig(_Section):
     """Focus check (`memagent.agent.focus`): a question about "my W" (a relation, pet
     or thing of the user's) is refused without a model call when no recalled line
     mentions W, or the attribute asked of it ("my sister's name")."""
-    contrast_below: float = Field(default=0.9, ge=0.0, le=1.0)
+    contrast_below: float = Field(default=1.0, ge=0.0, le=1.0)
     """Contrast probe (`memagent.agent.verify`): when the grounding check passes with
     P(yes) under this and the question names one speaker of the recalled lines, the
-    same question about the other speaker is checked too; 0 turns it off. 0.9, margin
-    0: picked with `verify_min` by the same cross-validation."""
-    contrast_margin: float = Field(default=0.0, ge=-1.0, le=1.0)
+    same question about the other speaker is checked too; 0 turns it off. 1.0 (every
+    such question), margin 0.05: picked with `verify_min` by the same
+    cross-validation (four folds of five)."""
+    contrast_margin: float = Field(default=0.05, ge=-1.0, le=1.0)
     """...and the reply is a refusal when that question's P(yes) is at least this
     much higher than the question's own."""
 
