@@ -388,6 +388,8 @@ def test_a_stay_said_again_with_a_new_end_updates_its_expiry(home: MemoryHome) -
         ("drink_like", "green tea", "I switched from coffee to green tea.", "drink_like"),
         ("food_like", "chicken", "I started eating chicken again.", "food_like"),
         ("food_like", "ramen", "I'm a huge fan of ramen.", "food_like"),  # not an event
+        ("plan", "flight", "Our train got cancelled.", None),  # past, nothing ahead
+        ("plan", "flight", "I booked a flight to Oslo for next week.", "plan"),
     ],
 )
 def test_a_thing_met_in_an_event_is_liked_only_when_a_taste_is_said(

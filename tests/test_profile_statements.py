@@ -150,6 +150,9 @@ def test_a_request_to_remember_keeps_the_fact() -> None:
         'The sign said "no dogs allowed".',  # quoted words
         "Someone at work said the office is moving.",  # reported words
         "I almost forgot it's my turn to cook.",
+        "Cleaned out the shed.",
+        "The neighbours' dog chewed up our hose.",  # a past event with another subject
+        "My sister's car broke down.",
     ],
 )
 def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None:
@@ -170,6 +173,8 @@ def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None
         "I'm in Berlin until Friday.",
         "I flew to Rome and I'm staying until Sunday.",  # past, but a stay now
         "Morning runs are my thing.",
+        "My doctor put me on a low-salt diet.",  # done to the writer: a state now
+        "My flight got delayed, so I'm stuck in Nairobi till Monday.",  # a stay
     ],
 )
 def test_lasting_facts_are_not_episodic(sentence: str) -> None:

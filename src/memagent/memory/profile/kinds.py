@@ -117,7 +117,7 @@ _WEEKLY = re.compile(
     re.IGNORECASE,
 )
 _LIKING = re.compile(
-    r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|crav|obsess|addict|"
+    r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
     r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
     r"\bnow\b)",
     re.IGNORECASE,
@@ -192,6 +192,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
+    if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
+        return None  # "Our flight got delayed by three hours": past, nothing ahead
     if kind == "routine" and not _habitual(clause):
         if not _AHEAD.search(clause) or _PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead

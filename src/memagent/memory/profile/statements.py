@@ -311,7 +311,7 @@ _STATIVE_PARTICIPLE = (
 )
 _DROPPED_SUBJECT = re.compile(
     r"^\W*(?:(?:just|finally|already|then|also|almost|nearly|accidentally|totally)\s+)?"
-    rf"(?:{_IRREGULAR_PAST}|(?!(?:{_STATIVE_PARTICIPLE})\b)[a-z]{(3,)}ed|"
+    rf"(?:{_IRREGULAR_PAST}|(?!(?:{_STATIVE_PARTICIPLE})\b)[a-z]{{3,}}ed|"
     r"(?!(?:morning|evening|nothing|something|anything|everything|spring|string|thing|king|"
     r"ceiling|wedding|pudding|building|clothing|sibling|during|living|working|being|"
     r"ring|wing|swing|sing|bring|ping)\b)[a-z]{2,}ing(?!.*\b(?:is|are)\b))\b",
@@ -350,6 +350,14 @@ _WRITER_PAST = re.compile(
     rf"(?:{_IRREGULAR_PAST}|[a-z]+ed)\b",
     re.IGNORECASE,
 )
+_THEIR_PAST = re.compile(
+    r"^\W*(?:\w+\W+){0,2}?(?:my|our|the|his|her|their|a|an)\s+(?:[\w'-]+\s+){0,2}?"
+    rf"(?:{_IRREGULAR_PAST}|(?!(?:{_STATIVE_PARTICIPLE})\b)[a-z]{{3,}}ed)\b(?!\s+me\b)",
+    re.IGNORECASE,
+)
+"""A past event with a thing or another person as its subject ("Our flight got
+delayed", "The cat knocked my mug off the table"); one done to the writer ("My
+doctor put me on a low-FODMAP diet") leaves the writer in a state, and is not."""
 _STAYING = re.compile(r"\b(?:I'?m|I am|we'?re|we are|here|staying|stay)\b", re.IGNORECASE)
 _ONGOING = re.compile(r"\b(?:I'?m|I am|we'?re|we are)\s+(?:\w+ly\s+)?[a-z]+ing\b", re.IGNORECASE)
 _ANY_DAY = date(2000, 1, 3)
@@ -386,4 +394,4 @@ def episodic(sentence: str) -> bool:
     if _NEW_STATE.search(sentence):
         return False  # "I'm teaching chemistry now", "our first baby in October"
     said = _POSSESSING.sub("I have", sentence)
-    return bool(_PAST_EVENT.search(said) or _ONGOING.search(said))
+    return bool(_PAST_EVENT.search(said) or _ONGOING.search(said) or _THEIR_PAST.search(said))
