@@ -243,3 +243,31 @@ def test_the_log_capture_sees_llama_cpps_schema_warnings() -> None:
     pytest.importorskip("xllamacpp")
     _, log = llama_log("operations")
     assert "JSON schema conversion was incomplete" in log
+
+
+@pytest.mark.parametrize(
+    ("statement", "min_items"),
+    [
+        ("I run a small bakery.", [1]),  # a plain fact: made to read it
+        ("The family tortoise is called Shelby.", [1]),  # a pet named: the writer's
+        ("Feeling a bit under the weather.", [0]),  # a passing state
+        ("Ordered Thai food for dinner tonight.", [0]),  # an event, the writer unsaid
+        ("The kids next door have a new puppy.", [0]),  # not said of the writer
+        ('My doctor said "drink more water".', [0]),  # someone else's words
+    ],
+)
+def test_the_model_is_made_to_read_only_what_is_said_of_the_writer_lastingly(
+    home: MemoryHome, statement: str, min_items: list[int]
+) -> None:
+    llm = reader([], None)
+    res = learn(store_of(home), llm, statement, reading=Reading(must_read=0.0))
+    assert res.ok and schemas(llm) == min_items
+
+
+def test_a_mood_read_as_a_condition_is_not_forced_into_the_profile(home: MemoryHome) -> None:
+    """The model free to list nothing lists nothing for a mood, and nothing is stored."""
+    llm = reader([], None)
+    before = snapshot(home)
+    res = learn(store_of(home), llm, "I'm kind of stressed about this deadline.")
+    assert res.ok and not res.operations and schemas(llm) == [0]
+    assert snapshot(home) == before

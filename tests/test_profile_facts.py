@@ -16,6 +16,7 @@ from memagent.memory.profile.facts import (
     plan,
     same_thing,
 )
+from memagent.memory.profile.kinds import fix_kind
 
 WED = date(2026, 3, 4)
 GENERAL = "resource_user_general_prefs.json"
@@ -376,3 +377,22 @@ def test_a_stay_said_again_with_a_new_end_updates_its_expiry(home: MemoryHome) -
         "My flight got delayed, so I'm stuck in Nairobi till Monday.",
         ("whereabouts", "Nairobi", ""),
     ) == ["whereabouts.current: In Nairobi (until Mon 2026-03-09) @2026-03-09"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_like", "Thai", "Ordered Thai food for dinner tonight.", None),  # had once
+        ("drink_like", "milk", "I need to buy milk on the way home.", None),
+        ("food_like", "sushi", "I tried sushi yesterday and loved it.", "food_like"),
+        ("drink_like", "green tea", "I switched from coffee to green tea.", "drink_like"),
+        ("food_like", "chicken", "I started eating chicken again.", "food_like"),
+        ("food_like", "ramen", "I'm a huge fan of ramen.", "food_like"),  # not an event
+        ("plan", "flight", "Our train got cancelled.", None),  # past, nothing ahead
+        ("plan", "flight", "I booked a flight to Oslo for next week.", "plan"),
+    ],
+)
+def test_a_thing_met_in_an_event_is_liked_only_when_a_taste_is_said(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

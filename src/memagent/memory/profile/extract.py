@@ -40,6 +40,7 @@ from memagent.memory.profile.facts import (
 )
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
+from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
@@ -146,6 +147,20 @@ P(yes) did not tell facts from non-facts on the bench (0.40-0.83 for both), so i
 is not asked; an event or passing state ("I had a burger") is left to the model."""
 
 
+def forceable(group: list[str]) -> bool:
+    """Whether the model may be made to list a fact for `group` (sentences read
+    together): not when one of them tells of an event or passing state
+    (`statements.episodic`), nor when none of them is said of the writer
+    (`kinds.about_no_one`: "The kids next door have a new puppy"). A model
+    held to list a fact in such lines lists the event, the mood or the other
+    person's fact as the writer's; left free, it lists one only where it reads one.
+    A sentence that names a pet or person ("The family tortoise is called Shelby")
+    is read as the planning reads a pet or relative: the writer's."""
+    if any(episodic(s) for s in group):
+        return False
+    return not all(about_no_one(s) and not NAME_AFTER.search(s) for s in group)
+
+
 def gate_probability(llm: LLM, statement: str) -> float | None:
     """P(yes) that `statement` states a lasting fact about its writer, from the
     first token's probabilities (`memagent.llm.yesno`); None when the backend
@@ -249,7 +264,7 @@ def learn_statement(
         must = policy.must_read == 0.0 or (
             policy.must_read is not None and p is not None and p >= policy.must_read
         )
-        if must and policy.spare_episodic and any(episodic(s) for s in group):
+        if must and policy.spare_episodic and not forceable(group):
             must = False
         read = read_facts(llm, text, at_least_one=must)
         calls += 1

@@ -116,6 +116,15 @@ _WEEKLY = re.compile(
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\bonce a week\b|\btwice a week\b",
     re.IGNORECASE,
 )
+_LIKING = re.compile(
+    r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
+    r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
+    r"\bnow\b)",
+    re.IGNORECASE,
+)
+"""Words that say a taste or a change to one: without one, a thing met in an event or
+a passing moment
+("Ordered Thai food for dinner tonight", "I need to buy milk") is not liked."""
 NAME_AFTER = re.compile(
     r"\b(?:called|named|name is|name's)\s+([A-Z][\w'-]*)|"
     r"\b(?:[Mm]y|[Oo]ur)\s+(\w+)\s+([A-Z][a-z][\w'-]*)\b"
@@ -145,7 +154,16 @@ def about_someone_else(clause: str, kind: str) -> bool:
         return False
     if OTHER_PERSON.search(clause):
         return True
-    if kind == "communication" or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
+    if kind == "communication":
+        return False
+    return about_no_one(clause)
+
+
+def about_no_one(clause: str) -> bool:
+    """`clause` does not name the writer (no I, me, we, my, our) and has another
+    subject ("The kids next door have a new puppy"); "Latex allergy here", with no
+    subject, is the writer's."""
+    if _FIRST_PERSON.search(clause) or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
         return False  # "Shellfish is my weakness"
     return bool(_NAMED_SUBJECT.match(clause.strip()) or _THIRD_SUBJECT.match(clause))
 
@@ -174,6 +192,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
+    if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
+        return None  # "Our flight got delayed by three hours": past, nothing ahead
     if kind == "routine" and not _habitual(clause):
         if not _AHEAD.search(clause) or _PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
@@ -203,6 +223,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     ):
         kind = "diet"  # "no pork for me": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")
+    if liked and episodic(clause) and not _LIKING.search(clause):
+        return None  # "Ordered Thai food tonight": had once, not a taste
     if liked and disliked(value, clause) and not ended(value, kind, clause):
         kind = OPPOSITE[kind]
     if kind in ("like", "food_like") and value[:1].isupper() and NAME_AFTER.search(clause):
