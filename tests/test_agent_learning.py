@@ -16,6 +16,7 @@ from memagent.agent.learning import PendingLearning
 from memagent.core import MemoryHome
 from memagent.core.state import FileState
 from memagent.llm import Message, ScriptedLLM
+from memagent.memory.profile import worth_learning
 
 
 def learner(gate: threading.Event | None = None, delay_s: float = 0.0) -> ScriptedLLM:
@@ -70,6 +71,29 @@ def test_learned_statements_leave_no_queue_and_questions_are_not_queued(
     assert PendingLearning(FileState(home)).pending() == []
     with Agent(home, learner(), embeddings=False, learn_profile=True) as b:
         assert b.learn_pending() == 0
+
+
+def test_questions_are_never_queued_behind_a_busy_learner(home: MemoryHome) -> None:
+    """`memagent ask` after a chat: the learner is still on an earlier statement
+    when the process leaves; the questions asked meanwhile must not pile up in
+    the queue (only the statement stays for the next session)."""
+    gate = threading.Event()
+    a = Agent(home, learner(gate), prompt_set="instruct", embeddings=False, learn_profile=True)
+    a.turn("I love ramen.")
+    a.turn("What do I love?")
+    a.turn("Is my dog allergic to anything?")
+    a.close(learn_wait=0.05)
+    assert a.learning_left == 1
+    assert [q.message for q in PendingLearning(FileState(home)).pending()] == ["I love ramen."]
+    gate.set()
+
+
+def test_what_is_worth_learning() -> None:
+    assert worth_learning("I love ramen.")
+    assert worth_learning("I'm vegan, any recipe ideas?")  # a fact before the question
+    assert not worth_learning("What do I love?")
+    assert not worth_learning("   ")
+    assert not worth_learning("I love ramen. " * 2000)  # over the statement limit
 
 
 def test_unreadable_queue_documents_are_skipped(home: MemoryHome) -> None:

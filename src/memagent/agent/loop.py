@@ -87,6 +87,7 @@ from memagent.core.jsontext import JsonSchema
 from memagent.index import QueryFacts
 from memagent.index.temporal import day_words, parse_as_of
 from memagent.llm import LLM, Message, Usage
+from memagent.memory.profile import worth_learning
 
 if TYPE_CHECKING:
     from memagent.stores import Stores
@@ -559,9 +560,10 @@ class Agent:
         conv = self.conversation
         session = self.python.session if self.config.mode == "python" else None
         memory = self.memory
-        # a question may carry a fact ("I'm vegan, any recipe?"): the learner's
-        # screen drops what cannot be one without a model call
+        # a question may carry a fact ("I'm vegan, any recipe?"); one the screen
+        # drops is never queued (behind a slow model it would keep the queue full)
         learn = self.config.learn_profile and ok and not facts.small_talk
+        learn = learn and worth_learning(message)
         turn_no = trace.turn
 
         def job() -> None:

@@ -1,7 +1,7 @@
 """Structured profile memory: JSON resource files, the operations that change
 them, and the pipeline that learns them from conversation (DESIGN.md part 3)."""
 
-from memagent.memory.profile.extract import StatementLearned, learn_statement
+from memagent.memory.profile.extract import StatementLearned, learn_statement, worth_learning
 from memagent.memory.profile.handler import (
     AppliedOps,
     OperationRejected,
@@ -86,4 +86,5 @@ __all__ = [
     "slug",
     "switchboard",
     "undo",
+    "worth_learning",
 ]

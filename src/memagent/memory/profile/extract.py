@@ -221,6 +221,17 @@ def _groups(kept: list[str]) -> list[list[str]]:
     return groups[:MAX_GROUPS]
 
 
+def worth_learning(message: str) -> bool:
+    """Whether `message` may teach the profile anything: it is within the size
+    `learn_statement` takes and the mechanical screen keeps one of its sentences.
+    A question, thanks or small talk is not worth queueing for learning: the
+    screen would drop it without a model call, and queued behind a slow model it
+    only keeps the queue from draining."""
+    if not isinstance(message, str) or not message.strip():
+        return False
+    return len(message) <= MAX_STATEMENT_CHARS and bool(screen(message).kept)
+
+
 def learn_statement(
     store: ProfileStore,
     llm: LLM,
