@@ -105,3 +105,16 @@ def test_an_event_ahead_needs_a_time_ahead_not_any_in() -> None:
     assert [f.value for f in fallback_facts(["We've got a big family reunion in August."])] == [
         "big family reunion"
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "name"),
+    [
+        ("My name is Ilse Varga.", "Ilse Varga"),
+        ("my name is Jean-Luc Picard, hi", "Jean-Luc Picard"),
+        ("Call me Bo.", "Bo"),
+        ("My name is Ilse and I live in Oslo.", "Ilse"),
+    ],
+)
+def test_the_own_name_is_the_whole_name_said(said: str, name: str) -> None:
+    assert [f.value for f in rule_facts([said]) if f.kind == "name"] == [name]

@@ -37,7 +37,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
-_OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_NAME}")
+_FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
+_OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_FULL_NAME}")
 _HOME = re.compile(
     r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved|relocated|"
     r"'ve relocated|have relocated|just relocated) (?:in|to) "
