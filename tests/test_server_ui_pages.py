@@ -243,3 +243,26 @@ def test_hybrid_search_lists_by_score_and_cuts_nonsense(tmp_path: Path) -> None:
         assert "parked on level 2" not in page  # shares no word and little meaning
         nonsense = client.get("/ui/search", params={"q": "zzqxv quantum tuba"}).text
         assert 'data-score="' not in nonsense and "Nothing in memory matches" in nonsense
+
+
+def test_memories_used_that_read_the_same_are_shown_once() -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from memagent.server.ui.pages_agent import Viewer, sources_shown
+
+    who = cast(Viewer, SimpleNamespace(caller=SimpleNamespace(memory=None)))
+    shown = sources_shown(
+        who,
+        [
+            {"kind": "note", "id": "note:user.md"},
+            {"kind": "fact", "id": ""},
+            {"kind": "fact", "id": ""},
+            {"kind": "fact", "id": "fact:drink.likes:green tea"},
+        ],
+    )
+    assert [(x["label"], x["text"]) for x in shown] == [
+        ("Note", "user.md"),
+        ("Profile", "your profile"),
+        ("Profile", "green tea"),
+    ]

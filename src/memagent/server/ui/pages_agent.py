@@ -242,7 +242,8 @@ def chat_model_load(request: Request, who: ViewerDep) -> Response:
 
 def sources_shown(who: Viewer, sources: list[MemorySourceJson]) -> list[dict[str, str]]:
     """The memories a reply used, as a person reads them: their text (clipped), what
-    they are, and a link to open them. A memory deleted since is said to be."""
+    they are, and a link to open them. A memory deleted since is said to be; one
+    that would read the same as another (two lines of the profile) is shown once."""
     memory = who.caller.memory
     out: list[dict[str, str]] = []
     for src in sources[:20]:
@@ -275,7 +276,8 @@ def sources_shown(who: Viewer, sources: list[MemorySourceJson]) -> list[dict[str
             out.append(
                 {"label": kind.capitalize() or "Memory", "text": sid or "memory", "href": ""}
             )
-    return out
+    unique = {tuple(sorted(shown.items())): shown for shown in out}  # e.g. two profile lines
+    return list(unique.values())
 
 
 def _chat_page(request: Request, who: Viewer, **context: Any) -> Response:
