@@ -15,8 +15,13 @@ Scoring is LoCoMo's own (task_eval/evaluation.py; `bench.qa_scoring`).
 Every printed figure carries a bootstrap 95% interval (`bench.qa_stats`): F1 of
 categories 1–4, each category, adversarial refusal, the share of answerable
 questions refused, the paper's overall score (category means weighted by their
-share of the sampled conversations' questions), latency p50/p95 and tokens per
-answer (prompt + completion).
+share of the sampled conversations' questions), latency p50/p95, tokens per
+answer (prompt + completion), and the cost that sets latency on a CPU: model
+calls, prompt tokens evaluated (not served from llama.cpp's reused prefix;
+`bench.qa_cache.PrefixCache` replays the cache, so a rerun from the cache counts
+what the calls in this code's order cost) per question, mean, p50 and p95, and
+tokens generated. Latency replays a cached call at the seconds it took when it
+ran, in the order it ran then: take latency from an uncached run.
 
 `--sample N` draws N questions stratified over the conversations (equal shares,
 as the held-out check's 40 a conversation) and, inside each, over categories in
@@ -385,6 +390,12 @@ def figures(outs: list[Outcome], weights: dict[int, float], seed: int) -> dict[s
     out["model calls/question"] = ci(lambda xs: mean_or_none([float(o.calls) for o in xs]))
     out["prompt tokens evaluated/question"] = ci(
         lambda xs: mean_or_none([float(o.evaluated_tokens) for o in xs])
+    )
+    out["prompt tokens evaluated p50"] = ci(
+        lambda xs: percentile([float(o.evaluated_tokens) for o in xs], 0.5)
+    )
+    out["prompt tokens evaluated p95"] = ci(
+        lambda xs: percentile([float(o.evaluated_tokens) for o in xs], 0.95)
     )
     out["generated tokens/question"] = ci(
         lambda xs: mean_or_none([float(o.completion_tokens) for o in xs])
