@@ -203,7 +203,7 @@ def _probe(
     llm: LLM, prompts: PromptSet, base: list[Message], contrast: Contrast | None,
     usage: Usage, trace: Trace,
 ) -> Verdict | None:  # fmt: skip
-    """The swapped question's verdict (asked before the question's own check, see
+    """The swapped question's verdict, recorded in the trace (when it is asked:
     `refusal_if_ungrounded`); None when there is nothing to ask."""
     if contrast is None or contrast.below <= 0 or contrast.question is None:
         return None
