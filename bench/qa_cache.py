@@ -14,6 +14,14 @@ cost when it ran. Misses and failures go to `inner`; failures are not stored. Th
 cache file is JSON lines under `bench/results/` (gitignored), appended and flushed
 per entry; a torn last line (a killed run) is skipped when loading. `calls` and
 `hits` count model calls asked for and those answered from the file.
+
+Cost: a CPU model's time goes to the prompt tokens it evaluates and the tokens it
+generates. llama.cpp (one slot) serves again the longest prefix a prompt shares
+with the previous request's prompt and reply; `PrefixCache` replays that for every
+call, hit or miss, so `evaluated` (prompt tokens not served from the reused prefix,
+estimated) and `generated` count what the calls in this order would cost, also when
+an earlier run in another order recorded them. `measured_cached` sums the cached
+tokens llama.cpp reported for the calls that ran now (a check of the estimate).
 """
 
 from __future__ import annotations
@@ -30,6 +38,48 @@ from memagent.llm.base import LLM, ChatResult, LLMError, MessageLike, Usage, as_
 from memagent.llm.yesno import YesNo, YesNoJudge
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def rendered(messages: Sequence[MessageLike]) -> str:
+    """The prompt as a ChatML template lays it out (Qwen's): the text whose prefix
+    llama.cpp's prompt cache reuses, up to where the reply begins."""
+    parts = [f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in as_messages(messages)]
+    return "".join(parts) + "<|im_start|>assistant\n"
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class PrefixCache:
+    """One llama.cpp slot's prompt cache, replayed: each call reuses the characters
+    its prompt shares with the slot's last prompt and reply, counted in tokens at the
+    prompt's own characters per token (an estimate: the model's tokenizer is not
+    loaded for a replay). At least one prompt token is always evaluated."""
+
+    def __init__(self) -> None:
+        self.slot = ""
+        self.prompt = 0
+        self.evaluated = 0
+        self.generated = 0
+
+    def call(self, messages: Sequence[MessageLike], usage: Usage, reply: str) -> int:
+        """Count one call; the prompt tokens it reuses (estimated)."""
+        text = rendered(messages)
+        common = shared_prefix(self.slot, text)
+        tokens = usage.prompt_tokens
+        reused = min(tokens - 1, round(tokens * common / len(text))) if tokens else 0
+        self.prompt += tokens
+        self.evaluated += tokens - max(reused, 0)
+        self.generated += usage.completion_tokens
+        self.slot = text + reply
+        return max(reused, 0)
 
 
 def prompt_key(kind: str, model: str, messages: Sequence[MessageLike], **params: Any) -> str:
@@ -56,6 +106,11 @@ class CachedLLM:
         self.calls = 0
         self.hits = 0
         self.replayed_s = 0.0
+        self.prefix = PrefixCache()
+        self.measured_cached = 0
+        """Cached prompt tokens llama.cpp reported for the calls run now (not replayed)."""
+        self.estimated_cached = 0
+        """`PrefixCache`'s estimate of the same, for the same calls."""
         self.judged: list[float] = []
         """Every P(yes) returned, in order (a question's checks: `judged[before:]`)."""
         self._entries: dict[str, dict[str, Any]] = {}
@@ -111,7 +166,9 @@ class CachedLLM:
         )
         entry = self._hit(key)
         if entry is not None:
-            return ChatResult(text=entry["text"], usage=Usage(**entry["usage"]), model=self.name)
+            usage = Usage(**entry["usage"])
+            self.prefix.call(messages, usage, entry["text"])
+            return ChatResult(text=entry["text"], usage=usage, model=self.name)
         t0 = time.perf_counter()
         res = self.inner.chat(
             messages,
@@ -128,6 +185,8 @@ class CachedLLM:
                 "seconds": round(time.perf_counter() - t0, 3),
             }
         )
+        self.estimated_cached += self.prefix.call(messages, res.usage, res.text)
+        self.measured_cached += res.usage.cached_tokens
         return res
 
     def stream(
@@ -159,6 +218,7 @@ class CachedJudgeLLM(CachedLLM):
         entry = self._hit(key)
         if entry is not None:
             usage = Usage(**entry["usage"]) if entry.get("usage") else None
+            self.prefix.call(messages, usage or Usage(), "")
             self.judged.append(float(entry["p_yes"]))
             return YesNo(float(entry["p_yes"]), usage)
         assert isinstance(self.inner, YesNoJudge)
@@ -172,6 +232,8 @@ class CachedJudgeLLM(CachedLLM):
                 "seconds": round(time.perf_counter() - t0, 3),
             }
         )
+        self.estimated_cached += self.prefix.call(messages, got.usage or Usage(), "")
+        self.measured_cached += got.usage.cached_tokens if got.usage else 0
         self.judged.append(float(got.p_yes))
         return got
 

@@ -11,7 +11,9 @@ says whether a change moved the figure, where two overlapping unpaired intervals
 say nothing. The figures are `bench.qa_locomo`'s: F1 of categories 1-4,
 adversarial refusal, answerable questions refused, the paper's overall score
 (category means weighted by their share of all the dev conversations'
-questions). No model is called.
+questions), and the cost per question when both files count it: model calls,
+prompt tokens evaluated (not from the reused prefix) and tokens generated. No
+model is called.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class Answer:
     """F1 (category 5: 1 when refused)."""
     refused: bool
     """The answer is a refusal (as `bench.qa_locomo` counts it)."""
+    calls: int | None = None
+    """Model calls; None in a file written before `bench.qa_locomo` counted them."""
+    evaluated: int | None = None
+    """Prompt tokens not served from the reused prefix (same)."""
+    generated: int = 0
 
 
 Pair = tuple[Answer, Answer]
@@ -52,7 +59,12 @@ def answers(path: Path) -> dict[tuple[str, str], Answer]:
     out: dict[tuple[str, str], Answer] = {}
     for o in next(iter(detail.values())):
         out[(str(o["conv"]), str(o["qid"]))] = Answer(
-            int(o["category"]), float(o["score"]), refuses(str(o["answer"]))
+            int(o["category"]),
+            float(o["score"]),
+            refuses(str(o["answer"])),
+            int(o["calls"]) if "calls" in o else None,
+            int(o["evaluated_tokens"]) if "evaluated_tokens" in o else None,
+            int(o.get("completion_tokens") or 0),
         )
     return out
 
@@ -82,6 +94,13 @@ def _overall(weights: dict[int, float]) -> Callable[[list[Answer]], float | None
     return stat
 
 
+def _cost(field: str) -> Callable[[list[Answer]], float | None]:
+    def stat(xs: list[Answer]) -> float | None:
+        return mean_or_none([float(getattr(a, field) or 0) for a in xs])
+
+    return stat
+
+
 def _difference(
     stat: Callable[[list[Answer]], float | None],
 ) -> Callable[[list[Pair]], float | None]:
@@ -102,6 +121,10 @@ def compare(
         "answerable refused": _ans_refused,
         "overall (paper)": _overall(weights),
     }
+    if all(a.calls is not None and a.evaluated is not None for p in pairs for a in p):
+        stats["model calls/question"] = _cost("calls")
+        stats["prompt tokens evaluated/question"] = _cost("evaluated")
+        stats["generated tokens/question"] = _cost("generated")
     out: dict[str, tuple[Any, Any, Any]] = {}
     for name, stat in stats.items():
         base = bootstrap_ci([p[0] for p in pairs], stat, seed=seed)

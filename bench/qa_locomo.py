@@ -15,8 +15,13 @@ Scoring is LoCoMo's own (task_eval/evaluation.py; `bench.qa_scoring`).
 Every printed figure carries a bootstrap 95% interval (`bench.qa_stats`): F1 of
 categories 1–4, each category, adversarial refusal, the share of answerable
 questions refused, the paper's overall score (category means weighted by their
-share of the sampled conversations' questions), latency p50/p95 and tokens per
-answer (prompt + completion).
+share of the sampled conversations' questions), latency p50/p95, tokens per
+answer (prompt + completion), and the cost that sets latency on a CPU: model
+calls, prompt tokens evaluated (not served from llama.cpp's reused prefix;
+`bench.qa_cache.PrefixCache` replays the cache, so a rerun from the cache counts
+what the calls in this code's order cost) per question, mean, p50 and p95, and
+tokens generated. Latency replays a cached call at the seconds it took when it
+ran, in the order it ran then: take latency from an uncached run.
 
 `--sample N` draws N questions stratified over the conversations (equal shares,
 as the held-out check's 40 a conversation) and, inside each, over categories in
@@ -115,6 +120,10 @@ class Outcome:
     memory_ids: tuple[str, ...] = ()
     judged: tuple[float, ...] = ()
     """Every P(yes) the checks read: the grounding check's, then the contrast probe's."""
+    calls: int = 0
+    """Model calls the question made (answer, grounding check, contrast probe)."""
+    evaluated_tokens: int = 0
+    """Prompt tokens not served from llama.cpp's reused prefix (`bench.qa_cache.PrefixCache`)."""
 
     @property
     def refused(self) -> bool:
@@ -276,13 +285,17 @@ def ask_batch(
     try:
         for q, mine in zip(parsed, questions, strict=True):
             before, missed, judged = llm.replayed_s, llm.misses, len(llm.judged)
+            calls, evaluated, measured = llm.calls, llm.prefix.evaluated, llm.measured_cached
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
                 answer_batch(agent, [q], as_json=True)
             line = json.loads(buf.getvalue())
             line["latency_s"] = float(line["latency_s"]) + (llm.replayed_s - before)
             line["cached"] = llm.misses == missed
-            line["judged"] = llm.judged[judged:]  # the grounding check's P(yes), then the probe's
+            line["judged"] = grounding_first(llm.judged[judged:], line.get("p_grounded"))
+            line["calls"] = llm.calls - calls
+            line["evaluated_tokens"] = llm.prefix.evaluated - evaluated
+            line["measured_cached"] = llm.measured_cached - measured
             out.append(line)
             print(
                 f"    {mine.conv} {mine.qid} cat{mine.category} "
@@ -294,6 +307,14 @@ def ask_batch(
     finally:
         agent.close()
     return out
+
+
+def grounding_first(judged: list[float], p_grounded: float | None) -> list[float]:
+    """A question's P(yes) values, the grounding check's first, then the probe's (the
+    agent asks the probe first when every probe is read, `memagent.agent.verify`)."""
+    if len(judged) == 2 and p_grounded is not None and round(judged[1], 4) == p_grounded:
+        return [judged[1], judged[0]]
+    return judged
 
 
 def outcomes_for(
@@ -318,6 +339,8 @@ def outcomes_for(
             q.gold,
             tuple(r.get("memory_ids") or ()),
             tuple(r.get("judged") or ()),
+            int(r.get("calls") or 0),
+            int(r.get("evaluated_tokens") or 0),
         )
         for q, r in pairs
     ]
@@ -363,6 +386,19 @@ def figures(outs: list[Outcome], weights: dict[int, float], seed: int) -> dict[s
     out["latency p95 s"] = ci(lambda xs: percentile([o.seconds for o in xs], 0.95))
     out["tokens/answer"] = ci(
         lambda xs: mean_or_none([float(o.prompt_tokens + o.completion_tokens) for o in xs])
+    )
+    out["model calls/question"] = ci(lambda xs: mean_or_none([float(o.calls) for o in xs]))
+    out["prompt tokens evaluated/question"] = ci(
+        lambda xs: mean_or_none([float(o.evaluated_tokens) for o in xs])
+    )
+    out["prompt tokens evaluated p50"] = ci(
+        lambda xs: percentile([float(o.evaluated_tokens) for o in xs], 0.5)
+    )
+    out["prompt tokens evaluated p95"] = ci(
+        lambda xs: percentile([float(o.evaluated_tokens) for o in xs], 0.95)
+    )
+    out["generated tokens/question"] = ci(
+        lambda xs: mean_or_none([float(o.completion_tokens) for o in xs])
     )
     return out
 
@@ -544,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 130
     print(f"\n{llm.calls} model calls, {llm.hits} from the cache, {time.perf_counter() - t0:.0f}s")
+    if llm.misses:
+        print(
+            f"prompt tokens llama.cpp served from its cache on the {llm.misses} calls run now: "
+            f"{llm.measured_cached} (the replayed estimate for them: {llm.estimated_cached})"
+        )
     print(
         "published anchors, overall (paper's way): "
         + "; ".join(f"{k} {v}" for k, v in ANCHORS.items())

@@ -310,6 +310,50 @@ def test_the_question_about_the_other_speaker_refuses_when_it_fits_better(
     )
 
 
+@pytest.mark.parametrize(
+    ("verdicts", "answered"), [(["0.95", "0.8"], False), (["0.84", "0.8"], True)]
+)
+def test_when_every_probe_is_read_it_is_asked_first_and_the_answer_follows_the_check(
+    home: MemoryHome, verdicts: list[str], answered: bool
+) -> None:
+    # contrast_below 1 (the default): the swapped question first, the question's own
+    # check last, so the answer's prompt is the check's less its last line (served
+    # from llama.cpp's prompt cache); the decision is the one the other order makes
+    h = set_agent(two_speakers(home), contrast_below=1.0)
+    llm = ScriptedLLM([ANSWER], verdicts=verdicts)
+    r, trace = ask(h, llm)
+    assert (r.reply == "Sweden") is answered and r.p_grounded == 0.8
+    assert r.refused_by == (None if answered else "contrast")
+    assert len(llm.calls) == (3 if answered else 2)
+    probe, check = llm.calls[0].messages, llm.calls[1].messages
+    assert "Where is Melanie's grandma from?" in probe[-1].content
+    assert QUESTION in check[-1].content and "Sweden" in check[-1].content
+    if answered:
+        answer = llm.calls[2].messages
+        assert answer[:-1] == check[:-1]
+        assert check[-1].content.startswith(answer[-1].content)  # a prefix of the check
+    assert trace["memory"]["contrast"]["p_yes"] == float(verdicts[0])
+    assert trace["memory"]["verify"] == {"p_yes": 0.8, "threshold": 0.5}
+
+
+def test_a_refused_check_refuses_whatever_the_probe_said_first(home: MemoryHome) -> None:
+    h = set_agent(two_speakers(home), contrast_below=1.0)
+    for probe in ("0.1", "0.99", "maybe"):  # low, high, no verdict
+        llm = ScriptedLLM([ANSWER], verdicts=[probe, "0.3"])
+        r, trace = ask(h, llm)
+        assert r.reply == "I don't have that in memory." and r.refused_by == "verify"
+        assert len(llm.calls) == 2 and llm.remaining == 1  # never asked for the answer
+        assert "do not answer it" in trace["memory"]["refused"]
+
+
+def test_a_probe_with_nothing_to_ask_costs_no_call_in_either_order(home: MemoryHome) -> None:
+    h = set_agent(two_speakers(home), contrast_below=1.0)
+    llm = ScriptedLLM([json.dumps({"reply": "a charity race"})], verdicts=["0.8", "yes"])
+    r, trace = ask(h, llm, question="What did Melanie do last Saturday for her grandma?")
+    assert r.reply == "a charity race" and len(llm.calls) == 2
+    assert "attribution" in trace["memory"]["contrast"]["skipped"]
+
+
 def test_no_probe_above_the_band_or_when_off(home: MemoryHome) -> None:
     h = two_speakers(home)
     llm = ScriptedLLM([ANSWER], verdicts=["0.95"])

@@ -74,3 +74,14 @@ def test_runs_with_no_question_in_common_are_an_error(
     b = _run(tmp_path / "b.json", [("q9", 1, "Paris", 1.0)])
     assert qa_compare.main([str(a), str(b)]) == 2
     assert "share no question" in capsys.readouterr().err
+
+
+def test_cost_per_question_is_compared_when_both_runs_count_it() -> None:
+    base = [Answer(1, 0.5, False, calls=3, evaluated=900, generated=15) for _ in range(20)]
+    new = [Answer(1, 0.5, False, calls=3, evaluated=600, generated=15) for _ in range(20)]
+    got = compare(list(zip(base, new, strict=True)), WEIGHTS)
+    assert got["prompt tokens evaluated/question"][2].value == pytest.approx(-300)
+    assert got["model calls/question"][2].value == 0
+    assert got["generated tokens/question"][1].value == 15
+    old = [Answer(1, 0.5, False) for _ in range(20)]  # a file from before the counts
+    assert "model calls/question" not in compare(list(zip(old, new, strict=True)), WEIGHTS)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from bench import qa_locomo
 from bench.qa_cache import CachedJudgeLLM, CachedLLM, cached_llm
-from bench.qa_locomo import Outcome, Question
+from bench.qa_locomo import Outcome, Question, grounding_first
 from bench.qa_stats import allocate, bootstrap_ci, leave_one_out, stratified_sample
 
 from memagent.core import MemoryHome
@@ -200,6 +200,36 @@ def test_offline_cache_never_calls_the_model(tmp_path: Path) -> None:
     with pytest.raises(LLMError, match="offline"):
         llm.chat(_msgs("x"))
     assert inner.calls == [] and llm.misses == 1
+
+
+def test_prefix_cache_counts_what_a_reused_prefix_saves_hit_or_miss(tmp_path: Path) -> None:
+    system = {"role": "system", "content": "rules " * 50}
+    mem_a, mem_b = "Memory: Caroline went to Sweden. " * 10, "Memory: Melanie ran a race. " * 10
+
+    def msgs(mem: str, tail: str = "") -> list[dict[str, str]]:
+        return [system, {"role": "user", "content": mem + tail}]
+
+    def run(order: list[str]) -> tuple[int, int]:
+        inner = ScriptedLLM(["Sweden"], verdicts=["0.9", "0.8"])
+        llm = cached_llm(inner, tmp_path / "p.jsonl")
+        for step in order:
+            if step == "answer":
+                llm.chat(msgs(mem_a))
+            else:
+                llm.yes_probability(msgs(mem_a if step == "check" else mem_b, " yes or no?"))
+        return llm.prefix.prompt, llm.prefix.evaluated
+
+    prompt, probe_between = run(["check", "probe", "answer"])  # calls run now
+    again, probe_first = run(["probe", "check", "answer"])  # replayed from the file
+    assert again == prompt  # the same calls, the same prompt tokens
+    assert probe_first < probe_between  # the answer follows its check: its memory reused
+    assert 0 < probe_first < prompt
+
+
+def test_grounding_check_comes_first_whatever_order_the_agent_asked() -> None:
+    assert grounding_first([0.95, 0.8], 0.8) == [0.8, 0.95]  # the probe was asked first
+    assert grounding_first([0.8, 0.95], 0.8) == [0.8, 0.95]
+    assert grounding_first([0.8], 0.8) == [0.8] and grounding_first([0.3, 0.9], None) == [0.3, 0.9]
 
 
 def test_plain_model_is_not_made_a_judge(tmp_path: Path) -> None:

@@ -106,6 +106,25 @@ def test_auto_threads_reads_this_machine() -> None:
     assert EmbeddedLLM().threads == 0  # resolved when the engine loads
 
 
+@pytest.mark.parametrize(
+    ("resp", "prompt", "cached"),
+    [
+        ({"timings": {"prompt_n": 40, "cache_n": 300, "predicted_n": 9}}, 340, 300),
+        ({"usage": {"prompt_tokens": 340, "completion_tokens": 9,
+                    "prompt_tokens_details": {"cached_tokens": 296}}}, 340, 296),
+        ({"usage": {"prompt_tokens": 340, "completion_tokens": 9}}, 340, 0),
+        ({"usage": {"prompt_tokens": 10, "prompt_tokens_details": "x"},
+          "timings": {"cache_n": None}}, 10, 0),  # malformed details: nothing cached
+        ({"usage": {"prompt_tokens": 10}, "timings": {"cache_n": 999}}, 10, 10),  # capped
+    ],
+)  # fmt: skip
+def test_usage_says_how_many_prompt_tokens_came_from_the_cache(
+    resp: dict[str, Any], prompt: int, cached: int
+) -> None:
+    usage = emb._usage(resp)
+    assert (usage.prompt_tokens, usage.cached_tokens) == (prompt, cached)
+
+
 @pytest.mark.slow
 def test_model_is_assembled_once_and_reassembled_when_corrupt(tmp_path: Path) -> None:
     pkg = GEMMA_270M
@@ -232,6 +251,7 @@ def test_yes_probability_reads_the_models_confidence(
     no = instruct.yes_probability(asked("Do these lines say that Caroline ran a race?"))
     assert 0.0 <= no.p_yes < 0.5 < yes.p_yes <= 1.0
     assert yes.usage is not None and yes.usage.prompt_tokens > 20  # llama.cpp's count
+    assert no.usage is not None and no.usage.cached_tokens > 10  # the shared prefix, reused
     with pytest.raises(LLMError, match="base model"):
         llm.yes_probability(asked("Do these lines say that Melanie ran a race?"))
 

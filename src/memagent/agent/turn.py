@@ -199,6 +199,7 @@ def learn_note(store: ProfileStore, llm: LLM, message: str) -> str:
 def add_usage(total: Usage, part: Usage) -> None:
     total.prompt_tokens += part.prompt_tokens
     total.completion_tokens += part.completion_tokens
+    total.cached_tokens += part.cached_tokens
 
 
 def add_estimated_usage(total: Usage, messages: list[Message], completion_tokens: int) -> None:

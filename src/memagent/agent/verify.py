@@ -26,7 +26,10 @@ P(yes) lands just over the threshold. When the check passes with P(yes) under
 another, the same question is asked about the other speaker (the name swapped,
 its own memory recalled as for any question) and checked too; when that one is
 at least `contrast_margin` more likely grounded, the question fits the other
-person's life better and the reply is the refusal. A swapped question that speaker
+person's life better and the reply is the refusal. The swapped question is
+asked before the question's own check when every probe is read (`contrast_below`
+1, the default), so that the answer's prompt follows the check's and is served
+from llama.cpp's prompt cache (`refusal_if_ungrounded`). A swapped question that speaker
 attribution refuses (the lines that match are about the first person) or that
 recalls nothing costs no model call and never refuses.
 
@@ -101,6 +104,7 @@ def _count(usage: Usage, verdict: Verdict, messages: list[Message]) -> None:
     if verdict.usage is not None:
         usage.prompt_tokens += verdict.usage.prompt_tokens
         usage.completion_tokens += verdict.usage.completion_tokens
+        usage.cached_tokens += verdict.usage.cached_tokens
     elif verdict.asked:
         add_estimated_usage(usage, messages, 1)
 
@@ -195,24 +199,32 @@ def contrast_probe(
     )
 
 
-def _contrasted(
-    llm: LLM, prompts: PromptSet, base: list[Message], p: float, contrast: Contrast,
+def _probe(
+    llm: LLM, prompts: PromptSet, base: list[Message], contrast: Contrast | None,
     usage: Usage, trace: Trace,
-) -> bool:  # fmt: skip
-    """Whether the question about the other speaker is clearly better grounded."""
-    if p >= contrast.below or contrast.question is None:
-        return False
+) -> Verdict | None:  # fmt: skip
+    """The swapped question's verdict, recorded in the trace (when it is asked:
+    `refusal_if_ungrounded`); None when there is nothing to ask."""
+    if contrast is None or contrast.below <= 0 or contrast.question is None:
+        return None
     record = trace.memory.contrast = ContrastCheck(contrast.question[:300])
     turn = contrast.turn_for(contrast.question)
     if turn is None:
         record.skipped = "attribution refuses it, or nothing is recalled for it"
-        return False
+        return None
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
     record.p_yes = None if verdict.p_yes is None else round(verdict.p_yes, 4)
     record.error = verdict.error
-    return verdict.p_yes is not None and verdict.p_yes - p >= contrast.margin
+    return verdict
+
+
+def _contrasted(p: float, contrast: Contrast | None, probed: Verdict | None) -> bool:
+    """Whether the question about the other speaker is clearly better grounded."""
+    if contrast is None or probed is None or probed.p_yes is None or p >= contrast.below:
+        return False
+    return probed.p_yes - p >= contrast.margin
 
 
 def refusal_if_ungrounded(
@@ -231,12 +243,22 @@ def refusal_if_ungrounded(
     turn as the answer's prompt renders it) does not answer `message`, else None.
     No check runs at a threshold of 0 or for a prompt set without a `verify`
     template. The verdict goes in the trace, the check's tokens in `usage` (the
-    backend's count; estimated when it sent none)."""
+    backend's count; estimated when it sent none).
+
+    When every probe is read (`contrast_below` 1 or more, the default), the swapped
+    question is asked first and the question's own check last: the answer's prompt
+    is the check's prompt less its last line, so asked right after it, all but those
+    tokens come from llama.cpp's prompt cache. Asked between them, the probe's other
+    memory replaced the question's in the cache and the answer evaluated its memory
+    lines a second time. Below 1, the probe runs after the check, only when the check
+    passed under `contrast_below`. The decision is the same in either order."""
     if threshold <= 0 or "verify" not in prompts.templates:
         return None
     if asks_for_judgement(message):
         trace.memory.verify = Grounding(skipped="the question asks for a judgement")
         return None
+    first = contrast is not None and contrast.below >= 1.0  # every probe is read
+    probed = _probe(llm, prompts, base, contrast, usage, trace) if first else None
     messages = [*base, Message(role="user", content=prompts.render("verify", turn=turn))]
     verdict = _verdict(llm, messages)
     _count(usage, verdict, messages)
@@ -247,7 +269,9 @@ def refusal_if_ungrounded(
     if verdict.refuses(threshold):
         trace.memory.refused = "the model judged that the recalled lines do not answer it"
         return NOT_IN_MEMORY
-    if contrast and _contrasted(llm, prompts, base, verdict.p_yes, contrast, usage, trace):
+    if not first and contrast is not None and verdict.p_yes < contrast.below:
+        probed = _probe(llm, prompts, base, contrast, usage, trace)
+    if _contrasted(verdict.p_yes, contrast, probed):
         trace.memory.refused = "the lines fit the question about another person better"
         return NOT_IN_MEMORY
     return None

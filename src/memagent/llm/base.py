@@ -30,6 +30,11 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     tokens_per_second: float | None = None
     """Generation speed as the backend measured it, when it did."""
+    cached_tokens: int = 0
+    """Prompt tokens the backend served from its prompt cache (the reused KV prefix)
+    rather than evaluated, when it says (0: none, or not reported). Prompt
+    evaluation, not generation, is most of a CPU model's time, so a prompt's cost
+    is `prompt_tokens - cached_tokens`."""
 
     @property
     def total_tokens(self) -> int:

@@ -418,7 +418,8 @@ def _choice_text(choice: JsonObject) -> str:
 
 def _usage(resp: JsonObject) -> Usage:
     """Token counts from `usage`, else from llama.cpp's `timings` (a streamed reply
-    without usage: prompt tokens evaluated plus those served from the cache)."""
+    without usage: prompt tokens evaluated plus those served from the cache); the
+    cached part from `timings.cache_n`, else `usage.prompt_tokens_details`."""
     raw = resp.get("usage") or {}
     timings = resp.get("timings") or {}
     speed = timings.get("predicted_per_second")
@@ -428,10 +429,15 @@ def _usage(resp: JsonObject) -> Usage:
     completion = raw.get("completion_tokens")
     if completion is None:
         completion = timings.get("predicted_n")
+    cached = timings.get("cache_n")
+    if cached is None:
+        details = raw.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else 0
     return Usage(
         prompt_tokens=int(prompt or 0),
         completion_tokens=int(completion or 0),
         tokens_per_second=float(speed) if speed else None,
+        cached_tokens=min(int(cached or 0), int(prompt or 0)),
     )
 
 
