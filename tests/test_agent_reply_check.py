@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -96,6 +97,24 @@ def test_a_bare_yes_to_a_wh_question_is_no_answer() -> None:
     assert miss is not None and miss.rule == "verdict"
     assert check_reply("Yes", "Is Oscar Melanie's pet?", ctx, short=True) is None
     assert check_reply("Yes, by adopting", "How does she plan it?", ctx, short=True) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answers"),
+    [
+        ("Did I mostly recently increase or decrease the limit?", False),
+        ("Does John live close to a beach or the mountains?", False),
+        ("Would Caroline be considered religious or not?", True),
+        ("Was it a good month? Answer yes or no.", True),
+        ("Has Tim been to North Carolina and/or Tennessee?", True),
+        ("Is Oscar Melanie's pet?", True),
+    ],
+)
+def test_a_bare_yes_to_an_either_or_question_is_no_answer(question: str, answers: bool) -> None:
+    ctx = ctx_of(ACCIDENT, [])
+    miss = check_reply("Yes", question, ctx, short=True)
+    assert (miss is None) is answers
+    assert check_reply("increase", question, ctx, short=True) is None
 
 
 @given(st.text(max_size=300), st.text(max_size=300), st.lists(st.text(max_size=200), max_size=6))

@@ -14,8 +14,10 @@ that in memory." instead:
 2. *A question for an answer* (short answers, the `qa` set): a reply that ends in
    "?" copied a line that asks ("For walking or running?"); a question tells
    nothing.
-3. *A bare yes or no to a wh-question* (short answers): "How does Maria plan to
-   honour her pet?" answered "Yes" answers nothing.
+3. *A bare yes or no to a wh-question or a choice* (short answers): "How does
+   Maria plan to honour her pet?" or "Did I increase or decrease the limit?"
+   answered "Yes" answers nothing ("... or not?", "yes or no", "and/or" ask for
+   a verdict and keep it).
 
 Measured on LoCoMo's dev questions with the embedded model (bench.qa_locomo,
 relaxed runs): rule 1 refused 3 adversarial questions of 27 that reached the
@@ -32,6 +34,11 @@ from memagent.agent.memory import MemoryContext
 from memagent.agent.support import support
 
 _WH = re.compile(r"^\W*(?:what|who|whom|whose|where|when|why|how|which)\b", re.IGNORECASE)
+_CHOICE = re.compile(
+    r"^\W*(?:did|do|does|is|are|was|were|has|have|had|will|would|should|can|could)\b"
+    r"(?!.*\b(?:or not|yes or no|and/or)\b).*\bor\b",
+    re.IGNORECASE | re.DOTALL,
+)
 _BARE_VERDICT = re.compile(r"^\W*(?:yes|no|yeah|nope)\W*$", re.IGNORECASE)
 
 
@@ -45,7 +52,7 @@ class ReplyMiss:
         return {
             "someone_else": "the reply rests on what was said about someone else",
             "question": "the reply is a question, not an answer",
-            "verdict": "a bare yes or no does not answer a what/who/how question",
+            "verdict": "a bare yes or no does not answer a what/who/how or either-or question",
         }[self.rule]
 
 
@@ -57,7 +64,7 @@ def check_reply(reply: str, question: str, ctx: MemoryContext, *, short: bool) -
         return None
     if short and text.rstrip("\"' ").endswith("?"):
         return ReplyMiss("question")
-    if short and _BARE_VERDICT.match(text) and _WH.match(question):
+    if short and _BARE_VERDICT.match(text) and (_WH.match(question) or _CHOICE.match(question)):
         return ReplyMiss("verdict")
     if ctx.named:
         got = support(text, question, ctx.hits, ctx.named)
