@@ -28,6 +28,12 @@ from memagent.memory.profile.negation import (
         ("alcohol", "diet", "I don't drink alcohol.", False),
         ("sushi", "food_like", "I don't like sushi anymore.", True),
         ("ibuprofen", "medication", "I stopped taking ibuprofen.", True),
+        ("sertraline", "medication", "my doctor switched me from sertraline to fluoxetine", True),
+        ("fluoxetine", "medication", "my doctor switched me from sertraline to fluoxetine", False),
+        ("keto", "diet", "keto's done, I'm eating normally again", True),
+        ("egg", "allergy", "Good news, I've grown out of my egg allergy", True),
+        ("Cornwall", "whereabouts", "off to Cornwall this weekend", False),  # not "off X"
+        ("sugar", "food_like", "I'm off sugar for good", True),
     ],
 )
 def test_a_fact_is_over_only_where_its_own_words_say_so(

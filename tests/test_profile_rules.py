@@ -36,6 +36,9 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("I am a student nurse.", [("work", "student nurse", "")]),
         ("I'm a big fan of jazz.", []),  # not a job
         ("I'm a night owl.", []),
+        ("I retired in January, no more spreadsheets for me", [("work", "retired", "")]),
+        ("I'm retired now.", [("work", "retired", "")]),
+        ("My dad retired from the navy.", []),  # someone else
     ],
 )
 def test_rules(sentence: str, facts: list[tuple[str, str, str]]) -> None:

@@ -30,7 +30,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memagent.memory.profile import relations
+from memagent.memory.profile import changes, relations
+from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
@@ -71,9 +72,6 @@ KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
 MAX_FACTS_PER_CALL = 4
 MAX_VALUE_CHARS = 60
 MAX_NAME_CHARS = 40
-
-FOOD, GENERAL = "resource_user_food_prefs.json", "resource_user_general_prefs.json"
-HEALTH, ROUTINE = "resource_user_health.json", "resource_user_routine.json"
 
 
 class Extracted(BaseModel):
@@ -156,7 +154,17 @@ TARGETS: dict[str, Target] = {
     "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
 }
 ALWAYS_CHECKED = frozenset(
-    {"food_like", "drink_like", "like", "exercise", "medication", "diet", "allergy", "condition"}
+    {
+        "food_like",
+        "drink_like",
+        "like",
+        "exercise",
+        "medication",
+        "diet",
+        "allergy",
+        "condition",
+        "routine",
+    }
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
 
@@ -291,6 +299,8 @@ def _job(value: str, clause: str) -> tuple[str, str]:
     """(value, template) of a job: when the model copied only the employer ("a
     fintech startup"), the role said before it comes too ("software engineer at
     a fintech startup")."""
+    if match_key(value) == "retired":
+        return value, "{V}"
     part = subclause(value, clause).strip(" .!")
     m = _ROLE_AT.search(part)
     if m is None or match_key(value) not in match_key(m.group(4)):
@@ -343,13 +353,14 @@ def _removals(
         target = TARGETS.get(kind)
         if target is None or target.single:
             continue
-        for item in _items(resources, target.file, target.path):
+        paths = (target.path, "routine.weekly") if kind == "routine" else (target.path,)
+        for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
                 if same_thing(thing, item.item) and match_key(item.item) not in keep:
-                    key = (target.file, target.path, item.item)
+                    key = (target.file, path, item.item)
                     if key not in seen:
                         seen.add(key)
-                        ops.append(_remove(target.file, target.path, item.item))
+                        ops.append(_remove(target.file, path, item.item))
     return ops
 
 
@@ -402,17 +413,26 @@ def plan(
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
+    negated = negated_things(sentences)
+    back_home = changes.back_home(sentences, resources)
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
         clause = clause_of(value, sentences)
-        fixed = fix_kind(fact.kind, value, clause)
+        swapped = (
+            fact.kind in TARGETS
+            and _in_place_of(value, statement)
+            and _removals(negated, resources, {fact.kind}, set())
+        )  # "raspberries, not strawberries": the kind of the stored one it replaces
+        fixed = fact.kind if swapped else fix_kind(fact.kind, value, clause)
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
-        if about_someone_else(clause, fixed):
+        if about_someone_else(clause, fixed) and about_someone_else(
+            subclause(value, clause), fixed
+        ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))
             continue
         words = set(_content(value))
@@ -433,15 +453,20 @@ def plan(
             continue
         touched.add(kind)
         if kind in ("pet", "family"):
-            pairs = _pets_or_family(fact, clause)
+            pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
+            pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
             if not pairs:
                 dropped.append((value, "no name said"))
                 continue
             ops.extend(_relation_ops(kind, pairs, resources, path, clause))
             kept.append(fact)
             continue
-        over = kind not in ("whereabouts", "home", "work") and ended(value, kind, clause)
-        if kind == "whereabouts" and _BACK.search(clause):
+        over = ended(value, kind, clause)
+        if target.single and kind != "name" and over:  # "I'm no longer in Oslo"
+            ops.extend(_single_over(value, target, path, resources))
+            kept.append(fact)
+            continue
+        if kind == "whereabouts" and (_BACK.search(clause) or back_home):
             if _existing(resources, target.file, path, "whereabouts"):
                 ops.append(_remove(target.file, path, "whereabouts"))
             kept.append(fact)
@@ -475,6 +500,8 @@ def plan(
                 if i.item in _DIET_TYPES and i.item != value.lower()
             )
         expiry = time_bound(clause, today)
+        if expiry is None and kind == "whereabouts":  # "Landed in Lima! Here until the 18th"
+            expiry = time_bound(statement, today)
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
         if (path, match_key(key)) in appended:
@@ -496,8 +523,33 @@ def plan(
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
     kinds = _with_pairs(touched) | ALWAYS_CHECKED
-    ops.extend(_removals(negated_things(sentences), resources, kinds, keep))
+    ops.extend(_removals(negated, resources, kinds, keep))
+    ops.extend(changes.relation_endings(sentences, resources, ops))
+    ops.extend(changes.renames(sentences, resources, ops))
+    ops.extend(changes.stay_changes(sentences, resources, ops, today))
+    ops.extend(changes.sober(sentences, resources))
+    ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
+
+
+def _in_place_of(value: str, statement: str) -> bool:
+    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
+    v = re.escape(value)
+    return bool(
+        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
+        or re.search(rf"\bnot\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+{v}\b", statement, re.I)
+    )
+
+
+def _single_over(
+    value: str, target: Target, path: str, resources: Mapping[str, Resource]
+) -> list[AnyOp]:
+    """The removal of a single-valued item ("I don't work at Google any more") when it
+    holds the value said to be over; a value that is over and not held adds nothing."""
+    for item in _items(resources, target.file, path):
+        if item.item == target.single and set(_content(value)) <= _words(item.display or ""):
+            return [_remove(target.file, path, item.item)]
+    return []
 
 
 def _home_again(

@@ -73,7 +73,8 @@ _HOW_TO_ANSWER = re.compile(
     r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|told|writ\w*|"
     r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
     r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
-    r"english|spanish|french|german|italian|portuguese|chinese|japanese)\b",
+    r"english|spanish|french|german|italian|portuguese|chinese|japanese|units?|metric|imperial|"
+    r"celsius|fahrenheit|spelling|24-hour|12-hour|blunt|direct|honest|sugar-?coat\w*)\b",
     re.IGNORECASE,
 )
 """How the user wants to be answered is said in these words; a "communication"
@@ -95,17 +96,18 @@ _RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_
 """A relative's wedding or birthday is a date in the user's own calendar."""
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
-    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the )?[\w-]+)?\s+"
+    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the |my |our )?[\w-]+"
+    r"(?: [\w-]+)?)?\s+"
     r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
     r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
 )
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
-_ALLERGY_WORDS = re.compile(r"allerg|anaphyla|epipen", re.IGNORECASE)
+_ALLERGY_WORDS = re.compile(r"allerg|alerg|anaphyla|epipen", re.IGNORECASE)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
-    r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*)\b",
+    r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",
     re.IGNORECASE,
 )
 """Words that make a food a rule kept (a diet restriction) rather than a taste."""
@@ -142,6 +144,15 @@ _THIRD_SUBJECT = re.compile(
 in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
 
 
+_AT_THEIRS = re.compile(
+    r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
+    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?",
+    re.IGNORECASE,
+)
+"""A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
+Seoul for my cousin's wedding", "my parents' place"): the writer is still the subject."""
+
+
 def about_someone_else(clause: str, kind: str) -> bool:
     """A fact about another person or a pet, where the user is not the subject
     ("we" includes the user; a relative's wedding is a date in the user's plans),
@@ -150,6 +161,7 @@ def about_someone_else(clause: str, kind: str) -> bool:
     ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
     if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
         return False
+    clause = _AT_THEIRS.sub("", clause)
     if _FIRST_PERSON.search(clause):
         return False
     if OTHER_PERSON.search(clause):

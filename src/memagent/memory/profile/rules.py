@@ -44,6 +44,12 @@ _HOME = re.compile(
     r"'ve relocated|have relocated|just relocated) (?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
+_RETIRED = re.compile(
+    r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
+    r"(?! from\b)",
+    re.IGNORECASE,
+)
+""""I retired in January", "I'm retired": no job now, which is the work fact."""
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
 OCCUPATIONS = (
     "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
@@ -146,6 +152,8 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
+        elif _RETIRED.search(s):
+            out.append(Extracted(kind="work", value="retired"))
         stay = _STAY.search(s)
         if stay is not None and time_bound(s, date.today()) is not None:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
