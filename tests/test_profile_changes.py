@@ -181,3 +181,23 @@ def test_quitting_drinking_coffee_leaves_beer(home: MemoryHome) -> None:
     said(home, "I love beer.", ("drink_like", "beer", ""))
     said(home, "I love coffee.", ("drink_like", "coffee", ""))
     assert said(home, "I quit drinking coffee") == ["drink.likes: Likes beer"]
+
+
+def test_a_plan_read_in_the_clause_of_a_stay_is_the_stay(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "in Tokyo for work till the 20th, jetlag is brutal",
+        ("whereabouts", "Tokyo", ""),
+        ("routine", "work till the 20th", ""),
+    )
+    assert got == ["whereabouts.current: In Tokyo (until Fri 2026-03-20) @2026-03-20"]
+
+
+def test_a_plan_with_an_event_of_its_own_beside_a_stay_is_kept(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "in Tokyo till the 20th for a conference",
+        ("whereabouts", "Tokyo", ""),
+        ("plan", "conference", ""),
+    )
+    assert len(got) == 2

@@ -268,3 +268,41 @@ def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[A
         for i in items(resources, FOOD, "drink.likes")
         if ALCOHOL.search(i.item.replace("_", " "))
     ]
+
+
+def in_place_of(value: str, statement: str) -> bool:
+    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
+    v = re.escape(value)
+    return bool(
+        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
+        or re.search(rf"\bnot\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+{v}\b", statement, re.I)
+    )
+
+
+def single_over(
+    value: str, file: str, path: str, key: str, resources: Mapping[str, Resource]
+) -> list[AnyOp]:
+    """The removal of a single-valued item (`key`: "work", "whereabouts") said to be over
+    ("I don't work at Google any more", "I'm no longer in Oslo") when it holds `value`;
+    a value that is over and not held adds nothing."""
+    want = {match_key(t) for t in tokens(value)}
+    for item in items(resources, file, path):
+        if item.item == key and want <= {match_key(t) for t in tokens(item.display or "")}:
+            return [_remove(file, path, item.item)]
+    return []
+
+
+_EVENT_AHEAD = re.compile(
+    r"\b(?:appointment|meeting|wedding|flight|interview|concert|party|exam|conference|"
+    r"surgery|birthday|graduation|funeral|dentist|doctor|check-?up)\b",
+    re.IGNORECASE,
+)
+
+
+def the_stay(value: str, clause: str, stays: set[str]) -> bool:
+    """A plan or habit read in a clause that says a stay ("in Tokyo for work till the
+    20th": "work till the 20th"; "we're staying on till Wednesday") is that stay read
+    again, unless it names an event of its own."""
+    if _EVENT_AHEAD.search(value):
+        return False
+    return clause in stays or bool(re.match(r"\W*(?:staying|stay|here|away)\b", value, re.I))

@@ -413,6 +413,7 @@ def plan(
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
+    stays = {clause_of(f.value, sentences) for f in facts if f.kind == "whereabouts"}
     negated = negated_things(sentences)
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
@@ -423,7 +424,7 @@ def plan(
         clause = clause_of(value, sentences)
         swapped = (
             fact.kind in TARGETS
-            and _in_place_of(value, statement)
+            and changes.in_place_of(value, statement)
             and _removals(negated, resources, {fact.kind}, set())
         )  # "raspberries, not strawberries": the kind of the stored one it replaces
         fixed = fact.kind if swapped else fix_kind(fact.kind, value, clause)
@@ -441,6 +442,9 @@ def plan(
             continue
         if fixed not in ("pet", "family"):
             read.append(words)
+        if fixed in ("plan", "routine") and changes.the_stay(value, clause, stays):
+            dropped.append((value, "the stay read again as a plan"))
+            continue
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
@@ -463,7 +467,7 @@ def plan(
             continue
         over = ended(value, kind, clause)
         if target.single and kind != "name" and over:  # "I'm no longer in Oslo"
-            ops.extend(_single_over(value, target, path, resources))
+            ops.extend(changes.single_over(value, target.file, path, target.single, resources))
             kept.append(fact)
             continue
         if kind == "whereabouts" and (_BACK.search(clause) or back_home):
@@ -530,26 +534,6 @@ def plan(
     ops.extend(changes.sober(sentences, resources))
     ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
-
-
-def _in_place_of(value: str, statement: str) -> bool:
-    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
-    v = re.escape(value)
-    return bool(
-        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
-        or re.search(rf"\bnot\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+{v}\b", statement, re.I)
-    )
-
-
-def _single_over(
-    value: str, target: Target, path: str, resources: Mapping[str, Resource]
-) -> list[AnyOp]:
-    """The removal of a single-valued item ("I don't work at Google any more") when it
-    holds the value said to be over; a value that is over and not held adds nothing."""
-    for item in _items(resources, target.file, path):
-        if item.item == target.single and set(_content(value)) <= _words(item.display or ""):
-            return [_remove(target.file, path, item.item)]
-    return []
 
 
 def _home_again(

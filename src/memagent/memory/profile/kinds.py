@@ -133,6 +133,94 @@ NAME_AFTER = re.compile(
 )
 
 
+_DOSED = re.compile(
+    r"\btak(?:e|es|ing)\b|\b(?:switched|put|started) (?:me |him |her )?(?:on|from)\b|"
+    r"\bprescri\w+|\b\d+ ?mg\b|\bdoses?\b|\bpills?\b|\btablets?\b",
+    re.IGNORECASE,
+)
+_JOBS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|architect|"
+    "pharmacist|dentist|vet|chef|cook|baker|farmer|pilot|firefighter|paramedic|electrician|"
+    "plumber|carpenter|mechanic|journalist|writer|editor|librarian|scientist|researcher|"
+    "professor|lecturer|student|consultant|manager|shift manager|analyst|barista|driver|"
+    "artist|musician|photographer|therapist|surgeon|midwife"
+)
+_SPORT = re.compile(
+    r"\b(?:run\w*|jog\w*|swim\w*|laps?|cycl\w*|bik\w*|spin\w*|yoga|pilates|gym|lift\w*|"
+    r"weights?|climb\w*|boulder\w*|hik\w*|walk\w*|tennis|football|soccer|basketball|rugby|"
+    r"cricket|golf|ski\w*|snowboard\w*|surf\w*|row\w*|crossfit|hiit|danc\w*|box\w*|"
+    r"martial arts|karate|judo|jiu[- ]?jitsu|bjj|squash|badminton|volleyball|netball|hockey|"
+    r"skat\w*|paddl\w*|kayak\w*|canoe\w*|marathons?|\d+k|triathlons?|workouts?|work out|"
+    r"working out|exercis\w*|stretch\w*|sports?|train\w*|sprint\w*|cardio|zumba|barre|"
+    r"aerobics|spinning|parkrun|fencing|archery|sailing|horse riding|riding|padel|\w*athlete|"
+    r"runner|swimmer|cyclist|climber|hiker|surfer|skier|boxer|dancer|yogi)\b",
+    re.IGNORECASE,
+)
+"""Words of exercise: an "exercise" read with none of them is a pastime or nothing."""
+_FIGURE = re.compile(
+    r"\b(?:could|can) eat a horse\b|\bdying (?:for|of|to)\b[\w ]{0,20}|\bover the moon\b|"
+    r"\bunder the weather\b|\bpiece of cake\b|\bwalk in the park\b|\bhit the (?:sack|hay)\b|"
+    r"\bsick (?:and|&) tired\b|\bbite the bullet\b|\bspill(?:ed)? the beans\b|\bon cloud nine\b|"
+    r"\bcosts? an arm and a leg\b|\braining cats and dogs\b|\blet the cat out of the bag\b|"
+    r"\bhead over heels\b|\beat (?:my|his|her|their) words\b|\bgo(?:ing|ne)? bananas\b|"
+    r"\bin a pickle\b|\bsour grapes\b|\bcool as a cucumber\b|\bfull of beans\b|"
+    r"\bbread and butter\b|\bnot (?:my|his|her|their) cup of tea\b|\bnuts about\b|"
+    r"\bdrives? me (?:up the wall|nuts|crazy|mad|bananas)\b|\bmy idea of hell\b|"
+    r"\b(?:legs|arms|brain) (?:are|is|feel|feels) (?:like )?jelly\b|\bcould sleep for a week\b|"
+    r"\bkilling me\b|\bkills me\b|\bdead tired\b|\bcouch potato\b|\bhot potato\b|"
+    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b",
+    re.IGNORECASE,
+)
+"""Idioms: their words say nothing of what they name ("I could eat a horse", "this heat is
+killing me", "it's not rocket science"); a value read inside one is no fact."""
+_PASSING = re.compile(
+    r"\b(?:could eat a horse|dying (?:for|of)|killing me|kills me|over the moon|on cloud nine|"
+    r"under the weather|sick (?:and|&) tired|dead tired|could sleep for a week)\b|"
+    r"\b(?:crav\w+|in the mood for|fancy(?:ing)?|could (?:really )?(?:go for|use|do with)|"
+    r"feel(?:ing)? like (?:having|eating|drinking|a|an|some)|hungry for|starving for|"
+    r"want(?:ing)? (?:a|an|some) \w+ (?:right now|now|tonight|today))\b",
+    re.IGNORECASE,
+)
+"""A want or a feeling of the moment ("craving chocolate", "dying for a coffee", "in the
+mood for pizza"): not a taste that lasts."""
+_MOMENT = re.compile(
+    r"\b(?:right now|rn|at the moment|atm|today|tonight|this (?:morning|afternoon|evening)|"
+    r"just now)\b",
+    re.IGNORECASE,
+)
+_SARCASM = re.compile(
+    r"\b(?:[Jj]ust|[Ss]o|[Tt]otally|[Rr]eally) (?:LOVE|LOVES|ADORE|ENJOY)\b|"
+    r"(?i:\b(?:oh|yeah|wow),? (?:great|wonderful|fantastic|perfect|"
+    r"brilliant|joy|lovely|amazing)\b|\byeah right\b|(?:^|\s)/s\b|\bsaid no one\b|"
+    r"\blove that for me\b|\bdon'?t you just love\b|\bnothing (?:I )?love more than\b|"
+    r"\b(?:just |really |absolutely )?(?:love|adore|enjoy)s? (?:sitting in traffic|being stuck|"
+    r"being ignored|waiting (?:in|for|around)|queu\w+|delays?|mondays|paperwork|"
+    r"doing (?:my )?taxes|getting up at))",
+)
+"""Praise said to mean its opposite ("I just LOVE mondays", "Oh great, another Monday",
+"I just love sitting in traffic"): no taste at all."""
+
+
+def figurative(value: str, clause: str) -> bool:
+    """Every word of `value` lies inside an idiom of `clause` (`_FIGURE`)."""
+    want = {w.lower() for w in re.findall(r"[\w'-]+", value)}
+    for m in _FIGURE.finditer(clause):
+        inside = {w.lower() for w in re.findall(r"[\w'-]+", m.group(0))}
+        if want and want <= inside:
+            return True
+    return False
+
+
+def passing_taste(value: str, clause: str) -> bool:
+    """A like read in a want or a mood of the moment, or in sarcasm, is no taste: a
+    craving ("craving chocolate right now"), a like said of now alone ("loving this song
+    right now"), or praise meant as its opposite (`_SARCASM`)."""
+    part = subclause(value, clause)
+    if _SARCASM.search(clause) or _PASSING.search(part):
+        return True
+    return bool(_MOMENT.search(part)) and not _HABIT.search(part)
+
+
 _THIRD_SUBJECT = re.compile(
     r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
     r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
@@ -194,14 +282,24 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     no fact at all)."""
     if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
+    if figurative(value, clause):
+        return None  # "I could eat a horse": no horse
+    if kind == "condition" and _PASSING.search(subclause(value, clause)):
+        return None  # "My head is killing me": a moment, not a condition
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         kind = "food_dislike" if disliked(value, clause) else "condition"
         if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "food_dislike"
     if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
         kind = "diet"
-    if kind == "condition" and re.search(r"\btak(e|es|ing)\b", clause, re.I):
-        kind = "medication"
+    if kind == "condition" and _DOSED.search(subclause(value, clause)):
+        kind = "medication"  # "switched me from sertraline to fluoxetine"
+    if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
+        return None  # "work as a paramedic": a job (the rules read it), not a condition
+    if kind == "exercise" and not _SPORT.search(value):
+        if not (_LIKING.search(clause) or _habitual(clause)):
+            return None  # "exercise: entertain", "exercise: work"
+        kind = "like"  # "I play chess online most evenings": a pastime
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
     if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
@@ -237,6 +335,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     liked = kind in ("food_like", "drink_like", "like")
     if liked and episodic(clause) and not _LIKING.search(clause):
         return None  # "Ordered Thai food tonight": had once, not a taste
+    if liked and passing_taste(value, clause):
+        return None  # "craving chocolate right now", "I just LOVE mondays"
     if liked and disliked(value, clause) and not ended(value, kind, clause):
         kind = OPPOSITE[kind]
     if kind in ("like", "food_like") and value[:1].isupper() and NAME_AFTER.search(clause):

@@ -169,6 +169,11 @@ _SMALL_TALK_WORDS = frozenset(
         "appreciate",
         "makes",
         "sense",
+        "talk",
+        "tomorrow",
+        "soon",
+        "chat",
+        "later",
     ]
 )
 _HYPOTHETICAL = re.compile(

@@ -1,0 +1,90 @@
+"""The kind of fact the words say: idioms, sarcasm and wants of the moment are no
+taste; exercise needs a word of exercise; a dose makes a medicine; a relative named
+as a place leaves the writer the subject."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.memory.profile.kinds import (
+    about_someone_else,
+    figurative,
+    fix_kind,
+    passing_taste,
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause"),
+    [
+        ("food_like", "horse", "I could eat a horse"),
+        ("food_like", "chocolate", "I'm craving chocolate right now."),
+        ("drink_like", "coffee", "dying for a coffee"),
+        ("food_like", "pizza", "totally in the mood for pizza tonight"),
+        ("like", "this song", "loving this song right now"),
+        ("like", "mondays", "I just LOVE mondays"),
+        ("like", "monday", "Oh great, another Monday, my favourite."),
+        ("like", "sitting in traffic", "I just love sitting in traffic for an hour."),
+        ("condition", "head", "My head is killing me."),
+        ("dislike", "tea", "Jazz is not my cup of tea"),
+        ("allergy", "nuts", "I'm nuts about jazz, allergic to nothing"),
+        ("exercise", "entertain", "I'm in hospital, bored out of my mind, entertain me"),
+        ("condition", "paramedic", "work as a paramedic"),
+    ],
+)
+def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: str) -> None:
+    assert fix_kind(kind, value, clause) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_like", "sushi", "I love sushi, we're having it tonight", "food_like"),
+        ("food_like", "ramen", "I could eat ramen every day.", "food_like"),
+        ("like", "hiking", "I just love hiking", "like"),
+        ("like", "jazz", "I LOVE jazz, always have", "like"),
+        ("food_like", "oysters", "oh I love oysters", "food_like"),
+        ("exercise", "chess", "I play chess online most evenings", "like"),
+        ("exercise", "5k", "I run 5k most mornings before work", "exercise"),
+        ("exercise", "triathlete", "I'm a vegan triathlete", "exercise"),
+        (
+            "condition",
+            "sertraline",
+            "my doctor switched me from sertraline to fluoxetine",
+            "medication",
+        ),
+        (
+            "condition",
+            "blood pressure",
+            "high blood pressure runs in the family and now I've got it too, they've put me on X",
+            "condition",
+        ),
+    ],
+)
+def test_a_lasting_taste_or_habit_is_kept(kind: str, value: str, clause: str, fixed: str) -> None:
+    assert fix_kind(kind, value, clause) == fixed
+
+
+def test_loud_praise_of_a_real_taste_is_not_read_as_sarcasm() -> None:
+    assert not passing_taste("jazz", "I LOVE jazz, always have")
+    assert passing_taste("jazz", "I just LOVE jazz")  # "just" + caps reads as sarcasm: the cost
+
+
+def test_a_value_inside_an_idiom() -> None:
+    assert figurative("horse", "honestly I could eat a horse")
+    assert not figurative("horse", "I ride my horse every Sunday")
+    assert not figurative("jazz", "Jazz is not my cup of tea")
+
+
+@pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("Staying at my sister's in Leeds until the 20th", False),
+        ("Working from my parents' place in Galway for a fortnight", False),
+        ("in Seoul until the 5th for my cousin's wedding", False),
+        ("my sister is in Leeds this week", True),
+        ("Dave from the climbing gym is lactose intolerant.", True),
+    ],
+)
+def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "whereabouts") is other
