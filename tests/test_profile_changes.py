@@ -201,3 +201,24 @@ def test_a_plan_with_an_event_of_its_own_beside_a_stay_is_kept(home: MemoryHome)
         ("plan", "conference", ""),
     )
     assert len(got) == 2
+
+
+def test_a_thing_put_in_place_of_a_stored_one_when_the_model_reads_only_the_old(
+    home: MemoryHome,
+) -> None:
+    said(home, "I'm allergic to strawberries.", ("allergy", "strawberries", ""))
+    got = said(
+        home,
+        "sorry, raspberries, not strawberries. strawberries are fine",
+        ("food_dislike", "strawberries", ""),
+    )
+    assert got == ["health.allergies: Allergic to raspberries"]
+
+
+def test_x_not_y_with_nothing_stored_adds_nothing(home: MemoryHome) -> None:
+    assert said(home, "sorry, raspberries, not strawberries") == []
+
+
+def test_stopped_the_medicine(home: MemoryHome) -> None:
+    said(home, "I take ibuprofen.", ("medication", "ibuprofen", ""))
+    assert said(home, "stopped the ibuprofen, my stomach couldn't handle it") == []

@@ -29,7 +29,9 @@ from memagent.memory.profile.kinds import (
         ("dislike", "tea", "Jazz is not my cup of tea"),
         ("allergy", "nuts", "I'm nuts about jazz, allergic to nothing"),
         ("exercise", "entertain", "I'm in hospital, bored out of my mind, entertain me"),
-        ("condition", "paramedic", "work as a paramedic"),
+        ("condition", "bored", "I'm in hospital until Monday, bored out of my mind"),
+        ("condition", "sick", "got really sick from a bad one last summer"),
+        ("diet", "carb counts", "type 1 diabetic here, so carb counts actually matter to me"),
     ],
 )
 def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: str) -> None:
@@ -45,6 +47,10 @@ def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: 
         ("like", "jazz", "I LOVE jazz, always have", "like"),
         ("food_like", "oysters", "oh I love oysters", "food_like"),
         ("exercise", "chess", "I play chess online most evenings", "like"),
+        ("condition", "paramedic", "ok so im 34, work as a paramedic", "work"),
+        ("condition", "antibiotics", "on antibiotics till Tuesday", "medication"),
+        ("routine", "hospital", "I'm in hospital until Monday after my op", "whereabouts"),
+        ("exercise", "meditation", "I meditate for twenty minutes before bed", "exercise"),
         ("exercise", "5k", "I run 5k most mornings before work", "exercise"),
         ("exercise", "triathlete", "I'm a vegan triathlete", "exercise"),
         (

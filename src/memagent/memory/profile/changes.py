@@ -246,15 +246,51 @@ def length_swaps(
                 continue
             if match_key(op.value.item) in have:
                 continue
-            said = op.value.item.replace("_", " ")
-            for mine, other in ((_SHORT, _LONG), (_LONG, _SHORT)):
-                if mine.search(said) and not other.search(said):
-                    out.extend(
-                        _remove(GENERAL, path, i.item)
-                        for i in existing
-                        if other.search(i.item.replace("_", " "))
-                        and not mine.search(i.item.replace("_", " "))
-                    )
+            mine = _length(op.value.item)
+            if mine is not None:
+                out.extend(
+                    _remove(GENERAL, path, i.item)
+                    for i in existing
+                    if _length(i.item) not in (None, mine)
+                )
+    return out
+
+
+def _length(key: str) -> str | None:
+    """ "short" or "long": the length of answers an item asks for, by the first word of
+    length it says ("more detail, the short answers were too short": long)."""
+    said = key.replace("_", " ")
+    short, long = _SHORT.search(said), _LONG.search(said)
+    if short and (not long or short.start() < long.start()):
+        return "short"
+    return "long" if long else None
+
+
+_INSTEAD = re.compile(
+    r"(?:^|[,.;:!]\s*|\b(?:sorry|oops|actually|I meant|it'?s|it is)\s*,?\s*)"
+    r"((?!(?:I|I'm|we|you|it|that|this)\b)[a-z][\w-]*(?: [a-z][\w-]*){0,2}),?\s+not\s+"
+    r"([a-z][\w -]{1,30}?)(?=[,.;!]|$)",
+    re.IGNORECASE,
+)
+
+
+def substitutes(
+    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """`(file, path, new thing)` for "X, not Y" where Y is held in one of `lists`
+    ("sorry, raspberries, not strawberries" after an allergy to strawberries): X goes
+    in Y's list (Y's removal is the negation's)."""
+    out: list[tuple[str, str, str]] = []
+    for s in sentences:
+        for m in _INSTEAD.finditer(s):
+            new, old = m.group(1).strip(), m.group(2).strip()
+            old_key = {match_key(t) for t in tokens(old)}
+            for file, path in lists:
+                if any(
+                    {match_key(t) for t in tokens(i.item)} == old_key
+                    for i in items(resources, file, path)
+                ):
+                    out.append((file, path, new))
     return out
 
 

@@ -406,6 +406,14 @@ def plan(
 ) -> Planned:
     """The operations that bring the profile in line with `facts` (see module doc)."""
     statement = " ".join(sentences)
+    lists = {(t.file, t.path): k for k, t in TARGETS.items() if not t.single}
+    facts = [  # "raspberries, not strawberries": the new one in the old one's list
+        *(
+            Extracted(kind=lists[(f, p)], value=v)
+            for f, p, v in changes.substitutes(sentences, resources, list(lists))
+        ),
+        *facts,
+    ]
     ops: list[AnyOp] = []
     kept: list[Extracted] = []
     dropped: list[tuple[str, str]] = []

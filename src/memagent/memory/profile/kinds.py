@@ -133,8 +133,19 @@ NAME_AFTER = re.compile(
 )
 
 
+_REGULAR = re.compile(
+    r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day)\b",
+    re.IGNORECASE,
+)
+_MOOD = re.compile(
+    r"(?:so |very |really |a bit |kinda )?(?:bored|tired|exhausted|stressed|anxious|sad|happy|"
+    r"sick|stable|fine|ok|okay|busy|hungover|sleepy|grumpy|cranky|nervous|excited|"
+    r"overwhelmed|lonely|upset|angry|annoyed|frustrated|worried)",
+    re.IGNORECASE,
+)
 _DOSED = re.compile(
-    r"\btak(?:e|es|ing)\b|\b(?:switched|put|started) (?:me |him |her )?(?:on|from)\b|"
+    r"^\W*on \w+|\btak(?:e|es|ing)\b|\b(?:switched|put|started) (?:me |him |her )?(?:on|from)\b|"
     r"\bprescri\w+|\b\d+ ?mg\b|\bdoses?\b|\bpills?\b|\btablets?\b",
     re.IGNORECASE,
 )
@@ -153,7 +164,8 @@ _SPORT = re.compile(
     r"skat\w*|paddl\w*|kayak\w*|canoe\w*|marathons?|\d+k|triathlons?|workouts?|work out|"
     r"working out|exercis\w*|stretch\w*|sports?|train\w*|sprint\w*|cardio|zumba|barre|"
     r"aerobics|spinning|parkrun|fencing|archery|sailing|horse riding|riding|padel|\w*athlete|"
-    r"runner|swimmer|cyclist|climber|hiker|surfer|skier|boxer|dancer|yogi)\b",
+    r"runner|swimmer|cyclist|climber|hiker|surfer|skier|boxer|dancer|yogi|meditat\w*|tai chi|"
+    r"qigong|breathwork|mobility|physio\w*|rehab)\b",
     re.IGNORECASE,
 )
 """Words of exercise: an "exercise" read with none of them is a pastime or nothing."""
@@ -295,11 +307,19 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "condition" and _DOSED.search(subclause(value, clause)):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
     if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
-        return None  # "work as a paramedic": a job (the rules read it), not a condition
-    if kind == "exercise" and not _SPORT.search(value):
-        if not (_LIKING.search(clause) or _habitual(clause)):
-            return None  # "exercise: entertain", "exercise: work"
-        kind = "like"  # "I play chess online most evenings": a pastime
+        kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
+    if kind == "condition" and _MOOD.fullmatch(value.strip()):
+        return None  # "bored", "stable", "sick": how one feels, not a condition
+    if (
+        kind in ("routine", "plan")
+        and _STAY_END.search(clause)
+        and re.search(
+            rf"\b(?:I'?m|I am|we'?re|we are|staying|stuck) (?:in|at) (?:the )?{re.escape(value)}\b",
+            clause,
+            re.I,
+        )
+    ):
+        kind = "whereabouts"  # "I'm in hospital until Monday": a stay
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
     if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
@@ -314,6 +334,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):
         kind = "dislike"  # "I hate long drives": a dislike, not a workout
+    if kind == "exercise" and not _SPORT.search(value):
+        if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
+            return None  # "exercise: entertain", "exercise: work"
+        kind = "like"  # "I play chess online most evenings": a pastime
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
     if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
@@ -327,6 +351,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         and not _DIET.search(value)
         and not _RESTRICTS.search(subclause(value, clause))
     ):
+        if not _LIKING.search(clause):
+            return None  # "carb counts actually matter to me": neither rule nor taste
         kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
     if kind in ("food_dislike", "drink_dislike") and re.search(
         rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I

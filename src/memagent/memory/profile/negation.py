@@ -44,7 +44,8 @@ _ABSTAIN = re.compile(
 _RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re.IGNORECASE)
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
-    r"no longer(?: \w+)?(?: to)?|stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|"
+    r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
+    r"quit(?: \w+ing)?|"
     r"off(?! to\b| for\b)|"
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"

@@ -38,9 +38,14 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
 _FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
-_OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_FULL_NAME}")
+_OWN_NAME = re.compile(
+    rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called) {_FULL_NAME}|"
+    rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}"
+)
+"""The user's name; what they are called by others only when no name is given."""
 _HOME = re.compile(
-    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved|relocated|"
+    r"\bI ?(?:live|am living|'m living|'ve lived|have lived|'ve been living|have been living|"
+    r"'ve moved|have moved|moved|just moved|relocated|"
     r"'ve relocated|have relocated|just relocated) (?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
@@ -79,12 +84,23 @@ _ABSTAINED = re.compile(
     r"(?=[,.;!]|$| anymore| any more| completely| entirely| at all| now| these days| for )"
 )
 _COMMUNICATION = re.compile(
-    r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?)\b", re.IGNORECASE
-)
-_WANTS = re.compile(
-    r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop)\b",
+    r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?|detail)\b",
     re.IGNORECASE,
 )
+_WANTS = re.compile(
+    r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop|"
+    r"go into|more|less|no)\b",
+    re.IGNORECASE,
+)
+_PART = re.compile(r"\s*[,;:]\s*|\s+(?:so|but|because|and then)\s+", re.IGNORECASE)
+"""The parts of a sentence: a way to answer is the part that says it."""
+_NO_FOR_ME = re.compile(
+    r"^\W*no (?!more\b|longer\b)([a-z][a-z -]{1,30}?) for me\b|"
+    r"\bI(?:'m| am) off ([a-z][a-z -]{1,30}?) for good\b",
+    re.IGNORECASE,
+)
+""""No beef for me, it's a religious thing": a diet rule said without a verb."""
+
 _STAY = re.compile(
     r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
     r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
@@ -131,7 +147,11 @@ _TRAVEL = re.compile(
 
 
 def _clip(text: str) -> str:
-    return " ".join(text.split())[:MAX_VALUE_CHARS].strip(" ,.;!")
+    """`text` cut to a value's length at a word's end (a cut word would not be said)."""
+    said = " ".join(text.split())
+    if len(said) > MAX_VALUE_CHARS:
+        said = said[: MAX_VALUE_CHARS + 1].rsplit(" ", 1)[0]
+    return said.strip(" ,.;!")
 
 
 def rule_facts(sentences: list[str]) -> list[Extracted]:
@@ -144,8 +164,8 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
                 if name not in _NAME_STOP:
                     out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))
         own = _OWN_NAME.search(s)
-        if own is not None and own.group(1) not in _NAME_STOP:
-            out.append(Extracted(kind="name", value=own.group(1)))
+        if own is not None and (own.group(1) or own.group(2)) not in _NAME_STOP:
+            out.append(Extracted(kind="name", value=own.group(1) or own.group(2)))
         home = _HOME.search(s)
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
@@ -162,6 +182,8 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
                 thing = _ABSTAINED.match(s, no.end())
                 if thing is not None:
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
+        for m in _NO_FOR_ME.finditer(s):
+            out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
         for m in _HAVE_NAMED.finditer(s):
@@ -181,7 +203,9 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         if travel is not None:
             out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
-            said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", s.strip(), flags=re.I)
+            parts = [p for p in _PART.split(s) if _COMMUNICATION.search(p)]
+            part = next((p for p in parts if _WANTS.search(p)), parts[0])
+            said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", part.strip(), flags=re.I)
             out.append(Extracted(kind="communication", value=_clip(said)))
     return out
 
