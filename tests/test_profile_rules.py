@@ -150,8 +150,7 @@ def test_a_way_to_answer_is_the_part_that_says_it() -> None:
 
 def test_a_long_value_is_cut_at_a_word() -> None:
     said = (
-        "Please keep your answers really short and plain and free of any jargon whatsoever "
-        "thanks"
+        "Please keep your answers really short and plain and free of any jargon whatsoever thanks"
     )
     value = next(v for k, v, _ in read(said) if k == "communication")
     rest = said.removeprefix("Please ")
