@@ -222,3 +222,28 @@ def test_x_not_y_with_nothing_stored_adds_nothing(home: MemoryHome) -> None:
 def test_stopped_the_medicine(home: MemoryHome) -> None:
     said(home, "I take ibuprofen.", ("medication", "ibuprofen", ""))
     assert said(home, "stopped the ibuprofen, my stomach couldn't handle it") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't work at google anymore, got laid off friday so job hunting now",
+        "got laid off last week",
+        "I quit my job!",
+    ],
+)
+def test_a_job_ended_with_nothing_read(home: MemoryHome, text: str) -> None:
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, text) == []
+
+
+def test_not_working_somewhere_else_leaves_the_job(home: MemoryHome) -> None:
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, "I don't work for Amazon any more") == ["personal.facts: Works as Google"]
+
+
+def test_someone_elses_pet_and_habit_are_theirs(home: MemoryHome) -> None:
+    text = "my friend Jonas just got a golden retriever puppy named Biscotti, so cute"
+    assert said(home, text, ("pet", "golden retriever puppy", "Biscotti")) == []
+    text = "my neighbour plays drums at midnight, should I complain or is that petty"
+    assert said(home, text, ("routine", "plays drums at midnight", "")) == []

@@ -11,6 +11,7 @@ from memagent.memory.profile.kinds import (
     figurative,
     fix_kind,
     passing_taste,
+    their_subject,
 )
 
 
@@ -32,6 +33,8 @@ from memagent.memory.profile.kinds import (
         ("condition", "bored", "I'm in hospital until Monday, bored out of my mind"),
         ("condition", "sick", "got really sick from a bad one last summer"),
         ("diet", "carb counts", "type 1 diabetic here, so carb counts actually matter to me"),
+        ("like", "bored", "I'm bored."),
+        ("diet", "cold turkey", "quit diet coke cold turkey two weeks ago"),
     ],
 )
 def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: str) -> None:
@@ -94,3 +97,17 @@ def test_a_value_inside_an_idiom() -> None:
 )
 def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
     assert about_someone_else(clause, "whereabouts") is other
+
+
+@pytest.mark.parametrize(
+    ("part", "theirs"),
+    [
+        ("my neighbour plays drums at midnight", True),
+        ("now she judges my bagels", True),
+        ("my sister's wedding is on 12 June", False),  # a possessive: not the subject
+        ("my husband and I love hiking", False),
+        ("I love my neighbour's dog", False),
+    ],
+)
+def test_their_subject(part: str, theirs: bool) -> None:
+    assert their_subject(part) is theirs

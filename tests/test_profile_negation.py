@@ -44,6 +44,9 @@ def test_a_fact_is_over_only_where_its_own_words_say_so(
 
 def test_the_subclause_of_a_value() -> None:
     said = "I love coffee but I hate tea, and I quit sugar."
+    assert subclause("swimming laps", "not running anymore, I swim laps instead") == (
+        "I swim laps instead"
+    )
     assert subclause("tea", said) == "I hate tea"
     assert subclause("sugar", said) == "I quit sugar."
     assert subclause("cocoa", said) == said

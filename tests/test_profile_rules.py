@@ -44,6 +44,13 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("Everyone calls me Bobby, please do too", [("name", "Bobby", "")]),
         ("my name's Dariusz but everyone calls me Darek", [("name", "Dariusz", "")]),
         ("I've lived in Houston for ten years.", [("home", "Houston", "")]),
+        ("I said Madrid but I actually live in Toledo", [("home", "Toledo", "")]),
+        ("at a music festival in Roskilde till saturday", [("whereabouts", "Roskilde", "")]),
+        ("snowed in at a cabin near Bergen until friday", [("whereabouts", "Bergen", "")]),
+        ("In Seoul on business, flying home Saturday", [("whereabouts", "Seoul", "")]),
+        ("Jury duty has me stuck in Fresno until the 12th", [("whereabouts", "Fresno", "")]),
+        ("Meeting Sarah in Paris this weekend", []),  # going somewhere: not a stay
+        ("I love Paris in the spring", []),  # no end: not a stay
     ],
 )
 def test_rules(sentence: str, facts: list[tuple[str, str, str]]) -> None:

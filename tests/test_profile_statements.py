@@ -29,6 +29,8 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("Maria: I'm allergic to peanuts.", "another speaker's line"),
         ("x" * 500, "too long"),
         ("!!! ...", "no words"),
+        ("whats 15% of 84", "question"),
+        ("wait did I leave the stove on", "question"),
         ("Sure! I'll keep my answers brief from now on.", "the assistant's voice"),
         ("I'll keep my replies short from now on", "the assistant's voice"),
     ],

@@ -294,6 +294,30 @@ def substitutes(
     return out
 
 
+_JOB_OVER = re.compile(
+    r"\b(?:don'?t|do not|no longer) work (?:at|for|with) ([\w&' -]{2,40}?)"
+    r"(?: any ?more| now|[,.;!]|$)|"
+    r"\b(?:got |been |was )?(?:laid off|made redundant|fired|let go)\b|"
+    r"\b(?:quit|left|lost) my job\b",
+    re.IGNORECASE,
+)
+
+
+def job_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of the job when a sentence says it ended ("got laid off", "I don't work
+    at Google any more": the one named, if it names one)."""
+    job = next((i for i in items(resources, GENERAL, PEOPLE) if i.item == "work"), None)
+    if job is None:
+        return []
+    held = {match_key(t) for t in tokens(job.display or "")}
+    for s in sentences:
+        for m in _JOB_OVER.finditer(s):
+            named = {match_key(t) for t in tokens(m.group(1) or "")}
+            if not named or named <= held:
+                return [_remove(GENERAL, PEOPLE, job.item)]
+    return []
+
+
 def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
     """Removals of alcoholic drinks from the likes when the user says they stopped
     drinking ("I've quit drinking altogether", "6 months sober")."""

@@ -39,6 +39,7 @@ from memagent.memory.profile.kinds import (
     OTHER_PERSON,
     about_someone_else,
     fix_kind,
+    their_subject,
 )
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
@@ -218,6 +219,14 @@ read (the model has nothing to copy in "I flew back home yesterday")."""
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
+    re.IGNORECASE,
+)
+
+
+_THEIR_PET = re.compile(
+    r"^\W*(?:my|our)\s+(?:best\s+)?(?:friend|boss|colleague|coworker|co-worker|roommate|"
+    r"flatmate|neighbou?r|landlord|landlady|cousin|aunt|uncle)(?:\s+[A-Z]\w+)?\s+"
+    r"(?:just\s+)?(?:got|has|have|adopted|bought|owns|rescued|is getting)\b",
     re.IGNORECASE,
 )
 
@@ -439,8 +448,9 @@ def plan(
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
-        if about_someone_else(clause, fixed) and about_someone_else(
-            subclause(value, clause), fixed
+        sub = subclause(value, clause)
+        if (about_someone_else(clause, fixed) and about_someone_else(sub, fixed)) or (
+            sub != clause and fixed not in ("pet", "family") and their_subject(sub)
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))
             continue
@@ -467,6 +477,8 @@ def plan(
         if kind in ("pet", "family"):
             pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
+            if kind == "pet" and _THEIR_PET.search(clause):
+                pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if not pairs:
                 dropped.append((value, "no name said"))
                 continue
@@ -540,6 +552,8 @@ def plan(
     ops.extend(changes.renames(sentences, resources, ops))
     ops.extend(changes.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.sober(sentences, resources))
+    if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
+        ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
 

@@ -36,7 +36,8 @@ OTHER_PERSON = re.compile(
     re.IGNORECASE,
 )
 _DIET = re.compile(
-    r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
+    r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
+    r"gluten[- ]free|dairy[- ]free)\b",
     re.IGNORECASE,
 )
 _DRINKS = re.compile(
@@ -180,7 +181,7 @@ _FIGURE = re.compile(
     r"\bdrives? me (?:up the wall|nuts|crazy|mad|bananas)\b|\bmy idea of hell\b|"
     r"\b(?:legs|arms|brain) (?:are|is|feel|feels) (?:like )?jelly\b|\bcould sleep for a week\b|"
     r"\bkilling me\b|\bkills me\b|\bdead tired\b|\bcouch potato\b|\bhot potato\b|"
-    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b",
+    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b|\bcold turkey\b",
     re.IGNORECASE,
 )
 """Idioms: their words say nothing of what they name ("I could eat a horse", "this heat is
@@ -237,7 +238,8 @@ _THIRD_SUBJECT = re.compile(
     r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
     r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
     r"(?:is|are|was|were|went|goes|go|has|have|had|got|gets|cost|costs|seem|seems|look|looks|"
-    r"will|can|could|said|says|lives|works)\b",
+    r"will|can|could|said|says|lives|works|has(?:n'?t)?|have(?:n'?t)?|is(?:n'?t)|was(?:n'?t)|"
+    r"did(?:n'?t)?|does(?:n'?t)?|won'?t)\b|^\W*(?:it'?s|it is|it was)\b",
     re.IGNORECASE,
 )
 """A sentence whose subject is a thing or a person other than the writer ("The weather
@@ -253,6 +255,24 @@ _AT_THEIRS = re.compile(
 Seoul for my cousin's wedding", "my parents' place"): the writer is still the subject."""
 
 
+_THEIR_SUBJECT = re.compile(
+    r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
+    r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
+    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
+    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin)(?:\s+[A-Z]\w+)?|he|she|they)\b"
+    r"(?!['\u2019]s)",
+    re.IGNORECASE,
+)
+"""A part of a sentence whose subject is another person ("my neighbour plays drums", "now
+she judges my bagels")."""
+
+
+def their_subject(part: str) -> bool:
+    """`part` (of a sentence) is said of another person, who is its subject, and not of
+    the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
+    return bool(_THEIR_SUBJECT.match(part)) and not _FIRST_PERSON.search(part)
+
+
 def about_someone_else(clause: str, kind: str) -> bool:
     """A fact about another person or a pet, where the user is not the subject
     ("we" includes the user; a relative's wedding is a date in the user's plans),
@@ -262,6 +282,8 @@ def about_someone_else(clause: str, kind: str) -> bool:
     if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
         return False
     clause = _AT_THEIRS.sub("", clause)
+    if their_subject(clause):
+        return True
     if _FIRST_PERSON.search(clause):
         return False
     if OTHER_PERSON.search(clause):
@@ -308,8 +330,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"  # "switched me from sertraline to fluoxetine"
     if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
         kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
-    if kind == "condition" and _MOOD.fullmatch(value.strip()):
-        return None  # "bored", "stable", "sick": how one feels, not a condition
+    if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
+        return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
     if (
         kind in ("routine", "plan")
         and _STAY_END.search(clause)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, said_word, tokens
 
 NEGATIVE_KINDS = frozenset({"diet", "food_dislike", "drink_dislike", "dislike"})
 """Kinds whose meaning is a negation: a "don't" states them rather than ends them."""
@@ -80,10 +80,12 @@ def _keys(text: str) -> set[str]:
 
 
 def subclause(value: str, clause: str) -> str:
-    """The part of `clause` that says `value` (all its words), else the clause."""
+    """The part of `clause` that says `value` (all its words, word endings folded:
+    "swimming laps" is said in "I swim laps"), else the clause."""
     want = _keys(value)
     for part in _SUBCLAUSE.split(clause):
-        if want and want <= _keys(part):
+        said = _keys(part)
+        if want and all(said_word(w, said) for w in want):
             return part
     return clause
 

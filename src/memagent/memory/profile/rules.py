@@ -44,7 +44,8 @@ _OWN_NAME = re.compile(
 )
 """The user's name; what they are called by others only when no name is given."""
 _HOME = re.compile(
-    r"\bI ?(?:live|am living|'m living|'ve lived|have lived|'ve been living|have been living|"
+    r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|"
+    r"have lived|'ve been living|have been living|"
     r"'ve moved|have moved|moved|just moved|relocated|"
     r"'ve relocated|have relocated|just relocated) (?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
@@ -108,6 +109,20 @@ _STAY = re.compile(
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
+_PLACE = re.compile(
+    r"(?<!\bto )(?<!\bfor )(?:^|(?<=\s))(?:[Ii]n|at|near|from)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|I|The)\b)"
+    r"([A-Z][\w'-]+(?: [A-Z][\w'-]+)*)"
+)
+"""A place named after "in", "at", "near" or "from" ("at a music festival in Roskilde till
+Saturday", "Jury duty has me stuck in Fresno until the 12th"): a stay, when the sentence
+says until when and is not about going somewhere."""
+_GOING = re.compile(
+    r"\b(?:flying|fly|going|heading|driving|travell?ing|off|moving|trip|visit\w*|meeting|"
+    r"visiting|weekend in|next)\b",
+    re.IGNORECASE,
+)
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
@@ -175,8 +190,11 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         elif _RETIRED.search(s):
             out.append(Extracted(kind="work", value="retired"))
         stay = _STAY.search(s)
-        if stay is not None and time_bound(s, date.today()) is not None:
+        bounded = time_bound(s, date.today()) is not None
+        if stay is not None and bounded:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
+        elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
+            out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 thing = _ABSTAINED.match(s, no.end())

@@ -60,7 +60,8 @@ _ASSISTANT_VOICE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^\s*(who|whom|whose|what|when|where|why|which|how|do|does|did|is|are|was|were|"
+    r"^\s*(?:(?:wait|so|ok|okay|hey|um+|uh+|hmm+|oh|also|btw)\W+)?"
+    r"(who|whom|whose|what|whats|when|where|wheres|why|which|how|hows|do|does|did|is|are|was|were|"
     r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
     re.IGNORECASE,
 )
