@@ -247,3 +247,34 @@ def test_someone_elses_pet_and_habit_are_theirs(home: MemoryHome) -> None:
     assert said(home, text, ("pet", "golden retriever puppy", "Biscotti")) == []
     text = "my neighbour plays drums at midnight, should I complain or is that petty"
     assert said(home, text, ("routine", "plays drums at midnight", "")) == []
+
+
+def test_here_until_after_a_stay_is_not_a_plan(home: MemoryHome) -> None:
+    planned = plan(
+        [Extracted(kind="whereabouts", value="Lima"), Extracted(kind="routine", value="March 18")],
+        ["landed in Lima!!", "here until march 18 for my friend's thesis defense"],
+        ProfileStore(home, today=lambda: WED).load_all(),
+        WED,
+    )
+    assert [o.path for o in planned.operations] == ["whereabouts.current"]
+
+
+def test_an_end_said_of_a_stay_is_not_the_end_of_a_taste_beside_it(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "stuck in Doha on a layover until tomorrow morning, I love airport sushi",
+        ("whereabouts", "Doha", ""),
+        ("food_like", "airport sushi", ""),
+    )
+    assert "food.likes: Likes airport sushi" in got  # no end day
+
+
+def test_a_number_in_a_stored_item_does_not_hide_it(home: MemoryHome) -> None:
+    said(home, "I drink 3 diet cokes a day.", ("drink_like", "3 diet cokes", ""))
+    assert said(home, "quit diet coke cold turkey two weeks ago") == []
+
+
+def test_a_new_diet_replaces_an_ism(home: MemoryHome) -> None:
+    said(home, "Vegetarianism for me.", ("diet", "vegetarianism", ""))
+    got = said(home, "I guess I'm pescatarian now", ("diet", "pescatarian", ""))
+    assert got == ["diet.restrictions: Pescatarian"]

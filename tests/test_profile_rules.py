@@ -50,6 +50,12 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("In Seoul on business, flying home Saturday", [("whereabouts", "Seoul", "")]),
         ("Jury duty has me stuck in Fresno until the 12th", [("whereabouts", "Fresno", "")]),
         ("Meeting Sarah in Paris this weekend", []),  # going somewhere: not a stay
+        ("Our son Mateo is 9 and obsessed with dinosaurs", [("family", "son", "Mateo")]),
+        (
+            "our two cats are Salt and Pepper, brothers from the same litter",
+            [("pet", "cat", "Salt"), ("pet", "cat", "Pepper")],
+        ),
+        ("we live in a tiny flat in Hackney", [("home", "Hackney", "")]),
         ("I love Paris in the spring", []),  # no end: not a stay
     ],
 )
@@ -162,3 +168,9 @@ def test_a_long_value_is_cut_at_a_word() -> None:
     value = next(v for k, v, _ in read(said) if k == "communication")
     rest = said.removeprefix("Please ")
     assert len(value) <= 60 and rest.startswith(value) and rest[len(value)] == " "
+
+
+def test_the_models_reading_of_a_name_the_rules_placed_is_dropped() -> None:
+    rules = [Extracted(kind="family", value="son", name="Mateo")]
+    model = [Extracted(kind="pet", value="Mateo", name="dinosaur")]
+    assert merge(rules, model) == rules

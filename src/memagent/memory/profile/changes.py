@@ -352,6 +352,7 @@ def single_over(
     return []
 
 
+_ANY = date(2000, 1, 3)
 _EVENT_AHEAD = re.compile(
     r"\b(?:appointment|meeting|wedding|flight|interview|concert|party|exam|conference|"
     r"surgery|birthday|graduation|funeral|dentist|doctor|check-?up)\b",
@@ -365,4 +366,6 @@ def the_stay(value: str, clause: str, stays: set[str]) -> bool:
     again, unless it names an event of its own."""
     if _EVENT_AHEAD.search(value):
         return False
-    return clause in stays or bool(re.match(r"\W*(?:staying|stay|here|away)\b", value, re.I))
+    stay_words = r"\W*(?:staying|stay|here|still here|away)\b"
+    said_of_stay = bool(re.match(stay_words, clause, re.I)) and time_bound(clause, _ANY) is not None
+    return clause in stays or said_of_stay or bool(re.match(stay_words, value, re.I))

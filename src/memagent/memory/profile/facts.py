@@ -244,7 +244,7 @@ def grounded(value: str, statement: str) -> bool:
 
 
 def _content(text: str) -> list[str]:
-    return [match_key(t) for t in tokens(text) if t not in _STOP]
+    return [match_key(t) for t in tokens(text) if t not in _STOP and not t.isdigit()]
 
 
 def same_thing(said: str, item: str) -> bool:
@@ -521,9 +521,10 @@ def plan(
             ops.extend(
                 _remove(target.file, path, i.item)
                 for i in _items(resources, target.file, path)
-                if i.item in _DIET_TYPES and i.item != value.lower()
+                if i.item.removesuffix("ism") in _DIET_TYPES and i.item != value.lower()
             )
-        expiry = time_bound(clause, today)
+        bound_in = clause if kind in ("whereabouts", "plan") else subclause(value, clause)
+        expiry = time_bound(bound_in, today)  # "…until tomorrow, airport sushi is not it"
         if expiry is None and kind == "whereabouts":  # "Landed in Lima! Here until the 18th"
             expiry = time_bound(statement, today)
         if expiry is not None:

@@ -145,11 +145,6 @@ _MOOD = re.compile(
     r"overwhelmed|lonely|upset|angry|annoyed|frustrated|worried)",
     re.IGNORECASE,
 )
-_DOSED = re.compile(
-    r"^\W*on \w+|\btak(?:e|es|ing)\b|\b(?:switched|put|started) (?:me |him |her )?(?:on|from)\b|"
-    r"\bprescri\w+|\b\d+ ?mg\b|\bdoses?\b|\bpills?\b|\btablets?\b",
-    re.IGNORECASE,
-)
 _JOBS = (
     "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|architect|"
     "pharmacist|dentist|vet|chef|cook|baker|farmer|pilot|firefighter|paramedic|electrician|"
@@ -181,7 +176,8 @@ _FIGURE = re.compile(
     r"\bdrives? me (?:up the wall|nuts|crazy|mad|bananas)\b|\bmy idea of hell\b|"
     r"\b(?:legs|arms|brain) (?:are|is|feel|feels) (?:like )?jelly\b|\bcould sleep for a week\b|"
     r"\bkilling me\b|\bkills me\b|\bdead tired\b|\bcouch potato\b|\bhot potato\b|"
-    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b|\bcold turkey\b",
+    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b|\bcold turkey\b|"
+    r"\blike clockwork\b",
     re.IGNORECASE,
 )
 """Idioms: their words say nothing of what they name ("I could eat a horse", "this heat is
@@ -212,6 +208,54 @@ _SARCASM = re.compile(
 )
 """Praise said to mean its opposite ("I just LOVE mondays", "Oh great, another Monday",
 "I just love sitting in traffic"): no taste at all."""
+
+
+_HEALTH_WORD = re.compile(
+    r"itis\b|osis\b|\bdisease|disorder|syndrome|allerg|intoleran|diabet|asthma|migraine|"
+    r"\bpain\b|ache\b|injur|deficien|anxiety|depress|adhd|autis|\bibs\b|hypertension|"
+    r"blood pressure|cholesterol|coeliac|celiac|crohn|arthritis|eczema|psoriasis|epilep|"
+    r"insomnia|apnoea|apnea|hearing|deaf|blind|sight|vision|knee|back\b|hip\b|shoulder|"
+    r"pregnan|sober|recover|cancer|tumou?r|fracture|broken|sprain|concussion|covid|flu\b|"
+    r"cold\b|infection|virus|condition|chronic|dyslex|ptsd|ocd|bipolar|thyroid|anaem|anem|"
+    r"heart|kidney|liver|lung|stomach|gut\b|reflux|ulcer|gout|lupus|ms\b|fibromyalgia|fever|"
+    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|anorexi|bulimi|headache",
+    re.IGNORECASE,
+)
+_NOT_HEALTH = re.compile(r"\b(?:laid off|fired|promoted|redundant|dumped|engaged)\b", re.I)
+
+
+def _health_said(value: str, clause: str) -> bool:
+    """A condition is said as one: a word of health in it ("IBS", "a bad knee", "type 1
+    diabetic"), or said the way a condition is ("I have X", "diagnosed with X", "I'm X"),
+    and not a life event ("laid off")."""
+    if _NOT_HEALTH.search(value):
+        return False
+    if _HEALTH_WORD.search(value):
+        return True
+    v = re.escape(value)
+    return bool(
+        re.search(
+            rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"
+            rf"getting|chronic)\s+(?:(?:a|an|some|mild|severe|bad|terrible|bit of|touch of)\s+)?"
+            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|\b{v}\s+here\b",
+            clause,
+            re.IGNORECASE,
+        )
+    )
+
+
+def _dosed(value: str, clause: str) -> bool:
+    """`value` is said as a medicine taken: "on 20mg citalopram", "I take metformin",
+    "switched me from sertraline to fluoxetine", "prescribed X"."""
+    v = re.escape(value)
+    return bool(
+        re.search(
+            rf"\b(?:take|takes|taking|took|on|prescribed|from|to|started|stopped)\s+"
+            rf"(?:\d+\s?mg\s+(?:of\s+)?|some\s+|a\s+course of\s+)?{v}\b",
+            clause,
+            re.IGNORECASE,
+        )
+    ) and not re.search(rf"\b(?:my|for|of)\s+{v}\b", clause, re.IGNORECASE)
 
 
 def figurative(value: str, clause: str) -> bool:
@@ -326,12 +370,14 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
             kind = "food_dislike"
     if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
         kind = "diet"
-    if kind == "condition" and _DOSED.search(subclause(value, clause)):
+    if kind == "condition" and _dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
     if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
         kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
     if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
+    if kind == "condition" and not _health_said(value, clause):
+        return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (
         kind in ("routine", "plan")
         and _STAY_END.search(clause)
@@ -376,7 +422,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not _LIKING.search(clause):
             return None  # "carb counts actually matter to me": neither rule nor taste
         kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
-    if kind in ("food_dislike", "drink_dislike") and re.search(
+    if kind in ("food_dislike", "drink_dislike", "food_like", "drink_like") and re.search(
         rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
     ):
         kind = "diet"  # "no pork for me": a rule kept, not a taste

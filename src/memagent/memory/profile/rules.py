@@ -33,7 +33,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:[Mm]y|a|an|our) ({_ANIMALS})(?:,? an? \w+)?,? {_CALLED} {_NAME}"), "pet"),
     (re.compile(rf"\b[Mm]y ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
-    (re.compile(rf"\b[Mm]y ({_RELATIVES}),? {_NAME}\b"), "family"),
+    (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_RELATIVES}),? {_NAME}\b"), "family"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
@@ -48,7 +48,8 @@ _HOME = re.compile(
     r"have lived|'ve been living|have been living|"
     r"'ve moved|have moved|moved|just moved|relocated|"
     r"'ve relocated|have relocated|just relocated) (?:in|to) "
-    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?(?:moved to|live in|'re living in|are "
+    r"living in) (?:an? [\w -]{1,30}? in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _RETIRED = re.compile(
     r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
@@ -126,6 +127,11 @@ _GOING = re.compile(
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
+_ARE_NAMED = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur) {_COUNT} ({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s? "
+    rf"are (?:called |named )?{_NAMES}"
+)
+""""Our two cats are Salt and Pepper"."""
 _HAVE_NAMED = re.compile(
     rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) {_COUNT} (?:\w+ )?"
     rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
@@ -204,7 +210,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
-        for m in _HAVE_NAMED.finditer(s):
+        for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s)):
             relation = relations.singular(m.group(1))
             kind = "pet" if relation in relations.ANIMALS else "family"
             for name in relations.split_names(m.group(2)):
@@ -240,7 +246,14 @@ def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
     ruled = {f.kind for f in rules}
     values = {match_key(f.value) for f in rules}
+    names = {match_key(f.name) for f in rules if f.name}  # a name the rules placed
     return [
         *rules,
-        *(f for f in model if f.kind not in ruled and match_key(f.value) not in values),
+        *(
+            f
+            for f in model
+            if f.kind not in ruled
+            and match_key(f.value) not in values
+            and not ({match_key(f.value), match_key(f.name)} & names)
+        ),
     ]
