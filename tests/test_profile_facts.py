@@ -396,3 +396,68 @@ def test_a_thing_met_in_an_event_is_liked_only_when_a_taste_is_said(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+def test_a_relative_named_as_a_place_leaves_the_stay_the_users(home: MemoryHome) -> None:
+    s = store_of(home)
+    got = said(
+        s,
+        "Staying at my sister's in Leeds until the 20th so plan reminders around that",
+        ("whereabouts", "Leeds", ""),
+    )
+    assert got == ["whereabouts.current: In Leeds (until Fri 2026-03-20) @2026-03-20"]
+    got = said(s, "in Seoul until the 5th for my cousin's wedding", ("whereabouts", "Seoul", ""))
+    assert got == ["whereabouts.current: In Seoul (until Thu 2026-03-05) @2026-03-05"]
+
+
+def test_someone_elses_fact_said_beside_the_users_own(home: MemoryHome) -> None:
+    s = store_of(home)
+    got = said(
+        s,
+        "no pork please, and my husband can't handle anything too spicy",
+        ("diet", "pork", ""),
+    )
+    assert got == ["diet.restrictions: No pork"]
+    assert said(
+        s,
+        "Dave from the climbing gym is lactose intolerant.",
+        ("condition", "lactose intolerant", ""),
+    ) == ["diet.restrictions: No pork"]
+
+
+def test_a_stays_end_said_in_the_next_sentence(home: MemoryHome) -> None:
+    planned = plan(
+        [Extracted(kind="whereabouts", value="Lima")],
+        ["landed in Lima!!", "here until march 18 for my friend's thesis defense"],
+        store_of(home).load_all(),
+        WED,
+    )
+    assert [o.expiry for o in planned.operations if isinstance(o, AppendOp)] == ["2026-03-18"]
+
+
+def test_a_thing_put_in_place_of_a_stored_one_keeps_its_kind(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I'm allergic to strawberries.", ("allergy", "strawberries", ""))
+    got = said(
+        s,
+        "sorry, raspberries, not strawberries. strawberries are fine",
+        ("allergy", "raspberries", ""),
+        ("allergy", "strawberries", ""),
+    )
+    assert got == ["health.allergies: Allergic to raspberries"]
+
+
+def test_a_weekly_habit_said_to_be_over_is_removed(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I do pilates on Thursdays.", ("routine", "pilates on Thursdays", ""))
+    assert said(s, "not doing Thursday pilates any more, the class got cancelled") == []
+
+
+def test_a_pets_name_said_in_the_next_sentence(home: MemoryHome) -> None:
+    planned = plan(
+        [Extracted(kind="pet", value="cat", name="Tofu")],
+        ["we got a second cat!", "she's a tabby called Tofu"],
+        store_of(home).load_all(),
+        WED,
+    )
+    assert [o.value.item for o in planned.operations] == ["pet_cat_tofu"]

@@ -28,6 +28,12 @@ from memagent.memory.profile.negation import (
         ("alcohol", "diet", "I don't drink alcohol.", False),
         ("sushi", "food_like", "I don't like sushi anymore.", True),
         ("ibuprofen", "medication", "I stopped taking ibuprofen.", True),
+        ("sertraline", "medication", "my doctor switched me from sertraline to fluoxetine", True),
+        ("fluoxetine", "medication", "my doctor switched me from sertraline to fluoxetine", False),
+        ("keto", "diet", "keto's done, I'm eating normally again", True),
+        ("egg", "allergy", "Good news, I've grown out of my egg allergy", True),
+        ("Cornwall", "whereabouts", "off to Cornwall this weekend", False),  # not "off X"
+        ("sugar", "food_like", "I'm off sugar for good", True),
     ],
 )
 def test_a_fact_is_over_only_where_its_own_words_say_so(
@@ -38,6 +44,9 @@ def test_a_fact_is_over_only_where_its_own_words_say_so(
 
 def test_the_subclause_of_a_value() -> None:
     said = "I love coffee but I hate tea, and I quit sugar."
+    assert subclause("swimming laps", "not running anymore, I swim laps instead") == (
+        "I swim laps instead"
+    )
     assert subclause("tea", said) == "I hate tea"
     assert subclause("sugar", said) == "I quit sugar."
     assert subclause("cocoa", said) == said

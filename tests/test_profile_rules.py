@@ -36,6 +36,27 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("I am a student nurse.", [("work", "student nurse", "")]),
         ("I'm a big fan of jazz.", []),  # not a job
         ("I'm a night owl.", []),
+        ("I retired in January, no more spreadsheets for me", [("work", "retired", "")]),
+        ("I'm retired now.", [("work", "retired", "")]),
+        ("My dad retired from the navy.", []),  # someone else
+        ("No beef for me, it's a religious thing.", [("diet", "beef", "")]),
+        ("No more sushi for me.", []),  # a like ended, not a diet
+        ("Everyone calls me Bobby, please do too", [("name", "Bobby", "")]),
+        ("my name's Dariusz but everyone calls me Darek", [("name", "Dariusz", "")]),
+        ("I've lived in Houston for ten years.", [("home", "Houston", "")]),
+        ("I said Madrid but I actually live in Toledo", [("home", "Toledo", "")]),
+        ("at a music festival in Roskilde till saturday", [("whereabouts", "Roskilde", "")]),
+        ("snowed in at a cabin near Bergen until friday", [("whereabouts", "Bergen", "")]),
+        ("In Seoul on business, flying home Saturday", [("whereabouts", "Seoul", "")]),
+        ("Jury duty has me stuck in Fresno until the 12th", [("whereabouts", "Fresno", "")]),
+        ("Meeting Sarah in Paris this weekend", []),  # going somewhere: not a stay
+        ("Our son Mateo is 9 and obsessed with dinosaurs", [("family", "son", "Mateo")]),
+        (
+            "our two cats are Salt and Pepper, brothers from the same litter",
+            [("pet", "cat", "Salt"), ("pet", "cat", "Pepper")],
+        ),
+        ("we live in a tiny flat in Hackney", [("home", "Hackney", "")]),
+        ("I love Paris in the spring", []),  # no end: not a stay
     ],
 )
 def test_rules(sentence: str, facts: list[tuple[str, str, str]]) -> None:
@@ -118,3 +139,38 @@ def test_an_event_ahead_needs_a_time_ahead_not_any_in() -> None:
 )
 def test_the_own_name_is_the_whole_name_said(said: str, name: str) -> None:
     assert [f.value for f in rule_facts([said]) if f.kind == "name"] == [name]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("horror movies are not my thing at all", [("dislike", "horror movies", "")]),
+        ("Gardening is my therapy tbh", [("like", "Gardening", "")]),
+        ("It is not my thing", []),
+    ],
+)
+def test_my_thing_is_read_only_as_a_fallback(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert [(f.kind, f.value, f.name) for f in fallback_facts([sentence])] == facts
+    assert read(sentence) == []
+
+
+def test_a_way_to_answer_is_the_part_that_says_it() -> None:
+    said = "you can go into more detail now, the short answers were a bit too short tbh"
+    assert ("communication", "you can go into more detail now", "") in read(said)
+
+
+def test_a_long_value_is_cut_at_a_word() -> None:
+    said = (
+        "Please keep your answers really short and plain and free of any jargon whatsoever thanks"
+    )
+    value = next(v for k, v, _ in read(said) if k == "communication")
+    rest = said.removeprefix("Please ")
+    assert len(value) <= 60 and rest.startswith(value) and rest[len(value)] == " "
+
+
+def test_the_models_reading_of_a_name_the_rules_placed_is_dropped() -> None:
+    rules = [Extracted(kind="family", value="son", name="Mateo")]
+    model = [Extracted(kind="pet", value="Mateo", name="dinosaur")]
+    assert merge(rules, model) == rules

@@ -35,6 +35,18 @@ WED = date(2026, 3, 4)  # a Wednesday
         ("until the end of the month", date(2026, 3, 31)),
         ("I'm down in Brighton for the weekend.", date(2026, 3, 8)),
         ("over the weekend", date(2026, 3, 8)),
+        ("Working from my parents' place in Galway for a fortnight.", date(2026, 3, 17)),
+        ("for two fortnights", date(2026, 3, 31)),
+        ("at my in-laws' in Nice for the rest of the month", date(2026, 3, 31)),
+        ("here for the rest of the week", date(2026, 3, 8)),
+        ("spending all of July on a farm in Kerry", date(2026, 7, 31)),
+        ("in Lyon for the whole of April", date(2026, 4, 30)),
+        ("away throughout January", date(2027, 1, 31)),  # passed this year: next year's
+        ("In Seoul on business, flying home Saturday", date(2026, 3, 7)),
+        ("leaving on Monday", date(2026, 3, 9)),
+        ("stuck in Fresno until Thursday the 12th", date(2026, 3, 12)),  # not the 5th
+        ("until Friday, the 20th", date(2026, 3, 20)),
+        ("here until march 18 for a thesis defense", date(2026, 3, 18)),
     ],
 )
 def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) -> None:
@@ -50,6 +62,8 @@ def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) 
         "until 2026-02-30",  # not a day
         "until 2026-01-01",  # already past
         "until February 30",
+        "I love March in Paris",  # a month named, not a span
+        "I got back Monday",  # a return in the past
         "",
     ],
 )

@@ -30,7 +30,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from memagent.memory.profile import relations
+from memagent.memory.profile import changes, relations
+from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
@@ -38,6 +39,7 @@ from memagent.memory.profile.kinds import (
     OTHER_PERSON,
     about_someone_else,
     fix_kind,
+    their_subject,
 )
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
@@ -71,9 +73,6 @@ KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
 MAX_FACTS_PER_CALL = 4
 MAX_VALUE_CHARS = 60
 MAX_NAME_CHARS = 40
-
-FOOD, GENERAL = "resource_user_food_prefs.json", "resource_user_general_prefs.json"
-HEALTH, ROUTINE = "resource_user_health.json", "resource_user_routine.json"
 
 
 class Extracted(BaseModel):
@@ -156,7 +155,17 @@ TARGETS: dict[str, Target] = {
     "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
 }
 ALWAYS_CHECKED = frozenset(
-    {"food_like", "drink_like", "like", "exercise", "medication", "diet", "allergy", "condition"}
+    {
+        "food_like",
+        "drink_like",
+        "like",
+        "exercise",
+        "medication",
+        "diet",
+        "allergy",
+        "condition",
+        "routine",
+    }
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
 
@@ -214,6 +223,14 @@ _ROLE_AT = re.compile(
 )
 
 
+_THEIR_PET = re.compile(
+    r"^\W*(?:my|our)\s+(?:best\s+)?(?:friend|boss|colleague|coworker|co-worker|roommate|"
+    r"flatmate|neighbou?r|landlord|landlady|cousin|aunt|uncle)(?:\s+[A-Z]\w+)?\s+"
+    r"(?:just\s+)?(?:got|has|have|adopted|bought|owns|rescued|is getting)\b",
+    re.IGNORECASE,
+)
+
+
 def _words(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 
@@ -227,7 +244,7 @@ def grounded(value: str, statement: str) -> bool:
 
 
 def _content(text: str) -> list[str]:
-    return [match_key(t) for t in tokens(text) if t not in _STOP]
+    return [match_key(t) for t in tokens(text) if t not in _STOP and not t.isdigit()]
 
 
 def same_thing(said: str, item: str) -> bool:
@@ -291,6 +308,8 @@ def _job(value: str, clause: str) -> tuple[str, str]:
     """(value, template) of a job: when the model copied only the employer ("a
     fintech startup"), the role said before it comes too ("software engineer at
     a fintech startup")."""
+    if match_key(value) == "retired":
+        return value, "{V}"
     part = subclause(value, clause).strip(" .!")
     m = _ROLE_AT.search(part)
     if m is None or match_key(value) not in match_key(m.group(4)):
@@ -343,13 +362,14 @@ def _removals(
         target = TARGETS.get(kind)
         if target is None or target.single:
             continue
-        for item in _items(resources, target.file, target.path):
+        paths = (target.path, "routine.weekly") if kind == "routine" else (target.path,)
+        for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
                 if same_thing(thing, item.item) and match_key(item.item) not in keep:
-                    key = (target.file, target.path, item.item)
+                    key = (target.file, path, item.item)
                     if key not in seen:
                         seen.add(key)
-                        ops.append(_remove(target.file, target.path, item.item))
+                        ops.append(_remove(target.file, path, item.item))
     return ops
 
 
@@ -395,6 +415,14 @@ def plan(
 ) -> Planned:
     """The operations that bring the profile in line with `facts` (see module doc)."""
     statement = " ".join(sentences)
+    lists = {(t.file, t.path): k for k, t in TARGETS.items() if not t.single}
+    facts = [  # "raspberries, not strawberries": the new one in the old one's list
+        *(
+            Extracted(kind=lists[(f, p)], value=v)
+            for f, p, v in changes.substitutes(sentences, resources, list(lists))
+        ),
+        *facts,
+    ]
     ops: list[AnyOp] = []
     kept: list[Extracted] = []
     dropped: list[tuple[str, str]] = []
@@ -402,17 +430,28 @@ def plan(
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
+    stays = {clause_of(f.value, sentences) for f in facts if f.kind == "whereabouts"}
+    negated = negated_things(sentences)
+    back_home = changes.back_home(sentences, resources)
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
         clause = clause_of(value, sentences)
-        fixed = fix_kind(fact.kind, value, clause)
+        swapped = (
+            fact.kind in TARGETS
+            and changes.in_place_of(value, statement)
+            and _removals(negated, resources, {fact.kind}, set())
+        )  # "raspberries, not strawberries": the kind of the stored one it replaces
+        fixed = fact.kind if swapped else fix_kind(fact.kind, value, clause)
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
-        if about_someone_else(clause, fixed):
+        sub = subclause(value, clause)
+        if (about_someone_else(clause, fixed) and about_someone_else(sub, fixed)) or (
+            sub != clause and fixed not in ("pet", "family") and their_subject(sub)
+        ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))
             continue
         words = set(_content(value))
@@ -421,6 +460,9 @@ def plan(
             continue
         if fixed not in ("pet", "family"):
             read.append(words)
+        if fixed in ("plan", "routine") and changes.the_stay(value, clause, stays):
+            dropped.append((value, "the stay read again as a plan"))
+            continue
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
@@ -433,15 +475,22 @@ def plan(
             continue
         touched.add(kind)
         if kind in ("pet", "family"):
-            pairs = _pets_or_family(fact, clause)
+            pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
+            pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
+            if kind == "pet" and _THEIR_PET.search(clause):
+                pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if not pairs:
                 dropped.append((value, "no name said"))
                 continue
             ops.extend(_relation_ops(kind, pairs, resources, path, clause))
             kept.append(fact)
             continue
-        over = kind not in ("whereabouts", "home", "work") and ended(value, kind, clause)
-        if kind == "whereabouts" and _BACK.search(clause):
+        over = ended(value, kind, clause)
+        if target.single and kind != "name" and over:  # "I'm no longer in Oslo"
+            ops.extend(changes.single_over(value, target.file, path, target.single, resources))
+            kept.append(fact)
+            continue
+        if kind == "whereabouts" and (_BACK.search(clause) or back_home):
             if _existing(resources, target.file, path, "whereabouts"):
                 ops.append(_remove(target.file, path, "whereabouts"))
             kept.append(fact)
@@ -472,9 +521,12 @@ def plan(
             ops.extend(
                 _remove(target.file, path, i.item)
                 for i in _items(resources, target.file, path)
-                if i.item in _DIET_TYPES and i.item != value.lower()
+                if i.item.removesuffix("ism") in _DIET_TYPES and i.item != value.lower()
             )
-        expiry = time_bound(clause, today)
+        bound_in = clause if kind in ("whereabouts", "plan") else subclause(value, clause)
+        expiry = time_bound(bound_in, today)  # "…until tomorrow, airport sushi is not it"
+        if expiry is None and kind == "whereabouts":  # "Landed in Lima! Here until the 18th"
+            expiry = time_bound(statement, today)
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
         if (path, match_key(key)) in appended:
@@ -496,7 +548,14 @@ def plan(
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
     kinds = _with_pairs(touched) | ALWAYS_CHECKED
-    ops.extend(_removals(negated_things(sentences), resources, kinds, keep))
+    ops.extend(_removals(negated, resources, kinds, keep))
+    ops.extend(changes.relation_endings(sentences, resources, ops))
+    ops.extend(changes.renames(sentences, resources, ops))
+    ops.extend(changes.stay_changes(sentences, resources, ops, today))
+    ops.extend(changes.sober(sentences, resources))
+    if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
+        ops.extend(changes.job_over(sentences, resources))
+    ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
 
 

@@ -3,7 +3,8 @@
 The small model sometimes lists nothing for a sentence that plainly states
 something about the writer: a habit with a time ("I rarely sleep before 2am"),
 a liking ("I love a good flat white"), an event ahead ("My sister's wedding is
-in June"). These patterns are looser than `rules` (their kind and value are a
+in June"), a thing that is (not) "my thing" ("Horror movies are not my
+thing"). These patterns are looser than `rules` (their kind and value are a
 best reading, not a fixed phrase), so they fill in only for a group of
 sentences the model read no fact in; the planner then treats what they read
 like any other fact (grounding, whose fact it is, kind fixes).
@@ -55,6 +56,15 @@ _EVENT_AHEAD = re.compile(
 )
 
 
+MY_THING = re.compile(
+    r"^\W*(?!(?:it|that|this|which|what|there)\b)([a-z][a-z -]{2,40}?) (?:is|are) "
+    r"(not |never )?(?:really |totally |absolutely |just )?(?:not )?my "
+    r"(?:thing|jam|therapy|happy place|cup of tea|favou?rite(?: way| thing| hobby)?)\b",
+    re.IGNORECASE,
+)
+""""Horror movies are not my thing", "Gardening is my therapy": a taste said of a thing."""
+
+
 def _clip(text: str) -> str:
     return " ".join(text.split())[:MAX_VALUE_CHARS].strip(" ,.;!")
 
@@ -73,4 +83,10 @@ def fallback_facts(sentences: list[str]) -> list[Extracted]:
         like = _LIKE.search(s)
         if like is not None:
             out.append(Extracted(kind="like", value=_clip(like.group(1))))
+            continue
+        thing = MY_THING.search(s)
+        if thing is not None:
+            negative = thing.group(2) or re.search(r"\bnot my\b", thing.group(0), re.I)
+            kind = "dislike" if negative else "like"
+            out.append(Extracted(kind=kind, value=_clip(thing.group(1))))
     return out

@@ -36,7 +36,8 @@ OTHER_PERSON = re.compile(
     re.IGNORECASE,
 )
 _DIET = re.compile(
-    r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto|paleo|gluten[- ]free|dairy[- ]free)\b",
+    r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
+    r"gluten[- ]free|dairy[- ]free)\b",
     re.IGNORECASE,
 )
 _DRINKS = re.compile(
@@ -73,7 +74,8 @@ _HOW_TO_ANSWER = re.compile(
     r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|told|writ\w*|"
     r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
     r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
-    r"english|spanish|french|german|italian|portuguese|chinese|japanese)\b",
+    r"english|spanish|french|german|italian|portuguese|chinese|japanese|units?|metric|imperial|"
+    r"celsius|fahrenheit|spelling|24-hour|12-hour|blunt|direct|honest|sugar-?coat\w*)\b",
     re.IGNORECASE,
 )
 """How the user wants to be answered is said in these words; a "communication"
@@ -95,17 +97,18 @@ _RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_
 """A relative's wedding or birthday is a date in the user's own calendar."""
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
-    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the )?[\w-]+)?\s+"
+    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the |my |our )?[\w-]+"
+    r"(?: [\w-]+)?)?\s+"
     r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
     r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
 )
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
-_ALLERGY_WORDS = re.compile(r"allerg|anaphyla|epipen", re.IGNORECASE)
+_ALLERGY_WORDS = re.compile(r"allerg|alerg|anaphyla|epipen", re.IGNORECASE)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
-    r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*)\b",
+    r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",
     re.IGNORECASE,
 )
 """Words that make a food a rule kept (a diet restriction) rather than a taste."""
@@ -131,15 +134,187 @@ NAME_AFTER = re.compile(
 )
 
 
+_REGULAR = re.compile(
+    r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day)\b",
+    re.IGNORECASE,
+)
+_MOOD = re.compile(
+    r"(?:so |very |really |a bit |kinda )?(?:bored|tired|exhausted|stressed|anxious|sad|happy|"
+    r"sick|stable|fine|ok|okay|busy|hungover|sleepy|grumpy|cranky|nervous|excited|"
+    r"overwhelmed|lonely|upset|angry|annoyed|frustrated|worried)",
+    re.IGNORECASE,
+)
+_JOBS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|architect|"
+    "pharmacist|dentist|vet|chef|cook|baker|farmer|pilot|firefighter|paramedic|electrician|"
+    "plumber|carpenter|mechanic|journalist|writer|editor|librarian|scientist|researcher|"
+    "professor|lecturer|student|consultant|manager|shift manager|analyst|barista|driver|"
+    "artist|musician|photographer|therapist|surgeon|midwife"
+)
+_SPORT = re.compile(
+    r"\b(?:run\w*|jog\w*|swim\w*|laps?|cycl\w*|bik\w*|spin\w*|yoga|pilates|gym|lift\w*|"
+    r"weights?|climb\w*|boulder\w*|hik\w*|walk\w*|tennis|football|soccer|basketball|rugby|"
+    r"cricket|golf|ski\w*|snowboard\w*|surf\w*|row\w*|crossfit|hiit|danc\w*|box\w*|"
+    r"martial arts|karate|judo|jiu[- ]?jitsu|bjj|squash|badminton|volleyball|netball|hockey|"
+    r"skat\w*|paddl\w*|kayak\w*|canoe\w*|marathons?|\d+k|triathlons?|workouts?|work out|"
+    r"working out|exercis\w*|stretch\w*|sports?|train\w*|sprint\w*|cardio|zumba|barre|"
+    r"aerobics|spinning|parkrun|fencing|archery|sailing|horse riding|riding|padel|\w*athlete|"
+    r"runner|swimmer|cyclist|climber|hiker|surfer|skier|boxer|dancer|yogi|meditat\w*|tai chi|"
+    r"qigong|breathwork|mobility|physio\w*|rehab)\b",
+    re.IGNORECASE,
+)
+"""Words of exercise: an "exercise" read with none of them is a pastime or nothing."""
+_FIGURE = re.compile(
+    r"\b(?:could|can) eat a horse\b|\bdying (?:for|of|to)\b[\w ]{0,20}|\bover the moon\b|"
+    r"\bunder the weather\b|\bpiece of cake\b|\bwalk in the park\b|\bhit the (?:sack|hay)\b|"
+    r"\bsick (?:and|&) tired\b|\bbite the bullet\b|\bspill(?:ed)? the beans\b|\bon cloud nine\b|"
+    r"\bcosts? an arm and a leg\b|\braining cats and dogs\b|\blet the cat out of the bag\b|"
+    r"\bhead over heels\b|\beat (?:my|his|her|their) words\b|\bgo(?:ing|ne)? bananas\b|"
+    r"\bin a pickle\b|\bsour grapes\b|\bcool as a cucumber\b|\bfull of beans\b|"
+    r"\bbread and butter\b|\bnot (?:my|his|her|their) cup of tea\b|\bnuts about\b|"
+    r"\bdrives? me (?:up the wall|nuts|crazy|mad|bananas)\b|\bmy idea of hell\b|"
+    r"\b(?:legs|arms|brain) (?:are|is|feel|feels) (?:like )?jelly\b|\bcould sleep for a week\b|"
+    r"\bkilling me\b|\bkills me\b|\bdead tired\b|\bcouch potato\b|\bhot potato\b|"
+    r"\bcherry on top\b|\bnot rocket science\b|\bsleep like a log\b|\bcold turkey\b|"
+    r"\blike clockwork\b",
+    re.IGNORECASE,
+)
+"""Idioms: their words say nothing of what they name ("I could eat a horse", "this heat is
+killing me", "it's not rocket science"); a value read inside one is no fact."""
+_PASSING = re.compile(
+    r"\b(?:could eat a horse|dying (?:for|of)|killing me|kills me|over the moon|on cloud nine|"
+    r"under the weather|sick (?:and|&) tired|dead tired|could sleep for a week)\b|"
+    r"\b(?:crav\w+|in the mood for|fancy(?:ing)?|could (?:really )?(?:go for|use|do with)|"
+    r"feel(?:ing)? like (?:having|eating|drinking|a|an|some)|hungry for|starving for|"
+    r"want(?:ing)? (?:a|an|some) \w+ (?:right now|now|tonight|today))\b",
+    re.IGNORECASE,
+)
+"""A want or a feeling of the moment ("craving chocolate", "dying for a coffee", "in the
+mood for pizza"): not a taste that lasts."""
+_MOMENT = re.compile(
+    r"\b(?:right now|rn|at the moment|atm|today|tonight|this (?:morning|afternoon|evening)|"
+    r"just now)\b",
+    re.IGNORECASE,
+)
+_SARCASM = re.compile(
+    r"\b(?:[Jj]ust|[Ss]o|[Tt]otally|[Rr]eally) (?:LOVE|LOVES|ADORE|ENJOY)\b|"
+    r"(?i:\b(?:oh|yeah|wow),? (?:great|wonderful|fantastic|perfect|"
+    r"brilliant|joy|lovely|amazing)\b|\byeah right\b|(?:^|\s)/s\b|\bsaid no one\b|"
+    r"\blove that for me\b|\bdon'?t you just love\b|\bnothing (?:I )?love more than\b|"
+    r"\b(?:just |really |absolutely )?(?:love|adore|enjoy)s? (?:sitting in traffic|being stuck|"
+    r"being ignored|waiting (?:in|for|around)|queu\w+|delays?|mondays|paperwork|"
+    r"doing (?:my )?taxes|getting up at))",
+)
+"""Praise said to mean its opposite ("I just LOVE mondays", "Oh great, another Monday",
+"I just love sitting in traffic"): no taste at all."""
+
+
+_HEALTH_WORD = re.compile(
+    r"itis\b|osis\b|\bdisease|disorder|syndrome|allerg|intoleran|diabet|asthma|migraine|"
+    r"\bpain\b|ache\b|injur|deficien|anxiety|depress|adhd|autis|\bibs\b|hypertension|"
+    r"blood pressure|cholesterol|coeliac|celiac|crohn|arthritis|eczema|psoriasis|epilep|"
+    r"insomnia|apnoea|apnea|hearing|deaf|blind|sight|vision|knee|back\b|hip\b|shoulder|"
+    r"pregnan|sober|recover|cancer|tumou?r|fracture|broken|sprain|concussion|covid|flu\b|"
+    r"cold\b|infection|virus|condition|chronic|dyslex|ptsd|ocd|bipolar|thyroid|anaem|anem|"
+    r"heart|kidney|liver|lung|stomach|gut\b|reflux|ulcer|gout|lupus|ms\b|fibromyalgia|fever|"
+    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|anorexi|bulimi|headache",
+    re.IGNORECASE,
+)
+_NOT_HEALTH = re.compile(r"\b(?:laid off|fired|promoted|redundant|dumped|engaged)\b", re.I)
+
+
+def _health_said(value: str, clause: str) -> bool:
+    """A condition is said as one: a word of health in it ("IBS", "a bad knee", "type 1
+    diabetic"), or said the way a condition is ("I have X", "diagnosed with X", "I'm X"),
+    and not a life event ("laid off")."""
+    if _NOT_HEALTH.search(value):
+        return False
+    if _HEALTH_WORD.search(value):
+        return True
+    v = re.escape(value)
+    return bool(
+        re.search(
+            rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"
+            rf"getting|chronic)\s+(?:(?:a|an|some|mild|severe|bad|terrible|bit of|touch of)\s+)?"
+            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|\b{v}\s+here\b",
+            clause,
+            re.IGNORECASE,
+        )
+    )
+
+
+def _dosed(value: str, clause: str) -> bool:
+    """`value` is said as a medicine taken: "on 20mg citalopram", "I take metformin",
+    "switched me from sertraline to fluoxetine", "prescribed X"."""
+    v = re.escape(value)
+    return bool(
+        re.search(
+            rf"\b(?:take|takes|taking|took|on|prescribed|from|to|started|stopped)\s+"
+            rf"(?:\d+\s?mg\s+(?:of\s+)?|some\s+|a\s+course of\s+)?{v}\b",
+            clause,
+            re.IGNORECASE,
+        )
+    ) and not re.search(rf"\b(?:my|for|of)\s+{v}\b", clause, re.IGNORECASE)
+
+
+def figurative(value: str, clause: str) -> bool:
+    """Every word of `value` lies inside an idiom of `clause` (`_FIGURE`)."""
+    want = {w.lower() for w in re.findall(r"[\w'-]+", value)}
+    for m in _FIGURE.finditer(clause):
+        inside = {w.lower() for w in re.findall(r"[\w'-]+", m.group(0))}
+        if want and want <= inside:
+            return True
+    return False
+
+
+def passing_taste(value: str, clause: str) -> bool:
+    """A like read in a want or a mood of the moment, or in sarcasm, is no taste: a
+    craving ("craving chocolate right now"), a like said of now alone ("loving this song
+    right now"), or praise meant as its opposite (`_SARCASM`)."""
+    part = subclause(value, clause)
+    if _SARCASM.search(clause) or _PASSING.search(part):
+        return True
+    return bool(_MOMENT.search(part)) and not _HABIT.search(part)
+
+
 _THIRD_SUBJECT = re.compile(
     r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
     r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
     r"(?:is|are|was|were|went|goes|go|has|have|had|got|gets|cost|costs|seem|seems|look|looks|"
-    r"will|can|could|said|says|lives|works)\b",
+    r"will|can|could|said|says|lives|works|has(?:n'?t)?|have(?:n'?t)?|is(?:n'?t)|was(?:n'?t)|"
+    r"did(?:n'?t)?|does(?:n'?t)?|won'?t)\b|^\W*(?:it'?s|it is|it was)\b",
     re.IGNORECASE,
 )
 """A sentence whose subject is a thing or a person other than the writer ("The weather
 in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
+
+
+_AT_THEIRS = re.compile(
+    r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
+    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?",
+    re.IGNORECASE,
+)
+"""A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
+Seoul for my cousin's wedding", "my parents' place"): the writer is still the subject."""
+
+
+_THEIR_SUBJECT = re.compile(
+    r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
+    r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
+    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
+    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin)(?:\s+[A-Z]\w+)?|he|she|they)\b"
+    r"(?!['\u2019]s)",
+    re.IGNORECASE,
+)
+"""A part of a sentence whose subject is another person ("my neighbour plays drums", "now
+she judges my bagels")."""
+
+
+def their_subject(part: str) -> bool:
+    """`part` (of a sentence) is said of another person, who is its subject, and not of
+    the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
+    return bool(_THEIR_SUBJECT.match(part)) and not _FIRST_PERSON.search(part)
 
 
 def about_someone_else(clause: str, kind: str) -> bool:
@@ -150,6 +325,9 @@ def about_someone_else(clause: str, kind: str) -> bool:
     ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
     if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
         return False
+    clause = _AT_THEIRS.sub("", clause)
+    if their_subject(clause):
+        return True
     if _FIRST_PERSON.search(clause):
         return False
     if OTHER_PERSON.search(clause):
@@ -182,14 +360,34 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     no fact at all)."""
     if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
+    if figurative(value, clause):
+        return None  # "I could eat a horse": no horse
+    if kind == "condition" and _PASSING.search(subclause(value, clause)):
+        return None  # "My head is killing me": a moment, not a condition
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         kind = "food_dislike" if disliked(value, clause) else "condition"
         if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "food_dislike"
     if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
         kind = "diet"
-    if kind == "condition" and re.search(r"\btak(e|es|ing)\b", clause, re.I):
-        kind = "medication"
+    if kind == "condition" and _dosed(value, clause):
+        kind = "medication"  # "switched me from sertraline to fluoxetine"
+    if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
+        kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
+    if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
+        return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
+    if kind == "condition" and not _health_said(value, clause):
+        return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
+    if (
+        kind in ("routine", "plan")
+        and _STAY_END.search(clause)
+        and re.search(
+            rf"\b(?:I'?m|I am|we'?re|we are|staying|stuck) (?:in|at) (?:the )?{re.escape(value)}\b",
+            clause,
+            re.I,
+        )
+    ):
+        kind = "whereabouts"  # "I'm in hospital until Monday": a stay
     if kind == "routine" and _EVENT.search(clause):
         kind = "plan"
     if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
@@ -204,6 +402,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):
         kind = "dislike"  # "I hate long drives": a dislike, not a workout
+    if kind == "exercise" and not _SPORT.search(value):
+        if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
+            return None  # "exercise: entertain", "exercise: work"
+        kind = "like"  # "I play chess online most evenings": a pastime
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
     if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
@@ -217,14 +419,18 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         and not _DIET.search(value)
         and not _RESTRICTS.search(subclause(value, clause))
     ):
+        if not _LIKING.search(clause):
+            return None  # "carb counts actually matter to me": neither rule nor taste
         kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
-    if kind in ("food_dislike", "drink_dislike") and re.search(
+    if kind in ("food_dislike", "drink_dislike", "food_like", "drink_like") and re.search(
         rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
     ):
         kind = "diet"  # "no pork for me": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")
     if liked and episodic(clause) and not _LIKING.search(clause):
         return None  # "Ordered Thai food tonight": had once, not a taste
+    if liked and passing_taste(value, clause):
+        return None  # "craving chocolate right now", "I just LOVE mondays"
     if liked and disliked(value, clause) and not ended(value, kind, clause):
         kind = OPPOSITE[kind]
     if kind in ("like", "food_like") and value[:1].isupper() and NAME_AFTER.search(clause):

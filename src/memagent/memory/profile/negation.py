@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.item_keys import match_key, said_word, tokens
 
 NEGATIVE_KINDS = frozenset({"diet", "food_dislike", "drink_dislike", "dislike"})
 """Kinds whose meaning is a negation: a "don't" states them rather than ends them."""
@@ -33,7 +33,7 @@ DISLIKE_CUE = re.compile(
 )
 ENDED = re.compile(
     r"\b(no longer|any ?more|stopped|quit|gave up|given up|no more|went off|gone off|"
-    r"over it)\b",
+    r"over it|grown out of|grew out of|outgrew|outgrown)\b",
     re.IGNORECASE,
 )
 _ABSTAIN = re.compile(
@@ -44,7 +44,10 @@ _ABSTAIN = re.compile(
 _RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re.IGNORECASE)
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
-    r"no longer(?: \w+)?(?: to)?|stopped (?:\w+ing)|gave up|given up|quit(?: \w+ing)?|off|"
+    r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
+    r"quit(?: \w+ing)?|"
+    r"off(?! to\b| for\b)|"
+    r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"
     r"\s+((?:[\w'-]+\s?){1,3})",
     re.IGNORECASE,
@@ -56,14 +59,15 @@ _NOT_ANY_MORE = re.compile(
 )
 """"I don't swim anymore": the verb and its object are what is over ("swim")."""
 _LEFT_BEHIND = re.compile(
-    r"\b(?:switched|changed|moved|went|swapped|converted)\s+(?:over\s+)?from\s+"
+    r"\b(?:switched|changed|moved|went|swapped|converted)\s+(?:(?:me|us|him|her|them)\s+)?"
+    r"(?:over\s+)?from\s+"
     r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
-    r"|((?:[\w'-]+\s){0,2}?[\w'-]+)\s+(?:is|are)\s+(?:out|off the table|off the menu|"
+    r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:out|off the table|off the menu|"
     r"over|done|finished)\b",
     re.IGNORECASE,
 )
-""""I switched from coffee to green tea", "running is out for now": the first thing
-is over."""
+""""I switched from coffee to green tea", "my doctor switched me from X to Y", "running is
+out for now", "keto's done": the first thing is over."""
 _SUBCLAUSE = re.compile(
     r"\s*[,;:]\s*(?:(?:and|but|so)\s+)?|\s+(?:but|so|though|although|because|since|whereas)\s+|"
     r"\s+and\s+(?=(?:I|I'm|I've|I'd|now|then|we)\b)",
@@ -76,10 +80,12 @@ def _keys(text: str) -> set[str]:
 
 
 def subclause(value: str, clause: str) -> str:
-    """The part of `clause` that says `value` (all its words), else the clause."""
+    """The part of `clause` that says `value` (all its words, word endings folded:
+    "swimming laps" is said in "I swim laps"), else the clause."""
     want = _keys(value)
     for part in _SUBCLAUSE.split(clause):
-        if want and want <= _keys(part):
+        said = _keys(part)
+        if want and all(said_word(w, said) for w in want):
             return part
     return clause
 

@@ -33,17 +33,30 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:[Mm]y|a|an|our) ({_ANIMALS})(?:,? an? \w+)?,? {_CALLED} {_NAME}"), "pet"),
     (re.compile(rf"\b[Mm]y ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
-    (re.compile(rf"\b[Mm]y ({_RELATIVES}),? {_NAME}\b"), "family"),
+    (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_RELATIVES}),? {_NAME}\b"), "family"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
 _FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
-_OWN_NAME = re.compile(rf"\b(?:[Mm]y name is|[Cc]all me|I'm called|I am called) {_FULL_NAME}")
-_HOME = re.compile(
-    r"\bI (?:live|am living|'m living|'ve moved|have moved|moved|just moved|relocated|"
-    r"'ve relocated|have relocated|just relocated) (?:in|to) "
-    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+_OWN_NAME = re.compile(
+    rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called) {_FULL_NAME}|"
+    rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}"
 )
+"""The user's name; what they are called by others only when no name is given."""
+_HOME = re.compile(
+    r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|"
+    r"have lived|'ve been living|have been living|"
+    r"'ve moved|have moved|moved|just moved|relocated|"
+    r"'ve relocated|have relocated|just relocated) (?:in|to) "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?(?:moved to|live in|'re living in|are "
+    r"living in) (?:an? [\w -]{1,30}? in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+)
+_RETIRED = re.compile(
+    r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
+    r"(?! from\b)",
+    re.IGNORECASE,
+)
+""""I retired in January", "I'm retired": no job now, which is the work fact."""
 _WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
 OCCUPATIONS = (
     "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
@@ -73,12 +86,23 @@ _ABSTAINED = re.compile(
     r"(?=[,.;!]|$| anymore| any more| completely| entirely| at all| now| these days| for )"
 )
 _COMMUNICATION = re.compile(
-    r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?)\b", re.IGNORECASE
-)
-_WANTS = re.compile(
-    r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop)\b",
+    r"\b(answers?|replies|reply|responses?|emojis?|bullet points?|explanations?|detail)\b",
     re.IGNORECASE,
 )
+_WANTS = re.compile(
+    r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop|"
+    r"go into|more|less|no)\b",
+    re.IGNORECASE,
+)
+_PART = re.compile(r"\s*[,;:]\s*|\s+(?:so|but|because|and then)\s+", re.IGNORECASE)
+"""The parts of a sentence: a way to answer is the part that says it."""
+_NO_FOR_ME = re.compile(
+    r"^\W*no (?!more\b|longer\b)([a-z][a-z -]{1,30}?) for me\b|"
+    r"\bI(?:'m| am) off ([a-z][a-z -]{1,30}?) for good\b",
+    re.IGNORECASE,
+)
+""""No beef for me, it's a religious thing": a diet rule said without a verb."""
+
 _STAY = re.compile(
     r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
     r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
@@ -86,9 +110,28 @@ _STAY = re.compile(
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
+_PLACE = re.compile(
+    r"(?<!\bto )(?<!\bfor )(?:^|(?<=\s))(?:[Ii]n|at|near|from)\s+(?:the\s+|our\s+|my\s+)?"
+    r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|I|The)\b)"
+    r"([A-Z][\w'-]+(?: [A-Z][\w'-]+)*)"
+)
+"""A place named after "in", "at", "near" or "from" ("at a music festival in Roskilde till
+Saturday", "Jury duty has me stuck in Fresno until the 12th"): a stay, when the sentence
+says until when and is not about going somewhere."""
+_GOING = re.compile(
+    r"\b(?:flying|fly|going|heading|driving|travell?ing|off|moving|trip|visit\w*|meeting|"
+    r"visiting|weekend in|next)\b",
+    re.IGNORECASE,
+)
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
+_ARE_NAMED = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur) {_COUNT} ({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s? "
+    rf"are (?:called |named )?{_NAMES}"
+)
+""""Our two cats are Salt and Pepper"."""
 _HAVE_NAMED = re.compile(
     rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) {_COUNT} (?:\w+ )?"
     rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
@@ -125,7 +168,11 @@ _TRAVEL = re.compile(
 
 
 def _clip(text: str) -> str:
-    return " ".join(text.split())[:MAX_VALUE_CHARS].strip(" ,.;!")
+    """`text` cut to a value's length at a word's end (a cut word would not be said)."""
+    said = " ".join(text.split())
+    if len(said) > MAX_VALUE_CHARS:
+        said = said[: MAX_VALUE_CHARS + 1].rsplit(" ", 1)[0]
+    return said.strip(" ,.;!")
 
 
 def rule_facts(sentences: list[str]) -> list[Extracted]:
@@ -138,25 +185,32 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
                 if name not in _NAME_STOP:
                     out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))
         own = _OWN_NAME.search(s)
-        if own is not None and own.group(1) not in _NAME_STOP:
-            out.append(Extracted(kind="name", value=own.group(1)))
+        if own is not None and (own.group(1) or own.group(2)) not in _NAME_STOP:
+            out.append(Extracted(kind="name", value=own.group(1) or own.group(2)))
         home = _HOME.search(s)
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
         work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
+        elif _RETIRED.search(s):
+            out.append(Extracted(kind="work", value="retired"))
         stay = _STAY.search(s)
-        if stay is not None and time_bound(s, date.today()) is not None:
+        bounded = time_bound(s, date.today()) is not None
+        if stay is not None and bounded:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
+        elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
+            out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 thing = _ABSTAINED.match(s, no.end())
                 if thing is not None:
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
+        for m in _NO_FOR_ME.finditer(s):
+            out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
-        for m in _HAVE_NAMED.finditer(s):
+        for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s)):
             relation = relations.singular(m.group(1))
             kind = "pet" if relation in relations.ANIMALS else "family"
             for name in relations.split_names(m.group(2)):
@@ -173,7 +227,9 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         if travel is not None:
             out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
-            said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", s.strip(), flags=re.I)
+            parts = [p for p in _PART.split(s) if _COMMUNICATION.search(p)]
+            part = next((p for p in parts if _WANTS.search(p)), parts[0])
+            said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", part.strip(), flags=re.I)
             out.append(Extracted(kind="communication", value=_clip(said)))
     return out
 
@@ -190,7 +246,14 @@ def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
     ruled = {f.kind for f in rules}
     values = {match_key(f.value) for f in rules}
+    names = {match_key(f.name) for f in rules if f.name}  # a name the rules placed
     return [
         *rules,
-        *(f for f in model if f.kind not in ruled and match_key(f.value) not in values),
+        *(
+            f
+            for f in model
+            if f.kind not in ruled
+            and match_key(f.value) not in values
+            and not ({match_key(f.value), match_key(f.name)} & names)
+        ),
     ]

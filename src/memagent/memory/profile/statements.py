@@ -35,7 +35,8 @@ _INJECTION = re.compile(
     r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|prompts?|rules?|"
     r"system message)\b|\bsystem prompt\b|\byou are now\b|\bnew instructions?\b|"
     r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
-    r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b",
+    r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b|\bnew rules?\s*:|"
+    r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b",
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
@@ -59,8 +60,9 @@ _ASSISTANT_VOICE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^\s*(who|whom|whose|what|when|where|why|which|how|do|does|did|is|are|was|were|"
-    r"can|could|would|will|shall|should|may|might|have|has|am)\b",
+    r"^\s*(?:(?:wait|so|ok|okay|hey|um+|uh+|hmm+|oh|also|btw)\W+)?"
+    r"(who|whom|whose|what|whats|when|where|wheres|why|which|how|hows|do|does|did|is|are|was|were|"
+    r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -168,6 +170,11 @@ _SMALL_TALK_WORDS = frozenset(
         "appreciate",
         "makes",
         "sense",
+        "talk",
+        "tomorrow",
+        "soon",
+        "chat",
+        "later",
     ]
 )
 _HYPOTHETICAL = re.compile(
@@ -181,9 +188,15 @@ _HYPOTHETICAL = re.compile(
 )
 _COMMUNICATION = re.compile(
     r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
-    r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?)\b",
+    r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?|"
+    r"spelling|metric|imperial|units)\b",
     re.IGNORECASE,
 )
+_OWN_ANSWERS = re.compile(
+    r"\bI(?:'ll| will| can)? (?:keep|make|try to keep) my (?:answers|replies|responses)\b",
+    re.IGNORECASE,
+)
+"""'I'll keep my answers brief': the assistant speaking of its answers, not the user."""
 _PASTED = re.compile(r"[{}\[\]<>]|```|\\n|\"\s*:")
 _MEMO = re.compile(
     r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
@@ -192,7 +205,11 @@ _MEMO = re.compile(
     re.IGNORECASE,
 )
 """"Please remember that I'm vegan": the fact after a request to remember it."""
-_CLAUSE_BREAK = re.compile(r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+")
+_PASTE_MARK = re.compile(r"(?:^|\s)(?:-{3,}|={3,}|_{3,})(?:\s|$)|^>", re.MULTILINE)
+"""A rule line or a quote mark: what follows is pasted (an email, a message), not said."""
+_CLAUSE_BREAK = re.compile(
+    r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*"
+)
 _LEAD_WORD = re.compile(r"^\s*(so|but|and|then|or)\s+", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"\b(would|could|might|will|shall)\b|'d\b|'ll\b", re.IGNORECASE)
 
@@ -231,6 +248,8 @@ def why_not_a_fact(sentence: str) -> str | None:
     words = [w.lower() for w in _WORD.findall(s)]
     if _SMALL_TALK.match(s) or all(w in _SMALL_TALK_WORDS for w in words):
         return "small talk"
+    if _OWN_ANSWERS.search(s):
+        return "the assistant's voice"
     if _COMMUNICATION.search(s) and not _HYPOTHETICAL.search(s):
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
@@ -274,6 +293,10 @@ def screen(text: str) -> Screened:
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
+    pasted = _PASTE_MARK.search(text)
+    if pasted is not None:  # "--- Hi team, …": someone else's text pasted below the line
+        dropped.append((text[pasted.start() :][:200], "pasted text"))
+        text = text[: pasted.start()]
     for said in sentences(text):
         sentence = _MEMO.sub("", said, count=1)
         why = why_not_a_fact(sentence)

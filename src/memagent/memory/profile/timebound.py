@@ -2,8 +2,9 @@
 
 Mechanical, no model: "until Friday", "till the 12th", "through March 3",
 "this week", "this weekend", "for the weekend", "today", "tonight", "for the next 3 days",
-"for two weeks", "this month" each resolve to the last day the fact holds,
-counted from the day the statement was made (not the day it is learned). A
+"for two weeks", "for a fortnight", "this month", "for the rest of the month", "all of
+July", "until Thursday the 12th", "flying home Saturday" each resolve to the last day the
+fact holds, counted from the day the statement was made (not the day it is learned). A
 weekday names its next occurrence on or after that day; a day of the month or a
 month-and-day that has already passed this year means the next one.
 """
@@ -21,9 +22,17 @@ _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
 _UNTIL = r"(?:until|till|til|through|thru|to|up to|up until)"
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
 _COUNT = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
+_FULL_MONTH = (
+    r"(january|february|march|april|may|june|july|august|september|october|november|december)"
+)
+_RETURN = (
+    r"(?:flying|fly|flies|heading|going|coming|driving|getting|travell?ing|leaving|"
+    r"leave|returning|return|checking out|check out)"
+)
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+(\d{{4}}-\d{{2}}-\d{{2}})\b", re.I), "iso"),
+    (re.compile(rf"\b{_UNTIL}\s+{_DAY},?\s+(?:the\s+)?{_ORD}\b", re.I), "weekday_day"),
     (re.compile(rf"\b{_UNTIL}\s+(?:next\s+)?{_DAY}\b", re.I), "weekday"),
     (re.compile(rf"\b{_UNTIL}\s+{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
@@ -38,6 +47,18 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) month\b", re.I), "month"),
     (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
+    (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}?\s*(fortnight)s?\b", re.I), "span"),
+    (re.compile(r"\b(?:for |over )?the rest of (?:the|this) week\b", re.I), "week"),
+    (re.compile(r"\b(?:for |over )?the rest of (?:the|this) month\b", re.I), "month"),
+    (
+        re.compile(
+            rf"\b(?:all|the whole|the entire)\s+(?:of\s+)?{_FULL_MONTH}\b|"
+            rf"\b(?:for|throughout|through)\s+(?:the month of\s+)?{_FULL_MONTH}\b(?!\s+\d)",
+            re.I,
+        ),
+        "whole_month",
+    ),
+    (re.compile(rf"\b{_RETURN}\s+(?:back\s+|home\s+)?(?:on\s+)?{_DAY}\b", re.I), "weekday"),
     (re.compile(r"\b(this|the whole|all)\s+week(end)?\b", re.I), "this_week"),
     (re.compile(r"\b(for|over)\s+the\s+weekend\b", re.I), "this_week"),
     (re.compile(r"\bthis\s+month\b", re.I), "month"),
@@ -79,6 +100,13 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
             return date.fromisoformat(m.group(1))
         except ValueError:
             return None
+    if kind == "weekday_day":  # "until Thursday the 12th": the date says which Thursday
+        return _day_of_month(today, int(m.group(3)))
+    if kind == "whole_month":
+        name = m.group(1) or m.group(2)
+        month = _month_number(name)
+        year = today.year + (1 if month < today.month else 0)
+        return date(year, month, monthrange(year, month)[1])
     if kind == "weekday":
         when = _next_weekday(today, m.group(1))
         same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
@@ -98,9 +126,10 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
     if kind == "month":
         return date(today.year, today.month, monthrange(today.year, today.month)[1])
     if kind == "span":
-        raw = m.group(1).lower()
+        raw = (m.group(1) or "one").lower()
         n = int(raw) if raw.isdigit() else NUMBERS[raw]
-        days = n * (7 if m.group(2).lower() == "week" else 1)
+        per = {"week": 7, "fortnight": 14}.get(m.group(2).lower(), 1)
+        days = n * per
         return today + timedelta(days=max(days - 1, 0))
     if kind == "today":
         return today

@@ -1,0 +1,371 @@
+"""Changes a statement makes to what the profile already holds, read by rule.
+
+Mechanical, no model. Each rule changes existing items from the statement's own
+words, so it works when the model reads nothing (a small model has nothing to copy
+in "Maya and I broke up", and a capable one reads the old fact, not its end):
+
+- **A pet or person gone** (`relation_over`): "Sam is no longer my girlfriend",
+  "Maya and I broke up", "we divorced", "we had to put our dog Biscuit down": the
+  item that names them (by name, or by the relation when there is one of it) is
+  removed.
+- **A name corrected** (`renames`): "we renamed him Comet", "I meant Iggy not
+  Ziggy": the pet or person named the old way is named the new way.
+- **A stay made longer or shorter** (`stay_changes`): "we're staying on till
+  Wednesday" moves the current stay's end; "back in Dublin now" (the user's home)
+  ends it.
+- **Answers of the other length** (`length_swaps`): a wish for more detail ends one
+  for short answers, and the other way round (one length at a time).
+- **Sober** (`sober`): "I've quit drinking" ends the likes of alcoholic drinks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import date
+
+from memagent.memory.profile import relations
+from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.negation import subclause
+from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.timebound import time_bound
+
+FOOD, GENERAL = "resource_user_food_prefs.json", "resource_user_general_prefs.json"
+HEALTH, ROUTINE = "resource_user_health.json", "resource_user_routine.json"
+PEOPLE, STAY, HOME = "personal.facts", "whereabouts.current", "home"
+
+_RELATIVE_WORDS = "|".join(sorted({*relations.RELATIVES, *relations.ANIMALS}, key=len))
+RELATION_OVER = re.compile(
+    r"\b(?:no longer|not|isn'?t|is not|aren'?t) (?:my|our) (?:[\w-]+ )?"
+    rf"(?:{_RELATIVE_WORDS})\b(?!'s)|"
+    rf"\bex-?(?:{_RELATIVE_WORDS})\b|"
+    r"\b(?:broke|break|breaking|split|splitting) up\b|\bsplit\b|\bdivorc\w*|\bseparated\b|"
+    r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
+    r"\bran away\b",
+    re.IGNORECASE,
+)
+"""Words that say a pet or a person is no longer the user's."""
+_NAME = r"([A-Z][a-zA-Z'-]+)"
+_RENAME = re.compile(
+    rf"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\s+(?:to\s+|as\s+)?{_NAME}"
+)
+_MEANT = re.compile(
+    r"\b(?:[Ii] meant|[Ii]t'?s|[Ii]t is|[Ss]orry,?|[Oo]ops,?|[Aa]ctually,?)\s+"
+    rf"{_NAME},?\s+not\s+{_NAME}\b"
+    rf"|\bnot\s+{_NAME},?\s+(?:but|it'?s|it is)\s+{_NAME}\b"
+)
+_STAY_ON = re.compile(
+    r"\b(?:stay\w*|here|extend\w*|sticking around|remain\w*|still in)\b", re.IGNORECASE
+)
+_BACK_IN = re.compile(r"\bback (?:in|to|at|home in)\s+((?:[A-Z][\w'-]*\s?){1,3})")
+_SHORT = re.compile(r"\b(brief|short|shorter|concise|succinct|terse|to the point)\b", re.I)
+_LONG = re.compile(
+    r"\b(detail|details|detailed|longer|in-depth|in depth|thorough|elaborate)\b", re.I
+)
+_SOBER = re.compile(
+    r"\b(?:quit|stopped|given up|gave up|giving up|off|cut out|no more|done with) "
+    r"(?:the )?(?:drinking|drink|booze|alcohol)\b"
+    r"(?=\s*(?:$|[,.;!]|altogether|completely|entirely|for good|alcohol|booze|now|\d|and|"
+    r"since|so))|\bsober\b|\bteetotal\b|\bdon'?t drink (?:alcohol )?any ?more\b",
+    re.IGNORECASE,
+)
+ALCOHOL = re.compile(
+    r"\b(beers?|wines?|whisk(?:e)?y|bourbon|scotch|gin|vodka|rum|tequila|mezcal|sake|soju|"
+    r"cider|ales?|ipas?|lagers?|stouts?|porters?|cocktails?|champagne|prosecco|cava|"
+    r"margaritas?|martinis?|negronis?|spritz|mojitos?|sangria|brandy|cognac|port|sherry|"
+    r"alcohol|booze|drinking)\b",
+    re.IGNORECASE,
+)
+
+
+def items(resources: Mapping[str, Resource], file: str, path: str) -> list[Item]:
+    res = resources.get(file)
+    return (res.items_at(path) if res is not None else None) or []
+
+
+def _remove(file: str, path: str, key: str) -> RemoveOp:
+    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})
+
+
+def _written(ops: Sequence[AnyOp], path: str) -> set[str]:
+    return {
+        match_key(o.value.item)
+        for o in ops
+        if isinstance(o, AppendOp | UpdateOp | RemoveOp) and o.path == path
+    }
+
+
+def who(item: Item) -> tuple[str, str, str] | None:
+    """(kind, relation, name) of a pet's or relative's item ("Dog named Biscuit",
+    "Girlfriend: Sam"), else None."""
+    kind = item.item.split("_", 1)[0]
+    if kind not in ("pet", "family"):
+        return None
+    display = item.display or ""
+    if kind == "pet" and " named " in display:
+        relation, _, name = display.partition(" named ")
+    elif ": " in display:
+        relation, _, name = display.partition(": ")
+    else:
+        return None
+    return kind, relation.strip().lower(), name.strip()
+
+
+def relation_over(name: str, relation: str, clause: str) -> bool:
+    """`clause` says the pet or person (`name`, or the `relation` when no name is
+    said) is no longer the user's (module doc), in the part of it that names them."""
+    said = name if name and re.search(rf"\b{re.escape(name)}\b", clause) else relation
+    if not said:
+        return False
+    part = subclause(said, clause)
+    if len(part.split()) < 3:  # "Maya | and I broke up": the name alone, its verb after
+        part = clause
+    return bool(RELATION_OVER.search(part))
+
+
+def relation_endings(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """Remove each pet or relative a sentence says is gone (module doc): named, or
+    the only one of the relation the sentence names ("we had to put our dog down")."""
+    people = [(i, w) for i in items(resources, GENERAL, PEOPLE) if (w := who(i)) is not None]
+    written = _written(ops, PEOPLE)
+    out: list[AnyOp] = []
+    for s in sentences:
+        if not RELATION_OVER.search(s):
+            continue
+        for item, (_kind, relation, name) in people:
+            if match_key(item.item) in written:
+                continue
+            by_name = bool(name) and re.search(rf"\b{re.escape(name)}\b", s) is not None
+            alone = sum(1 for _, w in people if w[1] == relation) == 1
+            by_relation = alone and re.search(
+                rf"\b(?:my|our)\s+(?:[\w-]+\s+)?{re.escape(relation)}\b", s, re.I
+            )
+            if (by_name or by_relation) and relation_over(name if by_name else "", relation, s):
+                out.append(_remove(GENERAL, PEOPLE, item.item))
+                written.add(match_key(item.item))
+    return out
+
+
+def renames(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """Name a pet or relative anew (module doc): "renamed him Comet" (the pet the
+    sentence names, or the only one), "I meant Iggy not Ziggy" (the one named Ziggy)."""
+    people = [(i, w) for i in items(resources, GENERAL, PEOPLE) if (w := who(i)) is not None]
+    if not people:
+        return []
+    written = _written(ops, PEOPLE)
+    out: list[AnyOp] = []
+    for s in sentences:
+        pairs: list[tuple[str, str | None]] = []
+        for m in _MEANT.finditer(s):
+            new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            pairs.append((new, old))
+        pairs += [(m.group(1), None) for m in _RENAME.finditer(s)]
+        for new, old in pairs:
+            named = [
+                (i, w)
+                for i, w in people
+                if (old and w[2].lower() == old.lower())
+                or (not old and w[2] != new and re.search(rf"\b{re.escape(w[2])}\b", s))
+            ]
+            if not named and not old:
+                named = [(i, w) for i, w in people if w[0] == "pet"]
+            if len(named) != 1 or any(w[2].lower() == new.lower() for _, w in people):
+                continue
+            item, (kind, relation, name) = named[0]
+            key = relations.key(kind, relation, new)
+            if match_key(key) in written or match_key(item.item) in written:
+                continue
+            value = {"item": key, "display": (item.display or "").replace(name, new)}
+            if match_key(key) == match_key(item.item):
+                out.append(UpdateOp(operation="update", file=GENERAL, path=PEOPLE, value=value))
+            else:
+                out.append(_remove(GENERAL, PEOPLE, item.item))
+                out.append(AppendOp(operation="append", file=GENERAL, path=PEOPLE, value=value))
+            written |= {match_key(key), match_key(item.item)}
+    return out
+
+
+def back_home(sentences: Sequence[str], resources: Mapping[str, Resource]) -> bool:
+    """A sentence says the user is back in the place they live ("back in Dublin now")."""
+    home = next((i for i in items(resources, GENERAL, PEOPLE) if i.item == HOME), None)
+    if home is None:
+        return False
+    where = {match_key(t) for t in tokens(home.display or "")}
+    for s in sentences:
+        for m in _BACK_IN.finditer(s):
+            said = {match_key(t) for t in tokens(m.group(1))}
+            if said and said <= where:
+                return True
+    return False
+
+
+def stay_changes(
+    sentences: Sequence[str],
+    resources: Mapping[str, Resource],
+    ops: Sequence[AnyOp],
+    today: date,
+) -> list[AnyOp]:
+    """A new end for the current stay when a sentence says the user stays on to a
+    day and names no new place ("change of plans, we're staying on till
+    Wednesday"); its end when they are back home."""
+    stay = next((i for i in items(resources, ROUTINE, STAY) if i.item == "whereabouts"), None)
+    if stay is None or _written(ops, STAY):
+        return []
+    if back_home(sentences, resources):
+        return [_remove(ROUTINE, STAY, stay.item)]
+    for s in sentences:
+        end = time_bound(s, today)
+        if end is None or not _STAY_ON.search(s) or re.search(r"\b(?:in|at|to) [A-Z]", s):
+            continue
+        display = re.sub(r"\s*\(until [^)]*\)$", "", stay.display or "In the same place")
+        value = {"item": stay.item, "display": f"{display} (until {end:%a} {end.isoformat()})"}
+        return [
+            UpdateOp(
+                operation="update", file=ROUTINE, path=STAY, value=value, expiry=end.isoformat()
+            )
+        ]
+    return []
+
+
+def length_swaps(
+    ops: Sequence[AnyOp], resources: Mapping[str, Resource], paths: Sequence[str]
+) -> list[AnyOp]:
+    """Removals of the answers of the other length when `ops` add a new way of
+    answering of one length (module doc)."""
+    out: list[AnyOp] = []
+    for path in paths:
+        existing = items(resources, GENERAL, path)
+        have = {match_key(i.item) for i in existing}
+        for op in ops:
+            if not isinstance(op, AppendOp | UpdateOp) or op.path != path:
+                continue
+            if match_key(op.value.item) in have:
+                continue
+            mine = _length(op.value.item)
+            if mine is not None:
+                out.extend(
+                    _remove(GENERAL, path, i.item)
+                    for i in existing
+                    if _length(i.item) not in (None, mine)
+                )
+    return out
+
+
+def _length(key: str) -> str | None:
+    """ "short" or "long": the length of answers an item asks for, by the first word of
+    length it says ("more detail, the short answers were too short": long)."""
+    said = key.replace("_", " ")
+    short, long = _SHORT.search(said), _LONG.search(said)
+    if short and (not long or short.start() < long.start()):
+        return "short"
+    return "long" if long else None
+
+
+_INSTEAD = re.compile(
+    r"(?:^|[,.;:!]\s*|\b(?:sorry|oops|actually|I meant|it'?s|it is)\s*,?\s*)"
+    r"((?!(?:I|I'm|we|you|it|that|this)\b)[a-z][\w-]*(?: [a-z][\w-]*){0,2}),?\s+not\s+"
+    r"([a-z][\w -]{1,30}?)(?=[,.;!]|$)",
+    re.IGNORECASE,
+)
+
+
+def substitutes(
+    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """`(file, path, new thing)` for "X, not Y" where Y is held in one of `lists`
+    ("sorry, raspberries, not strawberries" after an allergy to strawberries): X goes
+    in Y's list (Y's removal is the negation's)."""
+    out: list[tuple[str, str, str]] = []
+    for s in sentences:
+        for m in _INSTEAD.finditer(s):
+            new, old = m.group(1).strip(), m.group(2).strip()
+            old_key = {match_key(t) for t in tokens(old)}
+            for file, path in lists:
+                if any(
+                    {match_key(t) for t in tokens(i.item)} == old_key
+                    for i in items(resources, file, path)
+                ):
+                    out.append((file, path, new))
+    return out
+
+
+_JOB_OVER = re.compile(
+    r"\b(?:don'?t|do not|no longer) work (?:at|for|with) ([\w&' -]{2,40}?)"
+    r"(?: any ?more| now|[,.;!]|$)|"
+    r"\b(?:got |been |was )?(?:laid off|made redundant|fired|let go)\b|"
+    r"\b(?:quit|left|lost) my job\b",
+    re.IGNORECASE,
+)
+
+
+def job_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of the job when a sentence says it ended ("got laid off", "I don't work
+    at Google any more": the one named, if it names one)."""
+    job = next((i for i in items(resources, GENERAL, PEOPLE) if i.item == "work"), None)
+    if job is None:
+        return []
+    held = {match_key(t) for t in tokens(job.display or "")}
+    for s in sentences:
+        for m in _JOB_OVER.finditer(s):
+            named = {match_key(t) for t in tokens(m.group(1) or "")}
+            if not named or named <= held:
+                return [_remove(GENERAL, PEOPLE, job.item)]
+    return []
+
+
+def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """Removals of alcoholic drinks from the likes when the user says they stopped
+    drinking ("I've quit drinking altogether", "6 months sober")."""
+    if not any(_SOBER.search(s) for s in sentences):
+        return []
+    return [
+        _remove(FOOD, "drink.likes", i.item)
+        for i in items(resources, FOOD, "drink.likes")
+        if ALCOHOL.search(i.item.replace("_", " "))
+    ]
+
+
+def in_place_of(value: str, statement: str) -> bool:
+    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
+    v = re.escape(value)
+    return bool(
+        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
+        or re.search(rf"\bnot\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+{v}\b", statement, re.I)
+    )
+
+
+def single_over(
+    value: str, file: str, path: str, key: str, resources: Mapping[str, Resource]
+) -> list[AnyOp]:
+    """The removal of a single-valued item (`key`: "work", "whereabouts") said to be over
+    ("I don't work at Google any more", "I'm no longer in Oslo") when it holds `value`;
+    a value that is over and not held adds nothing."""
+    want = {match_key(t) for t in tokens(value)}
+    for item in items(resources, file, path):
+        if item.item == key and want <= {match_key(t) for t in tokens(item.display or "")}:
+            return [_remove(file, path, item.item)]
+    return []
+
+
+_ANY = date(2000, 1, 3)
+_EVENT_AHEAD = re.compile(
+    r"\b(?:appointment|meeting|wedding|flight|interview|concert|party|exam|conference|"
+    r"surgery|birthday|graduation|funeral|dentist|doctor|check-?up)\b",
+    re.IGNORECASE,
+)
+
+
+def the_stay(value: str, clause: str, stays: set[str]) -> bool:
+    """A plan or habit read in a clause that says a stay ("in Tokyo for work till the
+    20th": "work till the 20th"; "we're staying on till Wednesday") is that stay read
+    again, unless it names an event of its own."""
+    if _EVENT_AHEAD.search(value):
+        return False
+    stay_words = r"\W*(?:staying|stay|here|still here|away)\b"
+    said_of_stay = bool(re.match(stay_words, clause, re.I)) and time_bound(clause, _ANY) is not None
+    return clause in stays or said_of_stay or bool(re.match(stay_words, value, re.I))

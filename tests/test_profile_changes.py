@@ -1,0 +1,280 @@
+"""Changes a statement makes to what the profile holds, read by rule even when the
+model reads nothing: a pet or person gone, a name corrected, a stay moved or
+ended, answers of the other length, sober. Fixed dates, no model."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memagent.core import MemoryHome
+from memagent.memory.profile import ProfileStore, apply_operations
+from memagent.memory.profile.changes import RELATION_OVER, relation_over
+from memagent.memory.profile.facts import Extracted, plan
+
+WED = date(2026, 3, 4)
+THU = date(2026, 5, 14)
+
+
+def lines(store: ProfileStore, today: date) -> list[str]:
+    out = []
+    for res in store.load_all().values():
+        for path, items in res.iter_lists():
+            for i in items:
+                if not i.expired(today):
+                    until = f" @{i.expiry.isoformat()}" if i.expiry else ""
+                    out.append(f"{path}: {i.display}{until}")
+    return sorted(out)
+
+
+def said(home: MemoryHome, text: str, *facts: tuple[str, str, str], today: date = WED) -> list[str]:
+    store = ProfileStore(home, today=lambda: today)
+    extracted = [Extracted(kind=k, value=v, name=n) for k, v, n in facts]  # type: ignore[arg-type]
+    planned = plan(extracted, [text], store.load_all(), today)
+    result = apply_operations(store, planned.operations, op="learn")
+    assert result.ok, result.error
+    return lines(store, today)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Maya and I broke up last month",
+        "Maya is no longer my girlfriend, we split up",
+        "Maya isn't my girlfriend any more",
+        "Maya and I divorced last fall",
+    ],
+)
+def test_a_partner_gone_is_removed_with_nothing_read(home: MemoryHome, text: str) -> None:
+    said(home, "My girlfriend is called Maya.", ("family", "girlfriend", "Maya"))
+    assert said(home, text) == []
+
+
+def test_a_partner_gone_is_removed_when_the_model_reads_them_again(home: MemoryHome) -> None:
+    said(home, "My girlfriend is called Sam.", ("family", "girlfriend", "Sam"))
+    text = "Sam is no longer my girlfriend, we split up last month, it was mutual"
+    assert said(home, text, ("family", "girlfriend", "Sam")) == []
+
+
+def test_someone_never_stored_who_is_gone_is_not_added(home: MemoryHome) -> None:
+    assert said(home, "Raj is no longer my husband", ("family", "husband", "Raj")) == []
+
+
+def test_a_pet_put_down_goes_by_name_and_the_other_stays(home: MemoryHome) -> None:
+    said(home, "My dog is called Biscuit.", ("pet", "dog", "Biscuit"))
+    said(home, "My cat is called Miso.", ("pet", "cat", "Miso"))
+    got = said(home, "we had to put our old dog Biscuit down on sunday")
+    assert got == ["personal.facts: Cat named Miso"]
+
+
+def test_a_pet_gone_by_its_relation_only_when_there_is_one(home: MemoryHome) -> None:
+    said(home, "I have two dogs, Rex and Bo.", ("pet", "dog", "Rex"), ("pet", "dog", "Bo"))
+    assert len(said(home, "our dog died last week")) == 2  # which one: not said
+
+
+def test_news_of_a_partner_that_ends_nothing(home: MemoryHome) -> None:
+    said(home, "My girlfriend is called Maya.", ("family", "girlfriend", "Maya"))
+    assert said(home, "Maya got a new job, I'm so proud") == ["personal.facts: Girlfriend: Maya"]
+
+
+@pytest.mark.parametrize(
+    ("text", "over"),
+    [
+        ("Sam is no longer my girlfriend", True),
+        ("we had to put Biscuit down", True),
+        ("Biscuit passed away", True),
+        ("Biscuit is not my dog's name", False),
+        ("Biscuit sat down", False),
+    ],
+)
+def test_relation_over(text: str, over: bool) -> None:
+    assert relation_over("Biscuit" if "Biscuit" in text else "Sam", "dog", text) is over
+    if over:
+        assert RELATION_OVER.search(text)
+
+
+def test_a_pet_renamed_with_nothing_read(home: MemoryHome) -> None:
+    said(home, "We got a puppy called Rocket.", ("pet", "puppy", "Rocket"))
+    got = said(home, "we ended up renaming him Comet, Rocket just didn't suit him")
+    assert got == ["personal.facts: Puppy named Comet"]
+
+
+def test_i_meant_the_new_name_not_the_old(home: MemoryHome) -> None:
+    said(home, "My dog is called Ziggy.", ("pet", "dog", "Ziggy"))
+    assert said(home, "oops autocorrect, I meant Iggy not Ziggy") == [
+        "personal.facts: Dog named Iggy"
+    ]
+
+
+def test_a_partner_renamed_keeps_one_item(home: MemoryHome) -> None:
+    said(home, "My wife is called Ana.", ("family", "wife", "Ana"))
+    assert said(home, "sorry, Anna, not Ana") == ["personal.facts: Wife: Anna"]
+
+
+def test_a_rename_naming_no_one_stored_changes_nothing(home: MemoryHome) -> None:
+    said(home, "My dog is called Rex.", ("pet", "dog", "Rex"))
+    assert said(home, "It's Paris, not London") == ["personal.facts: Dog named Rex"]
+
+
+def test_staying_on_moves_the_stays_end(home: MemoryHome) -> None:
+    said(home, "I'm in Lisbon until Sunday.", ("whereabouts", "Lisbon", ""), today=THU)
+    got = said(home, "change of plans, we're staying on till Wednesday 😎", today=THU)
+    assert got == ["whereabouts.current: In Lisbon (until Wed 2026-05-20) @2026-05-20"]
+
+
+def test_back_in_the_home_town_ends_the_stay(home: MemoryHome) -> None:
+    said(home, "I live in Dublin.", ("home", "Dublin", ""))
+    said(home, "I'm in Madrid this week.", ("whereabouts", "Madrid", ""))
+    got = said(home, "back in Dublin now, the Madrid trip was great", ("whereabouts", "Madrid", ""))
+    assert got == ["personal.facts: Lives in Dublin"]
+
+
+def test_back_in_another_town_is_a_stay_not_home(home: MemoryHome) -> None:
+    said(home, "I live in Dublin.", ("home", "Dublin", ""))
+    got = said(home, "I'm back in Paris for a week", ("whereabouts", "Paris", ""))
+    assert "whereabouts.current: In Paris (until Tue 2026-03-10) @2026-03-10" in got
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm no longer in Oslo, the conference got cancelled", "I'm not in Oslo any more"],
+)
+def test_a_stay_said_to_be_over_is_removed(home: MemoryHome, text: str) -> None:
+    said(home, "I'm in Oslo this week.", ("whereabouts", "Oslo", ""))
+    assert said(home, text, ("whereabouts", "Oslo", "")) == []
+
+
+def test_a_job_said_to_be_over_is_removed_and_never_added(home: MemoryHome) -> None:
+    text = "I don't work at google anymore, got laid off friday so job hunting now"
+    assert said(home, text, ("work", "google", "")) == []
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, text, ("work", "google", "")) == []
+
+
+def test_retired_replaces_the_job(home: MemoryHome) -> None:
+    said(home, "I'm an accountant.", ("work", "accountant", ""))
+    assert said(home, "I retired in January", ("work", "retired", "")) == [
+        "personal.facts: Retired"
+    ]
+
+
+def test_more_detail_ends_short_answers(home: MemoryHome) -> None:
+    said(home, "Keep your answers short.", ("communication", "short answers", ""))
+    got = said(
+        home,
+        "you can go into more detail now, the short answers were a bit too short tbh",
+        ("communication", "detail", ""),
+        ("communication", "short answers", ""),
+    )
+    assert len(got) == 1 and "detail" in got[0]
+
+
+def test_quitting_drinking_ends_alcohol_not_coffee(home: MemoryHome) -> None:
+    said(home, "I love beer.", ("drink_like", "beer", ""))
+    said(home, "I love coffee.", ("drink_like", "coffee", ""))
+    got = said(home, "I've quit drinking altogether, 6 months sober now 💪")
+    assert got == ["drink.likes: Likes coffee"]
+
+
+def test_quitting_drinking_coffee_leaves_beer(home: MemoryHome) -> None:
+    said(home, "I love beer.", ("drink_like", "beer", ""))
+    said(home, "I love coffee.", ("drink_like", "coffee", ""))
+    assert said(home, "I quit drinking coffee") == ["drink.likes: Likes beer"]
+
+
+def test_a_plan_read_in_the_clause_of_a_stay_is_the_stay(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "in Tokyo for work till the 20th, jetlag is brutal",
+        ("whereabouts", "Tokyo", ""),
+        ("routine", "work till the 20th", ""),
+    )
+    assert got == ["whereabouts.current: In Tokyo (until Fri 2026-03-20) @2026-03-20"]
+
+
+def test_a_plan_with_an_event_of_its_own_beside_a_stay_is_kept(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "in Tokyo till the 20th for a conference",
+        ("whereabouts", "Tokyo", ""),
+        ("plan", "conference", ""),
+    )
+    assert len(got) == 2
+
+
+def test_a_thing_put_in_place_of_a_stored_one_when_the_model_reads_only_the_old(
+    home: MemoryHome,
+) -> None:
+    said(home, "I'm allergic to strawberries.", ("allergy", "strawberries", ""))
+    got = said(
+        home,
+        "sorry, raspberries, not strawberries. strawberries are fine",
+        ("food_dislike", "strawberries", ""),
+    )
+    assert got == ["health.allergies: Allergic to raspberries"]
+
+
+def test_x_not_y_with_nothing_stored_adds_nothing(home: MemoryHome) -> None:
+    assert said(home, "sorry, raspberries, not strawberries") == []
+
+
+def test_stopped_the_medicine(home: MemoryHome) -> None:
+    said(home, "I take ibuprofen.", ("medication", "ibuprofen", ""))
+    assert said(home, "stopped the ibuprofen, my stomach couldn't handle it") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't work at google anymore, got laid off friday so job hunting now",
+        "got laid off last week",
+        "I quit my job!",
+    ],
+)
+def test_a_job_ended_with_nothing_read(home: MemoryHome, text: str) -> None:
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, text) == []
+
+
+def test_not_working_somewhere_else_leaves_the_job(home: MemoryHome) -> None:
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, "I don't work for Amazon any more") == ["personal.facts: Works as Google"]
+
+
+def test_someone_elses_pet_and_habit_are_theirs(home: MemoryHome) -> None:
+    text = "my friend Jonas just got a golden retriever puppy named Biscotti, so cute"
+    assert said(home, text, ("pet", "golden retriever puppy", "Biscotti")) == []
+    text = "my neighbour plays drums at midnight, should I complain or is that petty"
+    assert said(home, text, ("routine", "plays drums at midnight", "")) == []
+
+
+def test_here_until_after_a_stay_is_not_a_plan(home: MemoryHome) -> None:
+    planned = plan(
+        [Extracted(kind="whereabouts", value="Lima"), Extracted(kind="routine", value="March 18")],
+        ["landed in Lima!!", "here until march 18 for my friend's thesis defense"],
+        ProfileStore(home, today=lambda: WED).load_all(),
+        WED,
+    )
+    assert [o.path for o in planned.operations] == ["whereabouts.current"]
+
+
+def test_an_end_said_of_a_stay_is_not_the_end_of_a_taste_beside_it(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "stuck in Doha on a layover until tomorrow morning, I love airport sushi",
+        ("whereabouts", "Doha", ""),
+        ("food_like", "airport sushi", ""),
+    )
+    assert "food.likes: Likes airport sushi" in got  # no end day
+
+
+def test_a_number_in_a_stored_item_does_not_hide_it(home: MemoryHome) -> None:
+    said(home, "I drink 3 diet cokes a day.", ("drink_like", "3 diet cokes", ""))
+    assert said(home, "quit diet coke cold turkey two weeks ago") == []
+
+
+def test_a_new_diet_replaces_an_ism(home: MemoryHome) -> None:
+    said(home, "Vegetarianism for me.", ("diet", "vegetarianism", ""))
+    got = said(home, "I guess I'm pescatarian now", ("diet", "pescatarian", ""))
+    assert got == ["diet.restrictions: Pescatarian"]

@@ -1,0 +1,130 @@
+"""The kind of fact the words say: idioms, sarcasm and wants of the moment are no
+taste; exercise needs a word of exercise; a dose makes a medicine; a relative named
+as a place leaves the writer the subject."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.memory.profile.kinds import (
+    about_someone_else,
+    figurative,
+    fix_kind,
+    passing_taste,
+    their_subject,
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause"),
+    [
+        ("food_like", "horse", "I could eat a horse"),
+        ("food_like", "chocolate", "I'm craving chocolate right now."),
+        ("drink_like", "coffee", "dying for a coffee"),
+        ("food_like", "pizza", "totally in the mood for pizza tonight"),
+        ("like", "this song", "loving this song right now"),
+        ("like", "mondays", "I just LOVE mondays"),
+        ("like", "monday", "Oh great, another Monday, my favourite."),
+        ("like", "sitting in traffic", "I just love sitting in traffic for an hour."),
+        ("condition", "head", "My head is killing me."),
+        ("dislike", "tea", "Jazz is not my cup of tea"),
+        ("allergy", "nuts", "I'm nuts about jazz, allergic to nothing"),
+        ("exercise", "entertain", "I'm in hospital, bored out of my mind, entertain me"),
+        ("condition", "bored", "I'm in hospital until Monday, bored out of my mind"),
+        ("condition", "sick", "got really sick from a bad one last summer"),
+        ("diet", "carb counts", "type 1 diabetic here, so carb counts actually matter to me"),
+        ("like", "bored", "I'm bored."),
+        ("condition", "wreck", "My daughter just started kindergarten and honestly I'm a wreck"),
+        ("condition", "insurance company", "I'm a data analyst at an insurance company"),
+        ("condition", "laid off", "I don't work at google anymore, got laid off friday"),
+        ("condition", "ironman", "I'm 34 and training for my first ironman in september!"),
+        ("exercise", "like clockwork", "I have oatmeal for breakfast every day like clockwork"),
+        ("diet", "cold turkey", "quit diet coke cold turkey two weeks ago"),
+    ],
+)
+def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: str) -> None:
+    assert fix_kind(kind, value, clause) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_like", "sushi", "I love sushi, we're having it tonight", "food_like"),
+        ("food_like", "ramen", "I could eat ramen every day.", "food_like"),
+        ("like", "hiking", "I just love hiking", "like"),
+        ("like", "jazz", "I LOVE jazz, always have", "like"),
+        ("food_like", "oysters", "oh I love oysters", "food_like"),
+        ("exercise", "chess", "I play chess online most evenings", "like"),
+        ("condition", "paramedic", "ok so im 34, work as a paramedic", "work"),
+        ("condition", "antibiotics", "on antibiotics till Tuesday", "medication"),
+        ("routine", "hospital", "I'm in hospital until Monday after my op", "whereabouts"),
+        ("exercise", "meditation", "I meditate for twenty minutes before bed", "exercise"),
+        ("condition", "IBS", "I've got IBS and it flares up when work gets stressful", "condition"),
+        ("condition", "diabetic", "type 1 diabetic here", "condition"),
+        ("condition", "smoke", "I smoke about 10 a day, trying to cut down", "condition"),
+        ("condition", "hay fever", "Hay fever is brutal every May", "condition"),
+        (
+            "condition",
+            "blood pressure",
+            "I'm on 20mg lisinopril for my blood pressure",
+            "condition",
+        ),
+        ("condition", "lisinopril", "I'm on 20mg lisinopril for my blood pressure", "medication"),
+        ("drink_like", "alcohol", "4 yrs sober so please no alcohol in recipes", "diet"),
+        ("exercise", "5k", "I run 5k most mornings before work", "exercise"),
+        ("exercise", "triathlete", "I'm a vegan triathlete", "exercise"),
+        (
+            "condition",
+            "sertraline",
+            "my doctor switched me from sertraline to fluoxetine",
+            "medication",
+        ),
+        (
+            "condition",
+            "blood pressure",
+            "high blood pressure runs in the family and now I've got it too, they've put me on X",
+            "condition",
+        ),
+    ],
+)
+def test_a_lasting_taste_or_habit_is_kept(kind: str, value: str, clause: str, fixed: str) -> None:
+    assert fix_kind(kind, value, clause) == fixed
+
+
+def test_loud_praise_of_a_real_taste_is_not_read_as_sarcasm() -> None:
+    assert not passing_taste("jazz", "I LOVE jazz, always have")
+    assert passing_taste("jazz", "I just LOVE jazz")  # "just" + caps reads as sarcasm: the cost
+
+
+def test_a_value_inside_an_idiom() -> None:
+    assert figurative("horse", "honestly I could eat a horse")
+    assert not figurative("horse", "I ride my horse every Sunday")
+    assert not figurative("jazz", "Jazz is not my cup of tea")
+
+
+@pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("Staying at my sister's in Leeds until the 20th", False),
+        ("Working from my parents' place in Galway for a fortnight", False),
+        ("in Seoul until the 5th for my cousin's wedding", False),
+        ("my sister is in Leeds this week", True),
+        ("Dave from the climbing gym is lactose intolerant.", True),
+    ],
+)
+def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "whereabouts") is other
+
+
+@pytest.mark.parametrize(
+    ("part", "theirs"),
+    [
+        ("my neighbour plays drums at midnight", True),
+        ("now she judges my bagels", True),
+        ("my sister's wedding is on 12 June", False),  # a possessive: not the subject
+        ("my husband and I love hiking", False),
+        ("I love my neighbour's dog", False),
+    ],
+)
+def test_their_subject(part: str, theirs: bool) -> None:
+    assert their_subject(part) is theirs
