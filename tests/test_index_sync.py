@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zlib
 from datetime import date
+
+import numpy as np
 
 from memagent.core import MemoryHome
 from memagent.index import Index, sync
@@ -130,3 +133,56 @@ def test_rebuild_keeps_links_and_counts(home: MemoryHome) -> None:
     )
     assert "vault/user.md" in report.indexed
     assert ("context_of", a.id) in Index(home.layout.index).links(b.id)[0]
+
+
+class CountingEmbedder:
+    """Bag-of-words vectors (CRC32 buckets) that count the texts embedded."""
+
+    name = "counting"
+    dim = 384
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_a_copied_home_keeps_its_vectors_and_embeds_only_changed_text(tmp_path) -> None:
+    root = tmp_path / "home"
+    (root / "vault").mkdir(parents=True)
+    for name, text in [("a", "The lighthouse keeper waved."), ("b", "Tea at five.")]:
+        (root / "vault" / f"{name}.md").write_text(text, encoding="utf-8")
+    emb = CountingEmbedder()
+    index = Index(root / "index.sqlite", emb)  # type: ignore[arg-type]
+    sync(index, root)
+    assert len(emb.texts) == 2
+    before = {r.doc_id: index.vectors.get([r.rowid])[r.rowid].copy() for r in _rows(index)}
+    # A copy without its times: every date moves; one note was also edited.
+    for p in (root / "vault").iterdir():
+        os.utime(p, ns=(1_000_000_000, 1_000_000_000))
+    (root / "vault" / "b.md").write_text("Coffee at six.", encoding="utf-8")
+    emb.texts.clear()
+    report = sync(index, root)
+    assert sorted(report.indexed) == ["vault/a.md", "vault/b.md"]
+    assert len(emb.texts) == 1 and "Coffee at six." in emb.texts[0]
+    after = {r.doc_id: index.vectors.get([r.rowid])[r.rowid] for r in _rows(index)}
+    assert after.keys() == before.keys()
+    kept = [d for d in after if np.array_equal(after[d], before[d])]
+    changed = [d for d in after if not np.array_equal(after[d], before[d])]
+    assert len(kept) == 1 and len(changed) == 1
+    np.testing.assert_allclose(after[changed[0]], emb.embed([emb.texts[0]])[0], atol=1e-6)
+
+
+def _rows(index: Index) -> list:
+    rowids = [r[0] for r in index.conn.execute("SELECT rowid FROM docs ORDER BY rowid")]
+    return list(index.rows(rowids).values())

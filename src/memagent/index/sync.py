@@ -9,14 +9,19 @@ Chunk files are only ever written by atomic rename, which changes their date
 folder's mtime, so chunks are checked per folder (one `stat` per day) and a
 folder's files are listed only when its mtime moved. Notes and profile
 resources are few and may be edited in place, so each file is stat-ed.
+A file re-indexed with the same text keeps its vectors (`kept_vectors`): a home
+copied or restored without its file times is not embedded again.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from memagent.core import Layout
 from memagent.core.storage import TMP_PREFIX
@@ -31,6 +36,7 @@ from memagent.index.documents import (
     note_doc,
 )
 from memagent.index.sqlite import Index
+from memagent.index.vectors import Vector
 
 Progress = Callable[[int, int], None]
 
@@ -200,6 +206,47 @@ def plan_sync(index: Index, root: Path) -> tuple[list[tuple[str, str]], list[str
     return todo, gone, seen_dirs
 
 
+def kept_vectors(index: Index, rels: list[str]) -> dict[tuple[str, str], Vector]:
+    """The stored vectors of these files' documents, by (doc_id, content), copied.
+
+    A file whose date or size moved but whose text did not (a home copied,
+    restored or checked out without its times) keeps its vectors instead of being
+    embedded again: embedding is most of what a sync costs (~20 ms a chunk on two
+    cores), and the vector of a document depends only on its content."""
+    if index.embedder is None or not rels:
+        return {}
+    rows: list[tuple[int, str, str]] = []
+    for start in range(0, len(rels), 500):
+        part = rels[start : start + 500]
+        marks = ",".join("?" * len(part))
+        try:
+            rows += index.conn.execute(
+                f"SELECT rowid, doc_id, content FROM docs WHERE path IN ({marks})", part
+            ).fetchall()
+        except sqlite3.Error:
+            return {}
+    vecs = index.vectors.get([r[0] for r in rows])
+    return {(d, c): np.array(vecs[r], dtype=np.float32) for r, d, c in rows if r in vecs}
+
+
+def _vectors_for(
+    index: Index, docs: list[Doc], kept: dict[tuple[str, str], Vector]
+) -> Vector | None:
+    """The vectors of `docs` for `upsert`: kept ones reused, the rest embedded;
+    None (upsert embeds) when nothing is kept or the index has no model."""
+    if index.embedder is None or not docs or not kept:
+        return None
+    new = [i for i, d in enumerate(docs) if (d.doc_id, d.content) not in kept]
+    out = np.zeros((len(docs), index.vectors_dim), dtype=np.float32)
+    if new:
+        out[new] = index.embedder.embed([docs[i].content for i in new])
+    for i, d in enumerate(docs):
+        vec = kept.get((d.doc_id, d.content))
+        if vec is not None:
+            out[i] = vec
+    return out
+
+
 def sync(
     index: Index, root: Path, *, progress: Progress | None = None, batch: int = 64
 ) -> SyncReport:
@@ -212,6 +259,7 @@ def sync(
     total = len(todo)
     for start in range(0, total, batch):
         part = todo[start : start + batch]
+        kept = kept_vectors(index, [rel for rel, _ in part])
         docs: list[Doc] = []
         states: list[tuple[str, str, tuple[int, int]]] = []
         for rel, kind in part:
@@ -227,7 +275,7 @@ def sync(
             else:
                 docs += got
                 report.indexed.append(rel)
-        index.upsert(docs)
+        index.upsert(docs, _vectors_for(index, docs, kept))
         for rel, kind, st in states:
             index.record_file(rel, kind, *st)
         if progress is not None:
