@@ -215,6 +215,19 @@ def test_a_relatives_wedding_is_the_users_plan(home: MemoryHome) -> None:
     ]
 
 
+def test_a_plan_lasts_until_its_day_and_a_past_one_is_not_coming_up(home: MemoryHome) -> None:
+    s = store_of(home)  # said on Wednesday 4 March 2026
+    assert (
+        said(s, "My sister's wedding is on 14 June 2025 in Bergen.", ("plan", "wedding", "")) == []
+    )
+    got = said(s, "My sister's wedding is on 14 June 2026 in Bergen.", ("plan", "wedding", ""))
+    assert got == [
+        "schedule.upcoming: My sister's wedding is on 14 June 2026 in Bergen @2026-06-14"
+    ]
+    got = said(s, "Dentist on Friday.", ("plan", "dentist", ""))
+    assert "schedule.upcoming: Dentist on Friday @2026-03-06" in got
+
+
 def test_no_x_for_me_is_a_diet_rule_not_a_taste(home: MemoryHome) -> None:
     got = said(
         store_of(home),

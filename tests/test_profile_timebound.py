@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from memagent.memory.profile.timebound import time_bound
+from memagent.memory.profile.timebound import event_day, time_bound
 
 WED = date(2026, 3, 4)  # a Wednesday
 
@@ -75,3 +75,22 @@ def test_year_end_and_leap_day() -> None:
     assert time_bound("this month", date(2026, 12, 30)) == date(2026, 12, 31)
     assert time_bound("until the 29th", date(2028, 2, 10)) == date(2028, 2, 29)
     assert time_bound("until the 31st", date(2026, 12, 31)) == date(2026, 12, 31)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My sister's wedding is on 14 June 2025 in Bergen", date(2025, 6, 14)),  # passed
+        ("the wedding is on June 14, 2027", date(2027, 6, 14)),
+        ("dentist on the 3rd", date(2026, 4, 3)),
+        ("party next Friday", date(2026, 3, 13)),
+        ("concert on Saturday", date(2026, 3, 7)),
+        ("flight tomorrow", date(2026, 3, 5)),
+        ("review on 2026-03-20", date(2026, 3, 20)),
+        ("interview on 2 December", date(2026, 12, 2)),
+        ("a trip to Rome in spring", None),
+        ("on 31 February 2026", None),
+    ],
+)
+def test_a_plans_day(text: str, expected: date | None) -> None:
+    assert event_day(text, WED) == expected

@@ -44,7 +44,7 @@ from memagent.memory.profile.kinds import (
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
-from memagent.memory.profile.timebound import time_bound
+from memagent.memory.profile.timebound import event_day, time_bound
 
 Kind = Literal[
     "allergy",
@@ -529,6 +529,11 @@ def plan(
             expiry = time_bound(statement, today)
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
+        elif kind == "plan":  # "my sister's wedding is on 14 June 2025": its day says it
+            expiry = event_day(clause, today)
+            if expiry is not None and expiry < today:
+                dropped.append((value, "a plan whose day has passed"))
+                continue
         if (path, match_key(key)) in appended:
             continue
         appended.add((path, match_key(key)))

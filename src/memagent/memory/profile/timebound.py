@@ -7,6 +7,10 @@ July", "until Thursday the 12th", "flying home Saturday" each resolve to the las
 fact holds, counted from the day the statement was made (not the day it is learned). A
 weekday names its next occurrence on or after that day; a day of the month or a
 month-and-day that has already passed this year means the next one.
+
+A plan's day (`event_day`: "on 14 June 2025", "June 14", "on the 3rd", "on
+Friday", "tomorrow") is its last day too; with a year it may lie in the past,
+and then the plan is not coming up at all.
 """
 
 from __future__ import annotations
@@ -144,4 +148,49 @@ def time_bound(text: str, today: date) -> date | None:
             when = _resolve(kind, m, today)
             if when is not None and when >= today:
                 return when
+    return None
+
+
+_YEAR = r"(\d{4})"
+_EVENT_RULES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(\d{4}-\d{2}-\d{2})\b"), "iso"),
+    (re.compile(rf"\b{_ORD}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b", re.I), "day_month_year"),
+    (re.compile(rf"\b{_MONTH}\.?\s+{_ORD},?\s+{_YEAR}\b", re.I), "month_day_year"),
+    (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
+    (re.compile(rf"\b{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
+    (re.compile(rf"\bon\s+(?:next\s+)?{_DAY}\b|\bnext\s+{_DAY}\b", re.I), "weekday"),
+    (re.compile(rf"\bon\s+the\s+{_ORD}\b", re.I), "day"),
+    (re.compile(r"\btomorrow\b", re.I), "tomorrow"),
+]
+
+
+def _dated(day: int, month_name: str, year: int) -> date | None:
+    try:
+        return date(year, _month_number(month_name), day)
+    except (ValueError, KeyError):
+        return None
+
+
+def event_day(text: str, today: date) -> date | None:
+    """The day a plan in `text` happens, or None when no day is said. A date with
+    its year is returned even when it has passed (the caller drops such a plan);
+    without a year, the next such day on or after `today`."""
+    for pattern, kind in _EVENT_RULES:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        if kind == "day_month_year":
+            return _dated(int(m.group(1)), m.group(2), int(m.group(3)))
+        if kind == "month_day_year":
+            return _dated(int(m.group(2)), m.group(1), int(m.group(3)))
+        if kind == "weekday":
+            m2 = re.search(_DAY, m.group(0), re.I)
+            if m2 is None:
+                continue
+            when = _next_weekday(today, m2.group(0))
+            same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
+            return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
+        when = _resolve(kind, m, today)
+        if when is not None:
+            return when
     return None
