@@ -190,7 +190,7 @@ def event_day(text: str, today: date) -> date | None:
             when = _next_weekday(today, m2.group(0))
             same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
             return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
-        when = _resolve(kind, m, today)
-        if when is not None:
-            return when
+        resolved = _resolve(kind, m, today)
+        if resolved is not None:
+            return resolved
     return None
