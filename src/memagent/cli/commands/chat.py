@@ -121,7 +121,7 @@ def _finish(agent: Agent, *, quiet: bool, learn_earlier: bool = False) -> None:
     if agent.learning_left:
         err_console.print(
             f"[dim]{agent.learning_left} statement(s) not learned into your profile yet: "
-            "kept in the memory home, learned at the end of your next chat.[/]",
+            "kept in the memory home and learned in the background by the next chat or ask.[/]",
             highlight=False,
         )
 
