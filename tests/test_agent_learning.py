@@ -165,3 +165,18 @@ def test_a_fact_asked_with_a_question_is_learned(home: MemoryHome) -> None:
         if c.response_schema and "facts" in str(c.response_schema)
     ]
     assert asked == ["Statement: I love ramen."]  # the question never reached the extraction
+
+
+def test_told_counts_only_this_sessions_statements(home: MemoryHome) -> None:
+    gate = threading.Event()
+    a = Agent(home, learner(gate), prompt_set="instruct", embeddings=False, learn_profile=True)
+    a.turn("I love ramen.")
+    a.close(learn_wait=0.05)
+    assert a.told == 1 and a.learning_left == 1
+    b = Agent(home, learner(gate), prompt_set="instruct", embeddings=False, learn_profile=True)
+    b.turn("What do I like?")  # a question: not queued; the earlier statement is not b's
+    b.flush_learning(timeout=0.05)
+    assert b.told == 0
+    b.close(learn_wait=0.0)
+    assert b.learning_left == 1  # still queued in the home, nothing lost
+    gate.set()

@@ -142,3 +142,33 @@ def test_hostile_commands_answer_one_line_and_change_nothing(
     code, out, err = chat(stocked, tmp_path, ["/edit note:vault/user.md " + "x" * 30_000])
     assert code == 1 and "the limit is" in err and out == [""]
     assert {p: p.read_bytes() for p in before} == before
+
+
+class _Closing:
+    """An agent stand-in that records how long `close` was asked to wait."""
+
+    def __init__(self, told: int) -> None:
+        self.told, self.waits, self.learning_left = told, [], 1
+        self.background_errors: list[str] = []
+        self.home = None
+
+    def learn_pending(self) -> int:
+        return 0
+
+    def close(self, *, learn_wait: float | None = None) -> None:
+        self.waits.append(learn_wait)
+
+
+@pytest.mark.parametrize(
+    ("told", "learn_earlier", "wait"),
+    [(0, False, 0.0), (1, False, chat_cmd.LEARN_WAIT_S), (0, True, chat_cmd.LEARN_WAIT_S)],
+)
+def test_an_ask_that_told_nothing_does_not_wait_for_earlier_learning(
+    monkeypatch: pytest.MonkeyPatch, told: int, learn_earlier: bool, wait: float
+) -> None:
+    import memagent.agent as agent_pkg
+
+    monkeypatch.setattr(agent_pkg, "write_hud", lambda home: None)
+    fake = _Closing(told)
+    chat_cmd._finish(fake, quiet=True, learn_earlier=learn_earlier)  # type: ignore[arg-type]
+    assert fake.waits == [wait]

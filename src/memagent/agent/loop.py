@@ -158,6 +158,8 @@ class Agent:
         self.background_errors = self._learner.errors = self._writer.errors
         self.learning_left = 0
         """Statements left unlearned by a bounded `close` (queued in the home)."""
+        self.told = 0
+        """Statements this agent's own turns queued for learning (not earlier ones)."""
         self._queued: set[str] = set()
         if self.config.learn_profile and self.record:  # what earlier sessions left
             self.learn_pending()
@@ -578,6 +580,7 @@ class Agent:
                 except MemagentError as exc:
                     notes.append(f"profile: not queued for learning: {exc}")
                 else:
+                    self.told += 1
                     self._learner.submit(f"learn {turn_no}", self._learn_job(item, trace))
                     return
             self.traces.save(trace)

@@ -101,8 +101,10 @@ def _agent(
 
 LEARN_WAIT_S = 5.0
 """How long leaving `chat`/`ask` waits for profile learning (minutes on the embedded
-model); what is left stays queued in the home and is learned at the end of the next
-chat (`memagent.agent.learning`)."""
+model); what is left stays queued in the home and is learned by the next chat or
+ask (`memagent.agent.learning`). An `ask` that told nothing (a question) does not
+wait for what earlier sessions left: with the model not loaded it could not learn
+it in time, and each such ask took 5 s longer."""
 
 
 def _finish(agent: Agent, *, quiet: bool, learn_earlier: bool = False) -> None:
@@ -110,18 +112,19 @@ def _finish(agent: Agent, *, quiet: bool, learn_earlier: bool = False) -> None:
 
     if learn_earlier:  # statements an earlier chat left unlearned: now, not mid-chat
         agent.learn_pending()
+    wait = LEARN_WAIT_S if learn_earlier or agent.told else 0.0
     if quiet:
-        agent.close(learn_wait=LEARN_WAIT_S)
+        agent.close(learn_wait=wait)
     else:
         with err_console.status("saving memory…"):
-            agent.close(learn_wait=LEARN_WAIT_S)
+            agent.close(learn_wait=wait)
     for error in agent.background_errors:
         err_console.print(f"[yellow]warning:[/] {error}", highlight=False)
     write_hud(agent.home)
     if agent.learning_left:
         err_console.print(
             f"[dim]{agent.learning_left} statement(s) not learned into your profile yet: "
-            "kept in the memory home and learned in the background by the next chat or ask.[/]",
+            "kept in the memory home and learned by your next chat.[/]",
             highlight=False,
         )
 
