@@ -158,7 +158,7 @@ _EVENT_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_MONTH}\.?\s+{_ORD},?\s+{_YEAR}\b", re.I), "month_day_year"),
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
     (re.compile(rf"\b{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
-    (re.compile(rf"\bon\s+(?:next\s+)?{_DAY}\b|\bnext\s+{_DAY}\b", re.I), "weekday"),
+    (re.compile(rf"\b(?:on\s+(?:next\s+)?|next\s+){_DAY}\b", re.I), "weekday"),
     (re.compile(rf"\bon\s+the\s+{_ORD}\b", re.I), "day"),
     (re.compile(r"\btomorrow\b", re.I), "tomorrow"),
 ]
@@ -183,13 +183,6 @@ def event_day(text: str, today: date) -> date | None:
             return _dated(int(m.group(1)), m.group(2), int(m.group(3)))
         if kind == "month_day_year":
             return _dated(int(m.group(2)), m.group(1), int(m.group(3)))
-        if kind == "weekday":
-            m2 = re.search(_DAY, m.group(0), re.I)
-            if m2 is None:
-                continue
-            when = _next_weekday(today, m2.group(0))
-            same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
-            return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
         resolved = _resolve(kind, m, today)
         if resolved is not None:
             return resolved
