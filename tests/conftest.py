@@ -8,9 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from memagent.core import MemoryHome
 from memagent.setup import init_home
+
+# Hypothesis's 200 ms per-example deadline is a time budget, and on a loaded 2-core
+# machine any example can miss it (test_agent_excerpt did): a timeout here is a hang
+# guard, never a budget, so no deadline and no "too slow" health check.
+settings.register_profile("memagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memagent")
 
 
 @pytest.fixture
