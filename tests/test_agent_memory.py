@@ -95,6 +95,60 @@ def test_context_lines_carry_dates_and_leave_out_questions(home: MemoryHome) -> 
     assert re.fullmatch(DATED + r"You said: I drive a blue Volvo car\.", lines[0])
 
 
+def test_the_assistants_words_reach_context_only_when_asked_about(home: MemoryHome) -> None:
+    """An imported reply is left out of context (the model's claim, not a fact),
+    except for a question about what the assistant said: there it is the evidence."""
+    from memagent.memory.chunks import ChunkDraft
+
+    with Agent(home, ScriptedLLM(fn=noted), learn_profile=False, embeddings=False) as a:
+        store = a.memory.chunks
+        assert store is not None
+        store.create_many(
+            [
+                ChunkDraft(
+                    content="Which venue in Portland is good for indie music shows?",
+                    source={"kind": "import", "role": "user"},
+                ),
+                ChunkDraft(
+                    content="For indie music shows in Portland try Revolution Hall.",
+                    source={"kind": "import", "role": "assistant"},
+                ),
+            ]
+        )
+        asked = a.memory.context(
+            "Can you remind me of the Portland venue you recommended for indie music shows?",
+            budget_tokens=1000,
+            k=5,
+        )
+        plain = a.memory.context(
+            "Which Portland venue is good for indie music shows?", budget_tokens=1000, k=5
+        )
+    said = [ln for ln in asked.text.splitlines() if "Revolution Hall" in ln]
+    assert len(said) == 1 and re.fullmatch(
+        DATED + r"The assistant said: .*Revolution Hall\.", said[0]
+    )
+    assert "Revolution Hall" not in plain.text
+
+
+def test_a_stored_reply_is_shown_for_a_question_about_it(home: MemoryHome) -> None:
+    def reply(messages: object, schema: object) -> str:
+        return json.dumps({"reply": "Try reading Dune by Frank Herbert."})
+
+    with Agent(home, ScriptedLLM(fn=reply), learn_profile=False, embeddings=False) as a:
+        a.turn("Can you recommend a science fiction book for my holiday?")
+        a.flush()
+        asked = a.memory.context(
+            "Which science fiction book did you recommend for my holiday?",
+            budget_tokens=1000,
+            k=5,
+        )
+        plain = a.memory.context(
+            "Which science fiction book fits my holiday?", budget_tokens=1000, k=5
+        )
+    assert "The assistant replied: Try reading Dune by Frank Herbert." in asked.text
+    assert "Dune" not in plain.text
+
+
 def test_imported_speaker_lines_say_who_and_when(home: MemoryHome) -> None:
     from memagent.memory.chunks import ChunkDraft
 

@@ -10,7 +10,9 @@ the default memory tools, and all-or-nothing batches.
   recall); the reply stays in `source.reply` (and the conversation record). The
   source marks it `role: user`, `type: statement | question`: the index down-
   weights questions (`memagent.index.non_fact`), and the context leaves
-  them out, so a question never comes back as if it were a fact.
+  them out, so a question never comes back as if it were a fact. So are the
+  assistant's own words (an imported reply, a stored reply), except for a
+  question about them ("remind me of the book you suggested": `asks_about_assistant`).
 - Recall in context keeps only relevant hits: a keyword match, or a cosine
   similarity of at least `MIN_COSINE`; each line carries the date it was said.
   Speaker attribution (`attribute`): a question naming a speaker of the recalled
@@ -49,8 +51,10 @@ from memagent.index import (
     is_question,
     looks_like_request,
     non_fact,
+    said_by_assistant,
 )
 from memagent.index.breadth import asks_for_list
+from memagent.index.roles import asks_about_assistant
 from memagent.memory.vault import JournaledVault
 from memagent.stores import Stores
 
@@ -301,7 +305,8 @@ class MemoryAccess:
         hits = [h for h in hits if h.id not in ("note:vault/user.md", "user.md")]
         hits = [h for h in hits if not (facts_lines and h.kind == "fact")]
         hits = [h for h in hits if h.user != said_now]
-        hits = [h for h in hits if relevant(h) and not non_fact(h.source)]
+        mine = asks_about_assistant(facts.text)  # "remind me of the book you suggested"
+        hits = [h for h in hits if relevant(h) and (not non_fact(h.source) or (mine and _by_me(h)))]
         who = attribute(hits, facts, k=k)
         said = Counter(s for h in hits if (s := h.speaker))
         hits = who.hits
@@ -313,7 +318,7 @@ class MemoryAccess:
         asked = datetime.fromtimestamp(facts.now, UTC).date()
         shown: list[RecalledMemory] = []
         for hit in hits[:k]:
-            line = _context_line(hit, (unit, asked) if unit else None, facts.text)
+            line = _context_line(hit, (unit, asked) if unit else None, facts.text, replies=mine)
             if not add(line, MemorySource(hit.kind, hit.id)):
                 break
             shown.append(hit)
@@ -430,6 +435,13 @@ def _own_line(hit: RecalledMemory) -> bool:
     return source.get("role") == "user" and not source.get("speaker")
 
 
+def _by_me(hit: RecalledMemory) -> bool:
+    """The assistant's own words: an imported reply, or a stored exchange's reply.
+    Context leaves them out (the model's claims, not what people said) except for a
+    question about them (`roles.asks_about_assistant`)."""
+    return said_by_assistant(hit.source) or (isinstance(hit.reply, str) and bool(hit.reply.strip()))
+
+
 def _said_on(hit: RecalledMemory) -> date | None:
     stamp = str(hit.created_at or "")
     try:
@@ -450,10 +462,15 @@ def _when(day: date | None, ago: tuple[str, date] | None = None) -> str:
 
 
 def _context_line(
-    hit: RecalledMemory, ago: tuple[str, date] | None = None, question: str = ""
+    hit: RecalledMemory,
+    ago: tuple[str, date] | None = None,
+    question: str = "",
+    *,
+    replies: bool = False,
 ) -> str:
     """One memory line for the context; a long one keeps the part that bears on
-    `question` (`agent.excerpt`)."""
+    `question` (`agent.excerpt`). `replies`: a stored exchange shows the assistant's
+    reply too (the question asks what the assistant said)."""
     day = _said_on(hit)
 
     def text(raw: object, limit: int) -> str:
@@ -464,12 +481,17 @@ def _context_line(
     when = _when(day, ago)
     src = hit.source or {}
     if hit.user:
-        return f"- {when}You said: {text(hit.user, 400)}"
+        line = f"- {when}You said: {text(hit.user, 400)}"
+        if replies and isinstance(hit.reply, str) and hit.reply.strip():
+            line += f" The assistant replied: {text(hit.reply, 400)}"
+        return line
     if hit.kind == "note":
         return f"- Note ({hit.path or hit.id}): {content}"
     if hit.kind == "fact":
         return f"- Profile: {content[:300]}"
     speaker = src.get("speaker")
+    if said_by_assistant(src) and not (isinstance(speaker, str) and speaker):
+        return f"- {when}The assistant said: {content}"
     if isinstance(speaker, str) and speaker:
         # an imported line already names its speaker ("Caroline: …"): not "You said"
         said = content.startswith(f"{speaker}:")

@@ -85,6 +85,9 @@ class RecalledMemory:
     """The memory's source record, cut to kind, role, type and speaker (None: none)."""
     user: object = None
     """For an exchange the agent stored: what the user said (as the record holds it)."""
+    reply: object = None
+    """For an exchange the agent stored: what the assistant replied (shown only for a
+    question about the assistant's own words)."""
     speaker: str | None = None
     """Who said it (`speaker_from`), if anyone."""
 
@@ -122,10 +125,11 @@ class RecalledMemory:
         none is an empty one, anything but a mapping is left out)."""
         kept: JsonObject | None = {} if not source else None
         user: object = None
+        reply: object = None
         if isinstance(source, dict):
             kept = {k: v for k, v in source.items() if k in _SOURCE_KEYS}
             if source.get("kind") == EXCHANGE_KIND:
-                user = source.get("user")
+                user, reply = source.get("user"), source.get("reply")
         return cls(
             id=id,
             kind=kind,
@@ -137,6 +141,7 @@ class RecalledMemory:
             why=why if why is not None else Why(),
             source=kept,
             user=user,
+            reply=reply,
             speaker=speaker_from(source, str(content or "")),
         )
 
