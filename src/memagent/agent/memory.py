@@ -435,6 +435,10 @@ def _own_line(hit: RecalledMemory) -> bool:
     return source.get("role") == "user" and not source.get("speaker")
 
 
+REPLY_CHARS = 1200
+"""How much of an assistant's reply a question about it sees (other lines: 400)."""
+
+
 def _by_me(hit: RecalledMemory) -> bool:
     """The assistant's own words: an imported reply, or a stored exchange's reply.
     Context leaves them out (the model's claims, not what people said) except for a
@@ -477,13 +481,14 @@ def _context_line(
         flat = excerpt(" ".join(str(raw).split()), question, limit)
         return annotate(flat, day) if day else flat
 
-    content = text(hit.content, 400)
-    when = _when(day, ago)
     src = hit.source or {}
+    # a reply asked about is often a list ("the last venue you recommended"): more of it
+    content = text(hit.content, REPLY_CHARS if replies and said_by_assistant(src) else 400)
+    when = _when(day, ago)
     if hit.user:
         line = f"- {when}You said: {text(hit.user, 400)}"
         if replies and isinstance(hit.reply, str) and hit.reply.strip():
-            line += f" The assistant replied: {text(hit.reply, 400)}"
+            line += f" The assistant replied: {text(hit.reply, REPLY_CHARS)}"
         return line
     if hit.kind == "note":
         return f"- Note ({hit.path or hit.id}): {content}"
