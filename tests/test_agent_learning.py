@@ -180,3 +180,48 @@ def test_told_counts_only_this_sessions_statements(home: MemoryHome) -> None:
     b.close(learn_wait=0.0)
     assert b.learning_left == 1  # still queued in the home, nothing lost
     gate.set()
+
+
+def test_a_one_question_agent_leaves_earlier_statements_queued(home: MemoryHome) -> None:
+    """`memagent ask` builds its agent with `learn_earlier=False`: the statements an
+    earlier chat left are not learned now, so its answer is the model's only call."""
+    gate = threading.Event()
+    a = Agent(home, learner(gate), prompt_set="instruct", embeddings=False, learn_profile=True)
+    a.turn("I love ramen.")
+    a.close(learn_wait=0.05)
+    assert a.learning_left == 1
+    llm = learner()
+    with Agent(
+        home, llm, prompt_set="instruct", embeddings=False, learn_profile=True, learn_earlier=False
+    ) as b:
+        assert b.turn("What do I like?").reply == "Yum."
+        b.flush_learning(timeout=5)
+    assert not any(c.response_schema and "facts" in str(c.response_schema) for c in llm.calls)
+    assert [q.message for q in PendingLearning(FileState(home)).pending()] == ["I love ramen."]
+    assert "ramen" not in food(home)
+    gate.set()
+
+
+def test_the_ask_command_builds_its_agent_without_earlier_learning(
+    monkeypatch: pytest.MonkeyPatch, home: MemoryHome
+) -> None:
+    import memagent.agent as agent_pkg
+    from memagent.cli.commands import chat as chat_cmd
+
+    seen: dict[str, Any] = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_agent(*args: Any, **kwargs: Any) -> Agent:
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(agent_pkg, "Agent", fake_agent)
+    monkeypatch.setattr("memagent.llm.load_llm", lambda *a, **k: ScriptedLLM([]))
+    with pytest.raises(Stop):
+        chat_cmd.ask("What do I like?", home=str(home.root))
+    assert seen["learn_earlier"] is False
+    with pytest.raises(Stop):
+        chat_cmd._agent(home, None, None, None, None, None)
+    assert seen["learn_earlier"] is True  # chat: earlier statements learn while it waits

@@ -113,7 +113,9 @@ class Agent:
     when `/persona use` changes it); `tools` adds tools; `conversation` resumes a
     saved conversation by id; `stores` shares stores opened elsewhere. `record=False`
     answers without writing anything (no exchange, conversation, trace or
-    learning). Use as a context manager or call `close()` to flush the background
+    learning). `learn_earlier=False` leaves the statements earlier sessions did not
+    learn for a later agent (the model has one slot: a one-question agent's answer
+    would wait behind them). Use as a context manager or call `close()` to flush the background
     writes.
     """
 
@@ -130,6 +132,7 @@ class Agent:
         stores: Stores | None = None,
         embeddings: bool | None = None,
         record: bool = True,
+        learn_earlier: bool = True,
         **overrides: Unpack[AgentOverrides],
     ) -> None:
         self.home = home = open_or_create_home(home)
@@ -161,7 +164,7 @@ class Agent:
         self.told = 0
         """Statements this agent's own turns queued for learning (not earlier ones)."""
         self._queued: set[str] = set()
-        if self.config.learn_profile and self.record:  # what earlier sessions left
+        if learn_earlier and self.config.learn_profile and self.record:  # earlier sessions' left
             self.learn_pending()
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -81,6 +81,7 @@ def _agent(
     *,
     short: bool = False,
     prompt_set: str | None = None,
+    learn_earlier: bool = True,
 ) -> Agent:
     from memagent.agent import Agent
     from memagent.llm import load_llm
@@ -96,6 +97,7 @@ def _agent(
         planning_interval=planning_interval,
         conversation=conversation,
         learn_profile=learn,
+        learn_earlier=learn_earlier,
     )
 
 
@@ -380,9 +382,12 @@ def ask(
             raise InvalidInput("--as-of and --deep do not go together")
         _ask_deep(mh, model, question, max_steps, as_json=as_json)
         return
+    # earlier chats' unlearned statements wait for the next chat: learning them now
+    # would put this answer behind them on the model's one slot
     agent = _agent(
-        mh, model, mode, persona, max_steps, None, None, learn, short=short, prompt_set=prompt_set
-    )
+        mh, model, mode, persona, max_steps, None, None, learn, short=short,
+        prompt_set=prompt_set, learn_earlier=False,
+    )  # fmt: skip
     try:
         turn = agent.turn(question, as_of=asked)
         if not turn.ok:  # the model or server failed: say so on stderr, exit non-zero
