@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -10,28 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakes import BagOfWords
 from memagent.core import CorruptFile, InvalidInput
 from memagent.index import Doc, ExactVectors, Filters, Index, SearchParams, query_terms, search
-
-
-class FakeEmbedder:
-    """Deterministic bag-of-words vectors: shared words, similar vector. Words go
-    to buckets by CRC32, not `hash()`, whose per-process seed made two words share
-    a bucket in about 1 run of 250 and so reordered the hits some tests pin."""
-
-    name = "fake"
-    dim = 384
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        return out
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
 
 
 def _doc(i: int, content: str, **kw: object) -> Doc:
@@ -122,7 +102,7 @@ def test_any_text_query_is_safe(tmp_path_factory: pytest.TempPathFactory, text: 
 
 
 def test_hybrid_uses_vectors_and_says_so(tmp_path: Path) -> None:
-    idx = Index(tmp_path / "i.sqlite", FakeEmbedder())
+    idx = Index(tmp_path / "i.sqlite", BagOfWords())
     idx.upsert([_doc(1, "red apple pie"), _doc(2, "blue sky above"), _doc(3, "green grass")])
     hits = search(idx, "blue sky")
     assert hits[0].row.doc_id == "d2"
@@ -131,7 +111,7 @@ def test_hybrid_uses_vectors_and_says_so(tmp_path: Path) -> None:
 
 
 def test_vector_cache_follows_other_connections(tmp_path: Path) -> None:
-    emb = FakeEmbedder()
+    emb = BagOfWords()
     a = Index(tmp_path / "i.sqlite", emb)
     b = Index(tmp_path / "i.sqlite", emb)
     a.upsert([_doc(1, "alpha beta")])
@@ -237,7 +217,7 @@ def test_corrupt_index_file_is_reported(tmp_path: Path) -> None:
 
 
 def test_clear_invalidates_other_connections_cache(tmp_path: Path) -> None:
-    emb = FakeEmbedder()
+    emb = BagOfWords()
     a = Index(tmp_path / "i.sqlite", emb)
     b = Index(tmp_path / "i.sqlite", emb)
     a.upsert([_doc(1, "alpha"), _doc(2, "beta")])
@@ -250,7 +230,7 @@ def test_clear_invalidates_other_connections_cache(tmp_path: Path) -> None:
 
 def test_documents_written_keyword_only_get_vectors_later(tmp_path: Path) -> None:
     Index(tmp_path / "i.sqlite").upsert([_doc(1, "written without a model")])
-    with_model = Index(tmp_path / "i.sqlite", FakeEmbedder())
+    with_model = Index(tmp_path / "i.sqlite", BagOfWords())
     assert len(with_model.vectors) == 1
     assert search(with_model, "model")[0].why["mode"] == "hybrid"
 
@@ -269,17 +249,8 @@ def test_neighbours_follow_time_then_insertion_order(tmp_path: Path) -> None:
     assert got[r[5]] == []
 
 
-class CountingEmbedder(FakeEmbedder):
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return super().embed(texts)
-
-
 def test_repeated_query_is_embedded_once(tmp_path: Path) -> None:
-    emb = CountingEmbedder()
+    emb = BagOfWords()
     idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
     idx.upsert([_doc(1, "the billing outage in March"), _doc(2, "tea in the morning")])
     first = search(idx, "billing outage", k=2)
@@ -295,7 +266,7 @@ def test_query_vector_cache_is_bounded_and_read_only(tmp_path: Path, monkeypatch
     import memagent.index.sqlite as sqlite_module
 
     monkeypatch.setattr(sqlite_module, "QUERY_CACHE_SIZE", 3)
-    emb = CountingEmbedder()
+    emb = BagOfWords()
     idx = Index(tmp_path / "i.sqlite", emb)  # type: ignore[arg-type]
     v = idx.query_vector("alpha")
     assert np.allclose(v, emb.embed(["alpha"])[0])
@@ -317,7 +288,7 @@ def test_query_vector_needs_a_model(tmp_path: Path) -> None:
         idx.query_vector("anything")
 
 
-class SlowEmbedder(FakeEmbedder):
+class SlowEmbedder(BagOfWords):
     """Slow enough that the keyword side finishes while the query is embedded."""
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -408,7 +379,7 @@ def test_filtered_dense_search_is_exact(tmp_path: Path, filters: Filters) -> Non
         )
         for i in range(400)
     ]
-    idx = Index(tmp_path / "i.sqlite", FakeEmbedder())  # type: ignore[arg-type]
+    idx = Index(tmp_path / "i.sqlite", BagOfWords())  # type: ignore[arg-type]
     rowids = idx.upsert(docs, vecs)
     ok = [
         i

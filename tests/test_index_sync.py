@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import zlib
 from datetime import date
 
 import numpy as np
 
+from fakes import BagOfWords
 from memagent.core import MemoryHome
 from memagent.index import Index, sync
 from memagent.index.documents import fact_docs
@@ -135,34 +135,12 @@ def test_rebuild_keeps_links_and_counts(home: MemoryHome) -> None:
     assert ("context_of", a.id) in Index(home.layout.index).links(b.id)[0]
 
 
-class CountingEmbedder:
-    """Bag-of-words vectors (CRC32 buckets) that count the texts embedded."""
-
-    name = "counting"
-    dim = 384
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts += texts
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in t.lower().split():
-                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        return out
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-
 def test_a_copied_home_keeps_its_vectors_and_embeds_only_changed_text(tmp_path) -> None:
     root = tmp_path / "home"
     (root / "vault").mkdir(parents=True)
     for name, text in [("a", "The lighthouse keeper waved."), ("b", "Tea at five.")]:
         (root / "vault" / f"{name}.md").write_text(text, encoding="utf-8")
-    emb = CountingEmbedder()
+    emb = BagOfWords()
     index = Index(root / "index.sqlite", emb)  # type: ignore[arg-type]
     sync(index, root)
     assert len(emb.texts) == 2
@@ -171,7 +149,7 @@ def test_a_copied_home_keeps_its_vectors_and_embeds_only_changed_text(tmp_path) 
     for p in (root / "vault").iterdir():
         os.utime(p, ns=(1_000_000_000, 1_000_000_000))
     (root / "vault" / "b.md").write_text("Coffee at six.", encoding="utf-8")
-    emb.texts.clear()
+    emb.calls.clear()
     report = sync(index, root)
     assert sorted(report.indexed) == ["vault/a.md", "vault/b.md"]
     assert len(emb.texts) == 1 and "Coffee at six." in emb.texts[0]
