@@ -36,7 +36,7 @@ _CELL = """
 import json, os, statistics, sys, time
 from memagent.llm.embedded import EmbeddedLLM
 from memagent.memory.profile.extract import extract_messages
-from memagent.memory.profile.facts import extraction_schema
+from memagent.memory.profile.fact_schema import extraction_schema
 threads, calls = int(sys.argv[1]), int(sys.argv[2])
 statements = json.loads(sys.argv[3])
 load = os.getloadavg()[0]

@@ -49,7 +49,8 @@ from memagent.core import MemoryHome
 from memagent.llm import LLM, Message, ScriptedLLM
 from memagent.memory.profile import ProfileStore, apply_operations, init_profile, relations
 from memagent.memory.profile.extract import DEFAULT_READING, Reading
-from memagent.memory.profile.facts import Extracted, plan, said_word
+from memagent.memory.profile.fact_schema import Extracted
+from memagent.memory.profile.facts import plan, said_word
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.pipeline import learn
 from memagent.memory.profile.statements import sentences

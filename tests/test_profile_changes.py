@@ -11,7 +11,8 @@ import pytest
 from memagent.core import MemoryHome
 from memagent.memory.profile import ProfileStore, apply_operations
 from memagent.memory.profile.changes import RELATION_OVER, relation_over
-from memagent.memory.profile.facts import Extracted, plan
+from memagent.memory.profile.fact_schema import Extracted
+from memagent.memory.profile.facts import plan
 
 WED = date(2026, 3, 4)
 THU = date(2026, 5, 14)

@@ -19,7 +19,7 @@ from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.memory.profile import LearnFailed, ProfileStore, learn
 from memagent.memory.profile.extract import GATE_SCHEMA, Reading, extract_messages
-from memagent.memory.profile.facts import extraction_schema
+from memagent.memory.profile.fact_schema import extraction_schema
 
 WED = date(2026, 3, 4)
 
@@ -198,7 +198,7 @@ GRAMMAR_RUN = textwrap.dedent(
     import json, sys
     from memagent.llm.embedded import EmbeddedLLM
     from memagent.memory.profile.extract import extract_messages
-    from memagent.memory.profile.facts import extraction_schema
+    from memagent.memory.profile.fact_schema import extraction_schema
     from memagent.memory.profile.operations import OperationBatch
     which = sys.argv[1]
     schema = extraction_schema() if which == "extraction" else OperationBatch.model_json_schema()

@@ -9,9 +9,8 @@ import pytest
 
 from memagent.core import MemoryHome
 from memagent.memory.profile import AppendOp, ProfileStore, apply_operations
+from memagent.memory.profile.fact_schema import Extracted, extraction_schema
 from memagent.memory.profile.facts import (
-    Extracted,
-    extraction_schema,
     grounded,
     plan,
     same_thing,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.facts import Extracted
+from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.rules import merge, rule_facts
 

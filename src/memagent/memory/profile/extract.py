@@ -7,7 +7,7 @@
    lasting fact about the writer?), asked with the same prompt prefix as step
    3, so the extraction call that follows reuses the prefix llama.cpp already
    has in its cache.
-3. The extraction: JSON constrained by `facts.extraction_schema` (enums and
+3. The extraction: JSON constrained by `fact_schema.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
    fact's kind, value and, for a pet or relative, name. Where it reads nothing
    said in the statement (and no rule read anything), `fallback.fallback_facts`
@@ -31,10 +31,8 @@ from memagent.core import InvalidInput
 from memagent.llm import LLM, LLMError, Message
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.errors import LearnFailed, describe_error
+from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
 from memagent.memory.profile.facts import (
-    Extracted,
-    Extraction,
-    extraction_schema,
     grounded,
     plan,
 )

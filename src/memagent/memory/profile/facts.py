@@ -1,7 +1,7 @@
 """From what the model read in a statement to profile operations, mechanically.
 
 The model only says what kind of fact a sentence holds and copies its value
-(`Extracted`). Everything with a rule is decided in Python:
+(`fact_schema.Extracted`). Everything with a rule is decided in Python:
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
@@ -26,12 +26,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from memagent.memory.profile import changes, relations
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE
+from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
@@ -45,80 +43,6 @@ from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import event_day, time_bound
-
-Kind = Literal[
-    "allergy",
-    "diet",
-    "food_like",
-    "food_dislike",
-    "drink_like",
-    "drink_dislike",
-    "condition",
-    "medication",
-    "exercise",
-    "routine",
-    "plan",
-    "whereabouts",
-    "home",
-    "work",
-    "name",
-    "pet",
-    "family",
-    "language",
-    "like",
-    "dislike",
-    "communication",
-]
-KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
-MAX_FACTS_PER_CALL = 4
-MAX_VALUE_CHARS = 60
-MAX_NAME_CHARS = 40
-
-
-class Extracted(BaseModel):
-    """One fact as the model reads it: its kind, the thing (copied from the
-    statement) and, for a pet or a relative, their name."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Kind
-    value: Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_CHARS)]
-    name: Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)] = ""
-
-
-class Extraction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    facts: list[Extracted] = Field(max_length=MAX_FACTS_PER_CALL)
-
-
-def extraction_schema(min_facts: int = 0) -> dict[str, object]:
-    """The reply schema, written out so llama.cpp supports every part of it:
-    enums, bounded strings and arrays, no regex `pattern`, no `$ref`.
-    `min_facts` 1: the reply must list a fact (`minItems`)."""
-    fact = {
-        "type": "object",
-        "properties": {
-            "kind": {"type": "string", "enum": list(KINDS)},
-            "value": {"type": "string", "minLength": 1, "maxLength": MAX_VALUE_CHARS},
-            "name": {"type": "string", "maxLength": MAX_NAME_CHARS},
-        },
-        "required": ["kind", "value", "name"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "facts": {
-                "type": "array",
-                "items": fact,
-                **({"minItems": min_facts} if min_facts else {}),
-                "maxItems": MAX_FACTS_PER_CALL,
-            }
-        },
-        "required": ["facts"],
-        "additionalProperties": False,
-    }
 
 
 @dataclass(frozen=True)

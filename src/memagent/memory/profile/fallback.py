@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.facts import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.kinds import EVENT_WORDS
 
 _CLOCK = re.compile(

@@ -19,7 +19,7 @@ import re
 from datetime import date
 
 from memagent.memory.profile import relations
-from memagent.memory.profile.facts import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.timebound import time_bound
 
