@@ -223,3 +223,18 @@ def test_show_reads_like_a_profile(home: MemoryHome) -> None:
     assert cli(home, "learn", "I'm allergic to peanuts", "--model", spec).exit_code == 0
     text = cli(home, "show").stdout
     assert text.splitlines() == ["Health", "  Allergic to peanuts"]
+
+
+def test_the_cli_loads_the_learning_rules_only_to_learn() -> None:
+    """Start-up (every command) leaves the profile's learning rules unloaded: they
+    compile hundreds of regexes; the first use of `learn` loads them."""
+    code = (
+        "import sys, memagent.cli.app, memagent.memory.profile as p\n"
+        "rules = 'memagent.memory.profile.changes'\n"
+        "print(rules in sys.modules)\n"
+        "p.learn\n"
+        "print(rules in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
