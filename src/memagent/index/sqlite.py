@@ -6,7 +6,8 @@ Tables: `docs` (one row per document, filters and access stats, and the
 (float32 blobs, as embedded), `ctx_vectors` (a turn's vector mixed with its
 neighbours', which dense search uses, see `context`),
 `tags`, `links` (indexed both ways), `files`/`dirs` (what was indexed, by
-mtime and size, so opening a home can cheaply tell what changed) and `meta`.
+mtime and size, so opening a home can cheaply tell what changed) and `meta`;
+their definition, check and migration are `memagent.index.schema`.
 
 The file is a cache, so it is written with sqlite3 directly (WAL mode), not
 through `Storage`; deleting it loses nothing (`memagent reindex`).
@@ -15,7 +16,6 @@ through `Storage`; deleting it loses nothing (`memagent reindex`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import shutil
 import sqlite3
@@ -45,6 +45,7 @@ from memagent.index.context import (
     refresh_vectors,
 )
 from memagent.index.documents import Doc
+from memagent.index.schema import SCHEMA, add_context_column, check_schema
 from memagent.index.vectors import ExactVectors, Vector, VectorSearch
 
 SCHEMA_VERSION = "1"
@@ -62,49 +63,6 @@ def fts_rank(context_weight: float) -> str:
 FTS_RANK = fts_rank(CONTEXT_WEIGHT)
 """The table's default ranking (a query states its own, see `search`)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS docs (
-    rowid INTEGER PRIMARY KEY,
-    doc_id TEXT NOT NULL UNIQUE,
-    kind TEXT NOT NULL,
-    path TEXT NOT NULL,
-    content TEXT NOT NULL,
-    tags TEXT NOT NULL DEFAULT '',
-    type TEXT,
-    created REAL NOT NULL DEFAULT 0,
-    created_at TEXT,
-    conversation_id TEXT,
-    session_id TEXT,
-    user_id TEXT,
-    agent_id TEXT,
-    speaker TEXT,
-    deleted INTEGER NOT NULL DEFAULT 0,
-    access_count INTEGER NOT NULL DEFAULT 0,
-    accessed REAL,
-    source TEXT,
-    context TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
-CREATE INDEX IF NOT EXISTS docs_conv ON docs(conversation_id, created);
-CREATE INDEX IF NOT EXISTS docs_created ON docs(kind, created);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    content, tags, context, content='docs', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS ctx_vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS tags (rowid INTEGER NOT NULL, tag TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag, rowid);
-CREATE INDEX IF NOT EXISTS tags_row ON tags(rowid);
-CREATE TABLE IF NOT EXISTS links (src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS links_src ON links(src);
-CREATE INDEX IF NOT EXISTS links_dst ON links(dst);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, kind TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
-"""
 
 _DOC_COLS = (
     "doc_id, kind, path, content, tags, type, created, created_at, conversation_id, "
@@ -187,46 +145,6 @@ def _past_deadline() -> int:
     return 1 if left is not None and left <= 0 else 0
 
 
-@functools.cache
-def _expected_schema() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """What `_SCHEMA` creates: name -> (type, column names), from an empty database."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.executescript(_SCHEMA)
-        return _schema_of(conn)
-    finally:
-        conn.close()
-
-
-def _schema_of(conn: sqlite3.Connection) -> dict[str, tuple[str, tuple[str, ...]]]:
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for name, kind in conn.execute("SELECT name, type FROM sqlite_master").fetchall():
-        cols: tuple[str, ...] = ()
-        if kind == "table":
-            cols = tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")'))
-        out[name] = (kind, cols)
-    return out
-
-
-def check_schema(conn: sqlite3.Connection, shown: str) -> None:
-    """`CorruptFile` unless every object the index uses is what it should be: tables
-    are tables with the expected columns, and no view or trigger is anywhere (a
-    view named like a table could recurse forever; a trigger could run anything).
-    Missing tables are fine: opening creates them."""
-    actual = _schema_of(conn)
-    for name, (kind, _) in actual.items():
-        if kind in ("view", "trigger"):
-            raise CorruptFile(shown, f"unexpected {kind} {name!r} in the index")
-    for name, (kind, cols) in _expected_schema().items():
-        found = actual.get(name)
-        if found is None:
-            continue
-        if found[0] != kind:
-            raise CorruptFile(shown, f"{name!r} is a {found[0]}, expected a {kind}")
-        if kind == "table" and found[1] != cols:
-            raise CorruptFile(shown, f"table {name!r} has columns {list(found[1])}")
-
-
 def read_only_index_copy(path: Path) -> Path:
     """A private, writable copy of `path` (and its WAL) in a new temporary folder,
     for a memory home this process cannot write. The caller removes the folder."""
@@ -240,40 +158,6 @@ def read_only_index_copy(path: Path) -> Path:
             if suffix == "":
                 break  # no readable index: the copy starts empty and sync fills it
     return copy
-
-
-_OLD_DOC_COLUMNS = (
-    "rowid", "doc_id", "kind", "path", "content", "tags", "type", "created", "created_at",
-    "conversation_id", "session_id", "user_id", "agent_id", "speaker", "deleted",
-    "access_count", "accessed", "source",
-)  # fmt: skip
-
-
-def _add_context_column(conn: sqlite3.Connection) -> bool:
-    """An index written before turns had a context: add the column and drop the
-    two-column FTS table (re-created and refilled once opened). True if done."""
-
-    def old_layout() -> bool:
-        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = 'docs'").fetchone()
-        cols = tuple(r[1] for r in conn.execute('PRAGMA table_info("docs")'))
-        # Anything else (the new layout, or a damaged one) is left to check_schema.
-        return kind is not None and kind[0] == "table" and cols == _OLD_DOC_COLUMNS
-
-    if not old_layout():
-        return False
-    conn.execute("BEGIN IMMEDIATE")  # another process may be migrating it too
-    try:
-        if not old_layout():
-            conn.execute("ROLLBACK")
-            return False
-        conn.execute("ALTER TABLE docs ADD COLUMN context TEXT NOT NULL DEFAULT ''")
-        conn.execute("DROP TABLE IF EXISTS docs_fts")
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
-    return True
 
 
 def _tag_text(tags: Iterable[str]) -> str:
@@ -305,9 +189,9 @@ class Index:
             with deadline(OPEN_BUDGET_S):
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
-                migrated = _add_context_column(self.conn)
+                migrated = add_context_column(self.conn)
                 check_schema(self.conn, str(path))
-                self.conn.executescript(_SCHEMA)
+                self.conn.executescript(SCHEMA)
                 self._check_version()
             # Filling in what an older index lacks reads every row: it is done
             # once, outside the opening budget.
