@@ -30,7 +30,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -53,7 +53,8 @@ from memagent.agent.learning import (
     PendingStatement,
     left_note,
 )
-from memagent.agent.memory import MemoryAccess, MemoryContext, count_tokens
+from memagent.agent.memory import MemoryAccess, MemoryContext
+from memagent.agent.model_call import ask_for_step, feed_result
 from memagent.agent.personas import Personas
 from memagent.agent.prompts import PromptSet, load_prompt_set
 from memagent.agent.protocol import StepInvalid, parse_step, reply_schema, step_schema
@@ -66,8 +67,6 @@ from memagent.agent.turn import (
     AgentOverrides,
     TextCallback,
     TurnResult,
-    add_estimated_usage,
-    add_usage,
     agent_config,
     as_text,
     check_message,
@@ -398,7 +397,10 @@ class Agent:
             t0 = time.perf_counter()
             streamer = ReplyStreamer(on_text, turn.shape) if on_text is not None else None
             try:
-                text = self._call(turn.messages, turn.usage, streamer)
+                schema = self.schema() if self.config.structured else None
+                text = ask_for_step(self.llm, turn.messages, turn.usage, streamer, schema=schema,
+                                    max_tokens=self.max_tokens,
+                                    temperature=self.temperature)  # fmt: skip
             except DeadlineExceeded:
                 raise  # the request's budget stopped the model mid-reply: the turn ends
             except MemagentError as exc:
@@ -429,7 +431,7 @@ class Agent:
                 )
         except StepInvalid as exc:
             acted.error = record.error = str(exc)
-            self._feed(turn.work, text, {"error": acted.error})
+            feed_result(self.prompts, turn.work, text, {"error": acted.error})
             return False
         record.parsed = parsed
         result: BatchResult | PythonRun
@@ -458,43 +460,12 @@ class Agent:
             if parsed.reply is not None:
                 acted.reply = parsed.reply
                 return True
-        self._feed(turn.work, text, result.to_json())
+        feed_result(self.prompts, turn.work, text, result.to_json())
         return False
 
     def _plans_at(self, step_no: int) -> bool:
         n = self.config.planning_interval
         return n is not None and "planning" in self.prompts.templates and (step_no - 1) % n == 0
-
-    def _call(self, messages: list[Message], usage: Usage, streamer: ReplyStreamer | None) -> str:
-        schema = self.schema() if self.config.structured else None
-        if streamer is None:
-            res = self.llm.chat(
-                messages,
-                response_schema=schema,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-            )
-            add_usage(usage, res.usage)
-            return res.text
-        pieces: list[str] = []
-        for piece in self.llm.stream(
-            messages,
-            response_schema=schema,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        ):
-            pieces.append(piece)
-            streamer.feed(piece)
-        text = "".join(pieces)
-        add_estimated_usage(usage, messages, count_tokens(text))
-        return text
-
-    def _feed(self, work: list[Message], text: str, result: Mapping[str, object]) -> None:
-        work.append(Message(role="assistant", content=text.strip() or "(empty)"))
-        payload = json.dumps(result, ensure_ascii=False, default=str)
-        if len(payload) > 8000:
-            payload = payload[:8000] + "… [cut]"
-        work.append(Message(role="user", content=self.prompts.render("result", result=payload)))
 
     def finish(
         self, turn: PreparedTurn, acted: Acted, on_text: TextCallback | None = None
