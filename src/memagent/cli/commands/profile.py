@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from memagent.cli._common import HomeOption, console, fail, home_from_option, print_json
 from memagent.core.jsontext import JsonObject, too_deep
-from memagent.memory.profile.summary import TITLES, item_line
 
 if TYPE_CHECKING:
     from memagent.memory.profile import ProfileStore
@@ -44,6 +43,8 @@ def show(
     ] = False,
 ) -> None:
     """Your profile, one short line per fact (expired items are left out)."""
+    from memagent.memory.profile.summary import TITLES, item_line
+
     store = _store(home)
     names = [store.name_for(resource)] if resource else store.names()
     today = store.today()
