@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +19,26 @@ from memagent.setup import init_home
 # guard, never a budget, so no deadline and no "too slow" health check.
 settings.register_profile("memagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("memagent")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_fsync() -> Iterator[None]:
+    """In this process `os.fsync` only checks its descriptor (`os.fstat`), as
+    `eatmydata` would: an initialised home alone is 65 fsyncs, over a second on a
+    busy disk, and what the tests check of a write is what it leaves, which a real
+    fsync does not change. Durability is tested where it shows: a crash test kills
+    a subprocess (real fsync); a test that wants fsync to fail patches it itself.
+    `MEMAGENT_TEST_FSYNC=1` keeps the real one."""
+    if os.environ.get("MEMAGENT_TEST_FSYNC") == "1":
+        yield
+        return
+
+    def fsync(fd: object) -> None:
+        os.fstat(fd if isinstance(fd, int) else fd.fileno())  # type: ignore[attr-defined]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(os, "fsync", fsync)
+        yield
 
 
 @pytest.fixture
