@@ -42,6 +42,7 @@ from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
 from memagent.memory.profile.operations import AnyOp
+from memagent.memory.profile.revise import END_BELOW, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
@@ -67,6 +68,8 @@ class StatementLearned:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     gate_p: list[float] = field(default_factory=list)
     """The gate's P(yes) for each group of sentences it was asked about."""
+    revised: list[tuple[str, float]] = field(default_factory=list)
+    """Stored lines asked about (`revise`) and their P(still true)."""
 
     @property
     def ok(self) -> bool:
@@ -132,6 +135,9 @@ class Reading:
     spare_episodic: bool = True
     """A group that tells of an event or a passing state (`statements.episodic`) is
     never made to list a fact: the model may read nothing in "I had a burger"."""
+    end_below: float | None = END_BELOW
+    """A stored line the statement may end (`revise`) is removed when the model's
+    P(still true) is under this; None: the model is not asked."""
 
     @property
     def asks_gate(self) -> bool:
@@ -282,18 +288,34 @@ def learn_statement(
         usable = [f for f in read if grounded(f.value, text)]
         facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
     facts = merge(rule_facts(screened.kept), facts)
+    known: dict[tuple[str, str, str], float | None] = {}
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
-        planned = plan(facts, screened.kept, store.load_all(), day)
-        if not planned.operations:
+        resources = store.load_all()
+        planned = plan(facts, screened.kept, resources, day)
+        operations = planned.operations
+        revised: list[tuple[str, float]] = []
+        if policy.end_below is not None:
+            revision = revise(
+                llm,
+                screened.kept,
+                resources,
+                operations,
+                day,
+                end_below=policy.end_below,
+                known=known,
+            )
+            calls += revision.calls
+            operations, revised = merged(operations, revision), revision.asked
+        if not operations:
             dropped.extend(planned.dropped)
             why = "nothing new" if facts else "no facts"
-            return StatementLearned(message, planned.facts, [], empty, calls, why, dropped, gate_p)
-        result = apply_operations(
-            store, planned.operations, op="learn", source=(source or message)[:200]
-        )
+            return StatementLearned(
+                message, planned.facts, [], empty, calls, why, dropped, gate_p, revised
+            )
+        result = apply_operations(store, operations, op="learn", source=(source or message)[:200])
         if result.ok:
             break
     dropped.extend(planned.dropped)
     return StatementLearned(
-        message, planned.facts, planned.operations, result, calls, None, dropped, gate_p
+        message, planned.facts, operations, result, calls, None, dropped, gate_p, revised
     )
