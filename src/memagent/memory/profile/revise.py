@@ -114,7 +114,7 @@ class Revision:
     """What asking about the stored items did: the removals, the calls, and each
     candidate's P(still true) (for the bench's log)."""
 
-    operations: list[AnyOp] = field(default_factory=list)
+    operations: list[RemoveOp] = field(default_factory=list)
     calls: int = 0
     asked: list[tuple[str, float]] = field(default_factory=list)
 
