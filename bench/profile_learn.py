@@ -257,8 +257,8 @@ def oracle_after(scenarios: Sequence[Scenario]) -> dict[str, list[Entry]]:
 
 class OracleLLM(ScriptedLLM):
     """The scripted stand-in for a capable model: the extraction answered with the
-    facts the expected profile implies, and a stored line (`revise`) still true
-    when the expected profile after the statement holds it."""
+    facts the expected profile implies, and a stored line (`revise`) ended when
+    the expected profile after the statement does not hold it."""
 
     def __init__(self, scenarios: Sequence[Scenario], fn: Any) -> None:
         super().__init__(fn=fn)
@@ -274,7 +274,7 @@ class OracleLLM(ScriptedLLM):
             e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
             for e in after
         )
-        return YesNo(1.0 if kept else 0.0)
+        return YesNo(0.0 if kept else 1.0)
 
 
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
@@ -360,7 +360,7 @@ def run_scenario(
             calls = res.llm_calls
             read = [f"gate P(yes) {p:.3f}" for p in res.gate_p]
             read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
-            read += [f"still {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
+            read += [f"ended {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
             blind = scn.split == BLIND
@@ -559,7 +559,7 @@ def _reading(
     must_read: str,
     skip_below: float | None,
     spare_episodic: bool = True,
-    end_below: str = "default",
+    end_at: str = "default",
 ) -> Reading:
     """The reading policy the options ask for (`memory.profile.extract.Reading`)."""
     default = DEFAULT_READING
@@ -574,15 +574,15 @@ def _reading(
     skip = default.skip_below if skip_below is None else skip_below
     if not 0.0 <= skip <= 1.0:
         raise ValueError("--skip-below must be in [0, 1]")
-    if end_below == "default":
-        end: float | None = default.end_below
-    elif end_below == "none":
+    if end_at == "default":
+        end: float | None = default.end_at
+    elif end_at == "none":
         end = None
     else:
-        end = float(end_below)
+        end = float(end_at)
         if not 0.0 <= end <= 1.0:
-            raise ValueError("--end-below must be in [0, 1], none or default")
-    return Reading(must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_below=end)
+            raise ValueError("--end-at must be in [0, 1], none or default")
+    return Reading(must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_at=end)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -624,10 +624,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="no extraction when the gate's P(yes) is under this (default: the library's)",
     )
     ap.add_argument(
-        "--end-below",
+        "--end-at",
         default="default",
-        help="a stored line the statement may end is removed when the model's P(still true) "
-        "is under this (none: the model is not asked; default: the library's)",
+        help="a stored line the statement may end is removed when the model's P(ended) "
+        "is at least this (none: the model is not asked; default: the library's)",
     )
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
@@ -645,7 +645,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
     try:
-        reading = _reading(args.must_read, args.skip_below, not args.force_episodic, args.end_below)
+        reading = _reading(args.must_read, args.skip_below, not args.force_episodic, args.end_at)
     except ValueError as exc:
         ap.error(str(exc))
     wanted = set(args.split or DEFAULT_SPLITS)
@@ -684,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "must_read": reading.must_read,
             "skip_below": reading.skip_below,
             "spare_episodic": reading.spare_episodic,
-            "end_below": reading.end_below,
+            "end_at": reading.end_at,
         }
         print_report(rows)
         all_rows.append(rows)

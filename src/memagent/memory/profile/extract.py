@@ -42,7 +42,7 @@ from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
 from memagent.memory.profile.operations import AnyOp
-from memagent.memory.profile.revise import END_BELOW, merged, revise
+from memagent.memory.profile.revise import END_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
@@ -69,7 +69,7 @@ class StatementLearned:
     gate_p: list[float] = field(default_factory=list)
     """The gate's P(yes) for each group of sentences it was asked about."""
     revised: list[tuple[str, float]] = field(default_factory=list)
-    """Stored lines asked about (`revise`) and their P(still true)."""
+    """Stored lines asked about (`revise`) and their P(ended)."""
 
     @property
     def ok(self) -> bool:
@@ -135,9 +135,9 @@ class Reading:
     spare_episodic: bool = True
     """A group that tells of an event or a passing state (`statements.episodic`) is
     never made to list a fact: the model may read nothing in "I had a burger"."""
-    end_below: float | None = END_BELOW
+    end_at: float | None = END_AT
     """A stored line the statement may end (`revise`) is removed when the model's
-    P(still true) is under this; None: the model is not asked."""
+    P(ended) is at least this; None: the model is not asked."""
 
     @property
     def asks_gate(self) -> bool:
@@ -294,14 +294,14 @@ def learn_statement(
         planned = plan(facts, screened.kept, resources, day)
         operations = planned.operations
         revised: list[tuple[str, float]] = []
-        if policy.end_below is not None:
+        if policy.end_at is not None:
             revision = revise(
                 llm,
                 screened.kept,
                 resources,
                 operations,
                 day,
-                end_below=policy.end_below,
+                end_at=policy.end_at,
                 known=known,
             )
             calls += revision.calls
