@@ -248,11 +248,11 @@ STILL_RUN = textwrap.dedent(
     from datetime import date
     from memagent.llm.embedded import EmbeddedLLM
     from memagent.memory.profile.models import Item
-    from memagent.memory.profile.revise import STILL_SCHEMA, question, ended
+    from memagent.memory.profile.revise import STILL_SCHEMA, ended_p, question
     item = Item(item="omeprazole", display="Takes omeprazole", added="2026-03-04")
     text = "Finished my course of omeprazole, don't need it anymore."
     llm = EmbeddedLLM()
-    reply = llm.chat(question(text, item), response_schema=STILL_SCHEMA, max_tokens=12)
+    reply = llm.chat(question(text, item), response_schema=STILL_SCHEMA, max_tokens=32)
     print("REPLY", reply.text)
     print("P", ended_p(llm, text, item))
     """

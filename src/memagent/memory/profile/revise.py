@@ -215,7 +215,7 @@ def ended_p(llm: LLM, statement: str, item: Item) -> float | None:
         except LLMError:
             pass
     try:
-        reply = llm.chat(messages, response_schema=STILL_SCHEMA, max_tokens=12, temperature=0.0)
+        reply = llm.chat(messages, response_schema=STILL_SCHEMA, max_tokens=32, temperature=0.0)
         data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
     except (LLMError, ValueError):
         return None
