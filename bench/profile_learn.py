@@ -47,6 +47,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memagent.core import MemoryHome
 from memagent.llm import LLM, Message, ScriptedLLM
+from memagent.llm.base import as_messages
+from memagent.llm.yesno import YesNo
 from memagent.memory.profile import ProfileStore, apply_operations, init_profile, relations
 from memagent.memory.profile.extract import DEFAULT_READING, Reading
 from memagent.memory.profile.fact_schema import Extracted
@@ -244,6 +246,38 @@ def _bare_relation(text: str) -> tuple[str, str] | None:
     return None
 
 
+def oracle_after(scenarios: Sequence[Scenario]) -> dict[str, list[Entry]]:
+    """For each statement, the items expected after it (maybe-items too): what a
+    capable model keeps when asked whether a stored line is still true."""
+    return {
+        " ".join(step.say.split()): [Entry.parse(e) for e in (*step.expect, *step.maybe)]
+        for scn in scenarios
+        for step in scn.steps
+    }
+
+
+class OracleLLM(ScriptedLLM):
+    """The scripted stand-in for a capable model: the extraction answered with the
+    facts the expected profile implies, and a stored line (`revise`) ended when
+    the expected profile after the statement does not hold it."""
+
+    def __init__(self, scenarios: Sequence[Scenario], fn: Any) -> None:
+        super().__init__(fn=fn)
+        self._after = oracle_after(scenarios)
+
+    def yes_probability(self, messages: Sequence[Any]) -> YesNo:
+        asked = as_messages(messages)[-1].content
+        said = re.search(r'message: "(.*)"\n', asked)
+        line = re.search(r'Profile line: "(.*)"', asked)
+        after = self._after.get(" ".join(said.group(1).split()), []) if said else []
+        words = _words(line.group(1)) if line else set()
+        kept = any(
+            e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
+            for e in after
+        )
+        return YesNo(0.0 if kept else 1.0)
+
+
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
     gold = oracle_facts(scenarios)
 
@@ -263,7 +297,7 @@ def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
             return json.dumps({"facts": "yes" if facts else "no"})
         return json.dumps({"facts": [f.model_dump() for f in facts]})
 
-    return ScriptedLLM(fn=fn)
+    return OracleLLM(scenarios, fn)
 
 
 def _words(text: str) -> set[str]:
@@ -327,6 +361,7 @@ def run_scenario(
             calls = res.llm_calls
             read = [f"gate P(yes) {p:.3f}" for p in res.gate_p]
             read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
+            read += [f"ended {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
             blind = scn.split == BLIND
@@ -521,7 +556,12 @@ def run(
     return outcomes, cold
 
 
-def _reading(must_read: str, skip_below: float | None, spare_episodic: bool = True) -> Reading:
+def _reading(
+    must_read: str,
+    skip_below: float | None,
+    spare_episodic: bool = True,
+    end_at: str = "default",
+) -> Reading:
     """The reading policy the options ask for (`memory.profile.extract.Reading`)."""
     default = DEFAULT_READING
     if must_read == "default":
@@ -535,7 +575,15 @@ def _reading(must_read: str, skip_below: float | None, spare_episodic: bool = Tr
     skip = default.skip_below if skip_below is None else skip_below
     if not 0.0 <= skip <= 1.0:
         raise ValueError("--skip-below must be in [0, 1]")
-    return Reading(must_read=must, skip_below=skip, spare_episodic=spare_episodic)
+    if end_at == "default":
+        end: float | None = default.end_at
+    elif end_at == "none":
+        end = None
+    else:
+        end = float(end_at)
+        if not 0.0 <= end <= 1.0:
+            raise ValueError("--end-at must be in [0, 1], none or default")
+    return Reading(must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_at=end)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -576,6 +624,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="no extraction when the gate's P(yes) is under this (default: the library's)",
     )
+    ap.add_argument(
+        "--end-at",
+        default="default",
+        help="a stored line the statement may end is removed when the model's P(ended) "
+        "is at least this (none: the model is not asked; default: the library's)",
+    )
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
@@ -592,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
     try:
-        reading = _reading(args.must_read, args.skip_below, not args.force_episodic)
+        reading = _reading(args.must_read, args.skip_below, not args.force_episodic, args.end_at)
     except ValueError as exc:
         ap.error(str(exc))
     wanted = set(args.split or DEFAULT_SPLITS)
@@ -631,6 +685,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "must_read": reading.must_read,
             "skip_below": reading.skip_below,
             "spare_episodic": reading.spare_episodic,
+            "end_at": reading.end_at,
         }
         print_report(rows)
         all_rows.append(rows)

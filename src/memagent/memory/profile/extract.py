@@ -40,6 +40,7 @@ from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
 from memagent.memory.profile.operations import AnyOp
+from memagent.memory.profile.revise import END_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
@@ -65,6 +66,8 @@ class StatementLearned:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     gate_p: list[float] = field(default_factory=list)
     """The gate's P(yes) for each group of sentences it was asked about."""
+    revised: list[tuple[str, float]] = field(default_factory=list)
+    """Stored lines asked about (`revise`) and their P(ended)."""
 
     @property
     def ok(self) -> bool:
@@ -130,6 +133,9 @@ class Reading:
     spare_episodic: bool = True
     """A group that tells of an event or a passing state (`statements.episodic`) is
     never made to list a fact: the model may read nothing in "I had a burger"."""
+    end_at: float | None = END_AT
+    """A stored line the statement may end (`revise`) is removed when the model's
+    P(ended) is at least this; None: the model is not asked."""
 
     @property
     def asks_gate(self) -> bool:
@@ -280,18 +286,34 @@ def learn_statement(
         usable = [f for f in read if grounded(f.value, text)]
         facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
     facts = merge(rule_facts(screened.kept), facts)
+    known: dict[tuple[str, str, str], float | None] = {}
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
-        planned = plan(facts, screened.kept, store.load_all(), day)
-        if not planned.operations:
+        resources = store.load_all()
+        planned = plan(facts, screened.kept, resources, day)
+        operations = planned.operations
+        revised: list[tuple[str, float]] = []
+        if policy.end_at is not None:
+            revision = revise(
+                llm,
+                screened.kept,
+                resources,
+                operations,
+                day,
+                end_at=policy.end_at,
+                known=known,
+            )
+            calls += revision.calls
+            operations, revised = merged(operations, revision), revision.asked
+        if not operations:
             dropped.extend(planned.dropped)
             why = "nothing new" if facts else "no facts"
-            return StatementLearned(message, planned.facts, [], empty, calls, why, dropped, gate_p)
-        result = apply_operations(
-            store, planned.operations, op="learn", source=(source or message)[:200]
-        )
+            return StatementLearned(
+                message, planned.facts, [], empty, calls, why, dropped, gate_p, revised
+            )
+        result = apply_operations(store, operations, op="learn", source=(source or message)[:200])
         if result.ok:
             break
     dropped.extend(planned.dropped)
     return StatementLearned(
-        message, planned.facts, planned.operations, result, calls, None, dropped, gate_p
+        message, planned.facts, operations, result, calls, None, dropped, gate_p, revised
     )

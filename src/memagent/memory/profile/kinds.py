@@ -355,6 +355,16 @@ def _habitual(clause: str) -> bool:
     return bool(_HABIT.search(clause) or _PRESENT_SIMPLE.search(clause))
 
 
+_AVOIDED = re.compile(
+    r"\b(?:avoid\w*|can'?t|cannot|don'?t|do not|never|no|not|without|free|off|cut out|"
+    r"upsets?|bloat\w*|sick|ill|react\w*|sensitiv\w*|gives? me)\b",
+    re.IGNORECASE,
+)
+"""Words that say a food is kept away from, short of an allergy ("I avoid gluten",
+"dairy makes me sick"): what a fact the model read as an allergy needs to be kept
+as a dislike when "allergic" is not said."""
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -365,9 +375,12 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
         return None  # "My head is killing me": a moment, not a condition
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
-        kind = "food_dislike" if disliked(value, clause) else "condition"
-        if kind == "condition" and not re.search(r"intoleran|celiac|coeliac", clause, re.I):
+        if re.search(r"intoleran|celiac|coeliac", clause, re.I):
+            kind = "condition"
+        elif disliked(value, clause) or _AVOIDED.search(subclause(value, clause)):
             kind = "food_dislike"
+        else:
+            return None  # "lol yes exactly" forced into an allergy to "lol": nothing said
     if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
         kind = "diet"
     if kind == "condition" and _dosed(value, clause):

@@ -1,0 +1,278 @@
+"""Which stored items a statement ends, asked of the model one item at a time.
+
+The rules in `changes` and `negation` read a change from its wording ("no
+longer", "broke up", "renamed him"), and each new set of statements words a change
+another way ("finished my course of omeprazole", "gone off mushrooms", "it's just
+me and Fig now"). What generalizes is the question itself, which a small model
+answers well when it is put plainly and about one thing: *the profile says "Takes
+omeprazole"; the user now says "…"; does it say that line is no longer true?*
+
+The work is split so the model only answers that yes/no:
+
+1. **Candidates** (Python): live items the statement is about: an item whose
+   words (or pet's or person's name) the statement says, or, for the lists that
+   hold one thing of a kind at a time (a diet, a way of answering, where the
+   user is), an item of the list a fact read in this statement lands in. Items
+   the plan already writes or removes are left to it; at most `MAX_CANDIDATES`.
+2. **A change cue** (Python): the model is asked only when the statement says a
+   change at all: a negation, "now", "again", "any more", "instead", "switched",
+   "gave up", "gone", "finished", "moved", "broke up", "actually", "I meant"…
+   (`CHANGE`): words of change in general, not one set's idioms. A statement
+   without one ends nothing ("I love mushrooms on pizza" leaves "Likes mushrooms").
+3. **The question** (model): P(yes) that the statement says the item's line is
+   no longer true, from the first token's probabilities (`memagent.llm.yesno`),
+   after four examples with placeholders. At `END_AT` or over, the item is
+   removed; a backend that gives no probability is asked for a constrained
+   `{"ended": "yes"|"no"}` instead; an error keeps the item (a failed question
+   never deletes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from memagent.llm import LLM, LLMError, Message
+from memagent.memory.profile._prompts import load_prompt
+from memagent.memory.profile.item_keys import match_key, said_word, tokens
+from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+
+MAX_CANDIDATES = 3
+"""Items asked about per statement: each is one short model call."""
+END_AT = 0.6
+"""An item whose P(ended) is at least this is removed: on 110 pairs from the spent
+sets, 54 of 82 ended lines and 2 of 28 held ones (docs/concepts/profile.md)."""
+MAX_STATEMENT_CHARS = 600
+ONE_AT_A_TIME = frozenset({"diet.restrictions", "communication.style", "whereabouts.current"})
+"""Lists where a new fact of the kind may replace the one held without sharing a
+word with it ("I eat meat again now" ends "Vegetarian")."""
+
+CHANGE = re.compile(
+    r"n'?t\b|\b(?:not|no|never|nope|nor|none)\b|"
+    r"\b(?:any ?more|no longer|now|nowadays|these days|again|instead|anymore|lately|"
+    r"used to|since|recently|finally|"
+    r"swap\w*|switch\w*|chang\w*|mov(?:e|ed|ing)|quit\w*|stopp?\w*|gave up|give up|giving up|"
+    r"given up|done|finish\w*|over|gone|off|left|end\w*|split|broke|divorc\w*|sold|lost|"
+    r"died|passed|cancel\w*|postpon\w*|called off|cut out|dropped|replac\w*|rather|"
+    r"actually|wrong|meant|mix\w* up|scratch|correct\w*|sorry|oops|wait|turns out|"
+    r"went|became|become|got rid|without|outgrown|grew out|recovered|cured|healed|"
+    r"better|cleared|back|returned|home)\b",
+    re.IGNORECASE,
+)
+"""Words that say something changed (module doc, step 2)."""
+
+_LABEL_WORDS = frozenset(
+    {
+        "likes",
+        "dislikes",
+        "takes",
+        "allergic",
+        "to",
+        "lives",
+        "in",
+        "works",
+        "as",
+        "named",
+        "name",
+        "speaks",
+        "pet",
+        "family",
+        "whereabouts",
+        "home",
+        "work",
+        "until",
+        "no",
+        "the",
+        "a",
+        "an",
+        "of",
+        "and",
+        "or",
+        "at",
+        "for",
+        "with",
+        "on",
+        "my",
+        "i",
+    }
+)
+_WEEKDAYS = frozenset(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])
+
+
+@dataclass(frozen=True)
+class Candidate:
+    file: str
+    path: str
+    item: Item
+
+
+@dataclass
+class Revision:
+    """What asking about the stored items did: the removals, the calls, and each
+    candidate's P(ended) (for the bench's log)."""
+
+    operations: list[RemoveOp] = field(default_factory=list)
+    calls: int = 0
+    asked: list[tuple[str, float]] = field(default_factory=list)
+
+
+def _item_words(item: Item) -> set[str]:
+    words = {*tokens(item.item), *tokens(item.display)}
+    return {
+        match_key(w)
+        for w in words
+        if w not in _LABEL_WORDS and w not in _WEEKDAYS and not w.isdigit() and len(w) > 1
+    }
+
+
+def _said(sentences: Sequence[str]) -> set[str]:
+    return {match_key(t) for s in sentences for t in tokens(s) if t not in _LABEL_WORDS}
+
+
+def _touched(ops: Sequence[AnyOp]) -> dict[tuple[str, str], set[str]]:
+    out: dict[tuple[str, str], set[str]] = {}
+    for op in ops:
+        if isinstance(op, UpdateOp | RemoveOp | AppendOp):
+            out.setdefault((op.file or "", op.path or ""), set()).add(match_key(op.value.item))
+    return out
+
+
+def candidates(
+    sentences: Sequence[str],
+    resources: Mapping[str, Resource],
+    ops: Sequence[AnyOp],
+    today: date,
+) -> list[Candidate]:
+    """Stored items `sentences` may end (module doc, step 1), most words shared first.
+    An item the plan updates, removes or moves to another list is the plan's; one
+    it appends again to its own list (the handler's no_change) is still asked
+    about: a small model reads "X" in "I don't need X any more" as X again."""
+    said = _said(sentences)
+    written = _touched([o for o in ops if not isinstance(o, AppendOp)])
+    moved = {k for ks in _touched(ops).values() for k in ks}  # appended to another list
+    landing = {(o.file or "", o.path or "") for o in ops if isinstance(o, AppendOp | UpdateOp)}
+    appended = _touched([o for o in ops if isinstance(o, AppendOp)])
+    scored: list[tuple[int, Candidate]] = []
+    for file, resource in sorted(resources.items()):
+        for path, items in resource.iter_lists():
+            for item in items:
+                key = match_key(item.item)
+                if item.expired(today) or key in written.get((file, path), ()):
+                    continue
+                if key in moved and key not in appended.get((file, path), set()):
+                    continue  # "I actually love sushi now": the plan moves it across
+                new_here = (file, path) in landing and match_key(item.item) not in appended.get(
+                    (file, path), set()
+                )
+                shared = sum(1 for w in _item_words(item) if said_word(w, said))
+                if shared or (new_here and path in ONE_AT_A_TIME):
+                    scored.append((shared, Candidate(file, path, item)))
+    scored.sort(key=lambda sc: -sc[0])
+    return [c for _, c in scored[:MAX_CANDIDATES]]
+
+
+def _ask(spec_user: str, statement: str, line: str) -> str:
+    return spec_user.replace("{{ statement }}", statement).replace("{{ line }}", line).strip()
+
+
+def question(statement: str, item: Item) -> list[Message]:
+    """The yes/no question about one stored line (prompts/revise.yaml), after its
+    examples (placeholders only)."""
+    spec = load_prompt("revise")
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        shown = example.assistant if isinstance(example.assistant, dict) else {}
+        out.append(Message(role="user", content=_ask(spec.user, example.user, str(shown["line"]))))
+        out.append(Message(role="assistant", content=str(shown["answer"])))
+    line = item.display.split(" (until ")[0]
+    out.append(Message(role="user", content=_ask(spec.user, statement[:MAX_STATEMENT_CHARS], line)))
+    return out
+
+
+STILL_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"ended": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["ended"],
+    "additionalProperties": False,
+}
+
+
+def ended_p(llm: LLM, statement: str, item: Item) -> float | None:
+    """P(yes) that `statement` ends `item` (the line is no longer true); None when
+    the model gives no usable verdict (the item is kept)."""
+    messages = question(statement, item)
+    judge: Callable[[list[Message]], object] | None = getattr(llm, "yes_probability", None)
+    if callable(judge):
+        try:
+            verdict = judge(messages)
+            p = getattr(verdict, "p_yes", verdict)
+            if isinstance(p, int | float) and 0.0 <= p <= 1.0:
+                return float(p)
+        except LLMError:
+            pass
+    try:
+        reply = llm.chat(messages, response_schema=STILL_SCHEMA, max_tokens=32, temperature=0.0)
+        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
+    except (LLMError, ValueError):
+        return None
+    answer = data.get("ended") if isinstance(data, dict) else None
+    return {"yes": 1.0, "no": 0.0}.get(answer) if isinstance(answer, str) else None
+
+
+def revise(
+    llm: LLM,
+    sentences: Sequence[str],
+    resources: Mapping[str, Resource],
+    ops: Sequence[AnyOp],
+    today: date,
+    *,
+    end_at: float = END_AT,
+    known: dict[tuple[str, str, str], float | None] | None = None,
+) -> Revision:
+    """The stored items `sentences` end (module doc), as removals, with the calls
+    it took. `known`: verdicts already asked (a re-plan asks nothing twice)."""
+    out = Revision()
+    statement = " ".join(" ".join(sentences).split())
+    if not statement or not CHANGE.search(statement):
+        return out
+    memo = known if known is not None else {}
+    for cand in candidates(sentences, resources, ops, today):
+        key = (cand.file, cand.path, cand.item.item)
+        if key not in memo:
+            memo[key] = ended_p(llm, statement, cand.item)
+            out.calls += 1
+        p = memo[key]
+        if p is None:
+            continue
+        out.asked.append((cand.item.display, p))
+        if p >= end_at:
+            out.operations.append(
+                RemoveOp(
+                    operation="remove",
+                    file=cand.file,
+                    path=cand.path,
+                    value={"item": cand.item.item},
+                )
+            )
+    return out
+
+
+def merged(ops: Sequence[AnyOp], revision: Revision) -> list[AnyOp]:
+    """`ops` with the revision's removals: an append of an item the statement ends
+    (the model's "X" read in "I don't need X any more") gives way to its removal."""
+    if not revision.operations:
+        return list(ops)
+    ended = {(o.file, o.path, match_key(o.value.item)) for o in revision.operations}
+    kept = [
+        o
+        for o in ops
+        if not (
+            isinstance(o, AppendOp | UpdateOp)
+            and (o.file, o.path, match_key(o.value.item)) in ended
+        )
+    ]
+    return [*kept, *revision.operations]
