@@ -250,7 +250,7 @@ def test_deadline_closes_an_openai_compatible_model_call(tmp_path: Path) -> None
         llm = OpenAICompatLLM("fake-model", base_url=fake.url, max_retries=0)
         for s in _serve(tmp_path, llm, request_timeout_s=0.5):
             assert_problem(_completion(s.client("alice")), 504)
-            assert stream.done.wait(30)
+            assert stream.done.wait(120)  # a hang guard: slow only on a loaded machine
             assert stream.closed_by_client and stream.sent < stream.total
             assert fake.requests[0]["stream"] is True
     finally:

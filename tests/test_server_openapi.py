@@ -45,7 +45,7 @@ def test_committed_document_is_current(tmp_path: Path) -> None:
 
 def test_served_document_is_the_committed_one(tmp_path: Path) -> None:
     with LiveServer(create_app(tmp_path, ServerSettings(mcp=False))) as live:
-        served = httpx.get(f"{live.url}/openapi.json").json()
+        served = httpx.get(f"{live.url}/openapi.json", timeout=60).json()  # hang guard
     assert served == json.loads(DOC.read_text(encoding="utf-8"))
 
 
