@@ -54,7 +54,6 @@ from memagent.index import (
     said_by_assistant,
 )
 from memagent.index.breadth import asks_for_list
-from memagent.index.roles import asks_about_assistant
 from memagent.memory.vault import JournaledVault
 from memagent.stores import Stores
 
@@ -305,7 +304,7 @@ class MemoryAccess:
         hits = [h for h in hits if h.id not in ("note:vault/user.md", "user.md")]
         hits = [h for h in hits if not (facts_lines and h.kind == "fact")]
         hits = [h for h in hits if h.user != said_now]
-        mine = asks_about_assistant(facts.text)  # "remind me of the book you suggested"
+        mine = facts.about_assistant  # "remind me of the book you suggested"
         hits = [h for h in hits if relevant(h) and (not non_fact(h.source) or (mine and _by_me(h)))]
         who = attribute(hits, facts, k=k)
         said = Counter(s for h in hits if (s := h.speaker))
