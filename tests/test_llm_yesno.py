@@ -66,3 +66,13 @@ def test_scripted_verdicts_are_apart_from_replies() -> None:
     assert [c.messages[0].content for c in llm.calls][:2] == ["Is it? yes or no", "Q"]
     with pytest.raises(LLMError, match="no yes/no verdict left"):
         ScriptedLLM(["x"]).yes_probability([{"role": "user", "content": "Q"}])
+
+
+def test_p_yes_of_takes_only_a_probability() -> None:
+    """The one check both the grounding check and profile revision read a judge's
+    answer through: a `YesNo` or a bare number in [0, 1], never a bool or NaN."""
+    from memagent.llm.yesno import YesNo, p_yes_of
+
+    assert p_yes_of(YesNo(0.3)) == 0.3 and p_yes_of(1) == 1.0 and p_yes_of(0.0) == 0.0
+    for bad in (True, False, float("nan"), float("inf"), 1.5, -0.1, "0.5", None, YesNo(2.0)):
+        assert p_yes_of(bad) is None, bad

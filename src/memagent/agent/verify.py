@@ -42,7 +42,6 @@ picked by cross-validation on LoCoMo's dev conversations (see bench.qa_locomo).
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -56,7 +55,7 @@ from memagent.agent.voice import NOT_IN_MEMORY
 from memagent.core import MemagentError
 from memagent.core.config import AgentConfig
 from memagent.llm import LLM, LLMError, Message, Usage
-from memagent.llm.yesno import YesNo, YesNoJudge
+from memagent.llm.yesno import YesNo, YesNoJudge, p_yes_of
 
 _JUDGEMENT = re.compile(r"\b(would|could|might|likely|probably)\b", re.IGNORECASE)
 
@@ -91,12 +90,11 @@ def _verdict(llm: LLM, messages: list[Message]) -> Verdict:
     except LLMError as exc:
         return Verdict(error=str(exc)[:300])
     usage = got.usage if isinstance(got, YesNo) else None
-    p = got.p_yes if isinstance(got, YesNo) else got  # a bare float from a plain judge
-    if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p):
-        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", usage=usage)
-    if not 0.0 <= p <= 1.0:
-        return Verdict(error=f"the yes/no probability is malformed: {p!r:.60}", usage=usage)
-    return Verdict(p_yes=float(p), usage=usage)
+    p = p_yes_of(got)
+    if p is None:
+        shown = got.p_yes if isinstance(got, YesNo) else got  # a bare float from a plain judge
+        return Verdict(error=f"the yes/no probability is malformed: {shown!r:.60}", usage=usage)
+    return Verdict(p_yes=p, usage=usage)
 
 
 def _count(usage: Usage, verdict: Verdict, messages: list[Message]) -> None:

@@ -41,6 +41,15 @@ class YesNoJudge(Protocol):
     def yes_probability(self, messages: Sequence[MessageLike]) -> YesNo: ...
 
 
+def p_yes_of(verdict: object) -> float | None:
+    """The P(yes) a judge returned (a `YesNo`, or a bare float from a plain judge)
+    when it is a probability: a finite number in [0, 1], not a bool; else None."""
+    p = verdict.p_yes if isinstance(verdict, YesNo) else verdict
+    if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p):
+        return None
+    return float(p) if 0.0 <= p <= 1.0 else None
+
+
 def _word(token: str) -> str:
     return token.strip().strip(".,!\"'").lower()
 

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
 from memagent.llm import LLM, LLMError, Message
+from memagent.llm.yesno import YesNoJudge, p_yes_of
 from memagent.memory.profile._prompts import load_prompt
 from memagent.memory.profile.item_keys import match_key, said_word, tokens
 from memagent.memory.profile.models import Item, Resource
@@ -205,15 +206,13 @@ def ended_p(llm: LLM, statement: str, item: Item) -> float | None:
     """P(yes) that `statement` ends `item` (the line is no longer true); None when
     the model gives no usable verdict (the item is kept)."""
     messages = question(statement, item)
-    judge: Callable[[list[Message]], object] | None = getattr(llm, "yes_probability", None)
-    if callable(judge):
+    if isinstance(llm, YesNoJudge):
         try:
-            verdict = judge(messages)
-            p = getattr(verdict, "p_yes", verdict)
-            if isinstance(p, int | float) and 0.0 <= p <= 1.0:
-                return float(p)
+            p = p_yes_of(llm.yes_probability(messages))
         except LLMError:
-            pass
+            p = None
+        if p is not None:
+            return p
     try:
         reply = llm.chat(messages, response_schema=STILL_SCHEMA, max_tokens=32, temperature=0.0)
         data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
