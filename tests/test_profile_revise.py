@@ -278,3 +278,16 @@ def test_llama_cpp_builds_the_question_grammar_and_gives_a_probability() -> None
     assert reply["ended"] in ("yes", "no")
     p = float(done.stdout.split("P ", 1)[1].split()[0])
     assert 0.0 <= p <= 1.0
+
+
+def test_a_statement_is_put_in_the_question_as_said() -> None:
+    """A statement that holds template syntax ("{{ line }}", "{% … %}") reaches the
+    model word for word: it is a value, never part of the template."""
+    from memagent.memory.profile.models import Item
+    from memagent.memory.profile.revise import question
+
+    item = Item(item="omeprazole", display="Takes omeprazole", added="2026-03-04")
+    said = "I stopped {{ line }} and {% if x %}omeprazole{% endif %} now."
+    asked = question(said, item)[-1].content
+    assert f'"{said}"' in asked and 'Profile line: "Takes omeprazole"' in asked
+    assert asked.count("Takes omeprazole") == 1

@@ -6,9 +6,19 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.resources import files as package_files
+from typing import Any
 
 import yaml
+from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+_env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+def render(template: str, **values: Any) -> str:
+    """A prompt's user turn with `values` filled in (Jinja: a value is never read as
+    a template, so a statement that says "{{ line }}" stays as it was said)."""
+    return _env.from_string(template).render(**values).strip()
 
 
 class Example(BaseModel):

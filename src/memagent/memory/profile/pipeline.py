@@ -23,12 +23,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Annotated, Any, Required, TypedDict, TypeVar
 
-from jinja2 import Environment, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from memagent.core import InvalidInput, NotFound
 from memagent.llm import LLM, Message
-from memagent.memory.profile._prompts import load_prompt
+from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.extract import Reading, StatementLearned, learn_statement
 from memagent.memory.profile.handler import AppliedOps, apply_operations
@@ -40,7 +39,6 @@ from memagent.memory.profile.store import ProfileStore
 MAX_MESSAGE_CHARS = 8000
 MAX_FACTS = 20
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
-_env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -103,17 +101,13 @@ class LearnResult:
         }
 
 
-def _render(template: str, **values: Any) -> str:
-    return _env.from_string(template).render(**values).strip()
-
-
 def _messages(name: str, **values: Any) -> list[Message]:
     spec = load_prompt(name)
     out = [Message(role="system", content=spec.system.strip())]
     for example in spec.examples:
         out.append(Message(role="user", content=example.user.strip()))
         out.append(Message(role="assistant", content=json.dumps(example.assistant)))
-    out.append(Message(role="user", content=_render(spec.user, **values)))
+    out.append(Message(role="user", content=render(spec.user, **values)))
     return out
 
 
@@ -158,7 +152,7 @@ def ask_structured(
                     f"{stage}: the model's reply was invalid after one repair round: {error}"
                 ) from exc
             convo.append(Message(role="assistant", content=reply.text))
-            repair = _render(load_prompt("repair").user, error=error)
+            repair = render(load_prompt("repair").user, error=error)
             convo.append(Message(role="user", content=repair))
     raise AssertionError("unreachable")
 

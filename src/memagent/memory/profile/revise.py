@@ -37,7 +37,7 @@ from datetime import date
 
 from memagent.llm import LLM, LLMError, Message
 from memagent.llm.yesno import YesNoJudge, p_yes_of
-from memagent.memory.profile._prompts import load_prompt
+from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.item_keys import match_key, said_word, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
@@ -176,10 +176,6 @@ def candidates(
     return [c for _, c in scored[:MAX_CANDIDATES]]
 
 
-def _ask(spec_user: str, statement: str, line: str) -> str:
-    return spec_user.replace("{{ statement }}", statement).replace("{{ line }}", line).strip()
-
-
 def question(statement: str, item: Item) -> list[Message]:
     """The yes/no question about one stored line (prompts/revise.yaml), after its
     examples (placeholders only)."""
@@ -187,10 +183,20 @@ def question(statement: str, item: Item) -> list[Message]:
     out = [Message(role="system", content=spec.system.strip())]
     for example in spec.examples:
         shown = example.assistant if isinstance(example.assistant, dict) else {}
-        out.append(Message(role="user", content=_ask(spec.user, example.user, str(shown["line"]))))
+        out.append(
+            Message(
+                role="user",
+                content=render(spec.user, statement=example.user, line=str(shown["line"])),
+            )
+        )
         out.append(Message(role="assistant", content=str(shown["answer"])))
     line = item.display.split(" (until ")[0]
-    out.append(Message(role="user", content=_ask(spec.user, statement[:MAX_STATEMENT_CHARS], line)))
+    out.append(
+        Message(
+            role="user",
+            content=render(spec.user, statement=statement[:MAX_STATEMENT_CHARS], line=line),
+        )
+    )
     return out
 
 
