@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from memagent.core import InvalidInput
 from memagent.llm import LLM, LLMError, Message
-from memagent.memory.profile._prompts import load_prompt
+from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
 from memagent.memory.profile.facts import (
@@ -96,8 +96,8 @@ def _prefix() -> list[Message]:
 
 def _ask(name: Literal["gate", "user"], statement: str) -> Message:
     spec = load_prompt("extract")
-    text = (spec.gate if name == "gate" else spec.user).replace("{{ statement }}", statement)
-    return Message(role="user", content=text.strip())
+    return Message(role="user", content=render(spec.gate if name == "gate" else spec.user,
+                                               statement=statement))  # fmt: skip
 
 
 def gate_messages(statement: str) -> list[Message]:
