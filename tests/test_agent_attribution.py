@@ -158,3 +158,19 @@ def test_a_line_without_speaker_field_is_attributed_from_its_name_prefix() -> No
         id="c", kind="chunk", content="Melanie: hi", score=1.0, source={"kind": "cli"}
     )
     assert other.speaker is None
+
+
+def test_an_interjection_is_not_a_name_a_speaker_is_spoken_to() -> None:
+    from memagent.agent.attribution import split_by_subject
+
+    line = hit("John", "Yeah, they offer a bunch, like yoga and kickboxing. Thanks, Maria!")
+    about, others = split_by_subject(line, {"John"}, ["John", "Maria"])
+    # "Yeah," opens the sentence but names no one: John says it of himself
+    assert [s.strip() for s in about] == ["Yeah, they offer a bunch, like yoga and kickboxing."]
+    assert [s.strip() for s in others] == ["Thanks, Maria!"]
+    # a nickname that begins a speaker's name is a name ("Mel" for Melanie)
+    line = hit("Caroline", "That sounds great, Mel!")
+    about, others = split_by_subject(line, {"Caroline"}, ["Caroline", "Melanie"])
+    assert not about and [s.strip() for s in others] == ["That sounds great, Mel!"]
+    about, others = split_by_subject(line, {"Caroline"}, ["Caroline"])  # no Melanie: no name
+    assert [s.strip() for s in about] == ["That sounds great, Mel!"] and not others

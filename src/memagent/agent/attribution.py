@@ -34,7 +34,7 @@ ones (1.2–5.6% per conversation).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from memagent.agent.recalled import RecalledMemory
@@ -87,16 +87,35 @@ def _terms(terms: Sequence[str], drop: set[str]) -> set[str]:
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
-_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+\s*[!.?]*\s*$|^\s*(?:\w+,?\s+)?[A-Z][a-z]+,\s")
-"""A sentence spoken to someone by name ("That race sounds great, Mel!")."""
+_VOCATIVES = (
+    re.compile(r",\s*([A-Z][a-z]+)\s*[!.?]*\s*$"),
+    re.compile(r"^\s*(?:\w+,?\s+)?([A-Z][a-z]+),\s"),
+)
+"""Where a sentence may be spoken to someone by name ("That race sounds great, Mel!",
+"Hey Caroline, …"); the word is a name only when it names a speaker (`_addressed`)."""
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
-def split_by_subject(hit: RecalledMemory, named: set[str]) -> tuple[list[str], list[str]]:
+def _addressed(sentence: str, speakers: Collection[str]) -> bool:
+    """`sentence` is spoken to someone: it says "you", or calls a speaker by name or
+    by a nickname that begins their name ("Thanks, Mel!" to Melanie). A capitalised
+    interjection is not a name: "Yeah, they offer yoga and kickboxing" is still about
+    its speaker (LoCoMo's lines open ~900 sentences with "Thanks,", "Wow,", "Yeah,"
+    and ~300 with a name)."""
+    if _SECOND_PERSON.search(sentence):
+        return True
+    words = [m.group(1) for v in _VOCATIVES if (m := v.search(sentence))]
+    return any(s.startswith(w) and len(w) >= 2 for w in words for s in speakers)
+
+
+def split_by_subject(
+    hit: RecalledMemory, named: set[str], speakers: Collection[str] = ()
+) -> tuple[list[str], list[str]]:
     """One recalled line's sentences split by whom they are about: the named people,
-    or others. A sentence is about its speaker, unless it says "you"/"your" (then it
-    is about the person spoken to) and nothing in the first person, or names a named
-    person. A line with no speaker has no sentences about anyone."""
+    or others. A sentence is about its speaker, unless it is spoken to someone
+    (`_addressed`: "you", or one of `speakers` called by name) with nothing in the
+    first person (then it is about the person spoken to), or names a named person.
+    A line with no speaker has no sentences about anyone."""
     about: list[str] = []
     others: list[str] = []
     speaker = hit.speaker
@@ -105,8 +124,9 @@ def split_by_subject(hit: RecalledMemory, named: set[str]) -> tuple[list[str], l
         return about, others
     if content.startswith(f"{speaker}:"):
         content = content[len(speaker) + 1 :]
+    names = {*speakers, *named}
     for sentence in _SENTENCE.findall(content):
-        spoken_to = _SECOND_PERSON.search(sentence) or _VOCATIVE.search(sentence)
+        spoken_to = _addressed(sentence, names)
         to_other = bool(spoken_to) and not _FIRST_PERSON.search(sentence)
         # spoken to someone: about them; when two named people talk, the other one
         to_named = to_other and len(named - {speaker}) > 0
@@ -122,13 +142,13 @@ def split_by_subject(hit: RecalledMemory, named: set[str]) -> tuple[list[str], l
 
 
 def _sentences_about(
-    hits: Sequence[RecalledMemory], named: set[str]
+    hits: Sequence[RecalledMemory], named: set[str], speakers: set[str]
 ) -> tuple[list[str], list[str]]:
     """The recalled lines' sentences split by whom they are about (see `split_by_subject`)."""
     about: list[str] = []
     others: list[str] = []
     for hit in hits:
-        a, o = split_by_subject(hit, named)
+        a, o = split_by_subject(hit, named, speakers)
         about += a
         others += o
     return about, others
@@ -159,13 +179,13 @@ def attribute(hits: Sequence[RecalledMemory], message: QueryFacts | str, *, k: i
         if speaker is not None and content.startswith(f"{speaker}:"):
             content = content[len(speaker) + 1 :]
         keep = speaker is None or speaker in named or any(_mentions(content, n) for n in named)
-        if keep and speaker is not None and not split_by_subject(hit, set(named))[0]:
+        if keep and speaker is not None and not split_by_subject(hit, set(named), speakers)[0]:
             # said by a named person, but only about the one spoken to ("you found the
             # perfect spot for your store!"): the model would answer from it
             keep = False
         (kept if keep else withheld).append(hit)
     terms = _terms(facts.terms, {s.lower() for s in speakers})
-    about, others = _sentences_about(hits[: 2 * k], set(named))
+    about, others = _sentences_about(hits[: 2 * k], set(named), speakers)
     (theirs, matched), (ours, _) = _coverage(terms, others), _coverage(terms, about)
     # one shared word is chance ("lean" in "people to lean on"): two at least
     margin = theirs - ours if matched >= MIN_MATCHED else 0.0

@@ -45,7 +45,7 @@ _NOT_CONTENT = frozenset(["yes", "no", "likely", "maybe"])
 """Words of a reply's form (a yes/no verdict), not of what it says."""
 
 
-def _terms(text: str) -> set[str]:
+def content_terms(text: str) -> set[str]:
     return {stem(t) for t in query_terms(text)} - _NOT_CONTENT
 
 
@@ -57,7 +57,7 @@ def _dated(hit: RecalledMemory) -> set[str]:
         day = date.fromisoformat(stamp)
     except ValueError:
         return set()
-    return _terms(f"{day.day} {day:%B %Y}")
+    return content_terms(f"{day.day} {day:%B %Y}")
 
 
 _QUESTION = re.compile(r"\?\s*$")
@@ -70,8 +70,9 @@ def _names(text: str, name: str) -> bool:
 def support(reply: str, question: str, hits: Sequence[RecalledMemory], named: list[str]) -> Support:
     """The support of `reply` to `question` in the recalled `hits` (module doc).
     `named`: the speakers of the hits that the question names."""
-    speakers = {s.lower() for h in hits if (s := h.speaker)}
-    new = _terms(reply) - _terms(question) - {stem(s) for s in speakers}
+    speakers_cased = {s for h in hits if (s := h.speaker)}
+    speakers = {s.lower() for s in speakers_cased}
+    new = content_terms(reply) - content_terms(question) - {stem(s) for s in speakers}
     if not new:
         return Support(0, 0.0, 0.0)
     about: set[str] = set()
@@ -79,18 +80,18 @@ def support(reply: str, question: str, hits: Sequence[RecalledMemory], named: li
     people = set(named)
     for hit in hits:
         if not people:
-            about |= _terms(str(hit.content or "")) | _dated(hit)
+            about |= content_terms(str(hit.content or "")) | _dated(hit)
             continue
         if hit.speaker in people:
             about |= _dated(hit)
-        mine, theirs = split_by_subject(hit, people)
+        mine, theirs = split_by_subject(hit, people, speakers_cased)
         for sentence in mine:
             speaker = hit.speaker
             asked = _QUESTION.search(sentence) and not any(_names(sentence, n) for n in people)
             if speaker in people and asked:
-                others |= _terms(sentence)
+                others |= content_terms(sentence)
             else:
-                about |= _terms(sentence)
+                about |= content_terms(sentence)
         for sentence in theirs:
-            others |= _terms(sentence)
+            others |= content_terms(sentence)
     return Support(len(new), len(new & about) / len(new), len(new & others) / len(new))
