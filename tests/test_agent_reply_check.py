@@ -62,6 +62,16 @@ def test_a_reply_from_the_named_persons_own_words_stands() -> None:
     assert check_reply("proud and grateful", question, ctx, short=True) is None
 
 
+def test_a_statement_with_a_question_tag_tells_a_plain_question_does_not() -> None:
+    question = "What do sunflowers represent according to Caroline?"
+    tagged = [hit("Caroline", "Sunflowers mean warmth and happiness, right? Roses are red.")]
+    ctx = ctx_of(tagged, ["Caroline"])
+    assert check_reply("warmth and happiness", question, ctx, short=True) is None
+    asked = [hit("Caroline", "Do sunflowers mean warmth and happiness?")]
+    miss = check_reply("warmth and happiness", question, ctx_of(asked, ["Caroline"]), short=True)
+    assert miss is not None and miss.rule == "someone_else"
+
+
 def test_a_date_from_the_line_counts_as_the_lines_words() -> None:
     ctx = ctx_of(ACCIDENT, ["Caroline"])
     got = support("15 July 2023", "When was Caroline at the parade?", ctx.hits, ctx.named)

@@ -96,16 +96,39 @@ _VOCATIVES = (
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|our|us)\b", re.I)
 
 
+_TO_THE_LISTENER = re.compile(
+    r"^\W*(?:thanks|thank|wow|whoa|woah|congrats|congratulations|aww?|awesome|cool|nice|"
+    r"amazing|great)\b",
+    re.IGNORECASE,
+)
+"""Words that thank, praise or marvel at the one spoken to: "Wow, that looks amazing!"
+is about the other person's news."""
+
+
 def _addressed(sentence: str, speakers: Collection[str]) -> bool:
-    """`sentence` is spoken to someone: it says "you", or calls a speaker by name or
-    by a nickname that begins their name ("Thanks, Mel!" to Melanie). A capitalised
-    interjection is not a name: "Yeah, they offer yoga and kickboxing" is still about
-    its speaker (LoCoMo's lines open ~900 sentences with "Thanks,", "Wow,", "Yeah,"
-    and ~300 with a name)."""
-    if _SECOND_PERSON.search(sentence):
+    """`sentence` is spoken to someone: it says "you", thanks, praises or marvels
+    ("Wow, that sounds great!"), or calls a speaker by name or by a nickname that
+    begins their name ("That race sounds great, Mel!" to Melanie). Another
+    capitalised opening word is not a name: "Yeah, they offer yoga and kickboxing"
+    is still about its speaker (LoCoMo's lines open ~900 sentences with "Thanks,",
+    "Wow,", "Yeah,"… and ~300 with a name)."""
+    if _SECOND_PERSON.search(sentence) or _TO_THE_LISTENER.search(sentence):
         return True
     words = [m.group(1) for v in _VOCATIVES if (m := v.search(sentence))]
     return any(s.startswith(w) and len(w) >= 2 for w in words for s in speakers)
+
+
+_QUESTION = re.compile(r"\?\s*$")
+_TAG_QUESTION = re.compile(
+    r",\s*(?:right|isn't it|aren't they|don't you think|no|yeah|eh|huh|correct)\s*\?\s*$",
+    re.IGNORECASE,
+)
+
+
+def asks(sentence: str) -> bool:
+    """`sentence` is a question, which tells nothing ("What's your favourite movie?");
+    a statement with a question tag ("Sunflowers mean warmth, right?") still tells."""
+    return bool(_QUESTION.search(sentence)) and not _TAG_QUESTION.search(sentence)
 
 
 def split_by_subject(

@@ -12,8 +12,9 @@ a question asks, it tells nothing about its speaker.
 `support(reply, question, hits, named)` measures it mechanically: the reply's
 content words that the question did not already hold (its *new* words), and the
 share of them found in sentences about the named people (by `attribution`'s
-rule, with a speaker's questions left out) and in sentences about others. No
-model call; the decision that uses it is `memagent.agent.decide`.
+rule, with a speaker's questions left out; a statement with a question tag, "…,
+right?", still tells) and in sentences about others. No model call; the decision
+that uses it is `memagent.agent.reply_check`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from memagent.agent.attribution import split_by_subject, stem
+from memagent.agent.attribution import asks, split_by_subject, stem
 from memagent.agent.recalled import RecalledMemory
 from memagent.index import query_terms
 
@@ -60,9 +61,6 @@ def _dated(hit: RecalledMemory) -> set[str]:
     return content_terms(f"{day.day} {day:%B %Y}")
 
 
-_QUESTION = re.compile(r"\?\s*$")
-
-
 def _names(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w'])({re.escape(name)})(?!\w)", text) is not None
 
@@ -87,7 +85,7 @@ def support(reply: str, question: str, hits: Sequence[RecalledMemory], named: li
         mine, theirs = split_by_subject(hit, people, speakers_cased)
         for sentence in mine:
             speaker = hit.speaker
-            asked = _QUESTION.search(sentence) and not any(_names(sentence, n) for n in people)
+            asked = asks(sentence) and not any(_names(sentence, n) for n in people)
             if speaker in people and asked:
                 others |= content_terms(sentence)
             else:
