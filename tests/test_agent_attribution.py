@@ -174,3 +174,16 @@ def test_an_interjection_is_not_a_name_a_speaker_is_spoken_to() -> None:
     assert not about and [s.strip() for s in others] == ["That sounds great, Mel!"]
     about, others = split_by_subject(line, {"Caroline"}, ["Caroline"])  # no Melanie: no name
     assert [s.strip() for s in about] == ["That sounds great, Mel!"] and not others
+
+
+def test_a_question_tells_nothing_about_anyone() -> None:
+    question = "What is one of Joanna's favorite movies?"
+    asked = [
+        hit("Joanna", "That sounds great! What's your favorite game or movie?"),
+        hit("Joanna", "A few times. It's one of my favorites!"),
+    ]
+    # Joanna's question to Nate is not Nate's favourite movie: nothing answers better
+    assert not attribute(asked, question, k=5).others_answer
+    told = [*asked, hit("Nate", "My favorite movie is Inception, I watch it every year.")]
+    # Nate saying his favourite movie does (the near miss is refused)
+    assert attribute(told, question, k=5).others_answer

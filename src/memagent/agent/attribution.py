@@ -22,13 +22,18 @@ small model answers them from the other speaker's line.
   it speaks to someone ("you", "your", or a name: "That race sounds great, Mel!")
   with nothing in the first person: then it is about the person spoken to
   (Caroline's "your race sounds great" is about Melanie's race). A sentence that
-  names the person asked about is about them. The agent then refuses ("I don't
-  have that in memory") without asking the model.
+  names the person asked about is about them. A question tells nothing about
+  anyone and is not counted ("What's your favorite movie?" is not the other
+  person's favourite movie). The agent then refuses ("I don't have that in
+  memory") without asking the model.
 
 Measured offline on all questions of LoCoMo's five dev conversations (margin
-picked on conv-26 and conv-30, checked on conv-41/42/43): the gate refuses 103 of
-237 adversarial questions (0.32–0.55 per conversation) and 31 of 762 answerable
-ones (1.2–5.6% per conversation).
+picked on conv-26 and conv-30, checked on conv-41/42/43): the gate refuses 84 of
+237 adversarial questions (0.17–0.44 per conversation) and 11 of 762 answerable
+ones (0.7–2.8% per conversation); before questions were left out, 93 and 22. With
+the model, on both 200-question samples, adversarial refusal did not move (the
+grounding check and the contrast probe refuse those 9) and answerable refused fell
+0.078 → 0.059 and 0.098 → 0.092.
 """
 
 from __future__ import annotations
@@ -167,13 +172,14 @@ def split_by_subject(
 def _sentences_about(
     hits: Sequence[RecalledMemory], named: set[str], speakers: set[str]
 ) -> tuple[list[str], list[str]]:
-    """The recalled lines' sentences split by whom they are about (see `split_by_subject`)."""
+    """The recalled lines' sentences that tell something (not questions, `asks`), split
+    by whom they are about (see `split_by_subject`)."""
     about: list[str] = []
     others: list[str] = []
     for hit in hits:
         a, o = split_by_subject(hit, named, speakers)
-        about += a
-        others += o
+        about += [s for s in a if not asks(s)]
+        others += [s for s in o if not asks(s)]
     return about, others
 
 
