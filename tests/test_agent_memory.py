@@ -240,3 +240,18 @@ def test_default_prompt_sets() -> None:
     assert default_prompt_set("embedded:gemma-270m", "json") == "small"
     assert default_prompt_set("embedded", "python") == "python"
     assert default_prompt_set("openai:gpt-4o", "json") == "json"
+
+
+def test_a_stored_exchange_sides_are_text_or_none() -> None:
+    from memagent.agent.recalled import EXCHANGE_KIND, RecalledMemory
+
+    def made(user: object, reply: object) -> RecalledMemory:
+        source = {"kind": EXCHANGE_KIND, "user": user, "reply": reply}
+        return RecalledMemory.make(id="c", kind="chunk", content="x", score=1.0, source=source)
+
+    hit = made("My cat is Pixel.", "Noted.")
+    assert (hit.user, hit.reply) == ("My cat is Pixel.", "Noted.")
+    # a hand-edited record: blanks and non-strings read as nothing said
+    for odd in ("   ", 42, None, ["Noted."], {"text": "Noted."}):
+        assert made(odd, odd).user is None and made(odd, odd).reply is None
+    assert made("hi", "Noted.").source == {"kind": EXCHANGE_KIND}

@@ -442,7 +442,7 @@ def _by_me(hit: RecalledMemory) -> bool:
     """The assistant's own words: an imported reply, or a stored exchange's reply.
     Context leaves them out (the model's claims, not what people said) except for a
     question about them (`roles.asks_about_assistant`)."""
-    return said_by_assistant(hit.source) or (isinstance(hit.reply, str) and bool(hit.reply.strip()))
+    return said_by_assistant(hit.source) or hit.reply is not None
 
 
 def _said_on(hit: RecalledMemory) -> date | None:
@@ -486,7 +486,7 @@ def _context_line(
     when = _when(day, ago)
     if hit.user:
         line = f"- {when}You said: {text(hit.user, 400)}"
-        if replies and isinstance(hit.reply, str) and hit.reply.strip():
+        if replies and hit.reply is not None:
             line += f" The assistant replied: {text(hit.reply, REPLY_CHARS)}"
         return line
     if hit.kind == "note":

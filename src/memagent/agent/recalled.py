@@ -57,6 +57,12 @@ class MemorySourceJson(TypedDict):
     id: NotRequired[str]
 
 
+def _said(value: object) -> str | None:
+    """A stored exchange's side as text: a non-blank string, else None (a record
+    edited by hand may hold anything there)."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
 @dataclass(frozen=True)
 class MemorySource:
     """One line a turn put in context: its `kind` (`note`, `fact`, `chunk`, …) and
@@ -83,11 +89,12 @@ class RecalledMemory:
     why: Why = field(default_factory=Why)
     source: JsonObject | None = None
     """The memory's source record, cut to kind, role, type and speaker (None: none)."""
-    user: object = None
-    """For an exchange the agent stored: what the user said (as the record holds it)."""
-    reply: object = None
-    """For an exchange the agent stored: what the assistant replied (shown only for a
-    question about the assistant's own words)."""
+    user: str | None = None
+    """For an exchange the agent stored: what the user said (None: not an exchange,
+    or nothing said)."""
+    reply: str | None = None
+    """For an exchange the agent stored: what the assistant replied, None when empty
+    (shown only for a question about the assistant's own words)."""
     speaker: str | None = None
     """Who said it (`speaker_from`), if anyone."""
 
@@ -124,12 +131,12 @@ class RecalledMemory:
         """A recalled memory from its parts; `source` is the full record (cut here:
         none is an empty one, anything but a mapping is left out)."""
         kept: JsonObject | None = {} if not source else None
-        user: object = None
-        reply: object = None
+        user: str | None = None
+        reply: str | None = None
         if isinstance(source, dict):
             kept = {k: v for k, v in source.items() if k in _SOURCE_KEYS}
             if source.get("kind") == EXCHANGE_KIND:
-                user, reply = source.get("user"), source.get("reply")
+                user, reply = _said(source.get("user")), _said(source.get("reply"))
         return cls(
             id=id,
             kind=kind,
