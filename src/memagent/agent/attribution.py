@@ -141,7 +141,7 @@ def split_by_subject(
 ) -> tuple[list[str], list[str]]:
     """One recalled line's sentences split by whom they are about: the named people,
     or others. A sentence is about its speaker, unless it is spoken to someone
-    (`_addressed`: "you", or one of `speakers` called by name) with nothing in the
+    (`_addressed`: "you", thanks or praise, or one of `speakers` by name) with nothing in the
     first person (then it is about the person spoken to), or names a named person.
     A line with no speaker has no sentences about anyone."""
     about: list[str] = []
