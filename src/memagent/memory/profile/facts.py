@@ -426,8 +426,10 @@ def plan(
             kept.append(fact)
             continue
         later = over and disliked_after(value, clause)  # "gone off X, can't stand them"
-        if over and kind in ("food_like", "drink_like", "like") and (
-            later or disliked(value, clause)
+        if (
+            over
+            and kind in ("food_like", "drink_like", "like")
+            and (later or disliked(value, clause))
         ):
             kind, over = OPPOSITE[kind], False  # "I don't like X any more": a dislike now
             target = TARGETS[kind]
