@@ -137,6 +137,15 @@ def gain(rows: Sequence[dict[str, Any]], wording: str, cut: float) -> tuple[int,
     return junk, lost
 
 
+def per_list_cuts(rows: Sequence[dict[str, Any]], wording: str) -> dict[str, float]:
+    """For each list, the cut (0 to 0.95) that gains most on `rows`, the lowest on a tie."""
+    out: dict[str, float] = {}
+    for path in {r["path"] for r in rows}:
+        part = [r for r in rows if r["path"] == path]
+        out[path] = max((0.0, *CUTS), key=lambda c: (net(gain(part, wording, c)), -c))
+    return out
+
+
 def net(removed_lost: tuple[int, int]) -> int:
     """Junk removed less good lines lost: what a cut gains, one line each."""
     return removed_lost[0] - removed_lost[1]
@@ -194,6 +203,20 @@ def analyse(rows: list[dict[str, Any]], wordings: Sequence[str]) -> None:
                 f"{sum(r['good'] for r in test)}"
             )
         print(f"    total: junk removed {tot_j}, good lost {tot_l}")
+    print("\na cut per list, leave one set out (each list's cut chosen on the other sets):")
+    for w in wordings:
+        tot_j = tot_l = 0
+        for s in sets:
+            train = [r for r in rows if r["set"] != s and r.get(w) is not None]
+            test = [r for r in rows if r["set"] == s and r.get(w) is not None]
+            cuts = per_list_cuts(train, w)
+            junk = sum(1 for r in test if not r["good"] and r[w] < cuts.get(r["path"], 0.0))
+            lost = sum(1 for r in test if r["good"] and r[w] < cuts.get(r["path"], 0.0))
+            tot_j, tot_l = tot_j + junk, tot_l + lost
+        print(
+            f"  {w:8s} junk removed {tot_j}/{sum(not r['good'] for r in rows)}, "
+            f"good lost {tot_l}/{sum(r['good'] for r in rows)}"
+        )
     print("\nby list (first wording):")
     w = wordings[0]
     for path in sorted({r["path"] for r in rows}):

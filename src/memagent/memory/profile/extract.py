@@ -70,7 +70,7 @@ class StatementLearned:
     revised: list[tuple[str, float]] = field(default_factory=list)
     """Stored lines asked about (`revise`) and their P(ended)."""
     checked: list[tuple[str, float]] = field(default_factory=list)
-    """New lines asked about (`factcheck`) and their P(a lasting fact)."""
+    """New lines asked about (`factcheck`) and their P(yes) (true of the writer)."""
 
     @property
     def ok(self) -> bool:
