@@ -265,16 +265,28 @@ class OracleLLM(ScriptedLLM):
         super().__init__(fn=fn)
         self._after = oracle_after(scenarios)
 
+    def _said_after(self, statement: str) -> list[Entry]:
+        """The items expected after the step that says `statement` (the screen may
+        have left out part of what was said: the step whose words hold it all)."""
+        if statement in self._after:
+            return self._after[statement]
+        parts = [p.rstrip(".!?,;: ") for p in sentences(statement)]
+        return next(
+            (v for k, v in self._after.items() if parts and all(p in k for p in parts if p)), []
+        )
+
     def yes_probability(self, messages: Sequence[Any]) -> YesNo:
         asked = as_messages(messages)[-1].content
-        said = re.search(r'message: "(.*)"\n', asked)
+        said = re.search(r'message: "(.*)"\n', asked, re.IGNORECASE)
         line = re.search(r'Profile line: "(.*)"', asked)
-        after = self._after.get(" ".join(said.group(1).split()), []) if said else []
+        after = self._said_after(" ".join(said.group(1).split())) if said else []
         words = _words(line.group(1)) if line else set()
         kept = any(
             e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
             for e in after
         )
+        if "no longer true" not in asked:  # `factcheck`: yes when the line is expected after
+            return YesNo(1.0 if kept else 0.0)
         return YesNo(0.0 if kept else 1.0)
 
 
@@ -362,6 +374,7 @@ def run_scenario(
             read = [f"gate P(yes) {p:.3f}" for p in res.gate_p]
             read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
             read += [f"ended {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
+            read += [f"lasting {line!r}? P(yes) {p:.3f}" for line, p in res.checked]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing
             blind = scn.split == BLIND
@@ -561,6 +574,7 @@ def _reading(
     skip_below: float | None,
     spare_episodic: bool = True,
     end_at: str = "default",
+    keep_at: str = "default",
 ) -> Reading:
     """The reading policy the options ask for (`memory.profile.extract.Reading`)."""
     default = DEFAULT_READING
@@ -575,15 +589,23 @@ def _reading(
     skip = default.skip_below if skip_below is None else skip_below
     if not 0.0 <= skip <= 1.0:
         raise ValueError("--skip-below must be in [0, 1]")
-    if end_at == "default":
-        end: float | None = default.end_at
-    elif end_at == "none":
-        end = None
-    else:
-        end = float(end_at)
-        if not 0.0 <= end <= 1.0:
-            raise ValueError("--end-at must be in [0, 1], none or default")
-    return Reading(must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_at=end)
+    end = _cut("--end-at", end_at, default.end_at)
+    keep = _cut("--keep-at", keep_at, default.keep_at)
+    return Reading(
+        must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_at=end, keep_at=keep
+    )
+
+
+def _cut(option: str, value: str, default: float | None) -> float | None:
+    """A cut given as a number in [0, 1], "none" (not asked) or "default"."""
+    if value == "default":
+        return default
+    if value == "none":
+        return None
+    cut = float(value)
+    if not 0.0 <= cut <= 1.0:
+        raise ValueError(f"{option} must be in [0, 1], none or default")
+    return cut
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -630,6 +652,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a stored line the statement may end is removed when the model's P(ended) "
         "is at least this (none: the model is not asked; default: the library's)",
     )
+    ap.add_argument(
+        "--keep-at",
+        default="default",
+        help="a new line is written only when the model's P(a lasting fact about the writer) "
+        "is at least this (none: the model is not asked; default: the library's)",
+    )
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
@@ -646,7 +674,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit < 0 or args.every < 1 or args.threads < 0:
         ap.error("--limit must be at least 0 and --every at least 1")
     try:
-        reading = _reading(args.must_read, args.skip_below, not args.force_episodic, args.end_at)
+        reading = _reading(
+            args.must_read, args.skip_below, not args.force_episodic, args.end_at, args.keep_at
+        )
     except ValueError as exc:
         ap.error(str(exc))
     wanted = set(args.split or DEFAULT_SPLITS)
@@ -686,6 +716,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "skip_below": reading.skip_below,
             "spare_episodic": reading.spare_episodic,
             "end_at": reading.end_at,
+            "keep_at": reading.keep_at,
         }
         print_report(rows)
         all_rows.append(rows)

@@ -88,3 +88,41 @@ def test_a_blind_run_refuses_the_prompt_cache_and_a_set_without_that_split(
     err = capsys.readouterr().err
     assert "cache" in err and "no scenarios" in err and "cannot load" in err
     assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_the_check_option_and_the_stand_in_answer_it(tmp_path: Path) -> None:
+    """`--keep-at` turns the per-line check on; the scripted stand-in says yes to a
+    line the expected profile holds, so nothing expected is lost to it."""
+    out = tmp_path / "figures.json"
+    argv = ["--model", "scripted", "--split", "dev", "--limit", "3", "--json", str(out)]
+    assert pl.main([*argv, "--keep-at", "0.5"]) == 0
+    rows = json.loads(out.read_text())[0]
+    assert rows["reading"]["keep_at"] == 0.5
+    assert rows["dev"]["recall"][0] == 1.0
+    with pytest.raises(SystemExit):
+        pl.main([*argv, "--keep-at", "1.5"])
+
+
+def test_the_check_bench_labels_lines_and_chooses_leaving_a_set_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import profile_factcheck as fc
+
+    sets = []
+    for name, say in (("one", "I keep a zebra named Quixotic."), ("two", "I live in Porto.")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(
+            f'- id: s-{name}\n  split: dev\n  steps:\n    - say: "{say}"\n      tag: fact\n'
+            '      expect: ["personal.facts=pet zebra Quixotic", "personal.facts=home Porto"]\n'
+        )
+        sets.append(path)
+    pairs = tmp_path / "pairs.jsonl"
+    argv = ["--model", "scripted", "--pairs", str(pairs), "--wording", "true"]
+    assert fc.main([*argv, *(a for p in sets for a in ("--set", str(p)))]) == 0
+    got = [json.loads(line) for line in pairs.read_text().splitlines()]
+    assert [(r["set"], r["line"], r["good"]) for r in got] == [
+        ("one", "Zebra named Quixotic", True),
+        ("two", "Lives in Porto", True),
+    ]
+    assert all(r["true"] == 1.0 for r in got)
+    assert "leave one set out" in capsys.readouterr().out

@@ -74,6 +74,22 @@ def test_not_anymore_with_dislike_moves_it(home: MemoryHome) -> None:
     assert got == ["drink.dislikes: Dislikes coffee"]
 
 
+@pytest.mark.parametrize("kind", ["food_like", "food_dislike"])
+def test_gone_off_then_a_dislike_by_pronoun_moves_it(home: MemoryHome, kind: str) -> None:
+    """The end of a like said with a later "can't stand them" is a dislike, not
+    only the like removed (read as a like or as a dislike by the model)."""
+    s = store_of(home)
+    said(s, "I love mushrooms.", ("food_like", "mushrooms", ""))
+    got = said(s, "I've gone off mushrooms, can't stand them now", (kind, "mushrooms", ""))
+    assert got == ["food.dislikes: Dislikes mushrooms"]
+
+
+def test_gone_off_without_a_dislike_only_ends_the_like(home: MemoryHome) -> None:
+    s = store_of(home)
+    said(s, "I love mushrooms.", ("food_like", "mushrooms", ""))
+    assert said(s, "I've gone off mushrooms lately.", ("food_like", "mushrooms", "")) == []
+
+
 def test_a_negated_thing_is_removed_even_if_the_model_missed_it(home: MemoryHome) -> None:
     s = store_of(home)
     said(s, "I love coffee.", ("drink_like", "coffee", ""))

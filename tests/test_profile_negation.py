@@ -6,6 +6,7 @@ import pytest
 
 from memagent.memory.profile.negation import (
     disliked,
+    disliked_after,
     ended,
     is_negated,
     negated_things,
@@ -75,3 +76,17 @@ def test_dislikes_are_read_in_their_own_part() -> None:
 )
 def test_what_a_statement_says_is_over(sentence: str, things: list[str]) -> None:
     assert negated_things([sentence]) == things
+
+
+@pytest.mark.parametrize(
+    ("clause", "after"),
+    [
+        ("I've gone off mushrooms, can't stand them now", True),
+        ("gone off mushrooms and I hate it", True),
+        ("I've gone off mushrooms, can't stand my boss", False),
+        ("I've gone off mushrooms", False),
+        ("can't stand them, mushrooms I mean", False),
+    ],
+)
+def test_a_later_dislike_by_pronoun(clause: str, after: bool) -> None:
+    assert disliked_after("mushrooms", clause) is after

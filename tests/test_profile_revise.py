@@ -73,7 +73,7 @@ def asked(llm: ScriptedLLM) -> list[str]:
     return [
         c.messages[-1].content.split('Profile line: "', 1)[1].split('"', 1)[0]
         for c in llm.calls
-        if "Profile line:" in c.messages[-1].content
+        if "no longer true" in c.messages[-1].content
     ]
 
 

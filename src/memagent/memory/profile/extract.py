@@ -32,6 +32,7 @@ from memagent.llm import LLM, LLMError, Message
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
+from memagent.memory.profile.factcheck import check
 from memagent.memory.profile.facts import (
     grounded,
     plan,
@@ -68,6 +69,8 @@ class StatementLearned:
     """The gate's P(yes) for each group of sentences it was asked about."""
     revised: list[tuple[str, float]] = field(default_factory=list)
     """Stored lines asked about (`revise`) and their P(ended)."""
+    checked: list[tuple[str, float]] = field(default_factory=list)
+    """New lines asked about (`factcheck`) and their P(yes) (true of the writer)."""
 
     @property
     def ok(self) -> bool:
@@ -136,6 +139,11 @@ class Reading:
     end_at: float | None = END_AT
     """A stored line the statement may end (`revise`) is removed when the model's
     P(ended) is at least this; None: the model is not asked."""
+
+    keep_at: float | None = None
+    """A new line the plan would write is kept only when the model's P(yes) that it
+    is true of the writer is at least this (`factcheck`); None (the default: on the
+    embedded model it drops about as many good lines as junk): not asked."""
 
     @property
     def asks_gate(self) -> bool:
@@ -287,6 +295,7 @@ def learn_statement(
         facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
     facts = merge(rule_facts(screened.kept), facts)
     known: dict[tuple[str, str, str], float | None] = {}
+    vouched: dict[str, float | None] = {}
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         resources = store.load_all()
         planned = plan(facts, screened.kept, resources, day)
@@ -304,16 +313,32 @@ def learn_statement(
             )
             calls += revision.calls
             operations, revised = merged(operations, revision), revision.asked
+        checked: list[tuple[str, float]] = []
+        if policy.keep_at is not None and operations:
+            verdict = check(
+                llm,
+                screened.kept,
+                operations,
+                resources,
+                day,
+                keep_at=policy.keep_at,
+                known=vouched,
+            )
+            calls += verdict.calls
+            operations, checked = verdict.operations, verdict.asked
+            planned.dropped.extend(
+                (t, "the check: not true of the writer") for t in verdict.dropped
+            )
         if not operations:
             dropped.extend(planned.dropped)
             why = "nothing new" if facts else "no facts"
             return StatementLearned(
-                message, planned.facts, [], empty, calls, why, dropped, gate_p, revised
+                message, planned.facts, [], empty, calls, why, dropped, gate_p, revised, checked
             )
         result = apply_operations(store, operations, op="learn", source=(source or message)[:200])
         if result.ok:
             break
     dropped.extend(planned.dropped)
     return StatementLearned(
-        message, planned.facts, operations, result, calls, None, dropped, gate_p, revised
+        message, planned.facts, operations, result, calls, None, dropped, gate_p, revised, checked
     )

@@ -40,7 +40,13 @@ from memagent.memory.profile.kinds import (
     their_subject,
 )
 from memagent.memory.profile.models import Item, Resource
-from memagent.memory.profile.negation import disliked, ended, negated_things, subclause
+from memagent.memory.profile.negation import (
+    disliked,
+    disliked_after,
+    ended,
+    negated_things,
+    subclause,
+)
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import event_day, time_bound
 
@@ -419,11 +425,18 @@ def plan(
                 ops.append(_remove(target.file, path, "whereabouts"))
             kept.append(fact)
             continue
-        if over and kind in ("food_like", "drink_like", "like") and disliked(value, clause):
+        later = over and disliked_after(value, clause)  # "gone off X, can't stand them"
+        if (
+            over
+            and kind in ("food_like", "drink_like", "like")
+            and (later or disliked(value, clause))
+        ):
             kind, over = OPPOSITE[kind], False  # "I don't like X any more": a dislike now
             target = TARGETS[kind]
             path = _path_in(resources, target) or target.path
             touched.add(kind)
+        elif later and kind in ("food_dislike", "drink_dislike", "dislike"):
+            over = False  # the dislike itself, not the end of one
         template = target.template
         if kind == "work":
             value, template = _job(value, clause)

@@ -124,3 +124,14 @@ def ended(value: str, kind: str, clause: str) -> bool:
 def disliked(value: str, clause: str) -> bool:
     """`value` is said with a dislike ("can't stand X", "not a fan of X")."""
     return bool(DISLIKE_CUE.search(subclause(value, clause)))
+
+
+_DISLIKED_BACK = re.compile(rf"(?:{DISLIKE_CUE.pattern})\s+(?:them|it|those|that)\b", re.IGNORECASE)
+
+
+def disliked_after(value: str, clause: str) -> bool:
+    """A later part of `clause` dislikes `value` by a pronoun ("I've gone off
+    mushrooms, can't stand them now"): the end of a like is a dislike."""
+    part = subclause(value, clause)
+    at = clause.find(part)
+    return part != clause and at >= 0 and bool(_DISLIKED_BACK.search(clause[at + len(part) :]))

@@ -1,0 +1,193 @@
+"""Whether each line a statement would add is true of its writer, asked of the
+model one line at a time (an option, off by default: `extract.Reading.keep_at`).
+
+Made to list a fact in every plain sentence (`extract.DEFAULT_READING`), a 1.5B
+model lists one in lines that hold none (a meal read as a like, a mood, a friend's
+fact) and garbles some it reads ("Allergic to documented"). The statement-level
+gate did not tell facts from non-facts; this asks about one concrete line instead:
+*Message: "…" / Profile line: "Likes sushi" / Is this profile line true of the
+person who wrote the message?*
+
+1. **Lines** (Python): each append or update the plan would write that changes
+   what the profile shows (`lines`: not an item already held, not an update that
+   only moves an end date), rendered as the profile shows it ("Likes sushi", "Dog
+   named Nova"), without its end date; at most `MAX_LINES` a statement.
+2. **The question** (model): P(yes) from the first token's probabilities
+   (`memagent.llm.yesno`), after placeholder examples (`prompts/factcheck.yaml`).
+   A backend that gives no probability is asked for a grammar-constrained
+   `{"holds": "yes"|"no"}`.
+3. **The cut** (Python): a line under `KEEP_AT` is not written. A question that
+   fails (an error, no yes/no among the likely tokens, a reply that fits no
+   verdict) keeps the line: the check only takes away what the model said no to,
+   so a broken judge learns as learning did without the check, and a failed call
+   never costs a fact the user told.
+
+Measured (docs/concepts/profile.md, `python -m bench.profile_factcheck`): with a
+capable model (the bench's scripted stand-in) the check removes the junk left and
+loses nothing; on the embedded 1.5B model its P(yes) ranks good lines above junk
+only a little (AUC ~0.6 for every wording tried), so at any cut it drops about as
+many good lines as junk: hence off by default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from memagent.llm import LLM, LLMError, Message
+from memagent.llm.yesno import YesNoJudge, p_yes_of
+from memagent.memory.profile._prompts import PromptSpec, load_prompt, render
+from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.operations import AnyOp, AppendOp, UpdateOp
+
+KEEP_AT = 0.2
+"""A line whose P(yes) is under this is not written: the cut leave-one-set-out chose
+on the spent sets (docs/concepts/profile.md), where it removes little either way."""
+MAX_STATEMENT_CHARS = 600
+MAX_LINES = 4
+"""Lines asked about per statement: each is one short model call; more are kept unasked."""
+
+HOLDS_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"holds": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["holds"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One write the plan would make and the profile line it becomes."""
+
+    index: int
+    """The operation's place in the plan."""
+    file: str
+    path: str
+    text: str
+
+
+@dataclass
+class FactCheck:
+    """What checking the planned lines did: the writes kept, the calls, and each
+    line's P(yes) (for the bench's log)."""
+
+    operations: list[AnyOp] = field(default_factory=list)
+    calls: int = 0
+    asked: list[tuple[str, float]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+
+
+def _base(display: str) -> str:
+    return display.split(" (until ")[0].strip()
+
+
+def _live(resources: Mapping[str, Resource], today: date) -> dict[tuple[str, str, str], str]:
+    """Each live item's place and key, and the line it shows without its end date."""
+    return {
+        (file, path, match_key(item.item)): _base(item.display)
+        for file, resource in resources.items()
+        for path, items in resource.iter_lists()
+        for item in items
+        if not item.expired(today)
+    }
+
+
+def lines(ops: Sequence[AnyOp], resources: Mapping[str, Resource], today: date) -> list[Line]:
+    """The writes in `ops` that add a line the profile does not hold yet: an
+    append of an item not live in its list, an update that changes an item's
+    line (not one that only moves its end date)."""
+    live = _live(resources, today)
+    out: list[Line] = []
+    for k, op in enumerate(ops):
+        if not isinstance(op, AppendOp | UpdateOp):
+            continue
+        display = op.value.display or (op.value.item if isinstance(op, AppendOp) else None)
+        if not display or not _base(display):
+            continue
+        key = (op.file or "", op.path or "", match_key(str(op.value.item)))
+        if key in live and (isinstance(op, AppendOp) or live[key] == _base(display)):
+            continue
+        out.append(Line(k, op.file or "", op.path or "", _base(display)))
+    return out
+
+
+def question(statement: str, line: str, spec: PromptSpec | None = None) -> list[Message]:
+    """The yes/no question about one line (`prompts/factcheck.yaml`, or `spec`),
+    after its examples (placeholders only)."""
+    spec = spec or load_prompt("factcheck")
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        shown = example.assistant if isinstance(example.assistant, dict) else {}
+        out.append(
+            Message(
+                role="user",
+                content=render(spec.user, statement=example.user, line=str(shown["line"])),
+            )
+        )
+        out.append(Message(role="assistant", content=str(shown["answer"])))
+    out.append(
+        Message(
+            role="user",
+            content=render(spec.user, statement=statement[:MAX_STATEMENT_CHARS], line=line),
+        )
+    )
+    return out
+
+
+def ask(llm: LLM, messages: Sequence[Message]) -> float | None:
+    """P(yes) of a yes/no question; a backend without probabilities answers a
+    grammar-constrained `{"holds": "yes"|"no"}`; None when no usable verdict."""
+    if isinstance(llm, YesNoJudge):
+        try:
+            p = p_yes_of(llm.yes_probability(messages))
+        except LLMError:
+            p = None
+        if p is not None:
+            return p
+    try:
+        reply = llm.chat(messages, response_schema=HOLDS_SCHEMA, max_tokens=32, temperature=0.0)
+        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
+    except (LLMError, ValueError):
+        return None
+    answer = data.get("holds") if isinstance(data, dict) else None
+    return {"yes": 1.0, "no": 0.0}.get(answer) if isinstance(answer, str) else None
+
+
+def holds_p(llm: LLM, statement: str, line: str) -> float | None:
+    """P(yes) that `statement` says `line` is true of its writer;
+    None when the model gives no usable verdict (the line is kept)."""
+    return ask(llm, question(statement, line))
+
+
+def check(
+    llm: LLM,
+    sentences: Sequence[str],
+    ops: Sequence[AnyOp],
+    resources: Mapping[str, Resource],
+    today: date,
+    *,
+    keep_at: float = KEEP_AT,
+    known: dict[str, float | None] | None = None,
+) -> FactCheck:
+    """`ops` less the new lines the model says are not true of the writer
+    (module doc). `known`: verdicts already asked (a re-plan asks nothing twice)."""
+    out = FactCheck()
+    statement = " ".join(" ".join(sentences).split())
+    memo = known if known is not None else {}
+    drop: set[int] = set()
+    for line in lines(ops, resources, today)[:MAX_LINES] if statement else []:
+        if line.text not in memo:
+            memo[line.text] = holds_p(llm, statement, line.text)
+            out.calls += 1
+        p = memo[line.text]
+        if p is None:
+            continue
+        out.asked.append((line.text, p))
+        if p < keep_at:
+            drop.add(line.index)
+            out.dropped.append(line.text)
+    out.operations = [op for k, op in enumerate(ops) if k not in drop]
+    return out
