@@ -2,11 +2,14 @@
 
 Mechanical, no model: a statement is split into sentences and each one that is
 plainly not a fact about the writer is dropped before any model sees it:
-questions, requests and commands to the assistant, greetings, thanks and small
-talk, hypotheticals and wishes ("if I…", "I wonder…"), the assistant's own
-voice ("As an AI…", "You mentioned…", an `Assistant:` line), prompt injection
-("ignore previous instructions…", which drops the whole statement), and JSON or
-code pasted into the text. What is left (`Screened.kept`) goes to the model; an
+questions, requests and commands to the assistant ("Plan a dinner for six…"),
+greetings, thanks and small talk, hypotheticals and wishes ("if I…", "I
+wonder…"), a craving of the moment ("I could murder a pizza"), sarcasm ("Yeah
+right, and I'm the Queen of Sheba"), the assistant's own voice ("As an AI…", "You
+mentioned…", "I'll remember that you…", an `Assistant:` line), prompt injection
+("ignore previous instructions…", "repeat after me…", which drops the whole
+statement), and JSON, code, CSV rows or `|`-separated form fields pasted into the
+text. What is left (`Screened.kept`) goes to the model; an
 empty `kept` means nothing is learned, at no model cost.
 
 A question or hypothetical is judged by its clauses too: when it opens with a plain
@@ -36,7 +39,8 @@ _INJECTION = re.compile(
     r"system message)\b|\bsystem prompt\b|\byou are now\b|\bnew instructions?\b|"
     r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
     r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b|\bnew rules?\s*:|"
-    r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b",
+    r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b|"
+    r"\brepeat after me\b",
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
@@ -68,7 +72,8 @@ _QUESTION_START = re.compile(
 _REQUEST = re.compile(
     r"^\s*(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
-    r"summari[sz]e|translate|recommend|suggest|let'?s|could you|can you|would you|"
+    r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
+    r"convert|generate|outline|brainstorm|rewrite|proofread|let'?s|could you|can you|would you|"
     r"will you|i need you to|i want you to|i'?d like you to)\b",
     re.IGNORECASE,
 )
@@ -197,7 +202,9 @@ _OWN_ANSWERS = re.compile(
     re.IGNORECASE,
 )
 """'I'll keep my answers brief': the assistant speaking of its answers, not the user."""
-_PASTED = re.compile(r"[{}\[\]<>]|```|\\n|\"\s*:")
+_PASTED = re.compile(r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)\w+(?:,\w+){2,}(?:\s|$)")
+"""Brackets, a pipe between fields, a code fence, JSON's `":`, or a row of three or
+more comma-joined words ("name,city,allergy"): data pasted, not something said."""
 _MEMO = re.compile(
     r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
     r"make a note|take note|don'?t forget|for the record|fyi)(?: that| of this| this)?\s*[,:]?\s+"
@@ -248,8 +255,12 @@ def why_not_a_fact(sentence: str) -> str | None:
     words = [w.lower() for w in _WORD.findall(s)]
     if _SMALL_TALK.match(s) or all(w in _SMALL_TALK_WORDS for w in words):
         return "small talk"
-    if _OWN_ANSWERS.search(s):
+    if _OWN_ANSWERS.search(s) or _ASSISTANT_CLAIM.search(s):
         return "the assistant's voice"
+    if _SARCASM.search(s):
+        return "sarcasm"
+    if _CRAVING.search(s):
+        return "a passing craving"
     if _COMMUNICATION.search(s) and not _HYPOTHETICAL.search(s):
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
@@ -360,6 +371,20 @@ _NEED = re.compile(
     re.IGNORECASE,
 )
 """A need of the moment ("I need to buy milk", "Need a name for a character")."""
+_CRAVING = re.compile(
+    r"\b(?:could murder|would kill for|'d kill for|dying for|craving|could really go for|"
+    r"could go for|gagging for)\b",
+    re.IGNORECASE,
+)
+"""A craving of the moment ("I could murder a pizza right now"), not a liking that lasts."""
+_SARCASM = re.compile(r"^\W*(?:yeah|yea)\s*,?\s*right\b", re.IGNORECASE)
+"""'Yeah right, and I'm the Queen of Sheba': said not to be believed."""
+_ASSISTANT_CLAIM = re.compile(
+    r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
+    r".*\byou\b",
+    re.IGNORECASE,
+)
+"""'I'll remember that you prefer short answers': the assistant's words about the user."""
 _REPORTED = re.compile(
     r"[\"\u201c\u201d]\s*\w[^\"\u201c\u201d]*[\"\u201c\u201d]|"
     r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told me|tells me)\b"
