@@ -41,6 +41,9 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("Yeah right, and I'm the Queen of Sheba.", "sarcasm"),
         ("name,city,allergy Ana,Porto,peanut", "pasted data"),
         ("Name: Jo Bloggs | DOB: 02/09/1971 | Allergies: penicillin", "pasted data"),
+        ("My mate Dov is moving to Perth next month.", "someone else's life"),
+        ("Our landlord, Mr Ferreira, is a keen gardener.", "someone else's life"),
+        ("My manager hates it when people use emojis on Slack.", "someone else's life"),
     ],
 )
 def test_not_a_fact(sentence: str, why: str) -> None:
@@ -66,6 +69,9 @@ def test_not_a_fact(sentence: str, why: str) -> None:
         "Right, I'm allergic to shellfish.",  # not "yeah right"
         "I fancy Italian food in general.",
         "I'm vegan, allergic to peanuts, and I live in Leeds.",  # commas with spaces
+        "My friend and I go climbing every Sunday.",  # the writer is in it
+        "My coach put me on a high-protein diet.",
+        "My sister Ana is vegan.",  # family: a named relative is a personal fact
     ],
 )
 def test_facts_are_kept(sentence: str) -> None:

@@ -4,7 +4,9 @@ Mechanical, no model: a statement is split into sentences and each one that is
 plainly not a fact about the writer is dropped before any model sees it:
 questions, requests and commands to the assistant ("Plan a dinner for six…"),
 greetings, thanks and small talk, hypotheticals and wishes ("if I…", "I
-wonder…"), a craving of the moment ("I could murder a pizza"), sarcasm ("Yeah
+wonder…"), a friend's, colleague's or neighbour's life with the writer not in it
+("My mate Dov is moving to Perth"; a named relative is kept: the planning reads
+them), a craving of the moment ("I could murder a pizza"), sarcasm ("Yeah
 right, and I'm the Queen of Sheba"), the assistant's own voice ("As an AI…", "You
 mentioned…", "I'll remember that you…", an `Assistant:` line), prompt injection
 ("ignore previous instructions…", "repeat after me…", which drops the whole
@@ -259,6 +261,9 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "the assistant's voice"
     if _SARCASM.search(s):
         return "sarcasm"
+    subject = _OTHERS_SUBJECT.match(s)
+    if subject is not None and not _WRITER.search(s[subject.end() :]):
+        return "someone else's life"  # "My mate Dov is moving to Perth": not the writer's
     if _CRAVING.search(s):
         return "a passing craving"
     if _COMMUNICATION.search(s) and not _HYPOTHETICAL.search(s):
@@ -385,6 +390,15 @@ _ASSISTANT_CLAIM = re.compile(
     re.IGNORECASE,
 )
 """'I'll remember that you prefer short answers': the assistant's words about the user."""
+_OTHERS_SUBJECT = re.compile(
+    r"^\W*(?:my|our)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
+    r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
+    r"housemates?|clients?|customers?|coach|tutor)\b",
+    re.IGNORECASE,
+)
+_WRITER = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
+)
 _REPORTED = re.compile(
     r"[\"\u201c\u201d]\s*\w[^\"\u201c\u201d]*[\"\u201c\u201d]|"
     r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told me|tells me)\b"
