@@ -40,6 +40,7 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("Honestly I would kill for a bacon butty at this moment.", "a passing craving"),
         ("Yeah right, and I'm the Queen of Sheba.", "sarcasm"),
         ("name,city,allergy Ana,Porto,peanut", "pasted data"),
+        ("I earn 1,000,000 a year.", None),  # a number with commas is no pasted row
         ("Name: Jo Bloggs | DOB: 02/09/1971 | Allergies: penicillin", "pasted data"),
         ("My mate Dov is moving to Perth next month.", "someone else's life"),
         ("Our landlord, Mr Ferreira, is a keen gardener.", "someone else's life"),

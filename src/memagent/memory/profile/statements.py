@@ -204,7 +204,30 @@ _OWN_ANSWERS = re.compile(
     re.IGNORECASE,
 )
 """'I'll keep my answers brief': the assistant speaking of its answers, not the user."""
-_PASTED = re.compile(r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)\w+(?:,\w+){2,}(?:\s|$)")
+_CRAVING = re.compile(
+    r"\b(?:could murder|would kill for|'d kill for|dying for|craving|could really go for|"
+    r"could go for|gagging for)\b",
+    re.IGNORECASE,
+)
+"""A craving of the moment ("I could murder a pizza right now"), not a liking that lasts."""
+_SARCASM = re.compile(r"^\W*(?:yeah|yea)\s*,?\s*right\b", re.IGNORECASE)
+"""'Yeah right, and I'm the Queen of Sheba': said not to be believed."""
+_ASSISTANT_CLAIM = re.compile(
+    r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
+    r".*\byou\b",
+    re.IGNORECASE,
+)
+"""'I'll remember that you prefer short answers': the assistant's words about the user."""
+_OTHERS_SUBJECT = re.compile(
+    r"^\W*(?:my|our)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
+    r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
+    r"housemates?|clients?|customers?|coach|tutor)\b",
+    re.IGNORECASE,
+)
+_WRITER = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
+)
+_PASTED = re.compile(r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)[A-Za-z]+(?:,[A-Za-z]+){2,}(?:\s|$)")
 """Brackets, a pipe between fields, a code fence, JSON's `":`, or a row of three or
 more comma-joined words ("name,city,allergy"): data pasted, not something said."""
 _MEMO = re.compile(
@@ -376,29 +399,6 @@ _NEED = re.compile(
     re.IGNORECASE,
 )
 """A need of the moment ("I need to buy milk", "Need a name for a character")."""
-_CRAVING = re.compile(
-    r"\b(?:could murder|would kill for|'d kill for|dying for|craving|could really go for|"
-    r"could go for|gagging for)\b",
-    re.IGNORECASE,
-)
-"""A craving of the moment ("I could murder a pizza right now"), not a liking that lasts."""
-_SARCASM = re.compile(r"^\W*(?:yeah|yea)\s*,?\s*right\b", re.IGNORECASE)
-"""'Yeah right, and I'm the Queen of Sheba': said not to be believed."""
-_ASSISTANT_CLAIM = re.compile(
-    r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
-    r".*\byou\b",
-    re.IGNORECASE,
-)
-"""'I'll remember that you prefer short answers': the assistant's words about the user."""
-_OTHERS_SUBJECT = re.compile(
-    r"^\W*(?:my|our)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
-    r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
-    r"housemates?|clients?|customers?|coach|tutor)\b",
-    re.IGNORECASE,
-)
-_WRITER = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
-)
 _REPORTED = re.compile(
     r"[\"\u201c\u201d]\s*\w[^\"\u201c\u201d]*[\"\u201c\u201d]|"
     r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told me|tells me)\b"
