@@ -8,7 +8,13 @@ import math
 import pytest
 
 from memagent.llm import LLMError, ScriptedLLM
-from memagent.llm.yesno import YesNoJudge, parse_probability, yes_share
+from memagent.llm.yesno import (
+    YesNoJudge,
+    ask_yes_no,
+    parse_probability,
+    verdict_schema,
+    yes_share,
+)
 
 
 def test_yes_share_sums_the_spellings_of_each_word() -> None:
@@ -76,3 +82,15 @@ def test_p_yes_of_takes_only_a_probability() -> None:
     assert p_yes_of(YesNo(0.3)) == 0.3 and p_yes_of(1) == 1.0 and p_yes_of(0.0) == 0.0
     for bad in (True, False, float("nan"), float("inf"), 1.5, -0.1, "0.5", None, YesNo(2.0)):
         assert p_yes_of(bad) is None, bad
+
+
+def test_ask_yes_no_reads_probabilities_then_the_constrained_reply() -> None:
+    asked = [{"role": "user", "content": "Is it so? Answer yes or no."}]
+    assert ask_yes_no(ScriptedLLM([], verdicts=["0.3"]), asked, "holds") == 0.3
+    # no probability: the grammar-constrained reply under the given key
+    llm = ScriptedLLM(['{"holds": "no"}'], verdicts=[])
+    assert ask_yes_no(llm, asked, "holds") == 0.0
+    assert llm.calls[-1].response_schema == verdict_schema("holds")
+    for broken in ('{"ended": "yes"}', '{"holds": "maybe"}', "yes", '["yes"]', ""):
+        assert ask_yes_no(ScriptedLLM([broken], verdicts=[]), asked, "holds") is None
+    assert ask_yes_no(ScriptedLLM([], verdicts=[]), asked, "holds") is None  # the model failed

@@ -8,17 +8,20 @@ compatible servers through `logprobs`, the scripted model for tests) returns a
 ("Yes", " yes", "YES" all count as yes), and the tokens the request cost as the
 backend counted them (the prompt is sent whole each time, so it is counted whole).
 The agent uses it to check an answer against the recalled lines
-(`memagent.agent.verify`).
+(`memagent.agent.verify`); profile learning asks its yes/no questions through
+`ask_yes_no`, which falls back to a grammar-constrained reply on a backend
+without probabilities.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from memagent.llm.base import LLMError, MessageLike, Usage
+from memagent.llm.base import LLM, LLMError, MessageLike, Usage
 
 TOP_ALTERNATIVES = 20
 """How many of the first token's alternatives are read (OpenAI's API allows 20)."""
@@ -48,6 +51,38 @@ def p_yes_of(verdict: object) -> float | None:
     if isinstance(p, bool) or not isinstance(p, int | float) or not math.isfinite(p):
         return None
     return float(p) if 0.0 <= p <= 1.0 else None
+
+
+def verdict_schema(key: str) -> dict[str, object]:
+    """The JSON Schema of a constrained yes/no reply, `{key: "yes" | "no"}`."""
+    return {
+        "type": "object",
+        "properties": {key: {"type": "string", "enum": ["yes", "no"]}},
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+
+def ask_yes_no(llm: LLM, messages: Sequence[MessageLike], key: str) -> float | None:
+    """P(yes) of a yes/no question: from the first token's probabilities when `llm`
+    is a `YesNoJudge` and gives one; else the grammar-constrained reply
+    `{key: "yes" | "no"}` (`verdict_schema`) read as 1.0 or 0.0; None when neither
+    gives a usable verdict (a model error, a reply that is not the schema's)."""
+    if isinstance(llm, YesNoJudge):
+        try:
+            p = p_yes_of(llm.yes_probability(messages))
+        except LLMError:
+            p = None
+        if p is not None:
+            return p
+    try:
+        reply = llm.chat(messages, response_schema=verdict_schema(key), max_tokens=32,
+                         temperature=0.0)  # fmt: skip
+        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
+    except (LLMError, ValueError):
+        return None
+    answer = data.get(key) if isinstance(data, dict) else None
+    return {"yes": 1.0, "no": 0.0}.get(answer) if isinstance(answer, str) else None
 
 
 def _word(token: str) -> str:

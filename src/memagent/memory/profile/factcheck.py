@@ -31,13 +31,12 @@ many good lines as junk: hence off by default.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from memagent.llm import LLM, LLMError, Message
-from memagent.llm.yesno import YesNoJudge, p_yes_of
+from memagent.llm import LLM, Message
+from memagent.llm.yesno import ask_yes_no, verdict_schema
 from memagent.memory.profile._prompts import PromptSpec, load_prompt, render
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
@@ -50,12 +49,8 @@ MAX_STATEMENT_CHARS = 600
 MAX_LINES = 4
 """Lines asked about per statement: each is one short model call; more are kept unasked."""
 
-HOLDS_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {"holds": {"type": "string", "enum": ["yes", "no"]}},
-    "required": ["holds"],
-    "additionalProperties": False,
-}
+HOLDS_SCHEMA = verdict_schema("holds")
+"""The constrained reply a backend without token probabilities gives instead."""
 
 
 @dataclass(frozen=True)
@@ -140,20 +135,7 @@ def question(statement: str, line: str, spec: PromptSpec | None = None) -> list[
 def ask(llm: LLM, messages: Sequence[Message]) -> float | None:
     """P(yes) of a yes/no question; a backend without probabilities answers a
     grammar-constrained `{"holds": "yes"|"no"}`; None when no usable verdict."""
-    if isinstance(llm, YesNoJudge):
-        try:
-            p = p_yes_of(llm.yes_probability(messages))
-        except LLMError:
-            p = None
-        if p is not None:
-            return p
-    try:
-        reply = llm.chat(messages, response_schema=HOLDS_SCHEMA, max_tokens=32, temperature=0.0)
-        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
-    except (LLMError, ValueError):
-        return None
-    answer = data.get("holds") if isinstance(data, dict) else None
-    return {"yes": 1.0, "no": 0.0}.get(answer) if isinstance(answer, str) else None
+    return ask_yes_no(llm, messages, "holds")
 
 
 def holds_p(llm: LLM, statement: str, line: str) -> float | None:

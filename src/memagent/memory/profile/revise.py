@@ -29,14 +29,13 @@ The work is split so the model only answers that yes/no:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from memagent.llm import LLM, LLMError, Message
-from memagent.llm.yesno import YesNoJudge, p_yes_of
+from memagent.llm import LLM, Message
+from memagent.llm.yesno import ask_yes_no, verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.item_keys import match_key, said_word, tokens
 from memagent.memory.profile.models import Item, Resource
@@ -200,32 +199,14 @@ def question(statement: str, item: Item) -> list[Message]:
     return out
 
 
-STILL_SCHEMA: dict[str, object] = {
-    "type": "object",
-    "properties": {"ended": {"type": "string", "enum": ["yes", "no"]}},
-    "required": ["ended"],
-    "additionalProperties": False,
-}
+STILL_SCHEMA = verdict_schema("ended")
+"""The constrained reply a backend without token probabilities gives instead."""
 
 
 def ended_p(llm: LLM, statement: str, item: Item) -> float | None:
     """P(yes) that `statement` ends `item` (the line is no longer true); None when
     the model gives no usable verdict (the item is kept)."""
-    messages = question(statement, item)
-    if isinstance(llm, YesNoJudge):
-        try:
-            p = p_yes_of(llm.yes_probability(messages))
-        except LLMError:
-            p = None
-        if p is not None:
-            return p
-    try:
-        reply = llm.chat(messages, response_schema=STILL_SCHEMA, max_tokens=32, temperature=0.0)
-        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
-    except (LLMError, ValueError):
-        return None
-    answer = data.get("ended") if isinstance(data, dict) else None
-    return {"yes": 1.0, "no": 0.0}.get(answer) if isinstance(answer, str) else None
+    return ask_yes_no(llm, question(statement, item), "ended")
 
 
 def revise(
