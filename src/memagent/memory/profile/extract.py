@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from memagent.core import InvalidInput
 from memagent.llm import LLM, LLMError, Message
+from memagent.llm.yesno import verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
@@ -111,12 +112,7 @@ def extract_messages(statement: str) -> list[Message]:
     return [*_prefix(), _ask("user", statement)]
 
 
-GATE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"facts": {"type": "string", "enum": ["yes", "no"]}},
-    "required": ["facts"],
-    "additionalProperties": False,
-}
+GATE_SCHEMA: dict[str, Any] = verdict_schema("facts")
 """The gate's reply, `{"facts": "yes"}` or `{"facts": "no"}`: a handful of tokens."""
 
 
