@@ -117,6 +117,19 @@ def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
 
 
 @pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("Anneliese from book club only eats raw food now.", True),  # an adverb before the verb
+        ("Priya always takes the stairs.", True),
+        ("Only eat raw food now.", False),
+        ("Vegan since 2019, never looked back.", False),
+    ],
+)
+def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "food_like") is other
+
+
+@pytest.mark.parametrize(
     ("part", "theirs"),
     [
         ("my neighbour plays drums at midnight", True),

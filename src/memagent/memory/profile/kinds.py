@@ -99,6 +99,8 @@ _NAMED_SUBJECT = re.compile(
     r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
     r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the |my |our )?[\w-]+"
     r"(?: [\w-]+)?)?\s+"
+    r"(?:(?:only|never|always|really|still|usually|also|totally|absolutely|literally|"
+    r"apparently|basically|mostly|often|hardly)\s+)?"
     r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
     r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
 )
