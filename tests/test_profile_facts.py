@@ -144,6 +144,22 @@ def test_routine_daily_or_weekly(home: MemoryHome) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ("I swim three times a week.", "routine.weekly"),
+        ("yoga 3x a week keeps my back in check", "routine.weekly"),
+        ("I row on the river three mornings a week.", "routine.weekly"),
+        ("Sunday evenings I call my grandmother.", "routine.weekly"),
+        ("I do the crossword every week without fail.", "routine.weekly"),
+        ("I swim every morning before work.", "routine.daily"),
+    ],
+)
+def test_a_routine_said_by_the_week_is_weekly(home: MemoryHome, text: str, path: str) -> None:
+    got = said(store_of(home), text, ("routine", text.split()[1], ""))
+    assert [g.split(":")[0] for g in got] == [path]
+
+
+@pytest.mark.parametrize(
     ("text", "fact"),
     [
         ("I'm vegetarian.", ("allergy", "peanuts", "")),  # a copied example

@@ -118,7 +118,10 @@ _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medi
 """A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
 _WEEKLY = re.compile(
     r"\b(every|each|on)\s+(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
-    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\bonce a week\b|\btwice a week\b",
+    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
+    r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
+    r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
+    r"days?)?\s+a\s+week\b",
     re.IGNORECASE,
 )
 _LIKING = re.compile(
