@@ -17,7 +17,10 @@ stay and a garbled line, "is this profile line true of the person who wrote the
 message?"), `plain` (no examples: "should this line be saved in their long-term
 profile as true of them?"), and `extract` (the extraction prompt's own system text
 and examples, as the gate asks: its prefix is already in llama.cpp's cache, so only
-the question is evaluated).
+the question is evaluated), and `kind`: not a question about the writer but about the
+value (`memory.profile.valuekind`: "In this message, is "horror films" a food, dish or
+cuisine?"), asked only of lines in a list that holds one kind of thing (others: no
+verdict, kept).
 """
 
 from __future__ import annotations
@@ -37,10 +40,10 @@ import yaml
 from bench import profile_learn as pl
 from memagent.core import MemoryHome
 from memagent.llm import LLM, Message
-from memagent.memory.profile import ProfileStore, init_profile
+from memagent.memory.profile import ProfileStore, init_profile, valuekind
 from memagent.memory.profile._prompts import PromptSpec, render
 from memagent.memory.profile.extract import DEFAULT_READING, Reading, _prefix, forceable
-from memagent.memory.profile.factcheck import ask, lines, question
+from memagent.memory.profile.factcheck import Line, ask, lines, question
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.operations import AppendOp, UpdateOp
 from memagent.memory.profile.pipeline import learn
@@ -56,15 +59,20 @@ EXTRACT_ASK = (
     'Statement: {{ statement }}\nProfile line: "{{ line }}"\n'
     "Does the statement say this is a lasting fact about the writer? Answer yes or no."
 )
-WORDINGS = (*SPECS, "extract")
+WORDINGS = (*SPECS, "extract", "kind")
 
 
-def messages(wording: str, statement: str, line: str) -> list[Message]:
+def messages(wording: str, statement: str, line: str, path: str = "") -> list[Message] | None:
+    """The question `wording` asks of `line` (in list `path`); None where it asks
+    nothing (`kind`: a list that takes any kind of thing)."""
     if wording in SPECS:
         return question(statement, line, SPECS[wording])
     if wording == "extract":
         text = render(EXTRACT_ASK, statement=statement[:600], line=line)
         return [*_prefix(), Message(role="user", content=text)]
+    if wording == "kind":
+        typed = valuekind.typed(Line(0, "", path, line))
+        return None if typed is None else valuekind.question(statement, typed.value, typed.question)
     raise ValueError(f"unknown wording {wording!r}")
 
 
@@ -111,7 +119,8 @@ def collect(
                         }
                         for w in wordings:
                             started = time.perf_counter()
-                            rec[w] = ask(llm, messages(w, statement, line.text))
+                            asked = messages(w, statement, line.text, line.path)
+                            rec[w] = None if asked is None else ask(llm, asked)
                             rec[f"{w}_s"] = round(time.perf_counter() - started, 3)
                         fh.write(json.dumps(rec) + "\n")
                         fh.flush()
@@ -257,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from bench.qa_cache import cached_llm
 
                 llm = cached_llm(llm, args.cache)
-        reading = dataclasses.replace(DEFAULT_READING, keep_at=None)  # what is written today
+        reading = dataclasses.replace(DEFAULT_READING, keep_at=None, check_kinds=False)  # unchecked
         print(collect(llm, args.sets, wordings, args.pairs, reading), "lines")
     rows = [json.loads(x) for x in args.pairs.read_text().splitlines() if x.strip()]
     analyse(rows, [w for w in wordings if any(w in r for r in rows)])

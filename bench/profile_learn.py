@@ -278,14 +278,16 @@ class OracleLLM(ScriptedLLM):
     def yes_probability(self, messages: Sequence[Any]) -> YesNo:
         asked = as_messages(messages)[-1].content
         said = re.search(r'message: "(.*)"\n', asked, re.IGNORECASE)
-        line = re.search(r'Profile line: "(.*)"', asked)
+        line = re.search(r'Profile line: "(.*)"', asked) or re.search(
+            r'In this message, [^"]*"(.*)"', asked
+        )  # `factcheck`'s line, or the value `valuekind` asks of
         after = self._said_after(" ".join(said.group(1).split())) if said else []
         words = _words(line.group(1)) if line else set()
         kept = any(
             e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
             for e in after
         )
-        if "no longer true" not in asked:  # `factcheck`: yes when the line is expected after
+        if "no longer true" not in asked:  # yes when the line or value is expected after
             return YesNo(1.0 if kept else 0.0)
         return YesNo(0.0 if kept else 1.0)
 
@@ -575,6 +577,7 @@ def _reading(
     spare_episodic: bool = True,
     end_at: str = "default",
     keep_at: str = "default",
+    check_kinds: bool = True,
 ) -> Reading:
     """The reading policy the options ask for (`memory.profile.extract.Reading`)."""
     default = DEFAULT_READING
@@ -592,7 +595,12 @@ def _reading(
     end = _cut("--end-at", end_at, default.end_at)
     keep = _cut("--keep-at", keep_at, default.keep_at)
     return Reading(
-        must_read=must, skip_below=skip, spare_episodic=spare_episodic, end_at=end, keep_at=keep
+        must_read=must,
+        skip_below=skip,
+        spare_episodic=spare_episodic,
+        end_at=end,
+        keep_at=keep,
+        check_kinds=check_kinds,
     )
 
 
@@ -658,6 +666,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a new line is written only when the model's P(a lasting fact about the writer) "
         "is at least this (none: the model is not asked; default: the library's)",
     )
+    ap.add_argument(
+        "--no-kind-check",
+        action="store_true",
+        help="do not ask whether each value read is a thing of its list's kind (valuekind)",
+    )
     ap.add_argument("--verbose", action="store_true", help="print each miss and junk item")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--log", type=Path, help="append one JSON line per statement here")
@@ -675,7 +688,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--limit must be at least 0 and --every at least 1")
     try:
         reading = _reading(
-            args.must_read, args.skip_below, not args.force_episodic, args.end_at, args.keep_at
+            args.must_read,
+            args.skip_below,
+            not args.force_episodic,
+            args.end_at,
+            args.keep_at,
+            not args.no_kind_check,
         )
     except ValueError as exc:
         ap.error(str(exc))
@@ -717,6 +735,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "spare_episodic": reading.spare_episodic,
             "end_at": reading.end_at,
             "keep_at": reading.keep_at,
+            "check_kinds": reading.check_kinds,
         }
         print_report(rows)
         all_rows.append(rows)

@@ -17,6 +17,7 @@ import yaml
 
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
+from memagent.llm.yesno import verdict_schema
 from memagent.memory.profile import LearnFailed, ProfileStore, learn
 from memagent.memory.profile.extract import GATE_SCHEMA, Reading, extract_messages
 from memagent.memory.profile.fact_schema import extraction_schema
@@ -31,6 +32,8 @@ def model(facts: list[dict[str, str]], *, gate: str = "yes") -> ScriptedLLM:
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
         if schema == GATE_SCHEMA:
             return json.dumps({"facts": gate})
+        if schema == verdict_schema("is"):  # the kind check (`valuekind`)
+            return json.dumps({"is": "yes"})
         assert schema in (extraction_schema(), extraction_schema(1))
         return json.dumps({"facts": facts})
 
@@ -79,12 +82,22 @@ def schemas(llm: ScriptedLLM) -> list[int]:
 @pytest.mark.parametrize(
     ("reading", "verdicts", "calls", "min_items"),
     [
-        (Reading(must_read=0.6), ["0.7"], 2, [1]),  # sure enough: must read
-        (Reading(must_read=0.6), ["0.5"], 2, [0]),  # not sure: may list nothing
-        (Reading(must_read=0.0), None, 1, [1]),  # always, with no gate call
-        (Reading(must_read=None), None, 1, [0]),  # never
-        (Reading(must_read=0.6), None, 1, [0]),  # no probabilities: may list nothing
-        (Reading(must_read=0.6, skip_below=0.4), ["0.3"], 1, []),  # too unsure: no read
+        (Reading(must_read=0.6, check_kinds=False), ["0.7"], 2, [1]),  # sure enough: must read
+        (Reading(must_read=0.6, check_kinds=False), ["0.5"], 2, [0]),  # not sure: may list nothing
+        (Reading(must_read=0.0, check_kinds=False), None, 1, [1]),  # always, with no gate call
+        (Reading(must_read=None, check_kinds=False), None, 1, [0]),  # never
+        (
+            Reading(must_read=0.6, check_kinds=False),
+            None,
+            1,
+            [0],
+        ),  # no probabilities: may list nothing
+        (
+            Reading(must_read=0.6, skip_below=0.4, check_kinds=False),
+            ["0.3"],
+            1,
+            [],
+        ),  # too unsure: no read
     ],
 )
 def test_the_gate_decides_how_far_the_model_must_read(
@@ -102,7 +115,12 @@ def test_a_forced_read_of_what_was_not_said_stores_nothing(home: MemoryHome) -> 
     """Made to list a fact, a small model may list one it invents or copies: it is
     dropped (not in the statement), and the looser patterns read what is there."""
     llm = reader([{"kind": "allergy", "value": "peanuts", "name": ""}], None)
-    res = learn(store_of(home), llm, "I'm a huge fan of ramen.", reading=Reading(must_read=0.0))
+    res = learn(
+        store_of(home),
+        llm,
+        "I'm a huge fan of ramen.",
+        reading=Reading(must_read=0.0, check_kinds=False),
+    )
     assert res.ok and [(f.kind, f.value) for f in res.facts] == [("like", "ramen")]
     assert all("peanut" not in p.read_text() for p in home.layout.profile.glob("*.json"))
 
@@ -172,8 +190,9 @@ def test_a_long_paste_under_the_limit_stores_only_what_is_said(home: MemoryHome)
     llm = model([{"kind": "food_like", "value": "ramen", "name": ""}])
     text = "I love ramen. " + "lorem ipsum dolor " * 400  # one 7 KB 'sentence'
     res = learn(store_of(home), llm, text)
-    assert res.ok and len(llm.calls) == 1
+    assert res.ok and len(llm.calls) == 2  # the extraction, then the kind check of "ramen"
     assert llm.calls[0].messages[-1].content == "Statement: I love ramen."
+    assert all("lorem" not in m.content for c in llm.calls for m in c.messages)
 
 
 @pytest.mark.parametrize("reply", ["nope", '{"facts": "yes"}', '{"facts": [{"kind": "x"}]}'])
@@ -198,7 +217,8 @@ GRAMMAR_RUN = textwrap.dedent(
     import json, sys
     from memagent.llm.embedded import EmbeddedLLM
     from memagent.memory.profile.extract import extract_messages
-    from memagent.memory.profile.fact_schema import extraction_schema
+    from memagent.llm.yesno import verdict_schema
+from memagent.memory.profile.fact_schema import extraction_schema
     from memagent.memory.profile.operations import OperationBatch
     which = sys.argv[1]
     schema = extraction_schema() if which == "extraction" else OperationBatch.model_json_schema()
@@ -260,7 +280,7 @@ def test_the_model_is_made_to_read_only_what_is_said_of_the_writer_lastingly(
     home: MemoryHome, statement: str, min_items: list[int]
 ) -> None:
     llm = reader([], None)
-    res = learn(store_of(home), llm, statement, reading=Reading(must_read=0.0))
+    res = learn(store_of(home), llm, statement, reading=Reading(must_read=0.0, check_kinds=False))
     assert res.ok and schemas(llm) == min_items
 
 

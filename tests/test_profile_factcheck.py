@@ -28,7 +28,7 @@ from memagent.memory.profile.factcheck import (
 from memagent.memory.profile.facts import Extracted, plan
 from profile_support import WED, learner, profile_lines, seed, store_of
 
-CHECKED = Reading(must_read=0.0, end_at=None, keep_at=KEEP_AT)
+CHECKED = Reading(must_read=0.0, end_at=None, keep_at=KEEP_AT, check_kinds=False)
 
 
 def model(
@@ -116,7 +116,7 @@ def test_a_verdict_that_is_not_a_probability_keeps_the_line(home: MemoryHome, ve
 
 def test_not_asked_when_the_reading_says_so(home: MemoryHome) -> None:
     llm = model(SUSHI, verdicts=["0.0"])
-    reading = Reading(must_read=0.0, end_at=None, keep_at=None)
+    reading = Reading(must_read=0.0, end_at=None, keep_at=None, check_kinds=False)
     learn_statement(store_of(home), llm, "I love sushi.", reading=reading)
     assert asked(llm) == []
     assert profile_lines(home) == ["food.likes: Likes sushi"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from jinja2 import Environment, StrictUndefined
-from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 _env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
@@ -30,6 +30,19 @@ class Example(BaseModel):
     assistant: JsonValue
 
 
+class KindQuestion(BaseModel):
+    """The question asked of a value in one list (`valuekind`): the list, the
+    prefix its lines begin with, a Jinja template over `value`, and the P(yes)
+    under which the line is not written."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    prefix: str = ""
+    question: str
+    keep_at: float = Field(ge=0.0, le=1.0)
+
+
 class PromptSpec(BaseModel):
     """One prompt file: the system text, few-shot examples, and the user turns
     (Jinja templates) a stage sends; a stage reads the turns it needs."""
@@ -40,6 +53,7 @@ class PromptSpec(BaseModel):
     examples: list[Example] = []
     user: str = ""
     gate: str = ""
+    kinds: list[KindQuestion] = []
 
 
 @cache

@@ -46,6 +46,7 @@ from memagent.memory.profile.revise import END_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
+from memagent.memory.profile.valuekind import check as check_kinds
 
 MAX_STATEMENT_CHARS = 8000
 MAX_MODEL_CHARS = 600
@@ -71,7 +72,8 @@ class StatementLearned:
     revised: list[tuple[str, float]] = field(default_factory=list)
     """Stored lines asked about (`revise`) and their P(ended)."""
     checked: list[tuple[str, float]] = field(default_factory=list)
-    """New lines asked about (`factcheck`) and their P(yes) (true of the writer)."""
+    """New lines asked about and their P(yes): of a value of its list's kind (`valuekind`),
+    then true of the writer (`factcheck`)."""
 
     @property
     def ok(self) -> bool:
@@ -140,6 +142,10 @@ class Reading:
     """A new line the plan would write is kept only when the model's P(yes) that it
     is true of the writer is at least this (`factcheck`); None (the default: on the
     embedded model it drops about as many good lines as junk): not asked."""
+    check_kinds: bool = True
+    """A new line holding a value the model read is kept only when the model
+    says the value is a thing of its list's kind (`valuekind`: "horror films" is
+    not a food); False: not asked."""
 
     @property
     def asks_gate(self) -> bool:
@@ -289,9 +295,12 @@ def learn_statement(
         calls += 1
         usable = [f for f in read if grounded(f.value, text)]
         facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
-    facts = merge(rule_facts(screened.kept), facts)
+    ruled = rule_facts(screened.kept)
+    model_read = {f.value for f in facts} - {f.value for f in ruled}
+    facts = merge(ruled, facts)
     known: dict[tuple[str, str, str], float | None] = {}
     vouched: dict[str, float | None] = {}
+    kinds_known: dict[tuple[str, str], float | None] = {}
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
         resources = store.load_all()
         planned = plan(facts, screened.kept, resources, day)
@@ -310,6 +319,19 @@ def learn_statement(
             calls += revision.calls
             operations, revised = merged(operations, revision), revision.asked
         checked: list[tuple[str, float]] = []
+        if policy.check_kinds and operations and model_read:
+            typed = check_kinds(
+                llm,
+                screened.kept,
+                operations,
+                resources,
+                day,
+                read=model_read,
+                known=kinds_known,
+            )
+            calls += typed.calls
+            operations, checked = typed.operations, typed.asked
+            planned.dropped.extend((t, "the check: not a thing of its kind") for t in typed.dropped)
         if policy.keep_at is not None and operations:
             verdict = check(
                 llm,
@@ -321,7 +343,7 @@ def learn_statement(
                 known=vouched,
             )
             calls += verdict.calls
-            operations, checked = verdict.operations, verdict.asked
+            operations, checked = verdict.operations, [*checked, *verdict.asked]
             planned.dropped.extend(
                 (t, "the check: not true of the writer") for t in verdict.dropped
             )

@@ -1,0 +1,127 @@
+"""Whether each value the model read is a thing of its list's kind, asked of the
+model one value at a time (`extract.Reading.check_kinds`).
+
+A 1.5B model that copies the right words often files them in the wrong list or
+copies the wrong words: "I can't stand horror films" as a food it dislikes,
+"promoted to shift manager" as a medicine, "here through Saturday" as a stay in
+a place called Saturday, "a documented allergy to sulfa drugs" as an allergy to
+"documented". Asking whether a line is true of the writer did not catch these
+(`factcheck`: the writer did say something); asking what kind of thing the
+value is does, and it is a question a small model answers from what it knows of
+words, not from reading the user's life: *Message: "…" / In this message, is
+"horror films" a food, dish or cuisine?*
+
+1. **Values** (Python): each new line the plan would write (`factcheck.lines`)
+   in a list the model often fills with the wrong kind of thing
+   (`prompts/valuekind.yaml`: foods, medicines, things one enjoys; and for a
+   routine or a plan, whether the message tells of a habit or of an appointment
+   to come), holding a value the model read (not one a fixed phrasing read:
+   `rules` are not second-guessed), at most `MAX_LINES` a statement.
+2. **The question** (model): P(yes) from the first token's probabilities
+   (`memagent.llm.yesno`), the message given so that a word with two senses
+   ("Nice", "Reading") is read in the one it has there. A backend without
+   probabilities answers a grammar-constrained `{"is": "yes"|"no"}`.
+3. **The cut** (Python): a value whose P(yes) is under its question's `keep_at`
+   is not written (each question has its own: a model is surer that "Lisbon" is
+   a place than that "pilates" is exercise). A question that fails keeps the
+   line, so a broken judge costs nothing the user told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from memagent.llm import LLM, Message
+from memagent.llm.yesno import ask_yes_no
+from memagent.memory.profile._prompts import load_prompt, render
+from memagent.memory.profile.factcheck import FactCheck, Line, lines
+from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.operations import AnyOp
+
+MAX_STATEMENT_CHARS = 600
+MAX_LINES = 4
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A line whose list holds one kind of thing: the value, the question and its cut."""
+
+    line: Line
+    value: str
+    question: str
+    """A Jinja template over `value` (`prompts/valuekind.yaml`)."""
+    keep_at: float
+
+
+def typed(line: Line) -> Typed | None:
+    """The value `line` shows and its list's question, or None when its list takes
+    any kind of thing (a pet's name, a stay) or one the model rarely gets wrong
+    (`prompts/valuekind.yaml`). A list's lines begin with its prefix ("Likes ",
+    "Takes "); a routine's or plan's line is the sentence that says it."""
+    for spec in load_prompt("valuekind").kinds:
+        if spec.path != line.path or not line.text.startswith(spec.prefix):
+            continue
+        value = line.text[len(spec.prefix) :].strip()
+        return Typed(line, value, spec.question, spec.keep_at) if value else None
+    return None
+
+
+def question(statement: str, value: str, template: str) -> list[Message]:
+    """The yes/no question about one value, with the message it was read in."""
+    spec = load_prompt("valuekind")
+    asked = render(template, value=value)
+    return [
+        Message(role="system", content=spec.system.strip()),
+        Message(
+            role="user",
+            content=render(spec.user, statement=statement[:MAX_STATEMENT_CHARS], question=asked),
+        ),
+    ]
+
+
+def is_kind_p(llm: LLM, statement: str, value: str, template: str) -> float | None:
+    """P(yes) that `value`, as `statement` uses it, is the kind of thing the
+    question names; None when the model gives no usable verdict."""
+    return ask_yes_no(llm, question(statement, value, template), "is")
+
+
+def check(
+    llm: LLM,
+    sentences: Sequence[str],
+    ops: Sequence[AnyOp],
+    resources: Mapping[str, Resource],
+    today: date,
+    *,
+    read: Collection[str],
+    known: dict[tuple[str, str], float | None] | None = None,
+) -> FactCheck:
+    """`ops` less the new lines whose value the model says is not a thing of its
+    list's kind (module doc). `read`: the match keys of the values the model read
+    (only a line showing one of them is asked about); `known`: verdicts already asked."""
+    out = FactCheck()
+    statement = " ".join(" ".join(sentences).split())
+    memo = known if known is not None else {}
+    keys = {k for k in (match_key(v) for v in read) if k}
+    drop: set[int] = set()
+    asked = [
+        t
+        for t in (typed(line) for line in lines(ops, resources, today))
+        if t is not None and any(k in match_key(t.value) for k in keys)
+    ]
+    for t in asked[:MAX_LINES] if statement else []:
+        slot = (t.question, t.value)
+        if slot not in memo:
+            memo[slot] = is_kind_p(llm, statement, t.value, t.question)
+            out.calls += 1
+        p = memo[slot]
+        if p is None:
+            continue
+        out.asked.append((t.line.text, p))
+        if p < t.keep_at:
+            drop.add(t.line.index)
+            out.dropped.append(t.line.text)
+    out.operations = [op for k, op in enumerate(ops) if k not in drop]
+    return out
