@@ -109,6 +109,7 @@ def test_a_value_inside_an_idiom() -> None:
         ("Working from my parents' place in Galway for a fortnight", False),
         ("in Seoul until the 5th for my cousin's wedding", False),
         ("my sister is in Leeds this week", True),
+        ("Staying with my aunt up in Aberfeldy this week.", False),
         ("Dave from the climbing gym is lactose intolerant.", True),
     ],
 )
@@ -141,3 +142,8 @@ def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
 )
 def test_their_subject(part: str, theirs: bool) -> None:
     assert their_subject(part) is theirs
+
+
+def test_home_said_as_the_subject_is_the_writers() -> None:
+    assert not about_someone_else("Home is Loughborough.", "home")
+    assert about_someone_else("Home is where the heart is, says my gran.", "food_like")

@@ -113,6 +113,11 @@ def test_loose_patterns_read_only_as_a_fallback(
         ("Working remotely from Lisbon for the next ten days.", [("whereabouts", "Lisbon", "")]),
         ("So I'm stuck in Nairobi till Monday.", [("whereabouts", "Nairobi", "")]),
         ("I'm down in Brighton for the weekend.", [("whereabouts", "Brighton", "")]),
+        ("Working out of our Krakow office through the 24th.", [("whereabouts", "Krakow", "")]),
+        ("I moved from Bristol to Norwich in February.", [("home", "Norwich", "")]),
+        ("Home is Loughborough.", [("home", "Loughborough", "")]),
+        ("Home's Galway these days.", [("home", "Galway", "")]),
+        ("Home is where the heart is.", []),
         ("I'm stuck in traffic.", []),  # no place, no end
         ("I work in Leeds.", []),  # no end: not a stay
     ],

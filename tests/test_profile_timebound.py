@@ -47,6 +47,9 @@ WED = date(2026, 3, 4)  # a Wednesday
         ("stuck in Fresno until Thursday the 12th", date(2026, 3, 12)),  # not the 5th
         ("until Friday, the 20th", date(2026, 3, 20)),
         ("here until march 18 for a thesis defense", date(2026, 3, 18)),
+        ("working from Medellin until the end of January", date(2027, 1, 31)),
+        ("in Oslo till the end of April", date(2026, 4, 30)),
+        ("until the end of next month", date(2026, 4, 30)),
     ],
 )
 def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) -> None:

@@ -297,11 +297,13 @@ in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
 
 _AT_THEIRS = re.compile(
     r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
-    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?",
+    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?|"
+    r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
     re.IGNORECASE,
 )
 """A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
-Seoul for my cousin's wedding", "my parents' place"): the writer is still the subject."""
+Seoul for my cousin's wedding", "my parents' place", "staying with my aunt in Aberfeldy"):
+the writer is still the subject."""
 
 
 _THEIR_SUBJECT = re.compile(
@@ -330,6 +332,8 @@ def about_someone_else(clause: str, kind: str) -> bool:
     ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
     if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
         return False
+    if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
+        return False  # "Home is Loughborough": the writer's
     clause = _AT_THEIRS.sub("", clause)
     if their_subject(clause):
         return True

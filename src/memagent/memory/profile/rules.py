@@ -47,9 +47,10 @@ _HOME = re.compile(
     r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|"
     r"have lived|'ve been living|have been living|"
     r"'ve moved|have moved|moved|just moved|relocated|"
-    r"'ve relocated|have relocated|just relocated) (?:in|to) "
+    r"'ve relocated|have relocated|just relocated) (?:from [A-Z][\w'-]* )?(?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?(?:moved to|live in|'re living in|are "
-    r"living in) (?:an? [\w -]{1,30}? in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"living in) (?:an? [\w -]{1,30}? in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _RETIRED = re.compile(
     r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
@@ -106,7 +107,8 @@ _NO_FOR_ME = re.compile(
 _STAY = re.compile(
     r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
     r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
-    r"(?:in|at|from|out of|visiting|around|through) (?:the )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?:in|at|from|out of|visiting|around|through) (?:the |our |my )?"
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
@@ -189,7 +191,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="name", value=own.group(1) or own.group(2)))
         home = _HOME.search(s)
         if home is not None:
-            out.append(Extracted(kind="home", value=_clip(home.group(1) or home.group(2))))
+            out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
         work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))

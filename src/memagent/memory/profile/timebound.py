@@ -3,7 +3,7 @@
 Mechanical, no model: "until Friday", "till the 12th", "through March 3",
 "this week", "this weekend", "for the weekend", "today", "tonight", "for the next 3 days",
 "for two weeks", "for a fortnight", "this month", "for the rest of the month", "all of
-July", "until Thursday the 12th", "flying home Saturday" each resolve to the last day the
+July", "until the end of January", "until Thursday the 12th", "flying home Saturday" each resolve to the last day the
 fact holds, counted from the day the statement was made (not the day it is learned). A
 weekday names its next occurrence on or after that day; a day of the month or a
 month-and-day that has already passed this year means the next one.
@@ -49,6 +49,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "week",
     ),
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of (?:the|this) month\b", re.I), "month"),
+    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of\s+{_FULL_MONTH}\b", re.I), "whole_month"),
+    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of next month\b", re.I), "next_month"),
     (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}?\s*(fortnight)s?\b", re.I), "span"),
@@ -129,6 +131,9 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
         return today + timedelta(days=13 - today.weekday())
     if kind == "month":
         return date(today.year, today.month, monthrange(today.year, today.month)[1])
+    if kind == "next_month":
+        year, month = (today.year + 1, 1) if today.month == 12 else (today.year, today.month + 1)
+        return date(year, month, monthrange(year, month)[1])
     if kind == "span":
         raw = (m.group(1) or "one").lower()
         n = int(raw) if raw.isdigit() else NUMBERS[raw]
