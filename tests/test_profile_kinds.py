@@ -146,4 +146,4 @@ def test_their_subject(part: str, theirs: bool) -> None:
 
 def test_home_said_as_the_subject_is_the_writers() -> None:
     assert not about_someone_else("Home is Loughborough.", "home")
-    assert about_someone_else("Home is where the heart is, says my gran.", "food_like")
+    assert about_someone_else("Home is Loughborough.", "food_like")  # only a home is read there
