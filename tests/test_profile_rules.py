@@ -179,3 +179,18 @@ def test_the_models_reading_of_a_name_the_rules_placed_is_dropped() -> None:
     rules = [Extracted(kind="family", value="son", name="Mateo")]
     model = [Extracted(kind="pet", value="Mateo", name="dinosaur")]
     assert merge(rules, model) == rules
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("our bearded dragon is called Sprocket", [("pet", "bearded dragon", "Sprocket")]),
+        (
+            "We've got a rescue greyhound called Pumpernickel.",
+            [("pet", "greyhound", "Pumpernickel")],
+        ),
+        ("My labrador Biscuit is nine now.", [("pet", "labrador", "Biscuit")]),
+    ],
+)
+def test_pets_named_by_kind_or_breed(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert read(sentence)[:1] == facts

@@ -45,6 +45,7 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("My mate Dov is moving to Perth next month.", "someone else's life"),
         ("Our landlord, Mr Ferreira, is a keen gardener.", "someone else's life"),
         ("My manager hates it when people use emojis on Slack.", "someone else's life"),
+        ("The neighbour just got a husky called Blizzard.", "someone else's life"),
     ],
 )
 def test_not_a_fact(sentence: str, why: str) -> None:
@@ -72,6 +73,7 @@ def test_not_a_fact(sentence: str, why: str) -> None:
         "I'm vegan, allergic to peanuts, and I live in Leeds.",  # commas with spaces
         "My friend and I go climbing every Sunday.",  # the writer is in it
         "My coach put me on a high-protein diet.",
+        "The boss wants me in early on Mondays.",  # the writer is in it
         "My sister Ana is vegan.",  # family: a named relative is a personal fact
     ],
 )

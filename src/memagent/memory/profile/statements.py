@@ -219,7 +219,7 @@ _ASSISTANT_CLAIM = re.compile(
 )
 """'I'll remember that you prefer short answers': the assistant's words about the user."""
 _OTHERS_SUBJECT = re.compile(
-    r"^\W*(?:my|our)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
+    r"^\W*(?:my|our|the)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
     r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
     r"housemates?|clients?|customers?|coach|tutor)\b",
     re.IGNORECASE,

@@ -3,8 +3,9 @@
 Mechanical, no model: "until Friday", "till the 12th", "through March 3",
 "this week", "this weekend", "for the weekend", "today", "tonight", "for the next 3 days",
 "for two weeks", "for a fortnight", "this month", "for the rest of the month", "all of
-July", "until the end of January", "until Thursday the 12th", "flying home Saturday" each resolve to the last day the
-fact holds, counted from the day the statement was made (not the day it is learned). A
+July", "until the end of January", "until Thursday the 12th", "flying home Saturday" each
+resolve to the last day the fact holds, counted from the day the statement was made (not
+the day it is learned). A
 weekday names its next occurrence on or after that day; a day of the month or a
 month-and-day that has already passed this year means the next one.
 
