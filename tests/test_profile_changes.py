@@ -216,6 +216,33 @@ def test_a_thing_put_in_place_of_a_stored_one_when_the_model_reads_only_the_old(
     assert got == ["health.allergies: Allergic to raspberries"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Correction to my notes: it isn't latex I react to, it's nickel.",
+        "It's not latex, it's nickel.",
+        "it is not the latex, it's the nickel",
+    ],
+)
+def test_it_isnt_y_its_x_puts_x_in_ys_place(home: MemoryHome, text: str) -> None:
+    said(home, "I'm allergic to latex.", ("allergy", "latex", ""))
+    assert said(home, text) == ["health.allergies: Allergic to nickel"]
+
+
+@pytest.mark.parametrize(
+    ("held", "text"),
+    [
+        (("diet", "vegan", ""), "It isn't easy being vegan, but it's worth it."),
+        (("drink_like", "coffee", ""), "It wasn't the coffee that kept me up, it was the tea."),
+    ],
+)
+def test_a_contrast_that_corrects_nothing_held_takes_nothing_back(
+    home: MemoryHome, held: tuple[str, str, str], text: str
+) -> None:
+    before = said(home, f"I like {held[1]}.", held)
+    assert said(home, text) == before
+
+
 def test_x_not_y_with_nothing_stored_adds_nothing(home: MemoryHome) -> None:
     assert said(home, "sorry, raspberries, not strawberries") == []
 

@@ -27,7 +27,7 @@ from datetime import date
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
-from memagent.memory.profile.negation import subclause
+from memagent.memory.profile.negation import contrasts, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import time_bound
 
@@ -277,13 +277,14 @@ _INSTEAD = re.compile(
 def substitutes(
     sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str, str]]:
-    """`(file, path, new thing)` for "X, not Y" where Y is held in one of `lists`
-    ("sorry, raspberries, not strawberries" after an allergy to strawberries): X goes
-    in Y's list (Y's removal is the negation's)."""
+    """`(file, path, new thing)` for "X, not Y" or "it isn't Y, it's X" where Y is
+    held in one of `lists` ("sorry, raspberries, not strawberries" after an allergy to
+    strawberries): X goes in Y's list (Y's removal is the negation's)."""
     out: list[tuple[str, str, str]] = []
     for s in sentences:
-        for m in _INSTEAD.finditer(s):
-            new, old = m.group(1).strip(), m.group(2).strip()
+        pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(s)]
+        pairs += [(right, wrong) for wrong, right in contrasts(s)]
+        for new, old in ((n.strip(), o.strip()) for n, o in pairs):
             old_key = {match_key(t) for t in tokens(old)}
             for file, path in lists:
                 if any(
@@ -330,12 +331,35 @@ def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[A
     ]
 
 
+def taken_back(
+    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The held items "it isn't Y, it's X" says are wrong: Y when it is one of the items
+    of `lists` word for word (a looser Y, "easy being vegan", takes nothing back)."""
+    held = {
+        tuple(match_key(t) for t in tokens(i.item)): i.item
+        for file, path in lists
+        for i in items(resources, file, path)
+    }
+    out: list[str] = []
+    for s in sentences:
+        for wrong, _right in contrasts(s):
+            said = tuple(match_key(t) for t in tokens(wrong))
+            if said in held:
+                out.append(held[said])
+    return out
+
+
 def in_place_of(value: str, statement: str) -> bool:
     """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
     v = re.escape(value)
     return bool(
         re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
-        or re.search(rf"\bnot\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+{v}\b", statement, re.I)
+        or re.search(
+            rf"(?:\bnot|n't)\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+(?:the |my )?{v}\b",
+            statement,
+            re.I,
+        )
     )
 
 

@@ -361,7 +361,7 @@ def plan(
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stays = {clause_of(f.value, sentences) for f in facts if f.kind == "whereabouts"}
-    negated = negated_things(sentences)
+    negated = [*negated_things(sentences), *changes.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
@@ -379,7 +379,8 @@ def plan(
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
         sub = subclause(value, clause)
-        if (about_someone_else(clause, fixed) and about_someone_else(sub, fixed)) or (
+        theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
+        if (theirs and not swapped) or (
             sub != clause and fixed not in ("pet", "family") and their_subject(sub)
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))

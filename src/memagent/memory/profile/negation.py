@@ -90,6 +90,39 @@ def subclause(value: str, clause: str) -> str:
     return clause
 
 
+_CONTRAST = re.compile(
+    r"\bit(?:'s not| is not| isn'?t| was not| wasn'?t) (?:the |my )?"
+    r"(?P<old>[\w'-]+(?: [\w'-]+){0,2}?)"
+    r"(?P<clause> (?:I|that|which|what)\b[^,;.]{0,40})?,\s*"
+    r"(?:but |it'?s |it is |it was |actually )+"
+    r"(?:the |my )?(?P<new>[a-z][\w'-]*(?: [a-z][\w'-]*){0,2})(?=[,.;!]|$)",
+    re.IGNORECASE,
+)
+_MINE = re.compile(
+    r"^ I(?:'m| am)? (?:\w+ )?(?:like|love|react|allergic|eat|take|drink|prefer|meant|mean|"
+    r"avoid|can'?t)",
+    re.IGNORECASE,
+)
+_CORRECTING = re.compile(
+    r"\b(?:correction|actually|sorry|I meant|turns out|my mistake|mixed (?:it |them )?up|"
+    r"wrong|misspoke|not right)\b",
+    re.IGNORECASE,
+)
+
+
+def contrasts(sentence: str) -> list[tuple[str, str]]:
+    """(wrong, right) for "it isn't latex, it's nickel" in `sentence`; with a clause
+    after the first only when it says what the writer does with it ("it isn't latex I
+    react to, it's nickel") or the sentence says it corrects something: "it wasn't the
+    coffee that kept me up, it was the tea" takes back no liking of coffee. The wrong
+    one is taken back only when it is a held item word for word (`changes.taken_back`)."""
+    return [
+        (m.group("old").strip(), m.group("new").strip())
+        for m in _CONTRAST.finditer(sentence)
+        if not m.group("clause") or _MINE.match(m.group("clause")) or _CORRECTING.search(sentence)
+    ]
+
+
 def negated_things(sentences: list[str]) -> list[str]:
     """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
     out: list[str] = []
