@@ -147,3 +147,8 @@ def test_their_subject(part: str, theirs: bool) -> None:
 def test_home_said_as_the_subject_is_the_writers() -> None:
     assert not about_someone_else("Home is Loughborough.", "home")
     assert about_someone_else("Home is Loughborough.", "food_like")  # only a home is read there
+
+
+@pytest.mark.parametrize("sport", ["kickboxing", "muay thai", "weightlifting", "pickleball"])
+def test_more_sports_are_exercise(sport: str) -> None:
+    assert fix_kind("exercise", sport, f"I've swapped it for {sport}") == "exercise"

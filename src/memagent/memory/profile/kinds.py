@@ -166,7 +166,9 @@ _SPORT = re.compile(
     r"working out|exercis\w*|stretch\w*|sports?|train\w*|sprint\w*|cardio|zumba|barre|"
     r"aerobics|spinning|parkrun|fencing|archery|sailing|horse riding|riding|padel|\w*athlete|"
     r"runner|swimmer|cyclist|climber|hiker|surfer|skier|boxer|dancer|yogi|meditat\w*|tai chi|"
-    r"qigong|breathwork|mobility|physio\w*|rehab)\b",
+    r"qigong|breathwork|mobility|physio\w*|rehab|kickbox\w*|muay thai|taekwondo|kung fu|"
+    r"capoeira|krav maga|aikido|wrestl\w*|weightlift\w*|powerlift\w*|calisthenics|"
+    r"pickleball|lacrosse|baseball|softball|water polo|orienteering)\b",
     re.IGNORECASE,
 )
 """Words of exercise: an "exercise" read with none of them is a pastime or nothing."""
