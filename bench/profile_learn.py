@@ -256,6 +256,9 @@ def oracle_after(scenarios: Sequence[Scenario]) -> dict[str, list[Entry]]:
     }
 
 
+_TIMED = ("routine.", "schedule.")
+
+
 class OracleLLM(ScriptedLLM):
     """The scripted stand-in for a capable model: the extraction answered with the
     facts the expected profile implies, and a stored line (`revise`) ended when
@@ -282,6 +285,8 @@ class OracleLLM(ScriptedLLM):
             r'In this message, [^"]*"(.*)"', asked
         )  # `factcheck`'s line, or the value `valuekind` asks of
         after = self._said_after(" ".join(said.group(1).split())) if said else []
+        if line is None and said is not None:  # `valuekind` of a routine or plan: the message
+            line, after = said, [e for e in after if any(p.startswith(_TIMED) for p in e.paths)]
         words = _words(line.group(1)) if line else set()
         kept = any(
             e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
