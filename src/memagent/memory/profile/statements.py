@@ -325,8 +325,22 @@ def opening_statement(sentence: str) -> str | None:
     return None
 
 
+_QUOTED = re.compile(
+    r"(?<![\w'])['\u2018](?=[^'\u2018\u2019]*\s[^'\u2018\u2019]*\s)[^'\u2018\u2019]{3,}?['\u2019]"
+    r"(?![\w'])|[\"\u201c](?=[^\"\u201c\u201d]*\s[^\"\u201c\u201d]*\s)[^\"\u201c\u201d]{3,}?"
+    r"[\"\u201d]"
+)
+"""Words in quotes, three or more ("a song: 'I live in a house by the sea'", "the sign
+says \"we only serve oat milk\""): someone else's words, not the writer's."""
+QUOTE_MARK = " \u2026 "
+_I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
+
+
 def screen(text: str) -> Screened:
-    """Split `text` into sentences and keep those that may state a fact."""
+    """Split `text` into sentences and keep those that may state a fact. Words in
+    quotes are taken out: a sentence left with nothing said by the writer as "I" or
+    "we" goes ("Song lyric stuck in my head: '…'"), one with it keeps the rest ("My
+    doctor said 'cut the sugar' so I have")."""
     if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
         whole = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
@@ -336,8 +350,16 @@ def screen(text: str) -> Screened:
     if pasted is not None:  # "--- Hi team, …": someone else's text pasted below the line
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
+    text = _QUOTED.sub(QUOTE_MARK, text)
     for said in sentences(text):
         sentence = _MEMO.sub("", said, count=1)
+        if QUOTE_MARK.strip() in sentence:
+            rest = " ".join(sentence.replace(QUOTE_MARK.strip(), " ").split()).strip(" ,:;-")
+            rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
+            if not _I_SUBJECT.search(rest):
+                dropped.append((sentence[:200], "quoted words"))
+                continue
+            sentence = rest
         why = why_not_a_fact(sentence)
         opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
         if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
