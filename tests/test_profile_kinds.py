@@ -122,6 +122,8 @@ def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
     [
         ("Anneliese from book club only eats raw food now.", True),  # an adverb before the verb
         ("Priya always takes the stairs.", True),
+        ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan and keeps bees.", True),
+        ("Tom's dad eats no meat.", True),
         ("Only eat raw food now.", False),
         ("Vegan since 2019, never looked back.", False),
     ],

@@ -104,6 +104,11 @@ _NAMED_SUBJECT = re.compile(
     r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
     r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
 )
+_THEIRS_SUBJECT = re.compile(
+    r"^\W*(?!I\b)[A-Z][a-z]+['\u2019]s\s+[a-z]+(?:\s+[a-z]+)?(?:,[^,]{1,40},)?\s+"
+    r"(?:is|was|has|had|likes|loves|eats|drinks|keeps|lives|works|hates|can'?t|doesn'?t|does)\b"
+)
+"""A named person's someone as the subject ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan")."""
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
@@ -354,7 +359,11 @@ def about_no_one(clause: str) -> bool:
     subject, is the writer's."""
     if _FIRST_PERSON.search(clause) or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
         return False  # "Shellfish is my weakness"
-    return bool(_NAMED_SUBJECT.match(clause.strip()) or _THIRD_SUBJECT.match(clause))
+    return bool(
+        _NAMED_SUBJECT.match(clause.strip())
+        or _THIRD_SUBJECT.match(clause)
+        or _THEIRS_SUBJECT.match(clause)
+    )
 
 
 def _habitual(clause: str) -> bool:
