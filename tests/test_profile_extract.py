@@ -217,8 +217,7 @@ GRAMMAR_RUN = textwrap.dedent(
     import json, sys
     from memagent.llm.embedded import EmbeddedLLM
     from memagent.memory.profile.extract import extract_messages
-    from memagent.llm.yesno import verdict_schema
-from memagent.memory.profile.fact_schema import extraction_schema
+    from memagent.memory.profile.fact_schema import extraction_schema
     from memagent.memory.profile.operations import OperationBatch
     which = sys.argv[1]
     schema = extraction_schema() if which == "extraction" else OperationBatch.model_json_schema()
@@ -273,7 +272,7 @@ def test_the_log_capture_sees_llama_cpps_schema_warnings() -> None:
         ("Feeling a bit under the weather.", [0]),  # a passing state
         ("Ordered Thai food for dinner tonight.", [0]),  # an event, the writer unsaid
         ("The kids next door have a new puppy.", [0]),  # not said of the writer
-        ('My doctor said "drink more water".', [0]),  # someone else's words
+        ('My doctor says "drink more water".', []),  # someone else's words: screened
     ],
 )
 def test_the_model_is_made_to_read_only_what_is_said_of_the_writer_lastingly(

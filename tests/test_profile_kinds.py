@@ -154,3 +154,8 @@ def test_home_said_as_the_subject_is_the_writers() -> None:
 @pytest.mark.parametrize("sport", ["kickboxing", "muay thai", "weightlifting", "pickleball"])
 def test_more_sports_are_exercise(sport: str) -> None:
     assert fix_kind("exercise", sport, f"I've swapped it for {sport}") == "exercise"
+
+
+@pytest.mark.parametrize(("kind", "value"), [("allergy", "Mondays"), ("like", "mornings")])
+def test_a_day_or_time_is_no_thing_one_has_or_likes(kind: str, value: str) -> None:
+    assert fix_kind(kind, value, f"I'm allergic to {value}, haha") is None

@@ -109,6 +109,12 @@ _THEIRS_SUBJECT = re.compile(
     r"(?:is|was|has|had|likes|loves|eats|drinks|keeps|lives|works|hates|can'?t|doesn'?t|does)\b"
 )
 """A named person's someone as the subject ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan")."""
+_TIME_WORD = re.compile(
+    r"^\W*(?:mon|tues|wednes|thurs|fri|satur|sun)days?\W*$|^\W*(?:mornings?|evenings?|nights?|"
+    r"weekends?|january|february|march|april|june|july|august|september|october|november|"
+    r"december)\W*$",
+    re.IGNORECASE,
+)
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
@@ -390,6 +396,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     no fact at all)."""
     if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
+    if _TIME_WORD.match(value) and kind not in ("routine", "plan", "whereabouts"):
+        return None  # "I'm allergic to Mondays, haha": a day is not a thing one has or takes
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
