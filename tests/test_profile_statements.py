@@ -39,6 +39,9 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("I could murder a pizza right now.", "a passing craving"),
         ("Honestly I would kill for a bacon butty at this moment.", "a passing craving"),
         ("Yeah right, and I'm the Queen of Sheba.", "sarcasm"),
+        ("Oh great, another meeting.", "sarcasm"),
+        ("Wow, another 6am standup.", "sarcasm"),
+        ("ugh mondays, amirite", "sarcasm"),
         ("name,city,allergy Ana,Porto,peanut", "pasted data"),
         ("I earn 1,000,000 a year.", None),  # a number with commas is no pasted row
         ("Name: Jo Bloggs | DOB: 02/09/1971 | Allergies: penicillin", "pasted data"),
@@ -69,6 +72,7 @@ def test_not_a_fact(sentence: str, why: str) -> None:
         "Use metric units with me",
         "I plan to run a marathon in May.",  # "plan" opens a request only as a command
         "Right, I'm allergic to shellfish.",  # not "yeah right"
+        "Great news, I'm allergic to nothing after all.",  # not "great, another"
         "I fancy Italian food in general.",
         "I'm vegan, allergic to peanuts, and I live in Leeds.",  # commas with spaces
         "My friend and I go climbing every Sunday.",  # the writer is in it

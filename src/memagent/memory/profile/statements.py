@@ -210,8 +210,15 @@ _CRAVING = re.compile(
     re.IGNORECASE,
 )
 """A craving of the moment ("I could murder a pizza right now"), not a liking that lasts."""
-_SARCASM = re.compile(r"^\W*(?:yeah|yea)\s*,?\s*right\b", re.IGNORECASE)
-"""'Yeah right, and I'm the Queen of Sheba': said not to be believed."""
+_SARCASM = re.compile(
+    r"^\W*(?:yeah|yea)\s*,?\s*right\b|"
+    r"^\W*(?:oh\s*,?\s*)?(?:wow|great|fantastic|brilliant|wonderful|perfect|lovely|"
+    r"awesome|super|marvellous|marvelous|fab|yay)\s*[,!.]*\s*(?:another|more|yet another)\b|"
+    r"\bamirite\b",
+    re.IGNORECASE,
+)
+"""'Yeah right, and I'm the Queen of Sheba', 'Oh great, another meeting', 'Ugh mondays,
+amirite': said not to be believed."""
 _ASSISTANT_CLAIM = re.compile(
     r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
     r".*\byou\b",
