@@ -40,6 +40,8 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("Honestly I would kill for a bacon butty at this moment.", "a passing craving"),
         ("Yeah right, and I'm the Queen of Sheba.", "sarcasm"),
         ("Oh great, another meeting.", "sarcasm"),
+        ("As your assistant, I recommend you cut down on caffeine.", "the assistant's voice"),
+        ("I suggest you avoid dairy given your reflux.", "the assistant's voice"),
         ("Wow, another 6am standup.", "sarcasm"),
         ("ugh mondays, amirite", "sarcasm"),
         ("name,city,allergy Ana,Porto,peanut", "pasted data"),
@@ -182,6 +184,7 @@ def test_a_request_to_remember_keeps_the_fact() -> None:
         "I need to buy milk on the way home.",
         'The sign said "no dogs allowed".',  # quoted words
         "Someone at work said the office is moving.",  # reported words
+        "The waiter told us the chef is allergic to compliments.",
         "I almost forgot it's my turn to cook.",
         "Cleaned out the shed.",
         "The neighbours' dog chewed up our hose.",  # a past event with another subject

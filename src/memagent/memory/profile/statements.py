@@ -62,7 +62,9 @@ _ASSISTANT_VOICE = re.compile(
     r"\byou (?:\w+ )?(?:live|like|love|enjoy|prefer|hate|mentioned|said|told me|work|eat|"
     r"drink)\b|\byou(?:'re| are) (?:allergic|vegan|vegetarian|from|based|a|an)\b|"
     r"\byour (?:list|profile|preferences|favou?rites?|allergies|diet|notes?)\b|"
-    r"\b(?:sounds|seems|looks) like you\b",
+    r"\b(?:sounds|seems|looks) like you\b|"
+    r"^\W*as your (?:assistant|ai|helper)\b|\bI (?:recommend|suggest|advise) (?:that )?you\b|"
+    r"\bgiven your\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -430,7 +432,8 @@ _NEED = re.compile(
 """A need of the moment ("I need to buy milk", "Need a name for a character")."""
 _REPORTED = re.compile(
     r"[\"\u201c\u201d]\s*\w[^\"\u201c\u201d]*[\"\u201c\u201d]|"
-    r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told me|tells me)\b"
+    r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told (?:me|us)|"
+    r"tells (?:me|us))\b"
     r"(?!\s+(?:that\s+)?(?:I|I'm|I've|my)\b)",
     re.IGNORECASE,
 )
