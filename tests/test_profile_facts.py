@@ -505,3 +505,20 @@ def test_a_pets_name_said_in_the_next_sentence(home: MemoryHome) -> None:
         WED,
     )
     assert [o.value.item for o in planned.operations] == ["pet_cat_tofu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "place", "stored"),
+    [
+        ("I'm at the supermarket.", "supermarket", False),  # a moment, not a stay
+        ("Sipping a flat white in the sun, bliss.", "the sun", False),
+        ("I'm in Lisbon.", "Lisbon", True),  # a named place
+        ("At a cabin in the woods this week.", "cabin in the woods", True),  # with an end
+        ("im in lisbon rn", "lisbon", True),  # typed in lower case: its case says nothing
+    ],
+)
+def test_a_stay_needs_a_named_place_or_an_end(
+    home: MemoryHome, text: str, place: str, stored: bool
+) -> None:
+    got = said(store_of(home), text, ("whereabouts", place, ""))
+    assert bool(got) is stored

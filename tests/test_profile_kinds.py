@@ -156,6 +156,10 @@ def test_more_sports_are_exercise(sport: str) -> None:
     assert fix_kind("exercise", sport, f"I've swapped it for {sport}") == "exercise"
 
 
-@pytest.mark.parametrize(("kind", "value"), [("allergy", "Mondays"), ("like", "mornings")])
-def test_a_day_or_time_is_no_thing_one_has_or_likes(kind: str, value: str) -> None:
+@pytest.mark.parametrize(("kind", "value"), [("allergy", "Mondays"), ("food_like", "mornings")])
+def test_a_day_or_time_is_no_thing_one_has_or_eats(kind: str, value: str) -> None:
     assert fix_kind(kind, value, f"I'm allergic to {value}, haha") is None
+
+
+def test_a_day_or_time_may_be_a_taste() -> None:
+    assert fix_kind("dislike", "mornings", "i hate mornings. with a passion.") == "dislike"

@@ -465,6 +465,9 @@ def plan(
         expiry = time_bound(bound_in, today)  # "…until tomorrow, airport sushi is not it"
         if expiry is None and kind == "whereabouts":  # "Landed in Lima! Here until the 18th"
             expiry = time_bound(statement, today)
+        if expiry is None and kind == "whereabouts" and _unnamed(value, statement):
+            dropped.append((value, "no named place and no end: a moment, not a stay"))
+            continue  # "I'm at the supermarket"
         if expiry is not None:
             display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
         elif kind == "plan":  # "my sister's wedding is on 14 June 2025": its day says it
@@ -500,6 +503,13 @@ def plan(
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
+
+
+def _unnamed(place: str, statement: str) -> bool:
+    """`place` names no place (no capital: "the supermarket", "the sun") in a statement
+    written with capitals (one typed all in lower case says nothing by its case)."""
+    cased = any(c.isupper() for c in statement)
+    return cased and not any(w[:1].isupper() for w in place.split())
 
 
 def _home_again(

@@ -396,8 +396,15 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     no fact at all)."""
     if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
-    if _TIME_WORD.match(value) and kind not in ("routine", "plan", "whereabouts"):
-        return None  # "I'm allergic to Mondays, haha": a day is not a thing one has or takes
+    if _TIME_WORD.match(value) and kind not in (
+        "routine",
+        "plan",
+        "whereabouts",
+        "like",
+        "dislike",
+    ):
+        return None  # "allergic to Mondays, haha": a day is no thing one has or eats ("I hate
+        # mornings" is a taste)
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
