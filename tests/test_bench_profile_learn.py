@@ -126,3 +126,18 @@ def test_the_check_bench_labels_lines_and_chooses_leaving_a_set_out(
     ]
     assert all(r["true"] == 1.0 for r in got)
     assert "leave one set out" in capsys.readouterr().out
+
+
+def test_the_check_bench_asks_the_kind_question_only_of_typed_lists(tmp_path: Path) -> None:
+    from bench import profile_factcheck as fc
+
+    path = tmp_path / "one.yaml"
+    path.write_text(
+        '- id: s-1\n  split: dev\n  steps:\n    - say: "I love sushi. I live in Porto."\n'
+        '      tag: fact\n      expect: ["food.likes=sushi", "personal.facts=home Porto"]\n'
+    )
+    pairs = tmp_path / "pairs.jsonl"
+    argv = ["--model", "scripted", "--pairs", str(pairs), "--wording", "kind", "--set", str(path)]
+    assert fc.main(argv) == 0
+    got = {r["line"]: r["kind"] for r in map(json.loads, pairs.read_text().splitlines())}
+    assert got == {"Likes sushi": 1.0, "Lives in Porto": None}  # homes are not asked
