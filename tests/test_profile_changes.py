@@ -267,7 +267,7 @@ def test_a_job_ended_with_nothing_read(home: MemoryHome, text: str) -> None:
 
 def test_not_working_somewhere_else_leaves_the_job(home: MemoryHome) -> None:
     said(home, "I work at Google.", ("work", "Google", ""))
-    assert said(home, "I don't work for Amazon any more") == ["personal.facts: Works as Google"]
+    assert said(home, "I don't work for Amazon any more") == ["personal.facts: Works at Google"]
 
 
 def test_someone_elses_pet_and_habit_are_theirs(home: MemoryHome) -> None:
@@ -306,3 +306,45 @@ def test_a_new_diet_replaces_an_ism(home: MemoryHome) -> None:
     said(home, "Vegetarianism for me.", ("diet", "vegetarianism", ""))
     got = said(home, "I guess I'm pescatarian now", ("diet", "pescatarian", ""))
     assert got == ["diet.restrictions: Pescatarian"]
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "line"),
+    [
+        (
+            "I work at Spotify as a data analyst.",
+            ("work", "Spotify", ""),
+            "Works as data analyst at Spotify",
+        ),
+        (
+            "I'm working at a sourdough bakery now!",
+            ("work", "sourdough bakery", ""),
+            "Works at sourdough bakery",
+        ),
+        ("I work as a nurse.", ("work", "nurse", ""), "Works as nurse"),
+    ],
+)
+def test_a_job_reads_as_the_user_said_it(
+    home: MemoryHome, text: str, fact: tuple[str, str, str], line: str
+) -> None:
+    assert said(home, text, fact) == [f"personal.facts: {line}"]
+
+
+def test_quitting_one_job_for_another_keeps_the_new_one(home: MemoryHome) -> None:
+    said(home, "I'm an accountant.", ("work", "accountant", ""))
+    text = "I finally quit accounting — I'm working at a sourdough bakery now!"
+    assert said(home, text, ("work", "sourdough bakery", "")) == [
+        "personal.facts: Works at sourdough bakery"
+    ]
+
+
+def test_a_habit_moved_to_another_day_replaces_the_old(home: MemoryHome) -> None:
+    said(home, "I sing in a choir on Tuesdays.", ("routine", "choir", ""))
+    got = said(home, "Choir practice has moved to Wednesday nights.", ("routine", "choir", ""))
+    assert got == ["routine.weekly: Choir practice has moved to Wednesday nights"]
+
+
+def test_switched_from_one_thing_to_another(home: MemoryHome) -> None:
+    said(home, "I love oat milk lattes.", ("drink_like", "oat milk latte", ""))
+    text = "Switched from oat milk to soy milk in my lattes, oat started upsetting my stomach."
+    assert said(home, text) == ["drink.likes: Likes soy milk"]

@@ -232,6 +232,54 @@ def stay_changes(
     return []
 
 
+_MOVED = re.compile(
+    r"\b(?:moved|switched|changed|shifted|now|instead|rescheduled|no longer)\b", re.IGNORECASE
+)
+_WHEN_WORDS = re.compile(
+    r"^(?:mon|tue|wed|thu|fri|sat|sun)\w*$|^(?:morning|evening|night|afternoon|weekend|"
+    r"week|day|daily|weekly|every|each|now|am|pm)s?$|^\d",
+    re.IGNORECASE,
+)
+
+
+def routine_moved(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """The removal of a held habit a new one moves ("Choir practice has moved to
+    Wednesday nights" with "choir on Tuesdays" held): a routine written now, said
+    with a word of change, that shares a word other than a day or time with it."""
+    if not any(_MOVED.search(s) for s in sentences):
+        return []
+    out: list[AnyOp] = []
+    for op in ops:
+        if not isinstance(op, AppendOp) or op.path not in ("routine.daily", "routine.weekly"):
+            continue
+        new = _what(f"{op.value.item} {op.value.display or ''}")
+        for path in ("routine.daily", "routine.weekly"):
+            for held in items(resources, ROUTINE, path):
+                if held.item == op.value.item and path == op.path:
+                    if held.display != op.value.display:  # the same habit, said anew
+                        value = {"item": held.item, "display": op.value.display}
+                        out.append(
+                            UpdateOp(operation="update", file=ROUTINE, path=path, value=value)
+                        )
+                elif new & _what(f"{held.item} {held.display or ''}"):
+                    out.append(_remove(ROUTINE, path, held.item))
+    return out
+
+
+def _what(text: str) -> set[str]:
+    """The words of a habit that say what it is, not when."""
+    return {
+        match_key(t) for t in tokens(text) if len(t) > 3 and not _WHEN_WORDS.match(t)
+    } - _HABIT_FILLER
+
+
+_HABIT_FILLER = {
+    match_key(w) for w in ("have", "been", "with", "from", "moved", "every", "practice")
+}
+
+
 def length_swaps(
     ops: Sequence[AnyOp], resources: Mapping[str, Resource], paths: Sequence[str]
 ) -> list[AnyOp]:
@@ -274,25 +322,50 @@ _INSTEAD = re.compile(
 )
 
 
+_SWITCHED = re.compile(
+    r"\b(?:switched|changed|moved|gone|went|swapped|converted)\s+(?:over\s+)?from\s+"
+    r"(?:the\s+|my\s+)?([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)\s+to\s+(?:the\s+|my\s+)?"
+    r"([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)(?=[,.;!]|\s+(?:in|for|with|now|because|since|as)\b|$)",
+    re.IGNORECASE,
+)
+""""Switched from oat milk to soy milk in my lattes": the second in the first's place."""
+
+
+def _held_as(
+    thing: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """`(file, path, item)` of the items of `lists` that are `thing` or begin with it
+    ("oat milk" is "oat milk latte"), word for word."""
+    said = [match_key(t) for t in tokens(thing)]
+    return [
+        (file, path, i.item)
+        for file, path in lists
+        for i in items(resources, file, path)
+        if said and [match_key(t) for t in tokens(i.item)][: len(said)] == said
+    ]
+
+
+def _swaps(sentence: str) -> list[tuple[str, str]]:
+    """(new, old) for "X, not Y", "it isn't Y, it's X" and "switched from Y to X"."""
+    pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(sentence)]
+    pairs += [(right, wrong) for wrong, right in contrasts(sentence)]
+    pairs += [(m.group(2), m.group(1)) for m in _SWITCHED.finditer(sentence)]
+    return [(new.strip(), old.strip()) for new, old in pairs]
+
+
 def substitutes(
     sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str, str]]:
-    """`(file, path, new thing)` for "X, not Y" or "it isn't Y, it's X" where Y is
-    held in one of `lists` ("sorry, raspberries, not strawberries" after an allergy to
-    strawberries): X goes in Y's list (Y's removal is the negation's)."""
-    out: list[tuple[str, str, str]] = []
-    for s in sentences:
-        pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(s)]
-        pairs += [(right, wrong) for wrong, right in contrasts(s)]
-        for new, old in ((n.strip(), o.strip()) for n, o in pairs):
-            old_key = {match_key(t) for t in tokens(old)}
-            for file, path in lists:
-                if any(
-                    {match_key(t) for t in tokens(i.item)} == old_key
-                    for i in items(resources, file, path)
-                ):
-                    out.append((file, path, new))
-    return out
+    """`(file, path, new thing)` for "X, not Y", "it isn't Y, it's X" or "switched
+    from Y to X" where Y is held in one of `lists` ("sorry, raspberries, not
+    strawberries" after an allergy to strawberries): X goes in Y's list (Y's removal
+    is the negation's, or `taken_back`'s)."""
+    return [
+        (file, path, new)
+        for s in sentences
+        for new, old in _swaps(s)
+        for file, path in dict.fromkeys((f, p) for f, p, _ in _held_as(old, resources, lists))
+    ]
 
 
 _JOB_OVER = re.compile(
@@ -334,20 +407,15 @@ def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[A
 def taken_back(
     sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
 ) -> list[str]:
-    """The held items "it isn't Y, it's X" says are wrong: Y when it is one of the items
-    of `lists` word for word (a looser Y, "easy being vegan", takes nothing back)."""
-    held = {
-        tuple(match_key(t) for t in tokens(i.item)): i.item
-        for file, path in lists
-        for i in items(resources, file, path)
-    }
-    out: list[str] = []
-    for s in sentences:
-        for wrong, _right in contrasts(s):
-            said = tuple(match_key(t) for t in tokens(wrong))
-            if said in held:
-                out.append(held[said])
-    return out
+    """The held items "it isn't Y, it's X" or "switched from Y to X" says are wrong or
+    over (`_held_as`: a looser Y, "easy being vegan", takes nothing back). "X, not Y"
+    leaves Y to the negation."""
+    return [
+        item
+        for s in sentences
+        for old in [w for w, _ in contrasts(s)] + [m.group(1) for m in _SWITCHED.finditer(s)]
+        for _f, _p, item in _held_as(old, resources, lists)
+    ]
 
 
 def in_place_of(value: str, statement: str) -> bool:

@@ -245,8 +245,12 @@ def _job(value: str, clause: str) -> tuple[str, str]:
     if m is None or match_key(value) not in match_key(m.group(4)):
         return value, TARGETS["work"].template
     role, at, where = m.group(2).strip(), m.group(3), m.group(4).strip()
-    if match_key(role) in ("work", "working"):
-        return value, TARGETS["work"].template
+    if match_key(role) in ("work", "working"):  # "I work at Spotify as a data analyst"
+        employer = re.split(r"\s+as\s+(?=an?\s)", where, maxsplit=1)[0]
+        said_as = re.search(r"\s+as\s+an?\s+([\w -]{2,40})$", where)
+        if said_as:
+            return f"{said_as.group(1).strip()} {at} {employer}", "Works as {v}"
+        return value, "Works at {v}" if at in ("at", "for") else TARGETS["work"].template
     text = f"{role} {at} {where}"
     return text, ("Works as {v}" if m.group(1) or "work" in part.lower() else "Work: {v}")
 
@@ -380,6 +384,8 @@ def plan(
             continue
         sub = subclause(value, clause)
         theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
+        if theirs and fixed in ("routine", "routine_weekly", "plan") and _leads(value, sub):
+            theirs = False  # "Choir practice has moved to Wednesday nights": the habit itself
         if (theirs and not swapped) or (
             sub != clause and fixed not in ("pet", "family") and their_subject(sub)
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
@@ -498,11 +504,20 @@ def plan(
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))
     ops.extend(changes.stay_changes(sentences, resources, ops, today))
+    ops.extend(changes.routine_moved(sentences, resources, ops))
     ops.extend(changes.sober(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
+
+
+def _leads(value: str, clause: str) -> bool:
+    """`clause` opens with a word of `value` ("Choir practice has moved…" for "choir"),
+    maybe after "my"/"our": the habit is the subject."""
+    first = re.match(r"\W*(?:(?:my|our)\s+)?([\w'-]+)", clause, re.IGNORECASE)
+    said = {match_key(t) for t in tokens(value)}
+    return first is not None and match_key(first.group(1).split("'")[0]) in said
 
 
 def _unnamed(place: str, statement: str) -> bool:

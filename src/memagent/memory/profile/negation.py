@@ -69,7 +69,8 @@ _LEFT_BEHIND = re.compile(
 """"I switched from coffee to green tea", "my doctor switched me from X to Y", "running is
 out for now", "keto's done": the first thing is over."""
 _SUBCLAUSE = re.compile(
-    r"\s*[,;:]\s*(?:(?:and|but|so)\s+)?|\s+(?:but|so|though|although|because|since|whereas)\s+|"
+    r"\s*[,;:\u2014\u2013]\s*(?:(?:and|but|so)\s+)?|\s+-\s+|"
+    r"\s+(?:but|so|though|although|because|since|whereas)\s+|"
     r"\s+and\s+(?=(?:I|I'm|I've|I'd|now|then|we)\b)",
     re.IGNORECASE,
 )

@@ -189,7 +189,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         own = _OWN_NAME.search(s)
         if own is not None and (own.group(1) or own.group(2)) not in _NAME_STOP:
             out.append(Extracted(kind="name", value=own.group(1) or own.group(2)))
-        home = _HOME.search(s)
+        home = next(reversed(list(_HOME.finditer(s))), None)  # "…said Porto but I live in Braga"
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
         work = _WORK.search(s) or _IM_A.search(s)

@@ -24,7 +24,11 @@ from memagent.index.temporal import MONTHS, NUMBERS, WEEKDAYS
 
 _DAY = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(day|sday|nesday|rsday|urday)?"
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
-_UNTIL = r"(?:until|till|til|through|thru|to|up to|up until)"
+_UNTIL = (
+    r"(?:until|till|til|through|thru|up to|up until|(?<!moved )(?<!moving )(?<!switched )"
+    r"(?<!changed )(?<!shifted )(?<!pushed )(?<!postponed )(?<!rescheduled )(?<!it )to)"
+)
+""""to" ends a span ("Monday to Friday"), not a move ("choir's moved to Tuesday nights")."""
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
 _COUNT = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
 _FULL_MONTH = (
