@@ -348,3 +348,15 @@ def test_switched_from_one_thing_to_another(home: MemoryHome) -> None:
     said(home, "I love oat milk lattes.", ("drink_like", "oat milk latte", ""))
     text = "Switched from oat milk to soy milk in my lattes, oat started upsetting my stomach."
     assert said(home, text) == ["drink.likes: Likes soy milk"]
+
+
+def test_a_pet_gone_to_live_elsewhere_is_removed(home: MemoryHome) -> None:
+    said(home, "We've got a dog called Rolo.", ("pet", "dog", "Rolo"))
+    text = "actually our dog Rolo went to live with my parents on their farm"
+    assert said(home, text) == []
+
+
+def test_its_x_not_y_corrects_y(home: MemoryHome) -> None:
+    said(home, "I'm allergic to kiwi.", ("allergy", "kiwi", ""))
+    text = "sorry, I mixed that up, it's mango I'm allergic to, not kiwi"
+    assert said(home, text) == ["health.allergies: Allergic to mango"]

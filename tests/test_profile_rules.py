@@ -194,3 +194,30 @@ def test_the_models_reading_of_a_name_the_rules_placed_is_dropped() -> None:
 )
 def test_pets_named_by_kind_or_breed(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert read(sentence)[:1] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("I'm based in Kuala Lumpur.", [("home", "Kuala Lumpur", "")]),
+        ("update: we relocated to Penang for my partner's job", [("home", "Penang", "")]),
+        ("moved to Bristol last month, loving it so far", [("home", "Bristol", "")]),
+        ("I rent a flat in Hackney.", [("home", "Hackney", "")]),
+        ("I think I said Porto but no, I live in Braga.", [("home", "Braga", "")]),
+        ("I'm not nursing anymore, I retrained as a midwife.", [("work", "midwife", "")]),
+        ("On a work trip to Accra through Thursday.", [("whereabouts", "Accra", "")]),
+        ("On a work trip to Accra next month.", []),  # no end said: a plan, not a stay
+        (
+            "two budgies, Kiwi and Mango, they never shut up lol",
+            [("pet", "budgie", "Kiwi"), ("pet", "budgie", "Mango")],
+        ),
+        (
+            "I have twin daughters, Ama and Esi.",
+            [("family", "daughter", "Ama"), ("family", "daughter", "Esi")],
+        ),
+    ],
+)
+def test_rules_read_more_ways_of_saying_it(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert read(sentence) == facts

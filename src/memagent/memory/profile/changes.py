@@ -42,7 +42,7 @@ RELATION_OVER = re.compile(
     rf"\bex-?(?:{_RELATIVE_WORDS})\b|"
     r"\b(?:broke|break|breaking|split|splitting) up\b|\bsplit\b|\bdivorc\w*|\bseparated\b|"
     r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
-    r"\bran away\b",
+    r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b",
     re.IGNORECASE,
 )
 """Words that say a pet or a person is no longer the user's."""

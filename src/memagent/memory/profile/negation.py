@@ -99,6 +99,13 @@ _CONTRAST = re.compile(
     r"(?:the |my )?(?P<new>[a-z][\w'-]*(?: [a-z][\w'-]*){0,2})(?=[,.;!]|$)",
     re.IGNORECASE,
 )
+_CONTRAST_AFTER = re.compile(
+    r"\bit(?:'s| is| was) (?:the |my )?(?P<new>[\w'-]+(?: [\w'-]+){0,2}?)"
+    r"(?P<clause> (?:I|that|which|what)\b[^,;.]{0,40})?,\s*(?:and )?not (?:the |my )?"
+    r"(?P<old>[a-z][\w'-]*(?: [a-z][\w'-]*){0,2})(?=[,.;!]|$)",
+    re.IGNORECASE,
+)
+""""It's mango I'm allergic to, not kiwi": the same correction, the right one first."""
 _MINE = re.compile(
     r"^ I(?:'m| am)? (?:\w+ )?(?:like|love|react|allergic|eat|take|drink|prefer|meant|mean|"
     r"avoid|can'?t)",
@@ -112,14 +119,16 @@ _CORRECTING = re.compile(
 
 
 def contrasts(sentence: str) -> list[tuple[str, str]]:
-    """(wrong, right) for "it isn't latex, it's nickel" in `sentence`; with a clause
+    """(wrong, right) for "it isn't latex, it's nickel" or "it's nickel, not latex" in
+    `sentence`; with a clause
     after the first only when it says what the writer does with it ("it isn't latex I
     react to, it's nickel") or the sentence says it corrects something: "it wasn't the
     coffee that kept me up, it was the tea" takes back no liking of coffee. The wrong
     one is taken back only when it is a held item word for word (`changes.taken_back`)."""
     return [
         (m.group("old").strip(), m.group("new").strip())
-        for m in _CONTRAST.finditer(sentence)
+        for pattern in (_CONTRAST, _CONTRAST_AFTER)
+        for m in pattern.finditer(sentence)
         if not m.group("clause") or _MINE.match(m.group("clause")) or _CORRECTING.search(sentence)
     ]
 

@@ -44,12 +44,17 @@ _OWN_NAME = re.compile(
 )
 """The user's name; what they are called by others only when no name is given."""
 _HOME = re.compile(
-    r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|"
+    r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|'m based|"
+    r"am based|"
     r"have lived|'ve been living|have been living|"
     r"'ve moved|have moved|moved|just moved|relocated|"
     r"'ve relocated|have relocated|just relocated) (?:from [A-Z][\w'-]* )?(?:in|to) "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|\b[Ww]e (?:just )?(?:moved to|live in|'re living in|are "
-    r"living in) (?:an? [\w -]{1,30}? in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"living in|relocated to|'ve relocated to|have relocated to) (?:an? [\w -]{1,30}? in )?"
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"^\W*(?:[Jj]ust )?[Mm]oved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"\bI (?:rent|own|share|bought) an? (?:\w+ )?(?:flat|house|apartment|place|room|cottage|"
+    r"studio) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _RETIRED = re.compile(
@@ -58,7 +63,10 @@ _RETIRED = re.compile(
     re.IGNORECASE,
 )
 """"I retired in January", "I'm retired": no job now, which is the work fact."""
-_WORK = re.compile(r"\bI work as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)")
+_WORK = re.compile(
+    r"\bI (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
+    r"qualified|have qualified) as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)"
+)
 OCCUPATIONS = (
     "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
     "accountant|architect|pharmacist|dentist|vet|veterinarian|chef|cook|baker|butcher|"
@@ -112,6 +120,12 @@ _STAY = re.compile(
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
+_ON_TRIP = re.compile(
+    r"^\W*(?i:(?:I'm |I am |we're |we are )?(?:on|away on|out on) (?:a |an |my |our )?(?:[\w-]+ )?"
+    r"(?:trip|visit|holiday|vacation|getaway|tour|assignment|secondment) (?:to|in) (?:the )?)"
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+)
+""""On a work trip to Accra through Thursday": there now, with an end (read only so)."""
 _PLACE = re.compile(
     r"(?<!\bto )(?<!\bfor )(?:^|(?<=\s))(?:[Ii]n|at|near|from)\s+(?:the\s+|our\s+|my\s+)?"
     r"(?!(?:January|February|March|April|May|June|July|August|September|October|November|"
@@ -134,8 +148,13 @@ _ARE_NAMED = re.compile(
     rf"are (?:called |named )?{_NAMES}"
 )
 """"Our two cats are Salt and Pepper"."""
+_COUNTED_NAMED = re.compile(
+    rf"^\W*(?:two|three|four|five|\d) ({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?"
+    rf",?\s+{_NAMES}"
+)
+""""two budgies, Kiwi and Mango, they never shut up": the subject left unsaid."""
 _HAVE_NAMED = re.compile(
-    rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) {_COUNT} (?:\w+ )?"
+    rf"\b(?:I|[Ww]e)(?: have|'ve got| have got| got| own|'ve) (?:{_COUNT} )?(?:\w+ )?"
     rf"({_ANIMALS}|{_RELATIVES}|children|puppies|bunnies|ponies)s?,?\s+"
     rf"(?:(?:called|named)\s+)?{_NAMES}"
 )
@@ -199,8 +218,11 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="work", value="retired"))
         stay = _STAY.search(s)
         bounded = time_bound(s, date.today()) is not None
+        trip = _ON_TRIP.search(s)
         if stay is not None and bounded:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
+        elif trip is not None and bounded:
+            out.append(Extracted(kind="whereabouts", value=_clip(trip.group(1))))
         elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
             out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
@@ -212,7 +234,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
-        for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s)):
+        for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s), *_COUNTED_NAMED.finditer(s)):
             relation = relations.singular(m.group(1))
             kind = "pet" if relation in relations.ANIMALS else "family"
             for name in relations.split_names(m.group(2)):
