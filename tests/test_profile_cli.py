@@ -145,6 +145,17 @@ def test_learn_with_a_scripted_model(home: MemoryHome) -> None:
     assert res.exit_code == 0 and "no_change" in res.stdout
 
 
+def test_learn_says_what_the_kind_check_did_not_write(home: MemoryHome, tmp_path: Path) -> None:
+    script = tmp_path / "horror.json"
+    extraction = {"facts": [{"kind": "food_dislike", "value": "horror films", "name": ""}]}
+    script.write_text(json.dumps([json.dumps(extraction), json.dumps({"is": "no"})]))
+    res = cli(home, "learn", "I can't stand horror films.", "--model", f"scripted:{script}")
+    assert res.exit_code == 0, res.output
+    assert "fact: food_dislike: horror films" in res.stdout
+    assert "not written: Dislikes horror films — the check: not a thing of its kind" in res.stdout
+    assert "horror" not in json.dumps(json.loads(cli(home, "show", "--json").stdout))
+
+
 def test_learn_errors_are_clean(home: MemoryHome, tmp_path: Path) -> None:
     script = tmp_path / "bad.json"
     script.write_text(json.dumps(["nope", "still nope"]))

@@ -192,6 +192,9 @@ def learn(
             note = f" — {outcome.note}" if outcome.note else ""
             line = f"  {outcome.status}: {outcome.operation} {outcome.item or ''} {where}{note}"
             console.print(escape(line), highlight=False)
+        for said, why in result.dropped:
+            if why.startswith("the check"):  # read, then not written: say so, and why
+                console.print(escape(f"  not written: {said} — {why}"), highlight=False)
     if not result.ok:
         fail(f"nothing changed: {result.result.error}")
 
