@@ -31,9 +31,10 @@ many good lines as junk: hence off by default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TypeVar
 
 from memagent.llm import LLM, Message
 from memagent.llm.yesno import ask_yes_no, verdict_schema
@@ -156,19 +157,39 @@ def check(
 ) -> FactCheck:
     """`ops` less the new lines the model says are not true of the writer
     (module doc). `known`: verdicts already asked (a re-plan asks nothing twice)."""
-    out = FactCheck()
     statement = " ".join(" ".join(sentences).split())
-    memo = known if known is not None else {}
+    asked = lines(ops, resources, today)[:MAX_LINES] if statement else []
+    return ask_about(
+        ops,
+        [(line, line.text, keep_at) for line in asked],
+        lambda text: holds_p(llm, statement, text),
+        known if known is not None else {},
+    )
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def ask_about(
+    ops: Sequence[AnyOp],
+    asked: Sequence[tuple[Line, K, float]],
+    verdict: Callable[[K], float | None],
+    memo: dict[K, float | None],
+) -> FactCheck:
+    """`ops` less each asked line whose P(yes) (`verdict` of its question, kept in
+    `memo` so nothing is asked twice) is under its cut; no verdict keeps the line.
+    Shared by this check and `valuekind`'s."""
+    out = FactCheck()
     drop: set[int] = set()
-    for line in lines(ops, resources, today)[:MAX_LINES] if statement else []:
-        if line.text not in memo:
-            memo[line.text] = holds_p(llm, statement, line.text)
+    for line, question_key, cut in asked:
+        if question_key not in memo:
+            memo[question_key] = verdict(question_key)
             out.calls += 1
-        p = memo[line.text]
+        p = memo[question_key]
         if p is None:
             continue
         out.asked.append((line.text, p))
-        if p < keep_at:
+        if p < cut:
             drop.add(line.index)
             out.dropped.append(line.text)
     out.operations = [op for k, op in enumerate(ops) if k not in drop]

@@ -36,7 +36,7 @@ from datetime import date
 from memagent.llm import LLM, Message
 from memagent.llm.yesno import ask_yes_no
 from memagent.memory.profile._prompts import load_prompt, render
-from memagent.memory.profile.factcheck import FactCheck, Line, lines
+from memagent.memory.profile.factcheck import FactCheck, Line, ask_about, lines
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp
@@ -101,27 +101,17 @@ def check(
     """`ops` less the new lines whose value the model says is not a thing of its
     list's kind (module doc). `read`: the match keys of the values the model read
     (only a line showing one of them is asked about); `known`: verdicts already asked."""
-    out = FactCheck()
     statement = " ".join(" ".join(sentences).split())
-    memo = known if known is not None else {}
     keys = {k for k in (match_key(v) for v in read) if k}
-    drop: set[int] = set()
-    asked = [
+    typed_lines = [
         t
         for t in (typed(line) for line in lines(ops, resources, today))
         if t is not None and any(k in match_key(t.value) for k in keys)
     ]
-    for t in asked[:MAX_LINES] if statement else []:
-        slot = (t.question, t.value)
-        if slot not in memo:
-            memo[slot] = is_kind_p(llm, statement, t.value, t.question)
-            out.calls += 1
-        p = memo[slot]
-        if p is None:
-            continue
-        out.asked.append((t.line.text, p))
-        if p < t.keep_at:
-            drop.add(t.line.index)
-            out.dropped.append(t.line.text)
-    out.operations = [op for k, op in enumerate(ops) if k not in drop]
-    return out
+    asked = typed_lines[:MAX_LINES] if statement else []
+    return ask_about(
+        ops,
+        [(t.line, (t.question, t.value), t.keep_at) for t in asked],
+        lambda slot: is_kind_p(llm, statement, slot[1], slot[0]),
+        known if known is not None else {},
+    )
