@@ -185,7 +185,7 @@ def learn(
             why = f" ({result.skipped})" if result.skipped else ""
             console.print(f"nothing to remember in that message{why}", highlight=False)
         for fact in result.facts:
-            named = f" named {fact.name}" if fact.name else ""
+            named = f" named {fact.name}" if fact.name and fact.kind in ("pet", "family") else ""
             console.print(f"fact: {fact.kind}: {escape(fact.value + named)}", highlight=False)
         for outcome in result.result.outcomes:
             where = f"{outcome.file or ''} {outcome.path or ''}".strip()
