@@ -163,3 +163,22 @@ def test_a_day_or_time_is_no_thing_one_has_or_eats(kind: str, value: str) -> Non
 
 def test_a_day_or_time_may_be_a_taste() -> None:
     assert fix_kind("dislike", "mornings", "i hate mornings. with a passion.") == "dislike"
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("condition", "stinking cold", "I've got a stinking cold, feeling rough", None),
+        ("condition", "hangover", "Brutal hangover today", None),
+        ("condition", "cluster headaches", "I get cluster headaches", "condition"),
+        ("name", "vampire", "haha yeah I'm basically a vampire", None),
+        ("name", "Noor", "hey!! im Noor, 22, final year nursing student", "name"),
+        ("name", "sam", "call me sam", "name"),  # said as a name, in lower case
+        ("drink_dislike", "tea", "That documentary was not really my cup of tea.", None),
+        ("exercise", "walking", "my boss has me walking on eggshells", None),
+    ],
+)
+def test_a_passing_illness_a_word_not_a_name_and_idioms(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

@@ -51,6 +51,7 @@ from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
         ("Our landlord, Mr Ferreira, is a keen gardener.", "someone else's life"),
         ("My manager hates it when people use emojis on Slack.", "someone else's life"),
         ("The neighbour just got a husky called Blizzard.", "someone else's life"),
+        ("Our team lead Priscila only drinks yerba mate.", "someone else's life"),
     ],
 )
 def test_not_a_fact(sentence: str, why: str) -> None:

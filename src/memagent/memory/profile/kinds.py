@@ -115,6 +115,22 @@ _TIME_WORD = re.compile(
     r"december)\W*$",
     re.IGNORECASE,
 )
+_PASSING_ILLNESS = re.compile(
+    r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
+    r"streaming|killer)\s+)*(?:cold|flu|hangover|headache|sore throat|cough|sniffles|bug|"
+    r"stomach bug|jet ?lag|sunburn|runny nose|fever|tummy ache|stomach ache)\W*$",
+    re.IGNORECASE,
+)
+"""An illness of a week or a day ("a stinking cold", "a hangover"): no lasting condition."""
+_NAMING = re.compile(r"\b(?:name|called|call me|calls me|go by|goes by)\b", re.IGNORECASE)
+
+
+def _capitalised(value: str, clause: str) -> bool:
+    """`value` is written with a capital where `clause` says it (a name, "Noor")."""
+    said = re.search(rf"\b{re.escape(value)}\b", clause, re.IGNORECASE)
+    return said is not None and said.group(0)[:1].isupper()
+
+
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
@@ -190,7 +206,8 @@ _FIGURE = re.compile(
     r"\bcosts? an arm and a leg\b|\braining cats and dogs\b|\blet the cat out of the bag\b|"
     r"\bhead over heels\b|\beat (?:my|his|her|their) words\b|\bgo(?:ing|ne)? bananas\b|"
     r"\bin a pickle\b|\bsour grapes\b|\bcool as a cucumber\b|\bfull of beans\b|"
-    r"\bbread and butter\b|\bnot (?:my|his|her|their) cup of tea\b|\bnuts about\b|"
+    r"\bbread and butter\b|\bnot (?:really |exactly |quite )?(?:my|his|her|their) cup of tea\b|"
+    r"\bnuts about\b|\bwalking on eggshells\b|\bwalk on eggshells\b|"
     r"\bdrives? me (?:up the wall|nuts|crazy|mad|bananas)\b|\bmy idea of hell\b|"
     r"\b(?:legs|arms|brain) (?:are|is|feel|feels) (?:like )?jelly\b|\bcould sleep for a week\b|"
     r"\bkilling me\b|\bkills me\b|\bdead tired\b|\bcouch potato\b|\bhot potato\b|"
@@ -409,6 +426,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
         return None  # "My head is killing me": a moment, not a condition
+    if kind == "condition" and _PASSING_ILLNESS.search(value):
+        return None  # "I've got a stinking cold": a week's illness, not a condition
+    if kind == "name" and not (_NAMING.search(clause) or _capitalised(value, clause)):
+        return None  # "haha yeah I'm basically a vampire": no name said as one
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         if re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "condition"

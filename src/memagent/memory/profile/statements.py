@@ -230,7 +230,8 @@ _ASSISTANT_CLAIM = re.compile(
 _OTHERS_SUBJECT = re.compile(
     r"^\W*(?:my|our|the)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
     r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
-    r"housemates?|clients?|customers?|coach|tutor)\b",
+    r"housemates?|clients?|customers?|coach|tutor|(?:team )?lead|supervisor|director|"
+    r"in-laws|cleaner|babysitter|nanny|trainer|therapist)\b",
     re.IGNORECASE,
 )
 _WRITER = re.compile(
