@@ -16,6 +16,10 @@
    live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
    mechanical, into operations the handler applies as one batch.
+6. `revise` asks whether a held line the statement names is over; `valuekind`
+   whether each value the model read is a thing of its list's kind ("horror films"
+   is no food); `factcheck` (off by default) whether each new line is true of the
+   writer. Each is one short yes/no a line; a broken verdict changes nothing.
 """
 
 from __future__ import annotations
