@@ -120,11 +120,11 @@ _CORRECTING = re.compile(
 
 def contrasts(sentence: str) -> list[tuple[str, str]]:
     """(wrong, right) for "it isn't latex, it's nickel" or "it's nickel, not latex" in
-    `sentence`; with a clause
-    after the first only when it says what the writer does with it ("it isn't latex I
-    react to, it's nickel") or the sentence says it corrects something: "it wasn't the
-    coffee that kept me up, it was the tea" takes back no liking of coffee. The wrong
-    one is taken back only when it is a held item word for word (`changes.taken_back`)."""
+    `sentence`; with a clause after the first only when it says what the writer does
+    with it ("it isn't latex I react to, it's nickel") or the sentence says it corrects
+    something: "it wasn't the coffee that kept me up, it was the tea" takes back no
+    liking of coffee. The wrong one is taken back only when it is a held item word for
+    word (`changes.taken_back`)."""
     return [
         (m.group("old").strip(), m.group("new").strip())
         for pattern in (_CONTRAST, _CONTRAST_AFTER)

@@ -342,7 +342,8 @@ _QUOTED = re.compile(
 )
 """Words in quotes, three or more ("a song: 'I live in a house by the sea'", "the sign
 says \"we only serve oat milk\""): someone else's words, not the writer's."""
-QUOTE_MARK = " \u2026 "
+_QUOTE_MARK = "\u2026"
+"""What a quote is replaced by before the text is split into sentences."""
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
 
 
@@ -360,11 +361,11 @@ def screen(text: str) -> Screened:
     if pasted is not None:  # "--- Hi team, …": someone else's text pasted below the line
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
-    text = _QUOTED.sub(QUOTE_MARK, text)
+    text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
     for said in sentences(text):
         sentence = _MEMO.sub("", said, count=1)
-        if QUOTE_MARK.strip() in sentence:
-            rest = " ".join(sentence.replace(QUOTE_MARK.strip(), " ").split()).strip(" ,:;-")
+        if _QUOTE_MARK in sentence:
+            rest = " ".join(sentence.replace(_QUOTE_MARK, " ").split()).strip(" ,:;-")
             rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
             if not _I_SUBJECT.search(rest):
                 dropped.append((sentence[:200], "quoted words"))
