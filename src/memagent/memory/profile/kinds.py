@@ -115,6 +115,8 @@ _TIME_WORD = re.compile(
     r"december)\W*$",
     re.IGNORECASE,
 )
+_TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
+"""Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _PASSING_ILLNESS = re.compile(
     r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
     r"streaming|killer)\s+)*(?:cold|flu|hangover|headache|sore throat|cough|sniffles|bug|"
@@ -413,15 +415,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     no fact at all)."""
     if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
-    if _TIME_WORD.match(value) and kind not in (
-        "routine",
-        "plan",
-        "whereabouts",
-        "like",
-        "dislike",
-    ):
-        return None  # "allergic to Mondays, haha": a day is no thing one has or eats ("I hate
-        # mornings" is a taste)
+    if _TIME_WORD.match(value) and kind not in _TIMED_KINDS:
+        return None  # "allergic to Mondays, haha": a day is no thing one has or eats
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
