@@ -146,14 +146,30 @@ def test_learn_with_a_scripted_model(home: MemoryHome) -> None:
 
 
 def test_learn_says_what_the_kind_check_did_not_write(home: MemoryHome, tmp_path: Path) -> None:
+    script = tmp_path / "promoted.json"
+    extraction = {"facts": [{"kind": "medication", "value": "shift manager", "name": ""}]}
+    script.write_text(json.dumps([json.dumps(extraction), json.dumps({"is": "no"})]))
+    said = "I take shift manager duties seriously."
+    res = cli(home, "learn", said, "--model", f"scripted:{script}")
+    assert res.exit_code == 0, res.output
+    assert "fact: medication: shift manager" in res.stdout
+    assert "not written: Takes shift manager — the check: not a thing of its kind" in res.stdout
+    assert "shift" not in json.dumps(json.loads(cli(home, "show", "--json").stdout))
+
+
+def test_learn_files_a_taste_that_is_no_food_with_general_dislikes(
+    home: MemoryHome, tmp_path: Path
+) -> None:
     script = tmp_path / "horror.json"
     extraction = {"facts": [{"kind": "food_dislike", "value": "horror films", "name": ""}]}
     script.write_text(json.dumps([json.dumps(extraction), json.dumps({"is": "no"})]))
     res = cli(home, "learn", "I can't stand horror films.", "--model", f"scripted:{script}")
     assert res.exit_code == 0, res.output
-    assert "fact: food_dislike: horror films" in res.stdout
-    assert "not written: Dislikes horror films — the check: not a thing of its kind" in res.stdout
-    assert "horror" not in json.dumps(json.loads(cli(home, "show", "--json").stdout))
+    assert "not written" not in res.stdout
+    shown = json.loads(cli(home, "show", "--json").stdout)
+    prefs = shown["resource_user_general_prefs.json"]["preferences"]
+    assert [i["display"] for i in prefs["dislikes"]] == ["Dislikes horror films"]
+    assert "horror" not in json.dumps(shown.get("resource_user_food.json", {}))
 
 
 def test_learn_errors_are_clean(home: MemoryHome, tmp_path: Path) -> None:

@@ -52,16 +52,46 @@ def asked(llm: ScriptedLLM) -> list[str]:
 HORROR = [{"kind": "food_dislike", "value": "horror films", "name": ""}]
 
 
+MEDICINE = [{"kind": "medication", "value": "shift manager", "name": ""}]
+PROMOTED = "I got promoted to shift manager."
+
+
 def test_a_value_that_is_not_of_its_lists_kind_is_not_written(home: MemoryHome) -> None:
-    llm = model(HORROR, verdicts=["0.05"])
-    res = learn_statement(store_of(home), llm, "I can't stand horror films.", reading=TYPED)
+    llm = model(MEDICINE, verdicts=["0.05"])
+    res = learn_statement(store_of(home), llm, PROMOTED, reading=TYPED)
     assert profile_lines(home) == []
     assert asked(llm) == [
-        'In this message, is "horror films" a food, dish or cuisine? Answer yes or no.'
+        'In this message, is "shift manager" a medicine, supplement or medical device? '
+        "Answer yes or no."
     ]
-    assert res.checked == [("Dislikes horror films", 0.05)]
-    assert ("Dislikes horror films", "the check: not a thing of its kind") in res.dropped
+    assert res.checked == [("Takes shift manager", 0.05)]
+    assert ("Takes shift manager", "the check: not a thing of its kind") in res.dropped
     assert res.llm_calls == 2  # the extraction and the one question
+
+
+def test_a_food_dislike_that_is_no_food_is_a_general_dislike(home: MemoryHome) -> None:
+    llm = model(HORROR, verdicts=["0.05"])
+    res = learn_statement(store_of(home), llm, "I can't stand horror films.", reading=TYPED)
+    assert profile_lines(home) == ["preferences.dislikes: Dislikes horror films"]
+    assert res.checked == [("Dislikes horror films", 0.05)]  # general dislikes: no question
+    assert not any(why.startswith("the check") for _, why in res.dropped)
+
+
+def test_a_food_like_that_is_no_food_is_not_written(home: MemoryHome) -> None:
+    night = [{"kind": "food_like", "value": "cold night", "name": ""}]
+    llm = model(night, verdicts=["0.05"])
+    res = learn_statement(store_of(home), llm, "love a good whisky on a cold night", reading=TYPED)
+    assert profile_lines(home) == []
+    assert ("Likes cold night", "the check: not a thing of its kind") in res.dropped
+
+
+def test_a_refiled_dislike_already_held_is_not_written_twice(home: MemoryHome) -> None:
+    store = store_of(home)
+    learn_statement(store, model(HORROR, verdicts=["0.05"]), "I hate horror films.", reading=TYPED)
+    learn_statement(
+        store, model(HORROR, verdicts=["0.05"]), "I can't stand horror films.", reading=TYPED
+    )
+    assert profile_lines(home) == ["preferences.dislikes: Dislikes horror films"]
 
 
 def test_a_value_of_its_lists_kind_is_written(home: MemoryHome) -> None:
@@ -125,8 +155,8 @@ def test_a_broken_verdict_keeps_the_line(home: MemoryHome, answer: str) -> None:
 
 
 def test_a_constrained_no_drops_the_line(home: MemoryHome) -> None:
-    llm = model(HORROR, answer='{"is": "no"}')  # a backend without probabilities
-    learn_statement(store_of(home), llm, "I can't stand horror films.", reading=TYPED)
+    llm = model(MEDICINE, answer='{"is": "no"}')  # a backend without probabilities
+    learn_statement(store_of(home), llm, PROMOTED, reading=TYPED)
     assert profile_lines(home) == []
 
 

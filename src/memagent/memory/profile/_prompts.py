@@ -41,6 +41,9 @@ class KindQuestion(BaseModel):
     prefix: str = ""
     question: str
     keep_at: float = Field(ge=0.0, le=1.0)
+    refile: str | None = None
+    """The list (in the general file) a line goes to instead when its value is not
+    of this list's kind: "Dislikes horror films" is no food, but still a dislike."""
 
 
 class PromptSpec(BaseModel):

@@ -36,10 +36,11 @@ from datetime import date
 from memagent.llm import LLM, Message
 from memagent.llm.yesno import ask_yes_no
 from memagent.memory.profile._prompts import load_prompt, render
+from memagent.memory.profile.changes import GENERAL
 from memagent.memory.profile.factcheck import FactCheck, Line, ask_about, lines
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.models import Resource
-from memagent.memory.profile.operations import AnyOp
+from memagent.memory.profile.operations import AnyOp, AppendOp, NewItem, UpdateOp
 
 MAX_STATEMENT_CHARS = 600
 MAX_LINES = 4
@@ -99,7 +100,8 @@ def check(
     known: dict[tuple[str, str], float | None] | None = None,
 ) -> FactCheck:
     """`ops` less the new lines whose value the model says is not a thing of its
-    list's kind (module doc). `read`: the match keys of the values the model read
+    list's kind (module doc), each such line of a list with a `refile` list
+    moved there. `read`: the match keys of the values the model read
     (only a line showing one of them is asked about); `known`: verdicts already asked."""
     statement = " ".join(" ".join(sentences).split())
     keys = {k for k in (match_key(v) for v in read) if k}
@@ -109,9 +111,37 @@ def check(
         if t is not None and any(k in match_key(t.value) for k in keys)
     ]
     asked = typed_lines[:MAX_LINES] if statement else []
-    return ask_about(
+    out = ask_about(
         ops,
         [(t.line, (t.question, t.value), t.keep_at) for t in asked],
         lambda slot: is_kind_p(llm, statement, slot[1], slot[0]),
         known if known is not None else {},
     )
+    moved = _refiled(ops, [t for t in asked if t.line.text in out.dropped], resources)
+    out.operations.extend(moved)
+    out.dropped = [d for d in out.dropped if d not in {str(op.value.display) for op in moved}]
+    return out
+
+
+def _refiled(
+    ops: Sequence[AnyOp], dropped: Sequence[Typed], resources: Mapping[str, Resource]
+) -> list[AppendOp]:
+    """A dropped line of a list with a `refile` list, as an append to that list
+    when the general file has it: "I can't stand horror films" read as a food
+    dislike is a dislike all the same."""
+    by_path = {spec.path: spec.refile for spec in load_prompt("valuekind").kinds if spec.refile}
+    general = resources.get(GENERAL)
+    out: list[AppendOp] = []
+    for t in dropped:
+        to = by_path.get(t.line.path)
+        op = ops[t.line.index]
+        if to is None or general is None or to not in general.paths():
+            continue
+        if not isinstance(op, AppendOp | UpdateOp) or op.value.item is None:
+            continue
+        key = str(op.value.item)
+        if any(match_key(i.item) == match_key(key) for i in general.items_at(to) or []):
+            continue
+        value = NewItem(item=key, display=t.line.text)
+        out.append(AppendOp(operation="append", file=GENERAL, path=to, value=value))
+    return out
