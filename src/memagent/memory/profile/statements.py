@@ -42,7 +42,8 @@ _INJECTION = re.compile(
     r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
     r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b|\bnew rules?\s*:|"
     r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b|"
-    r"\brepeat after me\b",
+    r"\brepeat after me\b|\buser (?:is|has|likes|loves|hates|takes|wants|prefers)\b|"
+    r"\bpretend (?:that )?I\b|\bprofile bot\b",
     re.IGNORECASE | re.DOTALL,
 )
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
@@ -216,11 +217,11 @@ _SARCASM = re.compile(
     r"^\W*(?:yeah|yea)\s*,?\s*right\b|"
     r"^\W*(?:oh\s*,?\s*)?(?:wow|great|fantastic|brilliant|wonderful|perfect|lovely|"
     r"awesome|super|marvellous|marvelous|fab|yay)\s*[,!.]*\s*(?:another|more|yet another)\b|"
-    r"\bamirite\b",
+    r"\bamirite\b|🙄|\byeah,? because I totally\b",
     re.IGNORECASE,
 )
 """'Yeah right, and I'm the Queen of Sheba', 'Oh great, another meeting', 'Ugh mondays,
-amirite': said not to be believed."""
+amirite', an eye-roll: said not to be believed."""
 _ASSISTANT_CLAIM = re.compile(
     r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
     r".*\byou\b",
