@@ -522,3 +522,80 @@ def test_a_stay_needs_a_named_place_or_an_end(
 ) -> None:
     got = said(store_of(home), text, ("whereabouts", place, ""))
     assert bool(got) is stored
+
+
+@pytest.mark.parametrize("value", ["everything", "all food", "anything", "stuff"])
+def test_a_value_that_names_no_thing_is_not_written(home: MemoryHome, value: str) -> None:
+    got = said(store_of(home), f"I'm allergic to {value} lol.", ("allergy", value, ""))
+    assert got == []
+
+
+def test_a_time_of_day_is_a_value(home: MemoryHome) -> None:
+    text = "My alarm goes off at 5:30 on weekdays."
+    assert said(store_of(home), text, ("routine", "5 30", "")) == [f"routine.daily: {text[:-1]}"]
+
+
+@pytest.mark.parametrize(
+    ("text", "facts", "want"),
+    [
+        (
+            "I'm a software engineer at a fintech startup, mostly backend stuff.",
+            [("work", "software engineer", ""), ("routine", "backend stuff", "")],
+            ["personal.facts: Works as software engineer"],
+        ),
+        (
+            "I freelance as a graphic designer, mostly logos and packaging.",
+            [("work", "graphic designer", ""), ("routine", "freelance", "")],
+            ["personal.facts: Works as graphic designer"],
+        ),
+        (  # the habit says its own when: it stays
+            "My brother Sam lives in Leeds, we talk every day.",
+            [("family", "brother", "Sam"), ("routine", "talk every day", "")],
+            [
+                "personal.facts: Brother: Sam",
+                "routine.daily: My brother Sam lives in Leeds, we talk every day",
+            ],
+        ),
+        (  # no other fact read: the habit is the sentence's own
+            "I swim at the local pool before work.",
+            [("routine", "swim", "")],
+            ["routine.daily: I swim at the local pool before work"],
+        ),
+    ],
+)
+def test_a_habit_read_beside_another_fact_needs_its_own_when(
+    home: MemoryHome, text: str, facts: list[tuple[str, str, str]], want: list[str]
+) -> None:
+    assert said(store_of(home), text, *facts) == want
+
+
+def test_a_plan_needs_its_time_in_the_part_that_says_it() -> None:
+    clause = "I got laid off on Monday, so I'm job hunting now."
+    assert fix_kind("routine", "job hunting", clause) is None
+    assert fix_kind("routine", "baby", "We're expecting our first baby in October.") == "plan"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "want"),
+    [
+        (
+            "For the next ten days I'm off sugar completely.",
+            "sugar",
+            "diet.restrictions: No sugar (until Fri 2026-03-13) @2026-03-13",
+        ),
+        (
+            "Training for a race, so no alcohol until the race on the 22nd.",
+            "alcohol",
+            "diet.restrictions: No alcohol (until Sun 2026-03-22) @2026-03-22",
+        ),
+        (
+            "I'm doing Whole30 until the end of March.",
+            "Whole30",
+            "diet.restrictions: Whole30 (until Tue 2026-03-31) @2026-03-31",
+        ),
+    ],
+)
+def test_a_diet_kept_for_a_while_ends_when_it_says(
+    home: MemoryHome, text: str, value: str, want: str
+) -> None:
+    assert said(store_of(home), text, ("diet", value, "")) == [want]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from memagent.memory.profile.fact_schema import Extracted
@@ -218,6 +220,61 @@ def test_pets_named_by_kind_or_breed(sentence: str, facts: list[tuple[str, str, 
     ],
 )
 def test_rules_read_more_ways_of_saying_it(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("For the next ten days I'm off sugar completely.", [("diet", "sugar", "")]),
+        ("doing a juice cleanse until Saturday, send help", [("diet", "juice cleanse", "")]),
+        ("I'm doing Whole30 until the end of March.", [("diet", "Whole30", "")]),
+        ("I'm on a liquid diet till Monday after my dental surgery.", [("diet", "liquid diet", "")]),
+        ("I'm doing no carbs until my holiday on the 28th.", [("diet", "carbs", "")]),
+        ("Training for a race, so no alcohol until the 22nd.", [("diet", "alcohol", "")]),
+        ("fasting for Ramadan until the 19th, so no lunch ideas", [("diet", "fasting", "")]),
+        ("I'm on a diet.", []),  # no end said: too little to keep
+        ("I'm doing a juice cleanse.", []),
+        ("No plans until Friday, just chilling.", []),  # plans are not eaten
+        ("I'm off to Paris until Friday.", []),
+        ("I'm on antibiotics until Friday.", []),
+        ("Doing no-spend November this month.", []),
+    ],
+)
+def test_a_diet_kept_for_a_while_is_read_with_its_end(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    got = [(f.kind, f.value, f.name) for f in rule_facts([sentence], date(2026, 3, 4))]
+    assert [g for g in got if g[0] == "diet"] == facts
+
+
+def test_a_time_word_is_read_against_the_day_the_statement_was_made() -> None:
+    said = ["I'm doing keto until 2026-03-10."]
+    assert rule_facts(said, date(2026, 3, 4)) == [Extracted(kind="diet", value="keto")]
+    assert rule_facts(said, date(2026, 3, 20)) == []  # its end has passed: no diet kept now
+    assert rule_facts(["I'm in Oslo until Friday."], date(2026, 3, 4))[0].kind == "whereabouts"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        (
+            "I live in Dublin with my girlfriend Aoife and our dog Bran.",
+            [("pet", "dog", "Bran"), ("family", "girlfriend", "Aoife"), ("home", "Dublin", "")],
+        ),
+        ("Maya's my middle name, I actually go by Lin.", [("name", "Lin", "")]),
+        (
+            "I'm not at the café anymore, started as a junior developer last week!",
+            [("work", "junior developer", "")],
+        ),
+        ("Got a new job as a paramedic, starting Monday.", [("work", "paramedic", "")]),
+        ("I work as a nurse in Leeds.", [("work", "nurse", "")]),
+        ("I started as a volunteer years ago.", [("work", "volunteer", "")]),
+    ],
+)
+def test_rules_read_names_and_jobs_said_in_passing(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert read(sentence) == facts

@@ -298,8 +298,8 @@ def learn_statement(
         read = read_facts(llm, text, at_least_one=must)
         calls += 1
         usable = [f for f in read if grounded(f.value, text)]
-        facts.extend(usable or ([] if rule_facts(group) else fallback_facts(group)))
-    ruled = rule_facts(screened.kept)
+        facts.extend(usable or ([] if rule_facts(group, day) else fallback_facts(group)))
+    ruled = rule_facts(screened.kept, day)
     model_read = {f.value for f in facts} - {f.value for f in ruled}
     facts = merge(ruled, facts)
     known: dict[tuple[str, str, str], float | None] = {}

@@ -37,7 +37,10 @@ from memagent.memory.profile.kinds import (
     OTHER_PERSON,
     about_someone_else,
     fix_kind,
+    gone_without,
+    names_nothing,
     their_subject,
+    timed_apart,
 )
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import (
@@ -135,6 +138,12 @@ _STOP = frozenset(
         "sort",
     ]
 )
+_DURABLE = frozenset(
+    {"work", "home", "pet", "family", "name", "condition", "allergy", "diet", "whereabouts"}
+)
+"""Kinds of fact a habit or plan read in the same sentence may be a remark on."""
+_WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
+"""A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
@@ -149,14 +158,6 @@ read (the model has nothing to copy in "I flew back home yesterday")."""
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
-    re.IGNORECASE,
-)
-
-
-_THEIR_PET = re.compile(
-    r"^\W*(?:my|our)\s+(?:best\s+)?(?:friend|boss|colleague|coworker|co-worker|roommate|"
-    r"flatmate|neighbou?r|landlord|landlady|cousin|aunt|uncle)(?:\s+[A-Z]\w+)?\s+"
-    r"(?:just\s+)?(?:got|has|have|adopted|bought|owns|rescued|is getting)\b",
     re.IGNORECASE,
 )
 
@@ -365,12 +366,16 @@ def plan(
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stays = {clause_of(f.value, sentences) for f in facts if f.kind == "whereabouts"}
+    told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
     negated = [*negated_things(sentences), *changes.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
+            continue
+        if names_nothing(value):
+            dropped.append((value, "no thing named"))  # "allergic to everything"
             continue
         clause = clause_of(value, sentences)
         swapped = (
@@ -400,6 +405,11 @@ def plan(
         if fixed in ("plan", "routine") and changes.the_stay(value, clause, stays):
             dropped.append((value, "the stay read again as a plan"))
             continue
+        timed = fixed.removesuffix("_weekly")
+        aside = clause in told and not timed_apart(timed, value, clause)
+        if timed in ("routine", "plan") and aside:
+            dropped.append((value, "a remark on another fact, not a habit or plan of its own"))
+            continue
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
@@ -414,7 +424,7 @@ def plan(
         if kind in ("pet", "family"):
             pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
-            if kind == "pet" and _THEIR_PET.search(clause):
+            if kind == "pet" and relations.THEIR_PET.search(clause):
                 pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if not pairs:
                 dropped.append((value, "no name said"))
@@ -444,6 +454,8 @@ def plan(
             touched.add(kind)
         elif later and kind in ("food_dislike", "drink_dislike", "dislike"):
             over = False  # the dislike itself, not the end of one
+        elif over and kind == "diet" and gone_without(value, clause):
+            over = False  # "I'm off sugar for ten days": the diet itself, not its end
         template = target.template
         if kind == "work":
             value, template = _job(value, clause)
@@ -459,7 +471,7 @@ def plan(
             continue
         display = _display(template, value, "", clause)
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
-        if kind == "diet" and not named_diet and re.search(r"\b(don'?t|never|no) ", clause, re.I):
+        if kind == "diet" and not named_diet and _WITHOUT.search(clause):
             display = f"No {value}"
         if kind == "diet" and value.lower() in _DIET_TYPES:
             ops.extend(

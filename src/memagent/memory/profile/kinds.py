@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.negation import disliked, ended, subclause
 from memagent.memory.profile.statements import episodic
 
@@ -37,7 +38,7 @@ OTHER_PERSON = re.compile(
 )
 _DIET = re.compile(
     r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
-    r"gluten[- ]free|dairy[- ]free)\b",
+    r"gluten[- ]free|dairy[- ]free|whole ?30|atkins|fasting|detox|cleanse|liquid diet)\b",
     re.IGNORECASE,
 )
 _DRINKS = re.compile(
@@ -410,6 +411,39 @@ _AVOIDED = re.compile(
 as a dislike when "allergic" is not said."""
 
 
+_NO_THING = frozenset(
+    {"everything", "anything", "nothing", "something", "all", "stuff", "things", "food"}
+)
+
+
+def names_nothing(value: str) -> bool:
+    """Whether `value` names no thing: "allergic to everything", "hates all food"."""
+    return set(tokens(value)) <= _NO_THING
+
+
+def gone_without(value: str, clause: str) -> bool:
+    """Whether `clause` says the writer goes without `value` ("off sugar", "no carbs
+    until Friday") and not that they stopped doing so ("not off sugar any more")."""
+    said = re.search(
+        rf"\b(?:off|no|without|cut(?:ting)? out|giving up|given up)\s+{re.escape(value)}\b",
+        clause,
+        re.IGNORECASE,
+    )
+    return said is not None and not re.search(r"\bany ?more\b|\bno longer\b", clause, re.I)
+
+
+def timed_apart(kind: str, value: str, clause: str) -> bool:
+    """Whether the part of `clause` that says a habit or plan `value` says its own
+    when ("we talk every day", "the interview is on Friday"): read beside another
+    fact ("I'm a software engineer at a startup, mostly backend stuff"), a habit or
+    plan without one is a remark on that fact, and its line (the whole sentence)
+    would only say the other fact again."""
+    sub = subclause(value, clause)
+    if kind == "plan":
+        return bool(_EVENT.search(sub) or _AHEAD.search(sub))
+    return bool(_REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -457,7 +491,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
         return None  # "Our flight got delayed by three hours": past, nothing ahead
     if kind == "routine" and not _habitual(clause):
-        if not _AHEAD.search(clause) or _PAST.search(clause):
+        if not _AHEAD.search(subclause(value, clause)) or _PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
         kind = "plan"  # "We're expecting our first baby in October"
     if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):

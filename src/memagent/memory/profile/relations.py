@@ -201,3 +201,13 @@ def already_named(
         if mk == wanted != bare or (mk == bare and said and said <= names_in(display)):
             return item_key
     return None
+
+
+THEIR_PET = re.compile(
+    r"^\W*(?:my|our)\s+(?:best\s+)?(?:friend|boss|colleague|coworker|co-worker|roommate|"
+    r"flatmate|neighbou?r|landlord|landlady|cousin|aunt|uncle)(?:\s+[A-Z]\w+)?\s+"
+    r"(?:just\s+)?(?:got|has|have|adopted|bought|owns|rescued|is getting)\b",
+    re.IGNORECASE,
+)
+"""A pet someone else has ("my friend Jonas just got a puppy named Biscotti"): not the
+writer's."""

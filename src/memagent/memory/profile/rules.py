@@ -31,7 +31,7 @@ _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b[Mm]y ({_ANIMALS})(?:'s)? {_CALLED} {_NAME}"), "pet"),
     (re.compile(rf"\b(?:[Mm]y|a|an|our) ({_ANIMALS})(?:,? an? \w+)?,? {_CALLED} {_NAME}"), "pet"),
-    (re.compile(rf"\b[Mm]y ({_ANIMALS}) {_NAME}\b"), "pet"),
+    (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_RELATIVES}),? {_NAME}\b"), "family"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
@@ -39,7 +39,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 _FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
 _OWN_NAME = re.compile(
-    rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called) {_FULL_NAME}|"
+    rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called|I (?:actually )?go by) "
+    rf"{_FULL_NAME}|"
     rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}"
 )
 """The user's name; what they are called by others only when no name is given."""
@@ -64,8 +65,10 @@ _RETIRED = re.compile(
 )
 """"I retired in January", "I'm retired": no job now, which is the work fact."""
 _WORK = re.compile(
-    r"\bI (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
-    r"qualified|have qualified) as an? ([a-z][\w -]{1,40}?)(?= at | for |[,.;!]|$| now\b)"
+    r"\b(?:I (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
+    r"qualified|have qualified|(?:just )?started|'ve started|have started)|"
+    r"(?:^|[,;]\s*)\W*(?:just )?started|\b(?:new|got a) job) as an? ([a-z][\w -]{1,40}?)"
+    r"(?= at | for | in | when |[,.;!]|$| now\b| last\b| (?:\w+ )?ago\b)"
 )
 OCCUPATIONS = (
     "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
@@ -111,6 +114,27 @@ _NO_FOR_ME = re.compile(
     re.IGNORECASE,
 )
 """"No beef for me, it's a religious thing": a diet rule said without a verb."""
+
+_ABSTAINABLE = (
+    r"alcohol|booze|drinking|sugar|sweets|carbs|bread|meat|dairy|caffeine|coffee|chocolate|"
+    r"junk food|takeaways?|gluten|snacks|crisps|fizzy drinks|soda|wine|beer"
+)
+_TEMP_DIET = re.compile(
+    r"(?:\b(?:I'm|I am|I'll be|I will be|we're|we are|I've been)\s+(?:\w+\s+)?|^\W*)"
+    r"(?:doing|on|trying|starting|following)\s+(?:a |an |the |my )?"
+    r"(?P<diet>(?:[\w-]+ )?(?:diet|cleanse|detox|fast)|keto|whole ?30|paleo|atkins|"
+    rf"dry january|veganuary|(?:no|zero)[- ](?:{_ABSTAINABLE}))\b|"
+    r"\b(?:I'm|I am|I'll be|we're|we are)\s+(?:\w+\s+)?off\s+"
+    rf"(?P<off>{_ABSTAINABLE})\b|"
+    rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?=until|till|for the next|"
+    r"this|through)|"
+    r"(?:\bI'm\s+|\bI am\s+|\bwe're\s+|^\W*)(?P<fast>fasting)\b",
+    re.IGNORECASE,
+)
+"""A diet kept for a while ("I'm doing Whole30 until the end of March", "off sugar for
+the next ten days", "so no alcohol until the race on the 22nd", "fasting for Ramadan
+until the 19th"): read only in a sentence that says when it ends, since the same words
+without an end ("I'm on a diet") say too little to keep."""
 
 _STAY = re.compile(
     r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
@@ -196,8 +220,10 @@ def _clip(text: str) -> str:
     return said.strip(" ,.;!")
 
 
-def rule_facts(sentences: list[str]) -> list[Extracted]:
-    """The facts fixed patterns read in `sentences` (see the module doc)."""
+def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracted]:
+    """The facts fixed patterns read in `sentences`, said on `today` (default: the
+    clock's day; it decides whether a time word still lies ahead), see the module doc."""
+    day = today or date.today()
     out: list[Extracted] = []
     for s in sentences:
         for pattern, kind in _RULES:
@@ -217,7 +243,7 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
         elif _RETIRED.search(s):
             out.append(Extracted(kind="work", value="retired"))
         stay = _STAY.search(s)
-        bounded = time_bound(s, date.today()) is not None
+        bounded = time_bound(s, day) is not None
         trip = _ON_TRIP.search(s)
         if stay is not None and bounded:
             out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
@@ -225,6 +251,10 @@ def rule_facts(sentences: list[str]) -> list[Extracted]:
             out.append(Extracted(kind="whereabouts", value=_clip(trip.group(1))))
         elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
             out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
+        if bounded:
+            for m in _TEMP_DIET.finditer(s):
+                diet = re.sub(r"^(?:no|zero)[- ]", "", next(g for g in m.groups() if g), flags=re.I)
+                out.append(Extracted(kind="diet", value=_clip(diet)))
         if not re.search(r"any ?more|no longer", s, re.IGNORECASE):
             for no in _NO_EAT.finditer(s):
                 thing = _ABSTAINED.match(s, no.end())

@@ -29,6 +29,8 @@ _UNTIL = (
     r"(?<!changed )(?<!shifted )(?<!pushed )(?<!postponed )(?<!rescheduled )(?<!it )to)"
 )
 """"to" ends a span ("Monday to Friday"), not a move ("choir's moved to Tuesday nights")."""
+_UNTIL_EVENT = rf"{_UNTIL}(?:\s+(?:my|the|our)\s+[\w'-]+(?:\s+[\w'-]+)?\s+on)?"
+"""An end said by an event and its day: "until my holiday on the 28th" ends on the 28th."""
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
 _COUNT = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
 _FULL_MONTH = (
@@ -41,11 +43,14 @@ _RETURN = (
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+(\d{{4}}-\d{{2}}-\d{{2}})\b", re.I), "iso"),
-    (re.compile(rf"\b{_UNTIL}\s+{_DAY},?\s+(?:the\s+)?{_ORD}\b", re.I), "weekday_day"),
-    (re.compile(rf"\b{_UNTIL}\s+(?:next\s+)?{_DAY}\b", re.I), "weekday"),
-    (re.compile(rf"\b{_UNTIL}\s+{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
-    (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I), "day_month"),
-    (re.compile(rf"\b{_UNTIL}\s+the\s+{_ORD}\b", re.I), "day"),
+    (re.compile(rf"\b{_UNTIL_EVENT}\s+{_DAY},?\s+(?:the\s+)?{_ORD}\b", re.I), "weekday_day"),
+    (re.compile(rf"\b{_UNTIL_EVENT}\s+(?:next\s+)?{_DAY}\b", re.I), "weekday"),
+    (re.compile(rf"\b{_UNTIL_EVENT}\s+{_MONTH}\.?\s+{_ORD}\b", re.I), "month_day"),
+    (
+        re.compile(rf"\b{_UNTIL_EVENT}\s+(?:the\s+)?{_ORD}(?:\s+of)?\s+{_MONTH}\b", re.I),
+        "day_month",
+    ),
+    (re.compile(rf"\b{_UNTIL_EVENT}\s+the\s+{_ORD}\b", re.I), "day"),
     (re.compile(rf"\b{_UNTIL}\s+tomorrow\b", re.I), "tomorrow"),
     (
         re.compile(
