@@ -10,8 +10,11 @@ from memagent.memory.profile.kinds import (
     about_someone_else,
     figurative,
     fix_kind,
+    gone_without,
+    names_nothing,
     passing_taste,
     their_subject,
+    timed_apart,
 )
 
 
@@ -58,7 +61,7 @@ def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: 
         ("condition", "paramedic", "ok so im 34, work as a paramedic", "work"),
         ("condition", "antibiotics", "on antibiotics till Tuesday", "medication"),
         ("routine", "hospital", "I'm in hospital until Monday after my op", "whereabouts"),
-        ("exercise", "meditation", "I meditate for twenty minutes before bed", "exercise"),
+        ("exercise", "meditation", "I meditate for twenty minutes before bed", "routine"),
         ("condition", "IBS", "I've got IBS and it flares up when work gets stressful", "condition"),
         ("condition", "diabetic", "type 1 diabetic here", "condition"),
         ("condition", "smoke", "I smoke about 10 a day, trying to cut down", "condition"),
@@ -71,7 +74,7 @@ def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: 
         ),
         ("condition", "lisinopril", "I'm on 20mg lisinopril for my blood pressure", "medication"),
         ("drink_like", "alcohol", "4 yrs sober so please no alcohol in recipes", "diet"),
-        ("exercise", "5k", "I run 5k most mornings before work", "exercise"),
+        ("exercise", "5k", "I run 5k most mornings before work", "routine"),  # with its time
         ("exercise", "triathlete", "I'm a vegan triathlete", "exercise"),
         (
             "condition",
@@ -182,3 +185,48 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("diet", "coeliac", "As a coeliac I have to be really careful with bread.", "condition"),
+        ("allergy", "celiac disease", "I have celiac disease.", "condition"),
+        ("condition", "single", "Anna and I got divorced last year, so I'm single now.", None),
+        ("condition", "married", "I'm happily married.", None),
+        (
+            "condition",
+            "shoulder surgery",
+            "Got shoulder surgery scheduled for the 18th, a bit anxious.",
+            "plan",
+        ),
+        ("medication", "coeliac test", "the coeliac test came back negative.", None),
+        ("exercise", "walking the dog", "I walk the dog at 7 every morning.", "routine"),
+        ("exercise", "yoga", "I do yoga.", "exercise"),  # no time said: the activity
+        ("whereabouts", "Sheffield", "we're moving to Sheffield next month", "plan"),
+        ("whereabouts", "now", "Actually I extended the trip, staying till Sunday now.", None),
+        ("whereabouts", "Priya's sister", "Priya's sister is staying with us until Sunday.", None),
+        ("whereabouts", "Mum's", "I'm at Mum's until Sunday.", "whereabouts"),
+        ("drink_dislike", "coffee", "I no longer drink coffee.", "drink_dislike"),  # no diet
+    ],
+)
+def test_what_the_words_say_a_fact_is(kind: str, value: str, clause: str, fixed: str) -> None:
+    assert fix_kind(kind, value, clause) == fixed
+
+
+def test_a_bare_time_word_beside_another_fact_is_that_facts_time() -> None:
+    clause = "I'm on a liquid diet till Monday after my dental surgery."
+    assert not timed_apart("plan", "Monday", clause)
+    assert timed_apart("plan", "interview", "I'm a nurse, and my interview is on Friday.")
+
+
+@pytest.mark.parametrize(
+    ("value", "said"), [("everything", True), ("all food", True), ("5 30", False), ("jazz", False)]
+)
+def test_values_that_name_nothing(value: str, said: bool) -> None:
+    assert names_nothing(value) is said
+
+
+def test_going_without_is_the_diet_not_its_end() -> None:
+    assert gone_without("sugar", "For the next ten days I'm off sugar completely.")
+    assert not gone_without("sugar", "I'm not off sugar any more.")

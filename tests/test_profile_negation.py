@@ -90,3 +90,19 @@ def test_what_a_statement_says_is_over(sentence: str, things: list[str]) -> None
 )
 def test_a_later_dislike_by_pronoun(clause: str, after: bool) -> None:
     assert disliked_after("mushrooms", clause) is after
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "clause"),
+    [
+        ("asthma", "condition", "My asthma went away as I grew up."),
+        ("eczema", "condition", "The eczema cleared up last year."),
+        ("red bull", "drink_like", "Haven't touched Red Bull since new year."),
+    ],
+)
+def test_more_ways_a_fact_is_over(value: str, kind: str, clause: str) -> None:
+    assert ended(value, kind, clause)
+
+
+def test_what_one_has_not_touched_is_over() -> None:
+    assert "Red Bull" in " ".join(negated_things(["Haven't touched Red Bull since new year."]))

@@ -36,7 +36,7 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("I'm flying to Tokyo.", []),  # no time: not a plan by rule
         ("I'm a teacher and I run every morning.", [("work", "teacher", "")]),
         ("I am a student nurse.", [("work", "student nurse", "")]),
-        ("I'm a big fan of jazz.", []),  # not a job
+        ("I'm a big fan of jazz.", [("like", "jazz", "")]),  # a liking, not a job
         ("I'm a night owl.", []),
         ("I retired in January, no more spreadsheets for me", [("work", "retired", "")]),
         ("I'm retired now.", [("work", "retired", "")]),
@@ -231,7 +231,10 @@ def test_rules_read_more_ways_of_saying_it(
         ("For the next ten days I'm off sugar completely.", [("diet", "sugar", "")]),
         ("doing a juice cleanse until Saturday, send help", [("diet", "juice cleanse", "")]),
         ("I'm doing Whole30 until the end of March.", [("diet", "Whole30", "")]),
-        ("I'm on a liquid diet till Monday after my dental surgery.", [("diet", "liquid diet", "")]),
+        (
+            "I'm on a liquid diet till Monday after my dental surgery.",
+            [("diet", "liquid diet", "")],
+        ),
         ("I'm doing no carbs until my holiday on the 28th.", [("diet", "carbs", "")]),
         ("Training for a race, so no alcohol until the 22nd.", [("diet", "alcohol", "")]),
         ("fasting for Ramadan until the 19th, so no lunch ideas", [("diet", "fasting", "")]),
@@ -275,6 +278,25 @@ def test_a_time_word_is_read_against_the_day_the_statement_was_made() -> None:
     ],
 )
 def test_rules_read_names_and_jobs_said_in_passing(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("I'm a massive Arsenal fan, have been since I was six.", [("like", "Arsenal", "")]),
+        ("I've always been a huge fan of the Beatles.", [("like", "Beatles", "")]),
+        ("I'm a fan.", []),
+        ("I live in a small village just outside York.", [("home", "York", "")]),
+        (
+            "Can you always reply in Spanish from now on?",
+            [("communication", "always reply in Spanish from now on", "")],
+        ),
+    ],
+)
+def test_likings_homes_and_standing_requests(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert read(sentence) == facts

@@ -141,10 +141,10 @@ def test_a_value_a_fixed_phrasing_read_is_not_asked(home: MemoryHome) -> None:
 
 
 def test_a_list_that_takes_any_kind_of_thing_is_not_asked(home: MemoryHome) -> None:
-    llm = model([{"kind": "whereabouts", "value": "Saturday", "name": ""}], verdicts=["0.0"])
-    learn_statement(store_of(home), llm, "Spending the week in Saturday.", reading=TYPED)
+    llm = model([{"kind": "whereabouts", "value": "Narnia", "name": ""}], verdicts=["0.0"])
+    learn_statement(store_of(home), llm, "Spending the week in Narnia.", reading=TYPED)
     assert asked(llm) == []
-    assert profile_lines(home) == ["whereabouts.current: In Saturday"]
+    assert profile_lines(home) == ["whereabouts.current: In Narnia"]
 
 
 @pytest.mark.parametrize("answer", ["maybe", "{}", '{"is": "perhaps"}', "not json"])

@@ -365,7 +365,12 @@ def plan(
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
-    stays = {clause_of(f.value, sentences) for f in facts if f.kind == "whereabouts"}
+    stays = {  # "moving to Sheffield next month" is a plan, and no stay to read again
+        clause_of(f.value, sentences)
+        for f in facts
+        if f.kind == "whereabouts"
+        and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "whereabouts"
+    }
     told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
     negated = [*negated_things(sentences), *changes.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)

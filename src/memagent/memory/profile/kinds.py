@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.negation import disliked, ended, subclause
 from memagent.memory.profile.statements import episodic
@@ -86,7 +87,7 @@ _AHEAD = re.compile(
     r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
     r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
-    r"\b(?:tomorrow|tonight|soon)\b",
+    r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
 EVENT_WORDS = (
@@ -113,10 +114,20 @@ _THEIRS_SUBJECT = re.compile(
 _TIME_WORD = re.compile(
     r"^\W*(?:mon|tues|wednes|thurs|fri|satur|sun)days?\W*$|^\W*(?:mornings?|evenings?|nights?|"
     r"weekends?|january|february|march|april|june|july|august|september|october|november|"
-    r"december)\W*$",
+    r"december|now|today|tonight|tomorrow)\W*$",
     re.IGNORECASE,
 )
 _TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
+_DIET_CONDITION = re.compile(r"(?:an? )?(?:coeliac|celiac)(?: disease)?|lactose intoleran\w+", re.I)
+_STATUS = re.compile(
+    r"(?:happily |newly )?(?:single|married|divorced|engaged|separated|widowed)", re.I
+)
+_PROCEDURE = re.compile(
+    r"\b(?:test|tests|scan|surgery|operation|procedure|appointment|check-?up|biopsy|x-?ray)$",
+    re.IGNORECASE,
+)
+"""A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
+_MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 """Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _PASSING_ILLNESS = re.compile(
     r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
@@ -171,7 +182,8 @@ NAME_AFTER = re.compile(
 
 _REGULAR = re.compile(
     r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day)\b",
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|before (?:bed|work|"
+    r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b",
     re.IGNORECASE,
 )
 _MOOD = re.compile(
@@ -438,6 +450,8 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
     fact ("I'm a software engineer at a startup, mostly backend stuff"), a habit or
     plan without one is a remark on that fact, and its line (the whole sentence)
     would only say the other fact again."""
+    if _TIME_WORD.match(value):
+        return False  # "on a liquid diet till Monday": the other fact's time, not a plan
     sub = subclause(value, clause)
     if kind == "plan":
         return bool(_EVENT.search(sub) or _AHEAD.search(sub))
@@ -451,6 +465,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None
     if _TIME_WORD.match(value) and kind not in _TIMED_KINDS:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
+    if kind == "whereabouts" and _TIME_WORD.match(value):
+        return None  # "staying till Sunday now": "now" is no place
+    if (
+        kind == "whereabouts"
+        and relations.singular(value.split()[-1].lower()) in relations.RELATIVES
+    ):
+        return None  # "Priya's sister is staying with us": a person, not a place
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
@@ -459,6 +480,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I've got a stinking cold": a week's illness, not a condition
     if kind == "name" and not (_NAMING.search(clause) or _capitalised(value, clause)):
         return None  # "haha yeah I'm basically a vampire": no name said as one
+    if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
+        return "condition"  # "As a coeliac I have to be careful with bread"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         if re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "condition"
@@ -474,6 +497,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
     if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
+    if kind == "condition" and _STATUS.fullmatch(value.strip()):
+        return None  # "so I'm single now": how one lives, not a health condition
+    if kind in ("condition", "medication") and _PROCEDURE.search(value):
+        return "plan" if _AHEAD.search(clause) else None  # "shoulder surgery on the 18th"
     if kind == "condition" and not _health_said(value, clause):
         return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (
@@ -494,6 +521,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not _AHEAD.search(subclause(value, clause)) or _PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
         kind = "plan"  # "We're expecting our first baby in October"
+    if kind == "whereabouts" and _MOVING_TO.search(clause) and _AHEAD.search(clause):
+        return "plan"  # "we're moving to Sheffield next month": a move ahead, not a stay now
     if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):
         kind = "home"  # "We moved out of Leeds, we're in York now"
     if kind == "communication" and not _HOW_TO_ANSWER.search(clause):
@@ -504,6 +533,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"
         kind = "like"  # "I play chess online most evenings": a pastime
+    elif kind == "exercise" and _habitual(clause) and _REGULAR.search(subclause(value, clause)):
+        kind = "routine"  # "I walk the dog at 7 every morning": a habit, said with its time
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
     if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
@@ -521,7 +552,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
             return None  # "carb counts actually matter to me": neither rule nor taste
         kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
     if kind in ("food_dislike", "drink_dislike", "food_like", "drink_like") and re.search(
-        rf"\bno (?!more\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
+        rf"\bno (?!more\b|longer\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
     ):
         kind = "diet"  # "no pork for me": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")

@@ -56,7 +56,9 @@ _HOME = re.compile(
     r"^\W*(?:[Jj]ust )?[Mm]oved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\bI (?:rent|own|share|bought) an? (?:\w+ )?(?:flat|house|apartment|place|room|cottage|"
     r"studio) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
-    r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"\bI live in an? (?:small |little |tiny |quiet )?(?:village|town|suburb|hamlet) (?:just )?"
+    r"(?:outside|near|north of|south of|east of|west of) ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _RETIRED = re.compile(
     r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
@@ -204,6 +206,12 @@ _SPEAK = re.compile(
     r"\bI (?:speak|can speak|'m fluent in|am fluent in) "
     r"([A-Z][a-z]+(?:(?:,| and| or|, and) [A-Z][a-z]+)*)"
 )
+_FAN = re.compile(
+    r"\bI(?:'m| am|'ve always been| have always been) (?:a |an )?(?:big |huge |massive |great |"
+    r"die-hard |diehard |lifelong |long-time )?(?:fan of (?:the )?([\w'-]+(?: [\w'-]+){0,2}?)"
+    r"(?=[,.;!]|$| and | but | since )|([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:fan|supporter)\b)"
+)
+""""I'm a massive Arsenal fan", "I'm a big fan of jazz": a liking."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
 _TRAVEL = re.compile(
     r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
@@ -275,15 +283,20 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
         for m in _SPEAK.finditer(s):
             out.extend(Extracted(kind="language", value=v) for v in _items(m.group(1)))
-        for m in _COLLECT.finditer(s):
-            out.append(Extracted(kind="like", value=_clip(m.group(1))))
+        for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):
+            out.append(Extracted(kind="like", value=_clip(next(g for g in m.groups() if g))))
         travel = _TRAVEL.search(s)
         if travel is not None:
             out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
         if _COMMUNICATION.search(s) and _WANTS.search(s):
             parts = [p for p in _PART.split(s) if _COMMUNICATION.search(p)]
             part = next((p for p in parts if _WANTS.search(p)), parts[0])
-            said = re.sub(r"^(please|pls|also|and|oh)\b,?\s*", "", part.strip(), flags=re.I)
+            said = re.sub(
+                r"^(please|pls|also|and|oh|(?:can|could|would|will) you(?: please)?)\b,?\s*",
+                "",
+                part.strip().rstrip("?"),
+                flags=re.I,
+            )
             out.append(Extracted(kind="communication", value=_clip(said)))
     return out
 

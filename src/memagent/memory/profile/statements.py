@@ -228,11 +228,21 @@ _ASSISTANT_CLAIM = re.compile(
     re.IGNORECASE,
 )
 """'I'll remember that you prefer short answers': the assistant's words about the user."""
+_STANDING_REQUEST = re.compile(
+    r"^\W*(?:can|could|would|will) you (?:please )?(?:always|only|just)? ?"
+    r"(?:reply|answer|respond|write|talk|speak)\b.*\b(?:from now on|going forward|always|"
+    r"in future|by default)\b",
+    re.IGNORECASE,
+)
+"""A question that asks for a way of answering from now on ("Can you always reply in
+Spanish from now on?") tells how the writer wants to be answered."""
 _OTHERS_SUBJECT = re.compile(
-    r"^\W*(?:my|our|the)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
+    r"^\W*(?:(?:[A-Z][a-z]+'s)\s+(?:\w+\s+)?(?:sister|brother|mum|mom|dad|mother|father|"
+    r"parents|friend|kids?|son|daughter|husband|wife|partner)\b|"
+    r"(?:my|our|the)\s+(?:\w+\s+)?(?:mates?|friends?|pals?|buddy|buddies|manager|boss|"
     r"colleagues?|co-?workers?|neighbou?rs?|landlord|landlady|teacher|flatmates?|roommates?|"
     r"housemates?|clients?|customers?|coach|tutor|(?:team )?lead|supervisor|director|"
-    r"in-laws|cleaner|babysitter|nanny|trainer|therapist)\b",
+    r"in-laws|cleaner|babysitter|nanny|trainer|therapist))\b",
     re.IGNORECASE,
 )
 _WRITER = re.compile(
@@ -286,7 +296,7 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "pasted data"
     if _ROLE_PREFIX.match(s) or _SPEAKER_PREFIX.match(s):
         return "another speaker's line"
-    if s.endswith("?") or _QUESTION_START.match(s):
+    if (s.endswith("?") or _QUESTION_START.match(s)) and not _STANDING_REQUEST.search(s):
         return "question"
     words = [w.lower() for w in _WORD.findall(s)]
     if _SMALL_TALK.match(s) or all(w in _SMALL_TALK_WORDS for w in words):
