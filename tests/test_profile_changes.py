@@ -360,3 +360,17 @@ def test_its_x_not_y_corrects_y(home: MemoryHome) -> None:
     said(home, "I'm allergic to kiwi.", ("allergy", "kiwi", ""))
     text = "sorry, I mixed that up, it's mango I'm allergic to, not kiwi"
     assert said(home, text) == ["health.allergies: Allergic to mango"]
+
+
+def test_an_activity_held_with_its_day_is_moved_by_a_new_day(home: MemoryHome) -> None:
+    said(home, "I play tennis on Saturdays.", ("exercise", "tennis saturday", ""))
+    text = "Tennis is on Sundays now, the club changed our court slot."
+    got = said(home, text, ("exercise", "tennis", ""), ("routine", "sunday", ""))
+    assert got == [f"routine.weekly: {text[:-1]}"]
+
+
+def test_an_activity_held_without_a_day_stays_when_a_habit_moves(home: MemoryHome) -> None:
+    said(home, "I do yoga.", ("exercise", "yoga", ""))
+    text = "Yoga is on Sundays now."
+    got = said(home, text, ("exercise", "yoga", ""), ("routine", "sunday", ""))
+    assert got == ["fitness.activities: Yoga", f"routine.weekly: {text[:-1]}"]

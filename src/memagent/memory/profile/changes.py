@@ -245,27 +245,38 @@ _WHEN_WORDS = re.compile(
 def routine_moved(
     sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
 ) -> list[AnyOp]:
-    """The removal of a held habit a new one moves ("Choir practice has moved to
-    Wednesday nights" with "choir on Tuesdays" held): a routine written now, said
-    with a word of change, that shares a word other than a day or time with it."""
+    """The removal of a held habit or plan a new one moves ("Choir practice has moved
+    to Wednesday nights" with "choir on Tuesdays" held; "Tennis is on Sundays now" with
+    "tennis saturday" held as an activity): a habit or plan written now, said with a
+    word of change, that shares a word other than a day or time with it."""
     if not any(_MOVED.search(s) for s in sentences):
         return []
     out: list[AnyOp] = []
     for op in ops:
-        if not isinstance(op, AppendOp) or op.path not in ("routine.daily", "routine.weekly"):
+        if not isinstance(op, AppendOp) or op.path not in _TIMED:
             continue
         new = _what(f"{op.value.item} {op.value.display or ''}")
-        for path in ("routine.daily", "routine.weekly"):
-            for held in items(resources, ROUTINE, path):
+        for file, path in _HELD_TIMED:
+            for held in items(resources, file, path):
+                said = f"{held.item} {held.display or ''}"
+                if path == "fitness.activities" and not any(
+                    _WHEN_WORDS.match(t) for t in tokens(said)
+                ):
+                    continue  # an activity held without a day is not moved by one
                 if held.item == op.value.item and path == op.path:
                     if held.display != op.value.display:  # the same habit, said anew
                         value = {"item": held.item, "display": op.value.display}
                         out.append(
                             UpdateOp(operation="update", file=ROUTINE, path=path, value=value)
                         )
-                elif new & _what(f"{held.item} {held.display or ''}"):
-                    out.append(_remove(ROUTINE, path, held.item))
+                elif new & _what(said):
+                    out.append(_remove(file, path, held.item))
     return out
+
+
+_TIMED = ("routine.daily", "routine.weekly", "schedule.upcoming")
+_HELD_TIMED = (*((ROUTINE, p) for p in _TIMED), (HEALTH, "fitness.activities"))
+"""Where a habit or plan a new one moves may be held: an activity held with its day too."""
 
 
 def _what(text: str) -> set[str]:

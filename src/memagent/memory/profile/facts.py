@@ -498,9 +498,9 @@ def plan(
             if expiry is not None and expiry < today:
                 dropped.append((value, "a plan whose day has passed"))
                 continue
-        if (path, match_key(key)) in appended:
-            continue
-        appended.add((path, match_key(key)))
+        if {(path, match_key(key)), (path, display)} & appended:
+            continue  # one line a thing: "Tennis is on Sundays now" read as tennis and as Sunday
+        appended |= {(path, match_key(key)), (path, display)}
         spec = expiry.isoformat() if expiry is not None else None
         item = {"item": key, "display": display}
         if _existing(resources, target.file, path, key) and (target.single or expiry):
