@@ -6,8 +6,9 @@ plainly what they mean. So a few patterns run on every kept sentence, before
 the model: a pet's or relative's name ("I have two daughters, Ana and Bea"), the
 user's own name, where they live, their job ("I work as …", "I'm a teacher"),
 an allergy ("I'm allergic to X", "a nut allergy"), a language they speak, "I
-collect X", a trip ahead with a time ("I'm flying to Tokyo next month"), "I
-don't eat/drink X" (a diet restriction), and how they want to be answered. What
+collect X", "I'm a big Arsenal fan", a trip ahead with a time ("I'm flying to Tokyo
+next month"), "I don't eat/drink X" (a diet restriction), a diet kept until a day
+("off sugar for the next ten days"), and how they want to be answered. What
 the rules read comes first; the model's facts fill in the rest (and the planner
 keeps one value per single-valued fact).
 Every value is copied from the sentence, so it is grounded by construction.

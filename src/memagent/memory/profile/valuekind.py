@@ -24,7 +24,8 @@ words, not from reading the user's life: *Message: "…" / In this message, is
 3. **The cut** (Python): a value whose P(yes) is under its question's `keep_at`
    is not written (each question has its own: a model is surer that "Lisbon" is
    a place than that "pilates" is exercise). A question that fails keeps the
-   line, so a broken judge costs nothing the user told.
+   line, so a broken judge costs nothing the user told. A food dislike that is no
+   food ("horror films") is written to the general dislikes instead (`refile`).
 """
 
 from __future__ import annotations
