@@ -118,6 +118,7 @@ _TIME_WORD = re.compile(
     re.IGNORECASE,
 )
 _TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
+"""Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _DIET_CONDITION = re.compile(r"(?:an? )?(?:coeliac|celiac)(?: disease)?|lactose intoleran\w+", re.I)
 _STATUS = re.compile(
     r"(?:happily |newly )?(?:single|married|divorced|engaged|separated|widowed)", re.I
@@ -128,7 +129,6 @@ _PROCEDURE = re.compile(
 )
 """A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
-"""Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _PASSING_ILLNESS = re.compile(
     r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
     r"streaming|killer)\s+)*(?:cold|flu|hangover|headache|sore throat|cough|sniffles|bug|"
@@ -467,10 +467,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
     if kind == "whereabouts" and _TIME_WORD.match(value):
         return None  # "staying till Sunday now": "now" is no place
-    if (
-        kind == "whereabouts"
-        and relations.singular(value.split()[-1].lower()) in relations.RELATIVES
-    ):
+    last = value.split()[-1].lower() if value.split() else ""
+    if kind == "whereabouts" and relations.singular(last) in relations.RELATIVES:
         return None  # "Priya's sister is staying with us": a person, not a place
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
