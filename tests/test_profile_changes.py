@@ -374,3 +374,33 @@ def test_an_activity_held_without_a_day_stays_when_a_habit_moves(home: MemoryHom
     text = "Yoga is on Sundays now."
     got = said(home, text, ("exercise", "yoga", ""), ("routine", "sunday", ""))
     assert got == ["fitness.activities: Yoga", f"routine.weekly: {text[:-1]}"]
+
+
+def test_a_day_correction_moves_the_habit_it_names(home: MemoryHome) -> None:
+    said(home, "I do pilates on Tuesdays.", ("routine", "pilates", ""))
+    said(home, "I play chess on Tuesdays.", ("routine", "chess", ""))
+    got = said(home, "it's not Tuesday, it's Thursday for my pilates")
+    assert got == [
+        "routine.weekly: I do pilates on Thursdays",
+        "routine.weekly: I play chess on Tuesdays",
+    ]
+
+
+def test_a_day_correction_naming_nothing_moves_the_only_plan_on_that_day(
+    home: MemoryHome,
+) -> None:
+    said(home, "My dentist appointment is on Thursday.", ("plan", "dentist appointment", ""))
+    got = said(home, "Oops, it's Friday, not Thursday.")
+    assert got == ["schedule.upcoming: My dentist appointment is on Friday @2026-03-06"]
+
+
+def test_a_day_correction_with_two_lines_on_that_day_and_no_name_changes_nothing(
+    home: MemoryHome,
+) -> None:
+    said(home, "I do pilates on Tuesdays.", ("routine", "pilates", ""))
+    said(home, "I play chess on Tuesdays.", ("routine", "chess", ""))
+    got = said(home, "Oops, it's Friday, not Tuesday.")
+    assert got == [
+        "routine.weekly: I do pilates on Tuesdays",
+        "routine.weekly: I play chess on Tuesdays",
+    ]

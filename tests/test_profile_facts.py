@@ -599,3 +599,8 @@ def test_a_diet_kept_for_a_while_ends_when_it_says(
     home: MemoryHome, text: str, value: str, want: str
 ) -> None:
     assert said(store_of(home), text, ("diet", value, "")) == [want]
+
+
+def test_a_fact_of_the_in_laws_is_theirs(home: MemoryHome) -> None:
+    text = "My in-laws are vegetarian and they're here till Friday, so I'm cooking veggie."
+    assert said(store_of(home), text, ("diet", "vegetarian", "")) == []

@@ -208,6 +208,12 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("whereabouts", "Priya's sister", "Priya's sister is staying with us until Sunday.", None),
         ("whereabouts", "Mum's", "I'm at Mum's until Sunday.", "whereabouts"),
         ("drink_dislike", "coffee", "I no longer drink coffee.", "drink_dislike"),  # no diet
+        ("medication", "50 mg", "I'm on sertraline, 50 mg, been stable for a while.", None),
+        ("whereabouts", "with us", "My mother-in-law is staying with us until Sunday.", None),
+        ("exercise", "intermittent fasting", "I've been doing intermittent fasting.", "diet"),
+        ("like", "Ethiopian food", "Big fan of Ethiopian food", "food_like"),
+        ("drink_like", "rooibos", "Coffee makes me jittery so I stick to rooibos.", "drink_like"),
+        ("routine", "dialysis", "Dialysis Mon/Wed/Fri mornings, a write-off.", "routine_weekly"),
     ],
 )
 def test_what_the_words_say_a_fact_is(kind: str, value: str, clause: str, fixed: str) -> None:

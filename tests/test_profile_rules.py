@@ -243,6 +243,8 @@ def test_rules_read_more_ways_of_saying_it(
         ("No plans until Friday, just chilling.", []),  # plans are not eaten
         ("I'm off to Paris until Friday.", []),
         ("I'm on antibiotics until Friday.", []),
+        ("im off dairy until the 18th, doctor wants to check", [("diet", "dairy", "")]),
+        ("Giving up sweets for Lent, until the 5th.", [("diet", "sweets", "")]),
         ("Doing no-spend November this month.", []),
     ],
 )
@@ -299,4 +301,21 @@ def test_rules_read_names_and_jobs_said_in_passing(
 def test_likings_homes_and_standing_requests(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
+    assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("I am from Sweden, now living in Rotterdam.", [("home", "Rotterdam", "")]),
+        ("Arabic is my mother tongue.", [("language", "Arabic", "")]),
+        ("My first language is Tagalog.", [("language", "Tagalog", "")]),
+        ("Big fan of Ethiopian food, injera with everything", [("like", "Ethiopian food", "")]),
+        ("The fan is broken.", []),
+        ("I am not eating the pork, it is against my religion.", [("diet", "pork", "")]),
+        ("I'm a third year med student.", [("work", "third year med student", "")]),
+        ("My granddaughter Maisie just started school.", [("family", "granddaughter", "Maisie")]),
+    ],
+)
+def test_rules_read_second_round_shapes(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert read(sentence) == facts

@@ -297,6 +297,7 @@ def test_an_injection_in_quotes_is_still_an_injection() -> None:
     ("text", "kept"),
     [
         ("Can you always reply in Spanish from now on?", True),
+        ("Can you always answer in bullet points?", True),
         ("Could you answer in bullet points going forward?", True),
         ("Can you reply in Spanish?", False),  # once, not from now on
         ("Priya's sister just got a puppy.", False),
@@ -305,3 +306,20 @@ def test_an_injection_in_quotes_is_still_an_injection() -> None:
 )
 def test_standing_requests_and_a_named_persons_relative(text: str, kept: bool) -> None:
     assert bool(screen(text).kept) is kept
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("For a short story: the main character is a diabetic chef named Marco.", "fiction"),
+        ("In the novel I'm reading, the main character is allergic to sunlight.", "fiction"),
+        ("Do you think I'm allergic??", "question"),
+    ],
+)
+def test_a_characters_life_and_a_real_question_hold_no_fact(text: str, why: str) -> None:
+    screened = screen(text)
+    assert screened.kept == [] and [w for _, w in screened.dropped] == [why]
+
+
+def test_a_statement_said_in_surprise_is_kept() -> None:
+    assert screen("Weirdly I like mushrooms now??").kept == ["Weirdly I like mushrooms now??"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, timedelta
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import match_key, tokens
@@ -249,9 +249,9 @@ def routine_moved(
     to Wednesday nights" with "choir on Tuesdays" held; "Tennis is on Sundays now" with
     "tennis saturday" held as an activity): a habit or plan written now, said with a
     word of change, that shares a word other than a day or time with it."""
+    out: list[AnyOp] = _day_swaps(sentences, resources)
     if not any(_MOVED.search(s) for s in sentences):
-        return []
-    out: list[AnyOp] = []
+        return out
     for op in ops:
         if not isinstance(op, AppendOp) or op.path not in _TIMED:
             continue
@@ -277,6 +277,46 @@ def routine_moved(
 _TIMED = ("routine.daily", "routine.weekly", "schedule.upcoming")
 _HELD_TIMED = (*((ROUTINE, p) for p in _TIMED), (HEALTH, "fitness.activities"))
 """Where a habit or plan a new one moves may be held: an activity held with its day too."""
+
+
+_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_WEEK = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY_SWAP = re.compile(
+    rf"\bit(?:'s| is| was)? not (?:on )?(?P<old>{_DAYS})\b,?\s*(?:it'?s |it is |but )?(?:on )?"
+    rf"(?P<new>{_DAYS})\b|"
+    rf"\bit(?:'s| is) (?:on )?(?P<new2>{_DAYS}),?\s*not (?:on )?(?P<old2>{_DAYS})\b",
+    re.IGNORECASE,
+)
+
+
+def _day_swaps(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The held habit or plan a day correction moves ("it's not Tuesday, it's Thursday for
+    my pilates", "Oops, it's Friday, not Thursday"), its line said with the new day:
+    the ones holding the old day that share a word with the sentence, else the only one."""
+    out: list[AnyOp] = []
+    for sentence in sentences:
+        for m in _DAY_SWAP.finditer(sentence):
+            old = (m.group("old") or m.group("old2")).lower()
+            new = (m.group("new") or m.group("new2")).capitalize().removesuffix("s")
+            day = re.compile(rf"\b{old[:3]}\w*day(s?)\b", re.IGNORECASE)
+            held = [
+                (file, path, i)
+                for file, path in _HELD_TIMED
+                for i in items(resources, file, path)
+                if day.search(i.display or i.item)
+            ]
+            said = _what(sentence)
+            named = [h for h in held if said & _what(f"{h[2].item} {h[2].display or ''}")]
+            for file, path, item in named or (held if len(held) == 1 else []):
+                line = day.sub(new + r"\1", item.display or item.item, count=1)
+                spec: dict[str, object] = {"operation": "update", "file": file, "path": path}
+                spec["value"] = {"item": item.item, "display": line}
+                if item.expiry is not None:  # a plan's day moves with it, to the nearer one
+                    shift = (_WEEK.index(new[:3].lower()) - _WEEK.index(old[:3])) % 7
+                    moved = item.expiry + timedelta(days=shift - 7 * (shift > 3))
+                    spec["expiry"] = moved.isoformat()
+                out.append(UpdateOp.model_validate(spec))
+    return out
 
 
 def _what(text: str) -> set[str]:

@@ -44,7 +44,8 @@ _DIET = re.compile(
 )
 _DRINKS = re.compile(
     r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beers?|wines?|water|juice|"
-    r"milk|soda|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
+    r"milk|sodas?|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
+    r"rooibos|chai|yerba mate|sparkling water|fizzy drinks?|soft drinks?|"
     r"ales?|lagers?|stouts?|cider|gin|vodka|rum|tequila|sake|soju|mocha|cocoa|"
     r"hot chocolate|energy drinks?|drinks?)\b",
     re.IGNORECASE,
@@ -77,7 +78,8 @@ _HOW_TO_ANSWER = re.compile(
     r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
     r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
     r"english|spanish|french|german|italian|portuguese|chinese|japanese|units?|metric|imperial|"
-    r"celsius|fahrenheit|spelling|24-hour|12-hour|blunt|direct|honest|sugar-?coat\w*)\b",
+    r"celsius|fahrenheit|spelling|24-hour|12-hour|blunt|direct|honest|sugar-?coat\w*|"
+    r"voice notes?|texts?|phone calls?|emails?)\b",
     re.IGNORECASE,
 )
 """How the user wants to be answered is said in these words; a "communication"
@@ -128,6 +130,8 @@ _PROCEDURE = re.compile(
     re.IGNORECASE,
 )
 """A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
+_DOSE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|ml|g|iu|units?|tablets?|pills?)", re.I)
+_NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _PASSING_ILLNESS = re.compile(
     r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
@@ -159,6 +163,7 @@ _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medi
 """A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
 _WEEKLY = re.compile(
     r"\b(every|each|on)\s+(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
+    r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
     r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
     r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
@@ -355,7 +360,8 @@ _THEIR_SUBJECT = re.compile(
     r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
     r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
     r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
-    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin)(?:\s+[A-Z]\w+)?|he|she|they)\b"
+    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
+    r"(?:\s+[A-Z]\w+)?|he|she|they)\b"
     r"(?!['\u2019]s)",
     re.IGNORECASE,
 )
@@ -465,8 +471,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None
     if _TIME_WORD.match(value) and kind not in _TIMED_KINDS:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
-    if kind == "whereabouts" and _TIME_WORD.match(value):
-        return None  # "staying till Sunday now": "now" is no place
+    if kind == "whereabouts" and (_TIME_WORD.match(value) or _NO_PLACE.fullmatch(value)):
+        return None  # "staying till Sunday now", "staying with us": no place named
     last = value.split()[-1].lower() if value.split() else ""
     if kind == "whereabouts" and relations.singular(last) in relations.RELATIVES:
         return None  # "Priya's sister is staying with us": a person, not a place
@@ -487,7 +493,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
             kind = "food_dislike"
         else:
             return None  # "lol yes exactly" forced into an allergy to "lol": nothing said
-    if kind in ("condition", "like", "food_like", "allergy") and _DIET.search(value):
+    if kind in ("condition", "like", "food_like", "allergy", "exercise") and _DIET.search(value):
         kind = "diet"
     if kind == "condition" and _dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
@@ -497,6 +503,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
     if kind == "condition" and _STATUS.fullmatch(value.strip()):
         return None  # "so I'm single now": how one lives, not a health condition
+    if kind == "medication" and _DOSE.fullmatch(value.strip()):
+        return None  # "Takes 50 mg": a dose, not the medicine
     if kind in ("condition", "medication") and _PROCEDURE.search(value):
         return "plan" if _AHEAD.search(clause) else None  # "shoulder surgery on the 18th"
     if kind == "condition" and not _health_said(value, clause):
@@ -531,8 +539,12 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"
         kind = "like"  # "I play chess online most evenings": a pastime
-    elif kind == "exercise" and _habitual(clause) and _REGULAR.search(subclause(value, clause)):
+    elif kind == "exercise" and _habitual(clause) and _REGULAR.search(clause):
         kind = "routine"  # "I walk the dog at 7 every morning": a habit, said with its time
+    if kind in ("like", "dislike") and re.search(
+        r"\b(?:food|cuisine|dishes|cooking)$", value, re.I
+    ):
+        kind = "food_" + kind  # "Big fan of Ethiopian food": a taste in food
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
     if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):

@@ -55,6 +55,7 @@ _HOME = re.compile(
     r"living in|relocated to|'ve relocated to|have relocated to) (?:an? [\w -]{1,30}? in )?"
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"^\W*(?:[Jj]ust )?[Mm]oved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"(?:^\W*|,\s*)(?:now |currently )?living in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\bI (?:rent|own|share|bought) an? (?:\w+ )?(?:flat|house|apartment|place|room|cottage|"
     r"studio) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
@@ -86,17 +87,18 @@ OCCUPATIONS = (
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
-    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
+    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,3}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
 )
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
+    r"|\bI(?:'m| am) not (?:eating|drinking|having) "
     r"|\bI(?:'ve| have)? (?:cut out|cut down on|given up|avoid|stay away from|steer clear of|"
     r"keep off|stopped eating|stopped drinking) "
 )
 """Saying what one abstains from ("I don't do dairy", "I've cut out sugar"): a diet
 rule; the thing is the words after it, up to the clause's end."""
 _ABSTAINED = re.compile(
-    r"(?:any |all |eating |drinking )?(?!(?:a|an|the|my|your|it|that|this|much|many|so)\b)"
+    r"(?:any |all |eating |drinking |the )?(?!(?:a|an|the|my|your|it|that|this|much|many|so)\b)"
     r"([a-z][a-z -]{1,30}?)"
     r"(?=[,.;!]|$| anymore| any more| completely| entirely| at all| now| these days| for )"
 )
@@ -123,11 +125,12 @@ _ABSTAINABLE = (
     r"junk food|takeaways?|gluten|snacks|crisps|fizzy drinks|soda|wine|beer"
 )
 _TEMP_DIET = re.compile(
-    r"(?:\b(?:I'm|I am|I'll be|I will be|we're|we are|I've been)\s+(?:\w+\s+)?|^\W*)"
+    r"(?:\b(?:I'm|I am|I'll be|I will be|we're|we are|I've been|im)\s+(?:\w+\s+)?|^\W*)"
     r"(?:doing|on|trying|starting|following)\s+(?:a |an |the |my )?"
     r"(?P<diet>(?:[\w-]+ )?(?:diet|cleanse|detox|fast)|keto|whole ?30|paleo|atkins|"
     rf"dry january|veganuary|(?:no|zero)[- ](?:{_ABSTAINABLE}))\b|"
-    r"\b(?:I'm|I am|I'll be|we're|we are)\s+(?:\w+\s+)?off\s+"
+    r"(?:\b(?:I'm|I am|I'll be|we're|we are|im)\s+(?:\w+\s+)?off|^\W*(?:I'm\s+|im\s+)?giving up|"
+    r"\bI(?:'m| am) giving up)\s+"
     rf"(?P<off>{_ABSTAINABLE})\b|"
     rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?=until|till|for the next|"
     r"this|through)|"
@@ -205,14 +208,18 @@ _INTOLERANT = re.compile(
 _LIST = re.compile(r"\s*(?:,\s*(?:and|or)?|\band\b|\bor\b|&)\s*")
 _SPEAK = re.compile(
     r"\bI (?:speak|can speak|'m fluent in|am fluent in) "
-    r"([A-Z][a-z]+(?:(?:,| and| or|, and) [A-Z][a-z]+)*)"
+    r"([A-Z][a-z]+(?:(?:,| and| or|, and) [A-Z][a-z]+)*)|"
+    r"\b([A-Z][a-z]+) is my (?:mother tongue|first language|native language)\b|"
+    r"\b[Mm]y (?:mother tongue|first language|native language) is ([A-Z][a-z]+)\b"
 )
+_FAN_OF = r"fan of (?:the )?([\w'-]+(?: [\w'-]+){0,2}?)(?=[,.;!]|$| and | but | since | with )"
+_FAN_NAMED = r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:fan|supporter)\b"
+_KEEN = r"(?i:big|huge|massive|great|die-hard|diehard|lifelong|long-time) "
 _FAN = re.compile(
-    r"\bI(?:'m| am|'ve always been| have always been) (?:a |an )?(?:big |huge |massive |great |"
-    r"die-hard |diehard |lifelong |long-time )?(?:fan of (?:the )?([\w'-]+(?: [\w'-]+){0,2}?)"
-    r"(?=[,.;!]|$| and | but | since )|([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:fan|supporter)\b)"
+    rf"\bI(?:'m| am|'ve always been| have always been) (?i:an? )?(?:{_KEEN})?"
+    rf"(?:{_FAN_OF}|{_FAN_NAMED})|^\W*(?i:an? )?{_KEEN}(?:{_FAN_OF}|{_FAN_NAMED})"
 )
-""""I'm a massive Arsenal fan", "I'm a big fan of jazz": a liking."""
+""""I'm a massive Arsenal fan", "Big fan of Ethiopian food": a liking."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
 _TRAVEL = re.compile(
     r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
@@ -283,7 +290,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
         for m in _SPEAK.finditer(s):
-            out.extend(Extracted(kind="language", value=v) for v in _items(m.group(1)))
+            said = next(g for g in m.groups() if g)
+            out.extend(Extracted(kind="language", value=v) for v in _items(said))
         for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):
             out.append(Extracted(kind="like", value=_clip(next(g for g in m.groups() if g))))
         travel = _TRAVEL.search(s)
@@ -312,6 +320,13 @@ def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     read (a pet's or relative's name, home, work, name, diet restriction, allergy
     and way of answering are the rules' when they have them) and those whose value
     a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
+    tastes = {match_key(f.value): f.kind for f in model if f.kind in ("food_like", "drink_like")}
+    rules = [  # "big fan of sourdough": the model's food or drink is the surer list
+        f.model_copy(update={"kind": tastes[match_key(f.value)]})
+        if f.kind == "like" and match_key(f.value) in tastes
+        else f
+        for f in rules
+    ]
     ruled = {f.kind for f in rules}
     values = {match_key(f.value) for f in rules}
     names = {match_key(f.name) for f in rules if f.name}  # a name the rules placed

@@ -229,13 +229,21 @@ _ASSISTANT_CLAIM = re.compile(
 )
 """'I'll remember that you prefer short answers': the assistant's words about the user."""
 _STANDING_REQUEST = re.compile(
-    r"^\W*(?:can|could|would|will) you (?:please )?(?:always|only|just)? ?"
-    r"(?:reply|answer|respond|write|talk|speak)\b.*\b(?:from now on|going forward|always|"
-    r"in future|by default)\b",
+    r"^\W*(?:can|could|would|will) you (?:please )?(?:always (?:reply|answer|respond|write|talk|"
+    r"speak)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak)\b.*\b(?:from now on|"
+    r"going forward|always|in future|by default)\b)",
     re.IGNORECASE,
 )
 """A question that asks for a way of answering from now on ("Can you always reply in
 Spanish from now on?") tells how the writer wants to be answered."""
+_FICTION = re.compile(
+    r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
+    r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script)\b"
+    r"[^.]{0,40}\bthe (?:main )?(?:character|hero|heroine|protagonist|villain)\b",
+    re.IGNORECASE,
+)
+"""A character's life ("For a short story: the main character is a diabetic chef", "In the
+novel I'm reading, the main character is allergic to sunlight"): not the writer's."""
 _OTHERS_SUBJECT = re.compile(
     r"^\W*(?:(?:[A-Z][a-z]+'s)\s+(?:\w+\s+)?(?:sister|brother|mum|mom|dad|mother|father|"
     r"parents|friend|kids?|son|daughter|husband|wife|partner)\b|"
@@ -296,8 +304,13 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "pasted data"
     if _ROLE_PREFIX.match(s) or _SPEAKER_PREFIX.match(s):
         return "another speaker's line"
-    if (s.endswith("?") or _QUESTION_START.match(s)) and not _STANDING_REQUEST.search(s):
-        return "question"
+    if _FICTION.search(s):
+        return "fiction"
+    surprised = s.endswith(("??", "?!")) and _I_SUBJECT.search(s) and not _QUESTION_START.match(s)
+    if (s.endswith("?") or _QUESTION_START.match(s)) and not (
+        surprised or _STANDING_REQUEST.search(s)
+    ):
+        return "question"  # "Weirdly I like mushrooms now??" is said, not asked
     words = [w.lower() for w in _WORD.findall(s)]
     if _SMALL_TALK.match(s) or all(w in _SMALL_TALK_WORDS for w in words):
         return "small talk"

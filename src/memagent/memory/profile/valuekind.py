@@ -109,7 +109,9 @@ def check(
     typed_lines = [
         t
         for t in (typed(line) for line in lines(ops, resources, today))
-        if t is not None and any(k in match_key(t.value) for k in keys)
+        if t is not None
+        and isinstance(ops[t.line.index], AppendOp)  # a held line moved is not new
+        and any(k in match_key(t.value) for k in keys)
     ]
     asked = typed_lines[:MAX_LINES] if statement else []
     out = ask_about(
