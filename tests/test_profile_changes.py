@@ -134,7 +134,7 @@ def test_back_in_the_home_town_ends_the_stay(home: MemoryHome) -> None:
 def test_back_in_another_town_is_a_stay_not_home(home: MemoryHome) -> None:
     said(home, "I live in Dublin.", ("home", "Dublin", ""))
     got = said(home, "I'm back in Paris for a week", ("whereabouts", "Paris", ""))
-    assert "whereabouts.current: In Paris (until Tue 2026-03-10) @2026-03-10" in got
+    assert "whereabouts.current: In Paris (until Wed 2026-03-11) @2026-03-11" in got
 
 
 @pytest.mark.parametrize(

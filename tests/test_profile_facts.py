@@ -581,7 +581,7 @@ def test_a_plan_needs_its_time_in_the_part_that_says_it() -> None:
         (
             "For the next ten days I'm off sugar completely.",
             "sugar",
-            "diet.restrictions: No sugar (until Fri 2026-03-13) @2026-03-13",
+            "diet.restrictions: No sugar (until Sat 2026-03-14) @2026-03-14",
         ),
         (
             "Training for a race, so no alcohol until the race on the 22nd.",

@@ -66,6 +66,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}?\s*(fortnight)s?\b", re.I), "span"),
     (re.compile(r"\b(?:for |over )?the rest of (?:the|this) week\b", re.I), "week"),
     (re.compile(r"\b(?:for |over )?the rest of (?:the|this) month\b", re.I), "month"),
+    (re.compile(rf"\b(?:for |over )?the rest of {_FULL_MONTH}\b", re.I), "whole_month"),
     (
         re.compile(
             rf"\b(?:all|the whole|the entire)\s+(?:of\s+)?{_FULL_MONTH}\b|"
@@ -148,8 +149,7 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
         raw = (m.group(1) or "one").lower()
         n = int(raw) if raw.isdigit() else NUMBERS[raw]
         per = {"week": 7, "fortnight": 14}.get(m.group(2).lower(), 1)
-        days = n * per
-        return today + timedelta(days=max(days - 1, 0))
+        return today + timedelta(days=n * per)  # "for a week" from Wednesday: to next Wednesday
     if kind == "today":
         return today
     return None
