@@ -209,6 +209,7 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("whereabouts", "Mum's", "I'm at Mum's until Sunday.", "whereabouts"),
         ("drink_dislike", "coffee", "I no longer drink coffee.", "drink_dislike"),  # no diet
         ("medication", "50 mg", "I'm on sertraline, 50 mg, been stable for a while.", None),
+        ("exercise", "hot yoga", "tried hot yoga once, never again", None),
         ("whereabouts", "with us", "My mother-in-law is staying with us until Sunday.", None),
         ("exercise", "intermittent fasting", "I've been doing intermittent fasting.", "diet"),
         ("like", "Ethiopian food", "Big fan of Ethiopian food", "food_like"),

@@ -98,6 +98,7 @@ def test_a_later_dislike_by_pronoun(clause: str, after: bool) -> None:
         ("asthma", "condition", "My asthma went away as I grew up."),
         ("eczema", "condition", "The eczema cleared up last year."),
         ("red bull", "drink_like", "Haven't touched Red Bull since new year."),
+        ("marathon", "plan", "pulling out of the marathon, my shin is wrecked"),
     ],
 )
 def test_more_ways_a_fact_is_over(value: str, kind: str, clause: str) -> None:

@@ -314,6 +314,7 @@ def test_likings_homes_and_standing_requests(
         ("The fan is broken.", []),
         ("I am not eating the pork, it is against my religion.", [("diet", "pork", "")]),
         ("I'm a third year med student.", [("work", "third year med student", "")]),
+        ("I'm a nurse practitioner now!", [("work", "nurse practitioner", "")]),
         ("My granddaughter Maisie just started school.", [("family", "granddaughter", "Maisie")]),
     ],
 )

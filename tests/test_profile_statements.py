@@ -323,3 +323,18 @@ def test_a_characters_life_and_a_real_question_hold_no_fact(text: str, why: str)
 
 def test_a_statement_said_in_surprise_is_kept() -> None:
     assert screen("Weirdly I like mushrooms now??").kept == ["Weirdly I like mushrooms now??"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "on antibiotics for 7 days, can I still have a glass of wine",
+            ["on antibiotics for 7 days."],
+        ),
+        ("I'm vegan, can I eat honey?", ["I'm vegan."]),
+        ("lol imagine being allergic to water", []),
+    ],
+)
+def test_a_question_after_a_comma_and_a_joke_of_imagining(text: str, kept: list[str]) -> None:
+    assert screen(text).kept == kept

@@ -131,6 +131,7 @@ _PROCEDURE = re.compile(
 )
 """A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
 _DOSE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|ml|g|iu|units?|tablets?|pills?)", re.I)
+_ONCE = re.compile(r"\btried\b[^.]*\bonce\b|\bnever again\b", re.IGNORECASE)
 _NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _PASSING_ILLNESS = re.compile(
@@ -535,6 +536,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):
         kind = "dislike"  # "I hate long drives": a dislike, not a workout
+    if kind in ("exercise", "like", "food_like", "drink_like") and _ONCE.search(clause):
+        return None  # "tried hot yoga once, never again": a try, not a habit or taste
     if kind == "exercise" and not _SPORT.search(value):
         if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"

@@ -34,7 +34,8 @@ DISLIKE_CUE = re.compile(
 ENDED = re.compile(
     r"\b(no longer|any ?more|stopped|quit|gave up|given up|no more|went off|gone off|"
     r"over it|grown out of|grew out of|outgrew|outgrown|went away|gone away|cleared up|"
-    r"haven'?t touched|have not touched)\b",
+    r"haven'?t touched|have not touched|pull(?:ing|ed)? out of|drop(?:ping|ped)? out of|"
+    r"withdr(?:ew|awn|awing) from)\b",
     re.IGNORECASE,
 )
 _ABSTAIN = re.compile(
@@ -46,7 +47,8 @@ _RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
-    r"quit(?: \w+ing)?|haven'?t touched(?: any)?|"
+    r"quit(?: \w+ing)?|haven'?t touched(?: any)?|pull(?:ing|ed)? out of(?: the| my)?|"
+    r"drop(?:ping|ped)? out of(?: the| my)?|"
     r"off(?! to\b| for\b)|"
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"

@@ -87,7 +87,9 @@ OCCUPATIONS = (
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
-    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,3}}(?:{OCCUPATIONS}))\b(?!['-])", re.IGNORECASE
+    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,3}}(?:{OCCUPATIONS})(?: (?:practitioner|assistant|"
+    rf"manager|technician|specialist|officer|supervisor|lead))?)\b(?!['-])",
+    re.IGNORECASE,
 )
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "

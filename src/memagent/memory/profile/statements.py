@@ -74,6 +74,13 @@ _QUESTION_START = re.compile(
     r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
     re.IGNORECASE,
 )
+_TRAILING_QUESTION = re.compile(
+    r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:can|could|should|may|might|do|does|is|are)\s+(?:I|we|it)\b"
+    r"(?!.*[.!]\s*$)",
+    re.IGNORECASE,
+)
+"""A question asked after a comma without its mark ("on antibiotics for 7 days, can I still
+have a glass of wine"): the opening is kept, the question is not."""
 _REQUEST = re.compile(
     r"^\s*(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
@@ -188,7 +195,8 @@ _SMALL_TALK_WORDS = frozenset(
     ]
 )
 _HYPOTHETICAL = re.compile(
-    r"^\s*(if|what if|suppose|supposing|imagine|hypothetically|let'?s say|say i|"
+    r"^\s*(?:(?:lol|haha|lmao|omg|ok|okay|so|just)\W+)?(if|what if|suppose|supposing|imagine|"
+    r"hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wish i|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
@@ -307,7 +315,7 @@ def why_not_a_fact(sentence: str) -> str | None:
     if _FICTION.search(s):
         return "fiction"
     surprised = s.endswith(("??", "?!")) and _I_SUBJECT.search(s) and not _QUESTION_START.match(s)
-    if (s.endswith("?") or _QUESTION_START.match(s)) and not (
+    if (s.endswith("?") or _QUESTION_START.match(s) or _TRAILING_QUESTION.search(s)) and not (
         surprised or _STANDING_REQUEST.search(s)
     ):
         return "question"  # "Weirdly I like mushrooms now??" is said, not asked
