@@ -404,3 +404,21 @@ def test_a_day_correction_with_two_lines_on_that_day_and_no_name_changes_nothing
         "routine.weekly: I do pilates on Tuesdays",
         "routine.weekly: I play chess on Tuesdays",
     ]
+
+
+def test_a_plan_moved_to_another_month_is_said_anew(home: MemoryHome) -> None:
+    said(home, "My sister's wedding is on 14 June.", ("plan", "wedding", ""))
+    got = said(home, "the wedding's been moved to september")
+    assert got == ["schedule.upcoming: My sister's wedding is on 14 September @2026-09-30"]
+
+
+def test_a_plan_moved_to_another_day_keeps_its_place(home: MemoryHome) -> None:
+    said(home, "My interview is on Thursday.", ("plan", "interview", ""))
+    got = said(home, "The interview got moved to Friday morning.")
+    assert got == ["schedule.upcoming: My interview is on Friday @2026-03-06"]
+
+
+def test_a_move_naming_no_held_plan_changes_nothing(home: MemoryHome) -> None:
+    said(home, "My interview is on Thursday.", ("plan", "interview", ""))
+    got = said(home, "The football got moved to Friday.")
+    assert got == ["schedule.upcoming: My interview is on Thursday @2026-03-05"]

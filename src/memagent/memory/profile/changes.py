@@ -21,6 +21,7 @@ in "Maya and I broke up", and a capable one reads the old fact, not its end):
 from __future__ import annotations
 
 import re
+from calendar import monthrange
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 
@@ -236,7 +237,10 @@ _MOVED = re.compile(
     r"\b(?:moved|switched|changed|shifted|now|instead|rescheduled|no longer)\b", re.IGNORECASE
 )
 _WHEN_WORDS = re.compile(
-    r"^(?:mon|tue|wed|thu|fri|sat|sun)\w*$|^(?:morning|evening|night|afternoon|weekend|"
+    r"^(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?$|"
+    r"^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)$|"
+    r"^(?:morning|evening|night|afternoon|weekend|"
     r"week|day|daily|weekly|every|each|now|am|pm)s?$|^\d",
     re.IGNORECASE,
 )
@@ -250,6 +254,7 @@ def routine_moved(
     "tennis saturday" held as an activity): a habit or plan written now, said with a
     word of change, that shares a word other than a day or time with it."""
     out: list[AnyOp] = _day_swaps(sentences, resources)
+    out += _time_moves(sentences, resources, ops)
     if not any(_MOVED.search(s) for s in sentences):
         return out
     for op in ops:
@@ -272,6 +277,80 @@ def routine_moved(
                 elif new & _what(said):
                     out.append(_remove(file, path, held.item))
     return out
+
+
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MOVED_TO = re.compile(
+    r"\b(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|put off|bumped)\s+"
+    rf"(?:back\s+)?(?:to|till|until)\s+(?:next\s+)?(?P<new>(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    rf"{'|'.join(_MONTHS)})\b",
+    re.IGNORECASE,
+)
+
+
+def _time_moves(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """A held plan said to be moved to another day or month ("the wedding's been moved to
+    September", "The interview got moved to Friday"), its line and end said anew: the one
+    sharing a word with the sentence and holding a day or month, when no new line for it
+    is written (then `routine_moved` ends the old one)."""
+    new_lines = [
+        _what(f"{o.value.item} {o.value.display or ''}")
+        for o in ops
+        if isinstance(o, AppendOp) and o.path in _TIMED
+    ]
+    out: list[AnyOp] = []
+    for sentence in sentences:
+        for m in _MOVED_TO.finditer(sentence):
+            new = m.group("new").lower()
+            month = new in _MONTHS
+            when = re.compile(
+                rf"\b({'|'.join(_MONTHS)})\b"
+                if month
+                else r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day",
+                re.IGNORECASE,
+            )
+            for item in items(resources, ROUTINE, "schedule.upcoming"):
+                line = item.display or item.item
+                what = _what(f"{item.item} {line}")
+                old = when.search(line) or when.search(item.item)
+                if old is None or not what & _what(sentence) or any(what & n for n in new_lines):
+                    continue
+                spec: dict[str, object] = {"operation": "update", "file": ROUTINE}
+                spec |= {
+                    "path": "schedule.upcoming",
+                    "value": {
+                        "item": item.item,
+                        "display": when.sub(new.capitalize(), line, count=1),
+                    },
+                }
+                if item.expiry is not None:
+                    spec["expiry"] = _moved_end(item.expiry, old.group(0).lower(), new).isoformat()
+                out.append(UpdateOp.model_validate(spec))
+    return out
+
+
+def _moved_end(end: date, old: str, new: str) -> date:
+    """A plan's end moved from one day or month to a later one."""
+    if new in _MONTHS:
+        month = _MONTHS.index(new) + 1
+        year = end.year + (month < _MONTHS.index(old) + 1 if old in _MONTHS else 0)
+        return date(year, month, monthrange(year, month)[1])
+    return end + timedelta(days=(_WEEK.index(new[:3]) - _WEEK.index(old[:3])) % 7)
 
 
 _TIMED = ("routine.daily", "routine.weekly", "schedule.upcoming")

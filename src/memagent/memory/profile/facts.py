@@ -379,7 +379,7 @@ def plan(
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
-        if names_nothing(value):
+        if names_nothing(value, fact.kind):
             dropped.append((value, "no thing named"))  # "allergic to everything"
             continue
         clause = clause_of(value, sentences)

@@ -39,7 +39,8 @@ OTHER_PERSON = re.compile(
 )
 _DIET = re.compile(
     r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
-    r"gluten[- ]free|dairy[- ]free|whole ?30|atkins|fasting|detox|cleanse|liquid diet)\b",
+    r"gluten[- ]free|dairy[- ]free|whole ?30|atkins|fasting|detox|cleanse|liquid diet|"
+    r"(?:low[- ])?fodmap|low[- ](?:carb|sugar|salt|sodium|fat))\b",
     re.IGNORECASE,
 )
 _DRINKS = re.compile(
@@ -430,14 +431,20 @@ _AVOIDED = re.compile(
 as a dislike when "allergic" is not said."""
 
 
+_FRAGMENT = re.compile(r" (?:has|have|had|is|are|was|were) ", re.IGNORECASE)
+_SAID_WHOLE = ("routine", "plan", "communication")
 _NO_THING = frozenset(
     {"everything", "anything", "nothing", "something", "all", "stuff", "things", "food"}
 )
 
 
-def names_nothing(value: str) -> bool:
-    """Whether `value` names no thing: "allergic to everything", "hates all food"."""
-    return set(tokens(value)) <= _NO_THING
+def names_nothing(value: str, kind: str = "") -> bool:
+    """Whether `value` names no thing: "allergic to everything", "hates all food", or a
+    piece of a sentence with its verb ("son has a milk") where the line is not the
+    sentence itself (a habit, plan or way of answering)."""
+    if set(tokens(value)) <= _NO_THING:
+        return True
+    return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
 
 
 def gone_without(value: str, clause: str) -> bool:

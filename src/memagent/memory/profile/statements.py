@@ -264,9 +264,13 @@ _OTHERS_SUBJECT = re.compile(
 _WRITER = re.compile(
     r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
 )
-_PASTED = re.compile(r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)[A-Za-z]+(?:,[A-Za-z]+){2,}(?:\s|$)")
-"""Brackets, a pipe between fields, a code fence, JSON's `":`, or a row of three or
-more comma-joined words ("name,city,allergy"): data pasted, not something said."""
+_PASTED = re.compile(
+    r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)[A-Za-z]+(?:,[A-Za-z]+){2,}(?:\s|$)|"
+    r"\b[a-z_]+\.[a-z_]+\s*="
+)
+"""Brackets, a pipe between fields, a code fence, JSON's `":`, a row of three or more
+comma-joined words ("name,city,allergy") or a dotted key set ("preferences.likes=crypto"):
+data pasted, not something said."""
 _MEMO = re.compile(
     r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
     r"make a note|take note|don'?t forget|for the record|fyi)(?: that| of this| this)?\s*[,:]?\s+"
