@@ -107,3 +107,14 @@ def test_more_ways_a_fact_is_over(value: str, kind: str, clause: str) -> None:
 
 def test_what_one_has_not_touched_is_over() -> None:
     assert "Red Bull" in " ".join(negated_things(["Haven't touched Red Bull since new year."]))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "thing"),
+    [
+        ("dentist got cancelled, they'll call me to rebook", "dentist"),
+        ("The concert was called off.", "The concert"),
+    ],
+)
+def test_what_was_cancelled_is_over(sentence: str, thing: str) -> None:
+    assert thing in negated_things([sentence])

@@ -320,3 +320,27 @@ def test_likings_homes_and_standing_requests(
 )
 def test_rules_read_second_round_shapes(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("dark chocolate is my weakness", [("like", "dark chocolate", "")]),
+        ("Pizza is my favourite food.", [("food_like", "Pizza", "")]),
+        ("My sister is my favourite person.", []),
+        ("i'm in tokyo till the 20th!! ramen recs pls", [("whereabouts", "tokyo", "")]),
+        ("im in bed till noon lol", []),
+        ("I'm in Tokyo till the 20th.", [("whereabouts", "Tokyo", "")]),
+    ],
+)
+def test_tastes_said_as_weaknesses_and_stays_typed_in_lower_case(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    got = [(f.kind, f.value, f.name) for f in rule_facts([sentence], date(2026, 3, 4))]
+    assert got == facts
+
+
+def test_the_models_food_list_wins_over_a_general_like() -> None:
+    ruled = rule_facts(["dark chocolate is my weakness"], date(2026, 3, 4))
+    model = [Extracted(kind="food_dislike", value="dark chocolate")]
+    assert [(f.kind, f.value) for f in merge(ruled, model)] == [("food_like", "dark chocolate")]

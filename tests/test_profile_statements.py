@@ -299,6 +299,9 @@ def test_an_injection_in_quotes_is_still_an_injection() -> None:
         ("Can you always reply in Spanish from now on?", True),
         ("Can you always answer in bullet points?", True),
         ("Could you answer in bullet points going forward?", True),
+        ("can you use bullet points from now on? easier for me to read", True),
+        ("oh I should mention I'm diabetic, type 2", True),
+        ("I should go to the gym more.", False),
         ("Can you reply in Spanish?", False),  # once, not from now on
         ("Priya's sister just got a puppy.", False),
         ("Priya's sister is staying with us until Sunday.", True),  # the writer is in it

@@ -103,9 +103,9 @@ def test_a_value_of_its_lists_kind_is_written(home: MemoryHome) -> None:
 
 def test_the_message_is_given_so_a_word_is_read_in_its_sense(home: MemoryHome) -> None:
     llm = model([{"kind": "food_like", "value": "dates", "name": ""}], verdicts=["0.9"])
-    learn_statement(store_of(home), llm, "Medjool dates are my favourite snack.", reading=TYPED)
+    learn_statement(store_of(home), llm, "I snack on Medjool dates all the time.", reading=TYPED)
     prompt = llm.calls[-1].messages[-1].content
-    assert prompt.startswith('Message: "Medjool dates are my favourite snack."\n')
+    assert prompt.startswith('Message: "I snack on Medjool dates all the time."\n')
     assert 'is "dates" a food, dish or cuisine?' in prompt
     assert profile_lines(home) == ["food.likes: Likes dates"]
 

@@ -44,6 +44,7 @@ from memagent.memory.profile.facts import (
 )
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.revise import END_AT, merged, revise
@@ -300,7 +301,8 @@ def learn_statement(
         usable = [f for f in read if grounded(f.value, text)]
         facts.extend(usable or ([] if rule_facts(group, day) else fallback_facts(group)))
     ruled = rule_facts(screened.kept, day)
-    model_read = {f.value for f in facts} - {f.value for f in ruled}
+    ruled_keys = {match_key(f.value) for f in ruled}  # "Dark chocolate" read by rule too
+    model_read = {f.value for f in facts if match_key(f.value) not in ruled_keys}
     facts = merge(ruled, facts)
     known: dict[tuple[str, str, str], float | None] = {}
     vouched: dict[str, float | None] = {}

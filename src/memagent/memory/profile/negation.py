@@ -66,7 +66,9 @@ _LEFT_BEHIND = re.compile(
     r"(?:over\s+)?from\s+"
     r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:out|off the table|off the menu|"
-    r"over|done|finished)\b",
+    r"over|done|finished)\b"
+    r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
+    r"(?:cancell?ed|called off|scrapped)\b",
     re.IGNORECASE,
 )
 """"I switched from coffee to green tea", "my doctor switched me from X to Y", "running is

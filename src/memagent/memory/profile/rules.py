@@ -152,6 +152,19 @@ _STAY = re.compile(
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
+_LOWER_STAY = re.compile(
+    r"(?:^\W*|\bi'?m\s+|\bim\s+|\bi am\s+)in ([a-z]{3,}(?: [a-z]{3,})?) "
+    r"(?:till|until|thru|through)\b"
+)
+"""A stay typed all in lower case ("i'm in tokyo till the 20th!!"): the place is the word
+after "in", when it is not a thing one is in rather than a place (`_NOT_PLACES`)."""
+_NOT_PLACES = frozenset(
+    {
+        *("bed", "work", "school", "class", "town", "hospital", "meetings", "meeting"),
+        *("office", "quarantine", "isolation", "lockdown", "training", "recovery", "rehab"),
+        *("trouble", "pain", "love", "charge", "hiding", "court", "session"),
+    }
+)
 _ON_TRIP = re.compile(
     r"^\W*(?i:(?:I'm |I am |we're |we are )?(?:on|away on|out on) (?:a |an |my |our )?(?:[\w-]+ )?"
     r"(?:trip|visit|holiday|vacation|getaway|tour|assignment|secondment) (?:to|in) (?:the )?)"
@@ -222,6 +235,12 @@ _FAN = re.compile(
     rf"(?:{_FAN_OF}|{_FAN_NAMED})|^\W*(?i:an? )?{_KEEN}(?:{_FAN_OF}|{_FAN_NAMED})"
 )
 """"I'm a massive Arsenal fan", "Big fan of Ethiopian food": a liking."""
+_WEAKNESS = re.compile(
+    r"^\W*(?:[Oo]h,? )?(?!(?i:my|our|his|her|their|this|that|he|she|it|they|you)\b)"
+    r"([a-zA-Z][\w' -]{1,30}?) (?:is|are) my (?:weakness|guilty pleasure|comfort food|"
+    r"favou?rite (?:thing|food|drink|snack|treat|meal|dish)|favou?rite(?=\W*$))\b"
+)
+""""Dark chocolate is my weakness": a liking (two sets said it, and a model reads a dislike)."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
 _TRAVEL = re.compile(
     r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
@@ -236,6 +255,12 @@ def _clip(text: str) -> str:
     if len(said) > MAX_VALUE_CHARS:
         said = said[: MAX_VALUE_CHARS + 1].rsplit(" ", 1)[0]
     return said.strip(" ,.;!")
+
+
+def _lower_stay(sentence: str) -> str | None:
+    """The place of a stay typed all in lower case, or None ("i'm in bed till noon")."""
+    m = _LOWER_STAY.search(sentence)
+    return m.group(1) if m and not set(m.group(1).split()) & _NOT_PLACES else None
 
 
 def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracted]:
@@ -269,6 +294,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="whereabouts", value=_clip(trip.group(1))))
         elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
             out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
+        elif bounded and s == s.lower() and (low := _lower_stay(s)):
+            out.append(Extracted(kind="whereabouts", value=low))
         if bounded:
             for m in _TEMP_DIET.finditer(s):
                 diet = re.sub(r"^(?:no|zero)[- ]", "", next(g for g in m.groups() if g), flags=re.I)
@@ -294,6 +321,11 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
         for m in _SPEAK.finditer(s):
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="language", value=v) for v in _items(said))
+        for m in _WEAKNESS.finditer(s):
+            food = re.search(r"\b(?:food|snack|treat|meal|dish)\b", m.group(0), re.I)
+            drink = re.search(r"\bdrink\b", m.group(0), re.I)
+            kind = "food_like" if food else "drink_like" if drink else "like"
+            out.append(Extracted(kind=kind, value=_clip(m.group(1))))
         for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):
             out.append(Extracted(kind="like", value=_clip(next(g for g in m.groups() if g))))
         travel = _TRAVEL.search(s)
@@ -322,7 +354,11 @@ def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     read (a pet's or relative's name, home, work, name, diet restriction, allergy
     and way of answering are the rules' when they have them) and those whose value
     a rule read as another kind ("flying to Tokyo next month" is a plan, not a stay)."""
-    tastes = {match_key(f.value): f.kind for f in model if f.kind in ("food_like", "drink_like")}
+    tastes = {
+        match_key(f.value): f.kind.replace("dislike", "like")
+        for f in model
+        if f.kind.startswith(("food_", "drink_"))
+    }
     rules = [  # "big fan of sourdough": the model's food or drink is the surer list
         f.model_copy(update={"kind": tastes[match_key(f.value)]})
         if f.kind == "like" and match_key(f.value) in tastes

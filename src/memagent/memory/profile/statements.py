@@ -200,7 +200,7 @@ _HYPOTHETICAL = re.compile(
     r"in theory|maybe|perhaps|i wonder|i wish|wish i|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
-    r"might|i should|thinking (?:of|about)|considering|"
+    r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
     r"would i|were i)\b",
     re.IGNORECASE,
 )
@@ -237,9 +237,9 @@ _ASSISTANT_CLAIM = re.compile(
 )
 """'I'll remember that you prefer short answers': the assistant's words about the user."""
 _STANDING_REQUEST = re.compile(
-    r"^\W*(?:can|could|would|will) you (?:please )?(?:always (?:reply|answer|respond|write|talk|"
-    r"speak)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak)\b.*\b(?:from now on|"
-    r"going forward|always|in future|by default)\b)",
+    r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:always (?:reply|answer|respond|write|"
+    r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
+    r".*\b(?:from now on|going forward|always|in future|by default)\b)",
     re.IGNORECASE,
 )
 """A question that asks for a way of answering from now on ("Can you always reply in
