@@ -16,7 +16,7 @@ WED = date(2026, 3, 4)  # a Wednesday
     [
         ("I'm in Berlin until Friday.", date(2026, 3, 6)),
         ("in Berlin till fri", date(2026, 3, 6)),
-        ("until Wednesday", WED),  # said on a Wednesday: today
+        ("until Wednesday", date(2026, 3, 11)),  # said on a Wednesday: the next one
         ("until next Friday", date(2026, 3, 13)),  # Friday of next week
         ("until next Tuesday", date(2026, 3, 10)),  # already in next week
         ("I'm staying in Lisbon this week.", date(2026, 3, 8)),
@@ -73,6 +73,12 @@ def test_time_bounds_resolve_from_the_statement_date(text: str, expected: date) 
 )
 def test_no_time_bound(text: str) -> None:
     assert time_bound(text, WED) is None
+
+
+def test_until_a_weekday_said_on_that_weekday_is_the_next_one() -> None:
+    fri = date(2026, 3, 6)
+    assert time_bound("I'm in Lisbon until Friday", fri) == date(2026, 3, 13)
+    assert time_bound("until Saturday", fri) == date(2026, 3, 7)
 
 
 def test_year_end_and_leap_day() -> None:

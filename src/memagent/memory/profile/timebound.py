@@ -6,7 +6,8 @@ Mechanical, no model: "until Friday", "till the 12th", "through March 3",
 July", "until the end of January", "until Thursday the 12th", "flying home Saturday" each
 resolve to the last day the fact holds, counted from the day the statement was made (not
 the day it is learned). A
-weekday names its next occurrence on or after that day; a day of the month or a
+weekday names its next occurrence after that day ("until Friday" said on a Friday is
+the Friday to come, as people mean it); a day of the month or a
 month-and-day that has already passed this year means the next one.
 
 A plan's day (`event_day`: "on 14 June 2025", "June 14", "on the 3rd", "on
@@ -126,6 +127,8 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
         return date(year, month, monthrange(year, month)[1])
     if kind == "weekday":
         when = _next_weekday(today, m.group(1))
+        if when == today:  # "until Friday" said on a Friday: the Friday to come
+            when += timedelta(days=7)
         same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
         return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
     if kind == "month_day":
