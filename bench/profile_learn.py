@@ -351,8 +351,9 @@ class StepOutcome:
 
 def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
     facts = [f for e in given if (f := entry_fact(e)) is not None]
-    sentences = [  # "allergic" must be said for an allergy (`facts` kind fixes)
-        ("allergic " if e.startswith("health.allergies=") else "") + e.partition("=")[2]
+    sentences = [  # "allergic" must be said for an allergy, a name as one (`facts` kind fixes)
+        ("allergic " if e.startswith("health.allergies=") else "")
+        + re.sub(r"^name ", "my name is ", e.partition("=")[2])
         for e in given
     ]
     planned = plan(facts, sentences, store.load_all(), today)

@@ -203,6 +203,24 @@ def test_a_reply_that_ignores_the_schema_fails_cleanly(home: MemoryHome, reply: 
     assert snapshot(home) == before
 
 
+def test_a_reply_listing_more_facts_than_allowed_keeps_the_first_ones(home: MemoryHome) -> None:
+    said = "I'm Priyanka, a nurse, I live in Edinburgh, I love ramen, I hate olives, I'm vegan."
+    facts = [
+        {"kind": "name", "value": "Priyanka", "name": ""},
+        {"kind": "work", "value": "nurse", "name": ""},
+        {"kind": "home", "value": "Edinburgh", "name": ""},
+        {"kind": "food_like", "value": "ramen", "name": ""},
+        {"kind": "food_dislike", "value": "olives", "name": ""},
+        {"kind": "diet", "value": "vegan", "name": ""},
+        *[{"kind": "like", "value": f"thing {i}", "name": ""} for i in range(40)],
+    ]
+    res = learn(store_of(home), model(facts), said)
+    assert res.ok
+    shown = " ".join(str(op.model_dump()) for op in res.operations).lower()
+    assert all(w in shown for w in ("priyanka", "nurse", "edinburgh", "ramen", "olive", "vegan"))
+    assert "thing" not in shown
+
+
 def test_prompt_examples_hold_placeholders_not_facts() -> None:
     path = Path(__file__).parents[1] / "src/memagent/memory/profile/prompts/extract.yaml"
     examples = yaml.safe_load(path.read_text(encoding="utf-8"))["examples"]

@@ -28,7 +28,7 @@ from datetime import date, timedelta
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
-from memagent.memory.profile.negation import contrasts, subclause
+from memagent.memory.profile.negation import subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import time_bound
 
@@ -43,7 +43,10 @@ RELATION_OVER = re.compile(
     rf"\bex-?(?:{_RELATIVE_WORDS})\b|"
     r"\b(?:broke|break|breaking|split|splitting) up\b|\bsplit\b|\bdivorc\w*|\bseparated\b|"
     r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
-    r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b",
+    r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b|\bRIP\b|\brest in peace\b|"
+    r"\bcrossed the rainbow bridge\b|\bwent back to the (?:rescue|shelter|breeder)\b|"
+    r"\bdon'?t (?:actually |even )?have an? (?:[\w-]+ )?(?:dog|cat|pet|puppy|kitten|rabbit|"
+    r"hamster|parrot|fish|horse|boyfriend|girlfriend|husband|wife|partner)\b",
     re.IGNORECASE,
 )
 """Words that say a pet or a person is no longer the user's."""
@@ -142,7 +145,7 @@ def relation_endings(
             by_name = bool(name) and re.search(rf"\b{re.escape(name)}\b", s) is not None
             alone = sum(1 for _, w in people if w[1] == relation) == 1
             by_relation = alone and re.search(
-                rf"\b(?:my|our)\s+(?:[\w-]+\s+)?{re.escape(relation)}\b", s, re.I
+                rf"\b(?:my|our|an?|the)\s+(?:[\w-]+\s+)?{re.escape(relation)}\b", s, re.I
             )
             if (by_name or by_relation) and relation_over(name if by_name else "", relation, s):
                 out.append(_remove(GENERAL, PEOPLE, item.item))
@@ -191,8 +194,45 @@ def renames(
     return out
 
 
+_HOME_NOW = re.compile(
+    r"\b(?:back home|got home|got back home|finally home|home again|home sweet home|"
+    r"(?:back )?home in my own bed|been discharged|discharged|left (?:the )?hospital|"
+    r"trip (?:got |was )?cut short)\b",
+    re.IGNORECASE,
+)
+_NOT_YET = re.compile(
+    r"\b(?:when|once|until|till|before|after|if|can'?t wait|want|wish|hope)\b[^.,]{0,25}"
+    r"\b(?:back|home|discharged)\b|\b(?:tomorrow|tonight|next|on (?:mon|tue|wed|thu|fri|sat|sun))",
+    re.IGNORECASE,
+)
+"""'When I'm back home', 'can't wait to be home', 'home tomorrow': not home yet."""
+_GOING_BACK = re.compile(
+    r"\b(?:flying|heading|going|coming|driving|getting|travell?ing|taking the train) "
+    r"(?:back|home)\b",
+    re.IGNORECASE,
+)
+"""'flying home tomorrow morning' with a stay held: the stay's new end."""
+
+
+_SOMEONE = re.compile(r"\b(?:my|our|his|her|their)\s+\w+|\b(?:he|she|they)\b|\b[A-Z][a-z]+\b")
+_SELF = re.compile(r"\b(?:I|I'm|im|I've|we|we're|we've)\b", re.IGNORECASE)
+
+
+def _said_of_self(before: str) -> bool:
+    """The words before "back home" make the writer its subject ("we're back home", "ok,
+    finally"), not someone else ("My sister flew")."""
+    return bool(_SELF.search(before)) or (
+        len(before.split()) <= 4 and not _SOMEONE.search(before.replace("I", ""))
+    )
+
+
 def back_home(sentences: Sequence[str], resources: Mapping[str, Resource]) -> bool:
-    """A sentence says the user is back in the place they live ("back in Dublin now")."""
+    """A sentence says the user is back in the place they live ("back in Dublin now",
+    "back home from Cape Town", "discharged this morning, finally home")."""
+    for s in sentences:
+        m = _HOME_NOW.search(s)
+        if m is not None and not _NOT_YET.search(s) and _said_of_self(s[: m.start()]):
+            return True
     home = next((i for i in items(resources, GENERAL, PEOPLE) if i.item == HOME), None)
     if home is None:
         return False
@@ -221,8 +261,11 @@ def stay_changes(
         return [_remove(ROUTINE, STAY, stay.item)]
     for s in sentences:
         end = time_bound(s, today)
-        if end is None or not _STAY_ON.search(s) or re.search(r"\b(?:in|at|to) [A-Z]", s):
+        if end is None or re.search(r"\b(?:in|at|to) [A-Z]", s):
             continue
+        sooner = stay.expiry is None or end <= stay.expiry
+        if not (_STAY_ON.search(s) or (_GOING_BACK.search(s) and sooner)):
+            continue  # going home is the stay's end only when it comes sooner
         display = re.sub(r"\s*\(until [^)]*\)$", "", stay.display or "In the same place")
         value = {"item": stay.item, "display": f"{display} (until {end:%a} {end.isoformat()})"}
         return [
@@ -444,60 +487,6 @@ def _length(key: str) -> str | None:
     return "long" if long else None
 
 
-_INSTEAD = re.compile(
-    r"(?:^|[,.;:!]\s*|\b(?:sorry|oops|actually|I meant|it'?s|it is)\s*,?\s*)"
-    r"((?!(?:I|I'm|we|you|it|that|this)\b)[a-z][\w-]*(?: [a-z][\w-]*){0,2}),?\s+not\s+"
-    r"([a-z][\w -]{1,30}?)(?=[,.;!]|$)",
-    re.IGNORECASE,
-)
-
-
-_SWITCHED = re.compile(
-    r"\b(?:switched|changed|moved|gone|went|swapped|converted)\s+(?:over\s+)?from\s+"
-    r"(?:the\s+|my\s+)?([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)\s+to\s+(?:the\s+|my\s+)?"
-    r"([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)(?=[,.;!]|\s+(?:in|for|with|now|because|since|as)\b|$)",
-    re.IGNORECASE,
-)
-""""Switched from oat milk to soy milk in my lattes": the second in the first's place."""
-
-
-def _held_as(
-    thing: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
-) -> list[tuple[str, str, str]]:
-    """`(file, path, item)` of the items of `lists` that are `thing` or begin with it
-    ("oat milk" is "oat milk latte"), word for word."""
-    said = [match_key(t) for t in tokens(thing)]
-    return [
-        (file, path, i.item)
-        for file, path in lists
-        for i in items(resources, file, path)
-        if said and [match_key(t) for t in tokens(i.item)][: len(said)] == said
-    ]
-
-
-def _swaps(sentence: str) -> list[tuple[str, str]]:
-    """(new, old) for "X, not Y", "it isn't Y, it's X" and "switched from Y to X"."""
-    pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(sentence)]
-    pairs += [(right, wrong) for wrong, right in contrasts(sentence)]
-    pairs += [(m.group(2), m.group(1)) for m in _SWITCHED.finditer(sentence)]
-    return [(new.strip(), old.strip()) for new, old in pairs]
-
-
-def substitutes(
-    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
-) -> list[tuple[str, str, str]]:
-    """`(file, path, new thing)` for "X, not Y", "it isn't Y, it's X" or "switched
-    from Y to X" where Y is held in one of `lists` ("sorry, raspberries, not
-    strawberries" after an allergy to strawberries): X goes in Y's list (Y's removal
-    is the negation's, or `taken_back`'s)."""
-    return [
-        (file, path, new)
-        for s in sentences
-        for new, old in _swaps(s)
-        for file, path in dict.fromkeys((f, p) for f, p, _ in _held_as(old, resources, lists))
-    ]
-
-
 _JOB_OVER = re.compile(
     r"\b(?:don'?t|do not|no longer) work (?:at|for|with) ([\w&' -]{2,40}?)"
     r"(?: any ?more| now|[,.;!]|$)|"
@@ -532,33 +521,6 @@ def sober(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[A
         for i in items(resources, FOOD, "drink.likes")
         if ALCOHOL.search(i.item.replace("_", " "))
     ]
-
-
-def taken_back(
-    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
-) -> list[str]:
-    """The held items "it isn't Y, it's X" or "switched from Y to X" says are wrong or
-    over (`_held_as`: a looser Y, "easy being vegan", takes nothing back). "X, not Y"
-    leaves Y to the negation."""
-    return [
-        item
-        for s in sentences
-        for old in [w for w, _ in contrasts(s)] + [m.group(1) for m in _SWITCHED.finditer(s)]
-        for _f, _p, item in _held_as(old, resources, lists)
-    ]
-
-
-def in_place_of(value: str, statement: str) -> bool:
-    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
-    v = re.escape(value)
-    return bool(
-        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
-        or re.search(
-            rf"(?:\bnot|n't)\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+(?:the |my )?{v}\b",
-            statement,
-            re.I,
-        )
-    )
 
 
 def single_over(

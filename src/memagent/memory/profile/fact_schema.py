@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 Kind = Literal[
     "allergy",
@@ -32,7 +32,8 @@ Kind = Literal[
     "communication",
 ]
 KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
-MAX_FACTS_PER_CALL = 4
+MAX_FACTS_PER_CALL = 6
+"""The schema's `maxItems`: a self-introduction says five facts or more in one line."""
 MAX_VALUE_CHARS = 60
 MAX_NAME_CHARS = 40
 
@@ -48,10 +49,18 @@ class Extracted(BaseModel):
     name: Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)] = ""
 
 
+def _first_facts(value: object) -> object:
+    """A model that lists more facts than the schema allows (a hosted one need not
+    honour `maxItems`) keeps its first ones rather than losing the whole reply."""
+    return value[:MAX_FACTS_PER_CALL] if isinstance(value, list) else value
+
+
 class Extraction(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    facts: list[Extracted] = Field(max_length=MAX_FACTS_PER_CALL)
+    facts: Annotated[list[Extracted], BeforeValidator(_first_facts)] = Field(
+        max_length=MAX_FACTS_PER_CALL
+    )
 
 
 def extraction_schema(min_facts: int = 0) -> dict[str, object]:

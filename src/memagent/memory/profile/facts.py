@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from memagent.memory.profile import changes, relations
+from memagent.memory.profile import changes, relations, swaps
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
@@ -354,7 +354,7 @@ def plan(
     facts = [  # "raspberries, not strawberries": the new one in the old one's list
         *(
             Extracted(kind=lists[(f, p)], value=v)
-            for f, p, v in changes.substitutes(sentences, resources, list(lists))
+            for f, p, v in swaps.substitutes(sentences, resources, list(lists))
         ),
         *facts,
     ]
@@ -372,7 +372,7 @@ def plan(
         and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "whereabouts"
     }
     told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
-    negated = [*negated_things(sentences), *changes.taken_back(sentences, resources, list(lists))]
+    negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
         value = " ".join(fact.value.split()).strip(" .,!;:\"'")
@@ -385,7 +385,7 @@ def plan(
         clause = clause_of(value, sentences)
         swapped = (
             fact.kind in TARGETS
-            and changes.in_place_of(value, statement)
+            and swaps.in_place_of(value, statement)
             and _removals(negated, resources, {fact.kind}, set())
         )  # "raspberries, not strawberries": the kind of the stored one it replaces
         fixed = fact.kind if swapped else fix_kind(fact.kind, value, clause)
@@ -437,7 +437,7 @@ def plan(
             ops.extend(_relation_ops(kind, pairs, resources, path, clause))
             kept.append(fact)
             continue
-        over = ended(value, kind, clause)
+        over = ended(value, kind, clause) and not swaps.in_place_of(value, statement)
         if target.single and kind != "name" and over:  # "I'm no longer in Oslo"
             ops.extend(changes.single_over(value, target.file, path, target.single, resources))
             kept.append(fact)

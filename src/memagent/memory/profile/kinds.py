@@ -142,13 +142,22 @@ _PASSING_ILLNESS = re.compile(
     re.IGNORECASE,
 )
 """An illness of a week or a day ("a stinking cold", "a hangover"): no lasting condition."""
-_NAMING = re.compile(r"\b(?:name|called|call me|calls me|go by|goes by)\b", re.IGNORECASE)
 
 
-def _capitalised(value: str, clause: str) -> bool:
-    """`value` is written with a capital where `clause` says it (a name, "Noor")."""
-    said = re.search(rf"\b{re.escape(value)}\b", clause, re.IGNORECASE)
-    return said is not None and said.group(0)[:1].isupper()
+def _own_name_said(value: str, clause: str) -> bool:
+    """`value` is said as the writer's own name ("I'm Priyanka", "my name's Sam", "call
+    me Jo", "Sam here"), not any capitalised word near a name: a pet's ("and a second
+    one, Dash"), a colleague's ("my coworker Dan's profile"), a pasted field's."""
+    v = re.escape(value)
+    named = rf"\b(?:my name is|my name's|name is|call me|calls me|go by|known as)\s+{v}\b"
+    if re.search(named, clause, re.IGNORECASE):
+        return True
+    plain = (
+        rf"\b(?:I'?m|I am|im|this is|it'?s)\s+({v})\b|"
+        rf"^\W*(?:(?:hi|hey|hello),?\s+)?({v})\s+here\b"
+    )
+    m = re.search(plain, clause, re.IGNORECASE)
+    return m is not None and (m.group(1) or m.group(2))[:1].isupper()
 
 
 _FIRST_PERSON = re.compile(
@@ -164,7 +173,7 @@ _RESTRICTS = re.compile(
 _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medication)$", re.I)
 """A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
 _WEEKLY = re.compile(
-    r"\b(every|each|on)\s+(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
+    r"\b(every|each|on)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
     r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
     r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
@@ -412,6 +421,36 @@ def about_no_one(clause: str) -> bool:
     )
 
 
+_ONE_DAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)|\b(?:tomorrow|tonight)\b", re.I
+)
+_UNTIL = re.compile(r"\b(?:until|till|til|through|thru)\b", re.IGNORECASE)
+_UNTIL_WHEN = re.compile(
+    r"\b(?:until|till|til|through|thru)\s+(?:the\s+)?(?:end of (?:the )?)?(?:next\s+)?[\w-]+"
+    r"(?:\s+the\s+\d+\w*)?",
+    re.IGNORECASE,
+)
+_A_DAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|"
+    r"oct|nov|dec)[a-z]*\b|\b\d{1,2}(?:st|nd|rd|th)?\b|\b(?:next|tomorrow|tonight|this)\b",
+    re.IGNORECASE,
+)
+
+
+def _a_day_besides_its_end(clause: str) -> bool:
+    """A day is said in the clause other than the one it lasts until ("from Friday till
+    Sunday", "on the 3rd"), so what it says happens on a day."""
+    return bool(_A_DAY.search(_UNTIL_WHEN.sub(" ", clause)))
+
+
+def _one_day(clause: str) -> bool:
+    """The clause names one day ("on friday", "thursday 6pm", "tomorrow") and no word
+    of a day that comes back ("every", "Fridays", "weekly")."""
+    return bool(_ONE_DAY.search(clause)) and not (
+        _REGULAR.search(clause) or _WEEKLY.search(clause.replace(" on ", " "))
+    )
+
+
 def _habitual(clause: str) -> bool:
     """The clause says something done regularly: a habit word or a time of day
     ("every morning", "on Fridays", "at 6am"), or the present simple ("I take the
@@ -434,7 +473,21 @@ as a dislike when "allergic" is not said."""
 _FRAGMENT = re.compile(r" (?:has|have|had|is|are|was|were) ", re.IGNORECASE)
 _SAID_WHOLE = ("routine", "plan", "communication")
 _NO_THING = frozenset(
-    {"everything", "anything", "nothing", "something", "all", "stuff", "things", "food"}
+    {
+        "everything",
+        "anything",
+        "nothing",
+        "something",
+        "all",
+        "stuff",
+        "things",
+        "food",
+        "none",
+        "n/a",
+        "na",
+        "whatever",
+        "nil",
+    }
 )
 
 
@@ -490,8 +543,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "My head is killing me": a moment, not a condition
     if kind == "condition" and _PASSING_ILLNESS.search(value):
         return None  # "I've got a stinking cold": a week's illness, not a condition
-    if kind == "name" and not (_NAMING.search(clause) or _capitalised(value, clause)):
-        return None  # "haha yeah I'm basically a vampire": no name said as one
+    if kind == "name" and not _own_name_said(value, clause):
+        return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
@@ -527,8 +580,15 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         )
     ):
         kind = "whereabouts"  # "I'm in hospital until Monday": a stay
-    if kind == "routine" and _EVENT.search(clause):
-        kind = "plan"
+    if kind == "routine" and (_EVENT.search(clause) or _one_day(subclause(value, clause))):
+        kind = "plan"  # "dentist on friday at 3": one day, not every Friday
+    if (
+        kind == "plan"
+        and _UNTIL.search(clause)
+        and not _EVENT.search(value)
+        and not _a_day_besides_its_end(clause)
+    ):
+        return None  # "on crutches till thursday": a state with its end, not an event
     if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
         return None  # "Our flight got delayed by three hours": past, nothing ahead
     if kind == "routine" and not _habitual(clause):

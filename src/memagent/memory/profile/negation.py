@@ -52,7 +52,7 @@ _NEGATED_THING = re.compile(
     r"off(?! to\b| for\b)|"
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"
-    r"\s+((?:[\w'-]+\s?){1,3})",
+    r"\s+((?:(?!(?:for|with|and|but|because|so|since)\b)[\w'-]+\s?){1,3})",
     re.IGNORECASE,
 )
 _NOT_ANY_MORE = re.compile(
@@ -129,7 +129,7 @@ def contrasts(sentence: str) -> list[tuple[str, str]]:
     with it ("it isn't latex I react to, it's nickel") or the sentence says it corrects
     something: "it wasn't the coffee that kept me up, it was the tea" takes back no
     liking of coffee. The wrong one is taken back only when it is a held item word for
-    word (`changes.taken_back`)."""
+    word (`swaps.taken_back`)."""
     return [
         (m.group("old").strip(), m.group("new").strip())
         for pattern in (_CONTRAST, _CONTRAST_AFTER)

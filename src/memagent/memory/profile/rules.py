@@ -26,7 +26,11 @@ from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
 _RELATIVES = rf"(?:step-?)?(?:{'|'.join(relations.RELATIVES)})(?:-in-law)?"
-_NAME = r"([A-Z][a-zA-Z'-]+)"
+_NAME = (
+    r"((?:(?:Mr|Mrs|Ms|Miss|Dr|Sir|Lady|Lord|Captain|Prince|Princess|Professor|Doctor|"
+    r"Little|Big|Baby)\.? )?[A-Z][a-zA-Z'-]+)"
+)
+"""A name, with its title ("Mr Whiskers", "Captain Fluff")."""
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
@@ -134,8 +138,10 @@ _TEMP_DIET = re.compile(
     r"(?:\b(?:I'm|I am|I'll be|we're|we are|im)\s+(?:\w+\s+)?off|^\W*(?:I'm\s+|im\s+)?giving up|"
     r"\bI(?:'m| am) giving up)\s+"
     rf"(?P<off>{_ABSTAINABLE})\b|"
-    rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?=until|till|for the next|"
+    rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?:at all\s+)?"
+    r"(?=until|till|for (?:the next|\d+|a|an|one|two|three|four|five|six|seven|ten|\w+ days)\b|"
     r"this|through)|"
+    rf"^\W*off\s+(?P<bare>{_ABSTAINABLE})\b(?=[^.]*\b(?:until|till|for|through))|"
     r"(?:\bI'm\s+|\bI am\s+|\bwe're\s+|^\W*)(?P<fast>fasting)\b",
     re.IGNORECASE,
 )
@@ -145,13 +151,20 @@ until the 19th"): read only in a sentence that says when it ends, since the same
 without an end ("I'm on a diet") say too little to keep."""
 
 _STAY = re.compile(
-    r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Z][a-z]+ing\b)"
+    r"(?:\bI(?:'m| am|'ll be| will be)|^\W*[A-Za-z][a-z]+ing\b)"
     r"(?: (?!(?:flying|going|heading|driving|moving|off|leaving)\b)[a-z][\w'-]*){0,5}? "
     r"(?:in|at|from|out of|visiting|around|through) (?:the |our |my )?"
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 """A stay somewhere, said with an end ("I'm stuck in Nairobi till Monday", "Working
 remotely from Lisbon for the next ten days"): only read with a time bound."""
+_AT_THEIRS = re.compile(
+    r"\b(?:I'?m|I am|im|staying|stopping|sleeping|crashing)\s+(?:\w+\s+)?(?:at|with) "
+    r"(my (?:mum|mom|mother|dad|father|parents|nan|gran|grandma|grandparents|sister|brother|"
+    r"aunt|uncle|cousin|in-laws|friend|mate|boyfriend|girlfriend|partner)(?:'s|')?)",
+    re.IGNORECASE,
+)
+""""Staying at my mum's till the 20th": a stay at a relative's, read only with an end."""
 _LOWER_STAY = re.compile(
     r"(?:^\W*|\bi'?m\s+|\bim\s+|\bi am\s+)in ([a-z]{3,}(?: [a-z]{3,})?) "
     r"(?:till|until|thru|through)\b"
@@ -168,7 +181,7 @@ _NOT_PLACES = frozenset(
 _ON_TRIP = re.compile(
     r"^\W*(?i:(?:I'm |I am |we're |we are )?(?:on|away on|out on) (?:a |an |my |our )?(?:[\w-]+ )?"
     r"(?:trip|visit|holiday|vacation|getaway|tour|assignment|secondment) (?:to|in) (?:the )?)"
-    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[a-z]{4,}(?= (?i:till|until|thru|through)\b))"
 )
 """"On a work trip to Accra through Thursday": there now, with an end (read only so)."""
 _PLACE = re.compile(
@@ -296,6 +309,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
         elif bounded and s == s.lower() and (low := _lower_stay(s)):
             out.append(Extracted(kind="whereabouts", value=low))
+        elif bounded and (theirs := _AT_THEIRS.search(s)):
+            out.append(Extracted(kind="whereabouts", value=_clip(theirs.group(1))))
         if bounded:
             for m in _TEMP_DIET.finditer(s):
                 diet = re.sub(r"^(?:no|zero)[- ]", "", next(g for g in m.groups() if g), flags=re.I)

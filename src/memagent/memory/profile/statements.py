@@ -43,9 +43,14 @@ _INJECTION = re.compile(
     r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b|\bnew rules?\s*:|"
     r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b|"
     r"\brepeat after me\b|\buser (?:is|has|likes|loves|hates|takes|wants|prefers)\b|"
-    r"\bpretend (?:that )?I\b|\bprofile bot\b",
+    r"\bpretend (?:that )?I\b|\bprofile bot\b|\bevery time I (?:send|say|type|write)\b|"
+    r"\b(?:copy|import|merge|clone)\b[^.]{0,50}\bprofile\b|\bauthoritative\b|"
+    r"\b(?:replace|overwrite) (?:existing|everything|my profile|the profile)\b",
     re.IGNORECASE | re.DOTALL,
 )
+_FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
+_HEADING = re.compile(r"^\s*#{1,6}\s+\S", re.MULTILINE)
+"""Two `key: value` lines or a markdown heading: a form or a document pasted, not said."""
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
 _SPEAKER_PREFIX = re.compile(
     r"^\s*(?!(?i:note|update|correction|fyi|ps|p\.s|edit|also|btw|reminder|context|"
@@ -201,7 +206,8 @@ _HYPOTHETICAL = re.compile(
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
     r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
-    r"would i|were i)\b",
+    r"would i|were i|(?:not sure|unsure|can'?t decide|undecided) (?:if|whether)"
+    r"(?! I (?:ever )?(?:told|mentioned|said)))\b",
     re.IGNORECASE,
 )
 _COMMUNICATION = re.compile(
@@ -247,7 +253,10 @@ Spanish from now on?") tells how the writer wants to be answered."""
 _FICTION = re.compile(
     r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
     r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script)\b"
-    r"[^.]{0,40}\bthe (?:main )?(?:character|hero|heroine|protagonist|villain)\b",
+    r"[^.]{0,40}\bthe (?:main )?(?:character|hero|heroine|protagonist|villain)\b|"
+    r"\bthe (?:main )?(?:character|hero|heroine|protagonist|villain) (?:in|of) (?:my|the|a|this) "
+    r"(?:novel|book|story|script|screenplay|game|film|comic|play|fic)\b|"
+    r"\bmy (?:main )?(?:character|protagonist|oc|d&d character|dnd character)\b",
     re.IGNORECASE,
 )
 """A character's life ("For a short story: the main character is a diabetic chef", "In the
@@ -283,6 +292,21 @@ _PASTE_MARK = re.compile(r"(?:^|\s)(?:-{3,}|={3,}|_{3,})(?:\s|$)|^>", re.MULTILI
 _CLAUSE_BREAK = re.compile(
     r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*"
 )
+_PLEASE_END = re.compile(r"\b(?:pls|plz|please)\W*$", re.IGNORECASE)
+_RULE_KEPT = re.compile(r"\b(?:no|not|never|without|don'?t|nothing)\b", re.IGNORECASE)
+"""'no pork please' keeps a rule; 'pros and cons pls' only asks."""
+_CONTINUES = re.compile(r"^\W*(?:or|and|nor|plus)\b", re.IGNORECASE)
+_CARRIED = ("question", "hypothetical", "fiction", "sarcasm", "someone else's life")
+"""Reasons a sentence that goes on from the one before ("…I'd call it Pickles. or Sergeant
+Sausage") shares: it says no more of the writer than the sentence it continues."""
+_DEADPAN = re.compile(
+    r"(?:^|[.!]\s+)(?:great|fantastic|brilliant|wonderful|perfect|lovely|amazing|super|fun)"
+    r"[.!]+(?=\s|$)",
+    re.IGNORECASE,
+)
+_SHOUTED_LIKING = re.compile(r"\b(?:LOVE|ADORE|LOVES|ENJOY)\b|\bfavou?rite\b")
+"""'oh yeah I LOVE sitting on the M25 for two hours. great. fantastic.': praise shouted,
+then said flat in a word of its own, means its opposite."""
 _LEAD_WORD = re.compile(r"^\s*(so|but|and|then|or)\s+", re.IGNORECASE)
 _CONDITIONAL = re.compile(r"\b(would|could|might|will|shall)\b|'d\b|'ll\b", re.IGNORECASE)
 
@@ -339,8 +363,13 @@ def why_not_a_fact(sentence: str) -> str | None:
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
         return "the assistant's voice"
-    if _REQUEST.match(s):
-        return "request"
+    if _REQUEST.match(s) or (
+        _PLEASE_END.search(s)
+        and len(words) <= 6
+        and not _WRITER.search(s)
+        and not _RULE_KEPT.search(s)
+    ):
+        return "request"  # "pros and cons pls"
     if _HYPOTHETICAL.search(s):
         return "hypothetical"
     return None
@@ -391,6 +420,10 @@ def screen(text: str) -> Screened:
     if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
         whole = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
+    if len(_FIELD_LINE.findall(text)) >= 2 or _HEADING.search(text):
+        return Screened([], [(text[:200], "pasted data")])
+    if _DEADPAN.search(text) and _SHOUTED_LIKING.search(text):
+        return Screened([], [(text[:200], "sarcasm")])
     kept: list[str] = []
     dropped: list[tuple[str, str]] = []
     pasted = _PASTE_MARK.search(text)
@@ -398,6 +431,7 @@ def screen(text: str) -> Screened:
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
     text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
+    last = ""
     for said in sentences(text):
         sentence = _MEMO.sub("", said, count=1)
         if _QUOTE_MARK in sentence:
@@ -408,6 +442,10 @@ def screen(text: str) -> Screened:
                 continue
             sentence = rest
         why = why_not_a_fact(sentence)
+        before = dropped[-1][1] if dropped and dropped[-1][0] == last else None
+        if why is None and before in _CARRIED and _CONTINUES.match(sentence):
+            why = before
+        last = sentence[:200]
         opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
         if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
             kept.append(opening)

@@ -1,0 +1,146 @@
+"""One thing put in another's place, read by rule: "raspberries, not strawberries", "it
+isn't latex I react to, it's nickel", "switched from oat milk to soy milk", "gave up
+squash for padel", "switched to cetirizine, the loratadine wasn't touching it".
+
+The new thing goes in the list the old one is held in (`substitutes`), and the old one
+is taken back (`taken_back`) only when it is a held item word for word, so a looser
+mention ("easy being vegan") changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from memagent.memory.profile.changes import items
+from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.negation import contrasts
+
+_INSTEAD = re.compile(
+    r"(?:^|[,.;:!]\s*|\b(?:sorry|oops|actually|I meant|it'?s|it is)\s*,?\s*)"
+    r"((?!(?:I|I'm|we|you|it|that|this)\b)[a-z][\w-]*(?: [a-z][\w-]*){0,2}),?\s+not\s+"
+    r"([a-z][\w -]{1,30}?)(?=[,.;!]|$)",
+    re.IGNORECASE,
+)
+
+
+_SWITCHED = re.compile(
+    r"\b(?:switched|changed|moved|gone|went|swapped|converted)\s+(?:over\s+)?from\s+"
+    r"(?:the\s+|my\s+)?([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)\s+to\s+(?:the\s+|my\s+)?"
+    r"([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)(?=[,.;!]|\s+(?:in|for|with|now|because|since|as)\b|$)",
+    re.IGNORECASE,
+)
+""""Switched from oat milk to soy milk in my lattes": the second in the first's place."""
+_TRADED = re.compile(
+    r"\b(?:gave up|given up|giving up|swapped|swapping|traded|ditched|dropped|replaced)\s+"
+    r"(?:the\s+|my\s+)?([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)\s+(?:for|with)\s+(?:the\s+|my\s+)?"
+    r"([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)(?=[,.;!]|\s+(?:in|because|since|as|now)\b|$)",
+    re.IGNORECASE,
+)
+""""Gave up squash for padel": the second in the first's place."""
+_SWITCHED_TO = re.compile(
+    r"\b(?:switched|swapped|changed)\s+(?:over\s+)?to\s+(?:the\s+|my\s+)?"
+    r"(?!(?:mon|tues|wednes|thurs|fri|satur|sun)day|morning|evening|night|afternoon|\d)"
+    r"([a-z][\w'-]*(?: [a-z][\w'-]*){0,2}?)(?=[,.;!]|\s+(?:in|because|since|as|now|instead)\b|$)",
+    re.IGNORECASE,
+)
+""""Switched to cetirizine, the loratadine wasn't touching it": the old one is the held
+item the same sentence names."""
+
+
+def _held_as(
+    thing: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """`(file, path, item)` of the items of `lists` that are `thing` or begin with it
+    ("oat milk" is "oat milk latte"), word for word."""
+    said = [match_key(t) for t in tokens(thing)]
+    return [
+        (file, path, i.item)
+        for file, path in lists
+        for i in items(resources, file, path)
+        if said and [match_key(t) for t in tokens(i.item)][: len(said)] == said
+    ]
+
+
+def _named_held(
+    sentence: str, new: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The held items of `lists` the sentence names word for word, other than `new`."""
+    said = {match_key(t) for t in tokens(sentence)} - {match_key(t) for t in tokens(new)}
+    return [
+        i.item
+        for file, path in lists
+        for i in items(resources, file, path)
+        if (keys := {match_key(t) for t in tokens(i.item)}) and keys <= said
+    ]
+
+
+def _swaps(
+    sentence: str,
+    resources: Mapping[str, Resource] | None = None,
+    lists: Sequence[tuple[str, str]] = (),
+) -> list[tuple[str, str]]:
+    """(new, old) for "X, not Y", "it isn't Y, it's X", "switched from Y to X", "gave up Y
+    for X", and "switched to X" said with a held Y (given `resources`)."""
+    pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(sentence)]
+    pairs += [(right, wrong) for wrong, right in contrasts(sentence)]
+    pairs += [(m.group(2), m.group(1)) for m in _SWITCHED.finditer(sentence)]
+    pairs += [(m.group(2), m.group(1)) for m in _TRADED.finditer(sentence)]
+    if resources is not None and not _SWITCHED.search(sentence):
+        for m in _SWITCHED_TO.finditer(sentence):
+            held = _named_held(sentence, m.group(1), resources, lists)
+            pairs += [(m.group(1), old) for old in held]
+    return [(new.strip(), old.strip()) for new, old in pairs]
+
+
+def substitutes(
+    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, str]]:
+    """`(file, path, new thing)` for "X, not Y", "it isn't Y, it's X" or "switched
+    from Y to X" where Y is held in one of `lists` ("sorry, raspberries, not
+    strawberries" after an allergy to strawberries): X goes in Y's list (Y's removal
+    is the negation's, or `taken_back`'s)."""
+    return [
+        (file, path, new)
+        for s in sentences
+        for new, old in _swaps(s, resources, lists)
+        for file, path in dict.fromkeys((f, p) for f, p, _ in _held_as(old, resources, lists))
+    ]
+
+
+def _instead_new(new: str, sentence: str) -> bool:
+    """`new` is the X of "X, not Y" (whose Y is left to the negation)."""
+    return any(m.group(1).strip() == new for m in _INSTEAD.finditer(sentence))
+
+
+def taken_back(
+    sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[str]:
+    """The held items "it isn't Y, it's X" or "switched from Y to X" says are wrong or
+    over (`_held_as`: a looser Y, "easy being vegan", takes nothing back). "X, not Y"
+    leaves Y to the negation."""
+    return [
+        item
+        for s in sentences
+        for old in [w for w, _ in contrasts(s)]
+        + [old for new, old in _swaps(s, resources, lists) if not _instead_new(new, s)]
+        for _f, _p, item in _held_as(old, resources, lists)
+    ]
+
+
+def in_place_of(value: str, statement: str) -> bool:
+    """`statement` puts `value` in place of another thing ("X, not Y", "not Y but X")."""
+    v = re.escape(value)
+    said = [m.group(2) for p in (_SWITCHED, _TRADED) for m in p.finditer(statement)]
+    said += [m.group(1) for m in _SWITCHED_TO.finditer(statement)]
+    if any(match_key(value) == match_key(s.strip()) for s in said):
+        return True  # "gave up squash for padel": padel is the new one
+    return bool(
+        re.search(rf"\b{v},?\s+not\s+\w", statement, re.I)
+        or re.search(
+            rf"(?:\bnot|n't)\s+[\w' -]{{1,30}}?,?\s+(?:but|it'?s|it is)\s+(?:the |my )?{v}\b",
+            statement,
+            re.I,
+        )
+    )
