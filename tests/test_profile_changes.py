@@ -422,3 +422,58 @@ def test_a_move_naming_no_held_plan_changes_nothing(home: MemoryHome) -> None:
     said(home, "My interview is on Thursday.", ("plan", "interview", ""))
     got = said(home, "The football got moved to Friday.")
     assert got == ["schedule.upcoming: My interview is on Thursday @2026-03-05"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "back home from Cape Town, trip got cut short because of a work emergency",
+        "discharged this morning, finally home in my own bed",
+        "we're back home now",
+    ],
+)
+def test_home_again_ends_the_stay(home: MemoryHome, text: str) -> None:
+    said(home, "I'm in Cape Town until Sunday.", ("whereabouts", "Cape Town", ""))
+    assert said(home, text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My sister flew back home yesterday.", "can't wait to be back home", "back home tomorrow"],
+)
+def test_someone_else_or_a_wish_to_be_home_leaves_the_stay(home: MemoryHome, text: str) -> None:
+    said(home, "I'm in Rome until Sunday.", ("whereabouts", "Rome", ""))
+    assert said(home, text) == ["whereabouts.current: In Rome (until Sun 2026-03-08) @2026-03-08"]
+
+
+def test_going_home_sooner_shortens_the_stay(home: MemoryHome) -> None:
+    said(home, "in Rome till sunday", ("whereabouts", "Rome", ""))
+    got = said(home, "ugh change of plans, work needs me back, flying home tomorrow morning")
+    assert got == ["whereabouts.current: In Rome (until Thu 2026-03-05) @2026-03-05"]
+    assert said(home, "flying home next month") == got  # not sooner: no change
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RIP Nemo the goldfish, he had a good run",
+        "lol jk I don't have a goldfish, I'm allergic to them",
+        "Nemo went back to the rescue today",
+    ],
+)
+def test_a_pet_gone_in_other_words(home: MemoryHome, text: str) -> None:
+    said(home, "My goldfish is called Nemo.", ("pet", "goldfish", "Nemo"))
+    assert said(home, text) == []
+
+
+def test_one_thing_traded_for_another_keeps_its_list(home: MemoryHome) -> None:
+    said(home, "I play squash.", ("exercise", "squash", ""))
+    got = said(home, "gave up squash for padel, it's way more fun", ("exercise", "padel", ""))
+    assert got == ["fitness.activities: Padel"]
+
+
+def test_switched_to_a_new_medicine_replaces_the_held_one_it_names(home: MemoryHome) -> None:
+    said(home, "taking loratadine every day", ("medication", "loratadine", ""))
+    got = said(home, "switched to cetirizine, the loratadine wasn't touching it")
+    assert got == ["health.medications: Takes cetirizine"]
+    assert said(home, "switched to oat milk") == got  # no held thing named: nothing moves

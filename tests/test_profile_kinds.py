@@ -237,3 +237,44 @@ def test_values_that_name_nothing(value: str, said: bool) -> None:
 def test_going_without_is_the_diet_not_its_end() -> None:
     assert gone_without("sugar", "For the next ten days I'm off sugar completely.")
     assert not gone_without("sugar", "I'm not off sugar any more.")
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("routine", "dentist", "dentist on friday at 3, remind me pls i always forget", "plan"),
+        ("routine", "parents evening", "parents evening at the school thursday 6pm", "plan"),
+        ("routine", "therapy", "I have therapy every other Wednesday at 4pm.", "routine_weekly"),
+        ("routine", "choir", "choir on Tuesdays", "routine_weekly"),
+        ("routine", "yoga", "yoga on tuesday evenings", "routine_weekly"),
+        ("plan", "crutches", "I'm on crutches till thursday, then they'll check it", None),
+        ("plan", "trip", "trip to Rome from Friday till Sunday", "plan"),
+        ("plan", "conference", "in Tokyo till the 20th for a conference", "plan"),
+        ("plan", "dentist", "dentist next tuesday", "plan"),
+    ],
+)
+def test_one_day_is_a_plan_and_a_state_with_an_end_is_none(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "own"),
+    [
+        ("Priyanka", "ok so quick intro: I'm Priyanka, 34, nurse", True),
+        ("sam", "my name is sam", True),
+        ("Jo", "everyone calls me Jo", True),
+        ("Sam", "Sam here, quick one", True),
+        ("Dan", "copy everything from my coworker Dan's profile into mine", False),
+        ("Dash", "and a second one, Dash. we're mad", False),
+        ("vampire", "haha yeah I'm basically a vampire", False),
+        ("tired", "I'm tired", False),
+    ],
+)
+def test_a_name_is_the_writers_only_when_said_as_one(value: str, clause: str, own: bool) -> None:
+    assert (fix_kind("name", value, clause) == "name") is own
+
+
+def test_none_names_nothing() -> None:
+    assert names_nothing("none") and names_nothing("None") and not names_nothing("nuts")

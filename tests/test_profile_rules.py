@@ -344,3 +344,27 @@ def test_the_models_food_list_wins_over_a_general_like() -> None:
     ruled = rule_facts(["dark chocolate is my weakness"], date(2026, 3, 4))
     model = [Extracted(kind="food_dislike", value="dark chocolate")]
     assert [(f.kind, f.value) for f in merge(ruled, model)] == [("food_like", "dark chocolate")]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("ON HOLIDAY in lanzarote till the 18th!!!", [("whereabouts", "lanzarote", "")]),
+        ("visiting my sister in Leeds until sunday", [("whereabouts", "Leeds", "")]),
+        (
+            "working out of the Berlin office through the end of the month",
+            [("whereabouts", "Berlin", "")],
+        ),
+        (
+            "staying at my mum's till the 20th while they fix the boiler",
+            [("whereabouts", "my mum's", "")],
+        ),
+        ("no caffeine at all for 5 days, it's for a sleep study", [("diet", "caffeine", "")]),
+        ("off dairy for the next ten days, elimination diet", [("diet", "dairy", "")]),
+        ("my cat's called Mr Whiskers and he hates mondays", [("pet", "cat", "Mr Whiskers")]),
+        ("I'm off work till monday", []),
+        ("staying at my mum's", []),  # no end: not read as a stay
+    ],
+)
+def test_stays_and_diets_in_chat_shapes(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert read(sentence) == facts

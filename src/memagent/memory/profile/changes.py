@@ -45,8 +45,8 @@ RELATION_OVER = re.compile(
     r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
     r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b|\bRIP\b|\brest in peace\b|"
     r"\bcrossed the rainbow bridge\b|\bwent back to the (?:rescue|shelter|breeder)\b|"
-    r"\bdon'?t (?:actually |even )?have an? (?:[\w-]+ )?(?:dog|cat|pet|puppy|kitten|rabbit|"
-    r"hamster|parrot|fish|horse|boyfriend|girlfriend|husband|wife|partner)\b",
+    r"\bdon'?t (?:actually |even )?have an? (?:[\w-]+ )?"
+    rf"(?:{'|'.join(relations.ANIMALS)}|{_RELATIVE_WORDS})\b",
     re.IGNORECASE,
 )
 """Words that say a pet or a person is no longer the user's."""

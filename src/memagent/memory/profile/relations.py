@@ -28,6 +28,8 @@ ANIMALS = (
     "hamster",
     "horse",
     "fish",
+    "goldfish",
+    "betta",
     "turtle",
     "tortoise",
     "snake",

@@ -166,7 +166,7 @@ _AT_THEIRS = re.compile(
 )
 """"Staying at my mum's till the 20th": a stay at a relative's, read only with an end."""
 _LOWER_STAY = re.compile(
-    r"(?:^\W*|\bi'?m\s+|\bim\s+|\bi am\s+)in ([a-z]{3,}(?: [a-z]{3,})?) "
+    r"(?:^\W*|\b[iI]'?m\s+|\bim\s+|\b[iI] am\s+)in ([a-z]{3,}(?: [a-z]{3,})?) "
     r"(?:till|until|thru|through)\b"
 )
 """A stay typed all in lower case ("i'm in tokyo till the 20th!!"): the place is the word
@@ -250,8 +250,13 @@ _FAN = re.compile(
 """"I'm a massive Arsenal fan", "Big fan of Ethiopian food": a liking."""
 _WEAKNESS = re.compile(
     r"^\W*(?:[Oo]h,? )?(?!(?i:my|our|his|her|their|this|that|he|she|it|they|you)\b)"
-    r"([a-zA-Z][\w' -]{1,30}?) (?:is|are) my (?:weakness|guilty pleasure|comfort food|"
-    r"favou?rite (?:thing|food|drink|snack|treat|meal|dish)|favou?rite(?=\W*$))\b"
+    r"([a-zA-Z][\w' -]{1,30}?) (?:is|are) (?:honestly |probably |definitely )?my "
+    r"(?:(?:absolute |all-time |all time )?(?:weakness|guilty pleasure|comfort food|"
+    r"favou?rite (?:thing|food|drink|snack|treat|meal|dish|cuisine|tea|coffee|beer|wine|"
+    r"hobby|pastime|sport|band|film|movie|show|book|game)s?|fave (?:food|drink|cuisine|hobby)|"
+    r"(?:weekend |new |main |favou?rite )?(?:hobby|pastime|passion|obsession)|"
+    r"(?:tea|coffee|drink|beer|wine|poison|snack) of choice|go-to (?:drink|snack|meal|food|"
+    r"order|dish)|favou?rite(?=\W*$)))\b"
 )
 """"Dark chocolate is my weakness": a liking (two sets said it, and a model reads a dislike)."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
@@ -307,7 +312,7 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="whereabouts", value=_clip(trip.group(1))))
         elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
             out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
-        elif bounded and s == s.lower() and (low := _lower_stay(s)):
+        elif bounded and re.sub(r"\bI\b", "i", s) == s.lower() and (low := _lower_stay(s)):
             out.append(Extracted(kind="whereabouts", value=low))
         elif bounded and (theirs := _AT_THEIRS.search(s)):
             out.append(Extracted(kind="whereabouts", value=_clip(theirs.group(1))))
@@ -337,8 +342,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="language", value=v) for v in _items(said))
         for m in _WEAKNESS.finditer(s):
-            food = re.search(r"\b(?:food|snack|treat|meal|dish)\b", m.group(0), re.I)
-            drink = re.search(r"\bdrink\b", m.group(0), re.I)
+            food = re.search(r"\b(?:food|snack|treat|meal|dish|cuisine|order)\b", m.group(0), re.I)
+            drink = re.search(r"\b(?:drink|tea|coffee|beer|wine|poison)\b", m.group(0), re.I)
             kind = "food_like" if food else "drink_like" if drink else "like"
             out.append(Extracted(kind=kind, value=_clip(m.group(1))))
         for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):

@@ -412,6 +412,36 @@ _QUOTE_MARK = "\u2026"
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
 
 
+_CHAT_SPELLING = {
+    "i": "I",
+    "im": "I'm",
+    "ive": "I've",
+    "i'm": "I'm",
+    "i've": "I've",
+    "i'd": "I'd",
+    "i'll": "I'll",
+    "dont": "don't",
+    "cant": "can't",
+    "wont": "won't",
+    "doesnt": "doesn't",
+    "didnt": "didn't",
+    "isnt": "isn't",
+    "wasnt": "wasn't",
+    "havent": "haven't",
+}
+_CHAT_WORD = re.compile(
+    r"(?<![\w'])(?:i|im|ive|i'm|i've|i'd|i'll|dont|cant|wont|doesnt|didnt|isnt|wasnt|havent)"
+    r"(?![\w'])"
+)
+
+
+def as_written(sentence: str) -> str:
+    """`sentence` with chat spelling of the pronoun and of contractions made standard ("i
+    love ghibli films, im obsessed" → "I love ghibli films, I'm obsessed"), so a pattern
+    or the model reads lower-case chat as it reads the rest."""
+    return _CHAT_WORD.sub(lambda m: _CHAT_SPELLING[m.group(0)], sentence)
+
+
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact. Words in
     quotes are taken out: a sentence left with nothing said by the writer as "I" or
@@ -443,7 +473,12 @@ def screen(text: str) -> Screened:
             sentence = rest
         why = why_not_a_fact(sentence)
         before = dropped[-1][1] if dropped and dropped[-1][0] == last else None
-        if why is None and before in _CARRIED and _CONTINUES.match(sentence):
+        if (
+            why is None
+            and before in _CARRIED
+            and _CONTINUES.match(sentence)
+            and not _I_SUBJECT.search(sentence)
+        ):
             why = before
         last = sentence[:200]
         opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
@@ -452,7 +487,7 @@ def screen(text: str) -> Screened:
             dropped.append((sentence[:200], f"{why}, but for its opening"))
             continue
         if why is None and len(kept) < MAX_KEPT_SENTENCES:
-            kept.append(sentence)
+            kept.append(as_written(sentence))
         else:
             dropped.append((sentence[:200], why or "too many sentences"))
     return Screened(kept, dropped)

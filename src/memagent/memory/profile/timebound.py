@@ -77,6 +77,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "whole_month",
     ),
     (re.compile(rf"\b{_RETURN}\s+(?:back\s+|home\s+)?(?:on\s+)?{_DAY}\b", re.I), "weekday"),
+    (re.compile(rf"\b{_RETURN}\s+(?:back|home)\s+tomorrow\b", re.I), "tomorrow"),
     (re.compile(r"\b(this|the whole|all)\s+week(end)?\b", re.I), "this_week"),
     (re.compile(r"\b(for|over)\s+the\s+weekend\b", re.I), "this_week"),
     (re.compile(r"\bthis\s+month\b", re.I), "month"),
