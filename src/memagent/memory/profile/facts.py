@@ -38,6 +38,7 @@ from memagent.memory.profile.kinds import (
     about_someone_else,
     fix_kind,
     gone_without,
+    liking_said,
     names_nothing,
     their_subject,
     timed_apart,
@@ -102,46 +103,19 @@ ALWAYS_CHECKED = frozenset(
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
 
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "my",
-        "our",
-        "some",
-        "any",
-        "of",
-        "to",
-        "for",
-        "in",
-        "on",
-        "at",
-        "with",
-        "and",
-        "or",
-        "i",
-        "me",
-        "im",
-        "i'm",
-        "am",
-        "is",
-        "are",
-        "be",
-        "really",
-        "very",
-        "so",
-        "much",
-        "lot",
-        "lots",
-        "kind",
-        "sort",
-    ]
-)
-_DURABLE = frozenset(
-    {"work", "home", "pet", "family", "name", "condition", "allergy", "diet", "whereabouts"}
-)
+# fmt: off
+_STOP = frozenset([
+    "a", "an", "the", "my", "our", "some", "any", "of", "to", "for", "in", "on", "at", "with",
+    "and", "or", "i", "me", "im", "i'm", "am", "is", "are", "be", "really", "very", "so",
+    "much", "lot", "lots", "kind", "sort",
+])
+_DURABLE = frozenset([
+    "work", "home", "pet", "family", "name", "condition", "allergy", "diet", "whereabouts",
+    "medication",
+])
+# fmt: on
 """Kinds of fact a habit or plan read in the same sentence may be a remark on."""
+_LIKES = ("like", "food_like", "drink_like")
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
@@ -414,6 +388,11 @@ def plan(
         aside = clause in told and not timed_apart(timed, value, clause)
         if timed in ("routine", "plan") and aside:
             dropped.append((value, "a remark on another fact, not a habit or plan of its own"))
+            continue
+        if fixed in _LIKES and clause in told and not liking_said(value, clause):
+            dropped.append(
+                (value, "a remark on another fact, not a taste")
+            )  # "metformin with meals"
             continue
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))

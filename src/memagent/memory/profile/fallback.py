@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
-from memagent.memory.profile.kinds import EVENT_WORDS
+from memagent.memory.profile.occasions import EVENT_WORDS
 
 _CLOCK = re.compile(
     r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\bo'clock\b|\bnoon\b|\bmidnight\b",

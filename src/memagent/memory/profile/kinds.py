@@ -18,6 +18,19 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.negation import disliked, ended, subclause
+from memagent.memory.profile.occasions import (
+    AHEAD,
+    EVENT,
+    EVENT_WORDS,
+    HABIT,
+    PAST,
+    REGULAR,
+    UNTIL,
+    WEEKLY,
+    a_day_besides_its_end,
+    habitual,
+    one_day,
+)
 from memagent.memory.profile.statements import episodic
 
 OPPOSITE = {
@@ -54,20 +67,6 @@ _DRINKS = re.compile(
 _DRINKING = re.compile(
     r"\b(drink|drinks|drank|drinking|sip|sipping|cup|mug|glass|pint|bottle|brew)\b", re.I
 )
-_HABIT = re.compile(
-    r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
-    r"rarely|mostly|most (days|nights|mornings|evenings|weeks)|mornings|evenings|nights|"
-    r"weekdays?|weekends?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
-    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b",
-    re.IGNORECASE,
-)
-_PRESENT_SIMPLE = re.compile(
-    r"\b(?:I|we)\s+(?:\w+ly\s+)?(?!(?:am|was|were|have|has|had|did|just|will|would|could|should|"
-    r"might|can|may|must|got|went|came|left|flew|drove|ran|saw|said|told|thought)\b)"
-    r"[a-z]+(?<!ed)\b",
-    re.IGNORECASE,
-)
-""""I take the train to work": a habit said in the present simple."""
 _SETTLED = re.compile(r"\b(moved|relocated|settled|live|living|lives)\b", re.IGNORECASE)
 _STAY_END = re.compile(
     r"\b(until|till|til|through|for (?:the )?(?:next )?\w+ (?:days?|weeks?|nights?)|"
@@ -85,19 +84,6 @@ _HOW_TO_ANSWER = re.compile(
 )
 """How the user wants to be answered is said in these words; a "communication"
 fact without any of them is not one."""
-_PAST = re.compile(r"\b(yesterday|last (night|week|month|year)|ago|earlier today)\b", re.I)
-_AHEAD = re.compile(
-    r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
-    r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
-    r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b",
-    re.IGNORECASE,
-)
-EVENT_WORDS = (
-    r"appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|conference|"
-    r"surgery|check-?up|birthday|graduation|funeral|anniversary|reunion|recital"
-)
-_EVENT = re.compile(rf"\b({EVENT_WORDS})\b", re.IGNORECASE)
 _RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_WORDS})\b", re.I)
 """A relative's wedding or birthday is a date in the user's own calendar."""
 _NAMED_SUBJECT = re.compile(
@@ -172,15 +158,6 @@ _RESTRICTS = re.compile(
 """Words that make a food a rule kept (a diet restriction) rather than a taste."""
 _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medication)$", re.I)
 """A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
-_WEEKLY = re.compile(
-    r"\b(every|each|on)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
-    r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
-    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
-    r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
-    r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
-    r"days?)?\s+a\s+week\b",
-    re.IGNORECASE,
-)
 _LIKING = re.compile(
     r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
     r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
@@ -196,12 +173,6 @@ NAME_AFTER = re.compile(
 )
 
 
-_REGULAR = re.compile(
-    r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|before (?:bed|work|"
-    r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b",
-    re.IGNORECASE,
-)
 _MOOD = re.compile(
     r"(?:so |very |really |a bit |kinda )?(?:bored|tired|exhausted|stressed|anxious|sad|happy|"
     r"sick|stable|fine|ok|okay|busy|hungover|sleepy|grumpy|cranky|nervous|excited|"
@@ -341,7 +312,7 @@ def passing_taste(value: str, clause: str) -> bool:
     part = subclause(value, clause)
     if _SARCASM.search(clause) or _PASSING.search(part):
         return True
-    return bool(_MOMENT.search(part)) and not _HABIT.search(part)
+    return bool(_MOMENT.search(part)) and not HABIT.search(part)
 
 
 _THIRD_SUBJECT = re.compile(
@@ -421,43 +392,10 @@ def about_no_one(clause: str) -> bool:
     )
 
 
-_ONE_DAY = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)|\b(?:tomorrow|tonight)\b", re.I
-)
-_UNTIL = re.compile(r"\b(?:until|till|til|through|thru)\b", re.IGNORECASE)
-_UNTIL_WHEN = re.compile(
-    r"\b(?:until|till|til|through|thru)\s+(?:the\s+)?(?:end of (?:the )?)?(?:next\s+)?[\w-]+"
-    r"(?:\s+the\s+\d+\w*)?",
-    re.IGNORECASE,
-)
-_A_DAY = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|"
-    r"oct|nov|dec)[a-z]*\b|\b\d{1,2}(?:st|nd|rd|th)?\b|\b(?:next|tomorrow|tonight|this)\b",
-    re.IGNORECASE,
-)
-
-
-def _a_day_besides_its_end(clause: str) -> bool:
-    """A day is said in the clause other than the one it lasts until ("from Friday till
-    Sunday", "on the 3rd"), so what it says happens on a day."""
-    return bool(_A_DAY.search(_UNTIL_WHEN.sub(" ", clause)))
-
-
-def _one_day(clause: str) -> bool:
-    """The clause names one day ("on friday", "thursday 6pm", "tomorrow") and no word
-    of a day that comes back ("every", "Fridays", "weekly")."""
-    return bool(_ONE_DAY.search(clause)) and not (
-        _REGULAR.search(clause) or _WEEKLY.search(clause.replace(" on ", " "))
-    )
-
-
-def _habitual(clause: str) -> bool:
-    """The clause says something done regularly: a habit word or a time of day
-    ("every morning", "on Fridays", "at 6am"), or the present simple ("I take the
-    train to work") of something not in the past."""
-    if _PAST.search(clause) or episodic(clause):
-        return False
-    return bool(_HABIT.search(clause) or _PRESENT_SIMPLE.search(clause))
+def liking_said(value: str, clause: str) -> bool:
+    """The part of `clause` that says `value` has a word of liking in it ("love", "my
+    favourite", "into")."""
+    return bool(_LIKING.search(subclause(value, clause)))
 
 
 _AVOIDED = re.compile(
@@ -487,6 +425,11 @@ _NO_THING = frozenset(
         "na",
         "whatever",
         "nil",
+        "always",
+        "never",
+        "sometimes",
+        "usually",
+        "often",
     }
 )
 
@@ -521,8 +464,8 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
         return False  # "on a liquid diet till Monday": the other fact's time, not a plan
     sub = subclause(value, clause)
     if kind == "plan":
-        return bool(_EVENT.search(sub) or _AHEAD.search(sub))
-    return bool(_REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
+        return bool(EVENT.search(sub) or AHEAD.search(sub))
+    return bool(REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
 
 
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
@@ -567,7 +510,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "medication" and _DOSE.fullmatch(value.strip()):
         return None  # "Takes 50 mg": a dose, not the medicine
     if kind in ("condition", "medication") and _PROCEDURE.search(value):
-        return "plan" if _AHEAD.search(clause) else None  # "shoulder surgery on the 18th"
+        return "plan" if AHEAD.search(clause) else None  # "shoulder surgery on the 18th"
+    if kind == "condition" and (
+        re.search(r"\ballergic\b", value, re.I) or re.fullmatch(r"[a-z]+ing", value.strip(), re.I)
+    ):
+        return None  # "Epipen-level allergic" (the allergy is read as one), "wheezing": a symptom
     if kind == "condition" and not _health_said(value, clause):
         return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (
@@ -580,22 +527,22 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         )
     ):
         kind = "whereabouts"  # "I'm in hospital until Monday": a stay
-    if kind == "routine" and (_EVENT.search(clause) or _one_day(subclause(value, clause))):
+    if kind == "routine" and (EVENT.search(clause) or one_day(subclause(value, clause))):
         kind = "plan"  # "dentist on friday at 3": one day, not every Friday
     if (
         kind == "plan"
-        and _UNTIL.search(clause)
-        and not _EVENT.search(value)
-        and not _a_day_besides_its_end(clause)
+        and UNTIL.search(clause)
+        and not EVENT.search(value)
+        and not a_day_besides_its_end(clause)
     ):
         return None  # "on crutches till thursday": a state with its end, not an event
-    if kind == "plan" and episodic(clause) and not _AHEAD.search(clause):
+    if kind == "plan" and episodic(clause) and not AHEAD.search(clause):
         return None  # "Our flight got delayed by three hours": past, nothing ahead
-    if kind == "routine" and not _habitual(clause):
-        if not _AHEAD.search(subclause(value, clause)) or _PAST.search(clause):
+    if kind == "routine" and not habitual(clause):
+        if not AHEAD.search(subclause(value, clause)) or PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
         kind = "plan"  # "We're expecting our first baby in October"
-    if kind == "whereabouts" and _MOVING_TO.search(clause) and _AHEAD.search(clause):
+    if kind == "whereabouts" and _MOVING_TO.search(clause) and AHEAD.search(clause):
         return "plan"  # "we're moving to Sheffield next month": a move ahead, not a stay now
     if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):
         kind = "home"  # "We moved out of Leeds, we're in York now"
@@ -606,10 +553,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind in ("exercise", "like", "food_like", "drink_like") and _ONCE.search(clause):
         return None  # "tried hot yoga once, never again": a try, not a habit or taste
     if kind == "exercise" and not _SPORT.search(value):
-        if not (_LIKING.search(clause) or (_habitual(clause) and _REGULAR.search(clause))):
+        if not (_LIKING.search(clause) or (habitual(clause) and REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"
         kind = "like"  # "I play chess online most evenings": a pastime
-    elif kind == "exercise" and _habitual(clause) and _REGULAR.search(clause):
+    elif kind == "exercise" and habitual(clause) and REGULAR.search(clause):
         kind = "routine"  # "I walk the dog at 7 every morning": a habit, said with its time
     if kind in ("like", "dislike") and re.search(
         r"\b(?:food|cuisine|dishes|cooking)$", value, re.I
@@ -653,6 +600,6 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
                 )
                 else "family"
             )
-    if kind == "routine" and _WEEKLY.search(clause):
+    if kind == "routine" and WEEKLY.search(clause):
         return "routine_weekly"
     return kind

@@ -114,7 +114,7 @@ _COMMUNICATION = re.compile(
 )
 _WANTS = re.compile(
     r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop|"
-    r"go into|more|less|no)\b",
+    r"go into|more|less|no|please|pls)\b|\s>\s",
     re.IGNORECASE,
 )
 _PART = re.compile(r"\s*[,;:]\s*|\s+(?:so|but|because|and then)\s+", re.IGNORECASE)

@@ -1,0 +1,116 @@
+"""When a fact happens, from its time words: once or again and again.
+
+A habit is said with a word that comes back ("every", "on Fridays", "at 6am", the
+present simple "I take the train"); a plan with one day ahead ("on friday", "next
+week", "tomorrow"); a state with an end ("on crutches till thursday") with no day of
+its own but the one it lasts until. `kinds.fix_kind` reads these to file a value as a
+routine (daily or weekly), a plan, or neither.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memagent.memory.profile.statements import episodic
+
+HABIT = re.compile(
+    r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
+    r"rarely|mostly|most (days|nights|mornings|evenings|weeks)|mornings|evenings|nights|"
+    r"weekdays?|weekends?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
+    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b",
+    re.IGNORECASE,
+)
+
+
+_PRESENT_SIMPLE = re.compile(
+    r"\b(?:I|we)\s+(?:\w+ly\s+)?(?!(?:am|was|were|have|has|had|did|just|will|would|could|should|"
+    r"might|can|may|must|got|went|came|left|flew|drove|ran|saw|said|told|thought)\b)"
+    r"[a-z]+(?<!ed)\b",
+    re.IGNORECASE,
+)
+""""I take the train to work": a habit said in the present simple."""
+
+
+PAST = re.compile(r"\b(yesterday|last (night|week|month|year)|ago|earlier today)\b", re.I)
+
+
+AHEAD = re.compile(
+    r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
+    r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b",
+    re.IGNORECASE,
+)
+
+
+EVENT_WORDS = (
+    r"appointment|meeting|wedding|flight|interview|concert|party|exam|deadline|conference|"
+    r"surgery|check-?up|birthday|graduation|funeral|anniversary|reunion|recital"
+)
+
+
+EVENT = re.compile(rf"\b({EVENT_WORDS})\b", re.IGNORECASE)
+
+
+WEEKLY = re.compile(
+    r"\b(every|each|on)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
+    r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
+    r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
+    r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
+    r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
+    r"days?)?\s+a\s+week\b",
+    re.IGNORECASE,
+)
+
+
+REGULAR = re.compile(
+    r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|before (?:bed|work|"
+    r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b",
+    re.IGNORECASE,
+)
+
+
+_ONE_DAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)|\b(?:tomorrow|tonight)\b", re.I
+)
+
+
+UNTIL = re.compile(r"\b(?:until|till|til|through|thru)\b", re.IGNORECASE)
+
+
+_UNTIL_WHEN = re.compile(
+    r"\b(?:until|till|til|through|thru)\s+(?:the\s+)?(?:end of (?:the )?)?(?:next\s+)?[\w-]+"
+    r"(?:\s+the\s+\d+\w*)?",
+    re.IGNORECASE,
+)
+
+
+_A_DAY = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|"
+    r"oct|nov|dec)[a-z]*\b|\b\d{1,2}(?:st|nd|rd|th)?\b|\b(?:next|tomorrow|tonight|this)\b",
+    re.IGNORECASE,
+)
+
+
+def a_day_besides_its_end(clause: str) -> bool:
+    """A day is said in the clause other than the one it lasts until ("from Friday till
+    Sunday", "on the 3rd"), so what it says happens on a day."""
+    return bool(_A_DAY.search(_UNTIL_WHEN.sub(" ", clause)))
+
+
+def one_day(clause: str) -> bool:
+    """The clause names one day ("on friday", "thursday 6pm", "tomorrow") and no word
+    of a day that comes back ("every", "Fridays", "weekly")."""
+    return bool(_ONE_DAY.search(clause)) and not (
+        REGULAR.search(clause) or WEEKLY.search(clause.replace(" on ", " "))
+    )
+
+
+def habitual(clause: str) -> bool:
+    """The clause says something done regularly: a habit word or a time of day
+    ("every morning", "on Fridays", "at 6am"), or the present simple ("I take the
+    train to work") of something not in the past."""
+    if PAST.search(clause) or episodic(clause):
+        return False
+    return bool(HABIT.search(clause) or _PRESENT_SIMPLE.search(clause))
