@@ -21,6 +21,7 @@ from memagent.llm.yesno import verdict_schema
 from memagent.memory.profile import LearnFailed, ProfileStore, learn
 from memagent.memory.profile.extract import GATE_SCHEMA, Reading, extract_messages
 from memagent.memory.profile.fact_schema import extraction_schema
+from memagent.memory.profile.operations import AppendOp
 
 WED = date(2026, 3, 4)
 
@@ -144,11 +145,18 @@ def test_no_model_call_for_what_cannot_be_a_fact(home: MemoryHome, statement: st
     assert snapshot(home) == before
 
 
+def test_a_copied_example_is_dropped_and_the_said_fact_kept(home: MemoryHome) -> None:
+    llm = model([{"kind": "allergy", "value": "peanuts", "name": ""}])
+    res = learn(store_of(home), llm, "I'm vegetarian, by the way.")
+    shown = [op.value.display for op in res.operations if isinstance(op, AppendOp)]
+    assert res.ok and shown == ["Vegetarian"]
+
+
 @pytest.mark.parametrize(
     ("statement", "facts"),
     [
         # the model copies a few-shot example, or its placeholder
-        ("I'm vegetarian, by the way.", [{"kind": "allergy", "value": "peanuts", "name": ""}]),
+        ("Had a long walk this morning.", [{"kind": "allergy", "value": "peanuts", "name": ""}]),
         ("Lovely day today.", [{"kind": "food_like", "value": "<DISH>", "name": ""}]),
         # other people's facts
         ("Tom is allergic to shellfish.", [{"kind": "allergy", "value": "shellfish", "name": ""}]),

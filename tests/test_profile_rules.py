@@ -368,3 +368,26 @@ def test_the_models_food_list_wins_over_a_general_like() -> None:
 )
 def test_stays_and_diets_in_chat_shapes(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("went fully vegan over christmas, so not just veggie anymore", [("diet", "vegan", "")]),
+        ("I'm veggie", [("diet", "vegetarian", "")]),
+        ("I'm not vegan", []),
+        ("my sister is vegan", []),
+        ("vegan food is great", []),
+        ("been getting really into old westerns instead", [("like", "old westerns", "")]),
+        ("I'm into my third week of training", []),
+        ("not really into podcasts, I prefer audiobooks", [("dislike", "podcasts", "")]),
+        ("sprained my ankle at netball", [("condition", "sprained ankle", "")]),
+        ("broke my arm skiing over christmas", [("condition", "broken arm", "")]),
+        ("currently in Hanoi, working remotely from here", [("whereabouts", "Hanoi", "")]),
+        ("I'm in Oslo for a bit", [("whereabouts", "Oslo", "")]),
+    ],
+)
+def test_diets_tastes_injuries_and_stays_in_chat_words(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert read(sentence) == facts

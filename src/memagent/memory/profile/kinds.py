@@ -149,7 +149,11 @@ def _own_name_said(value: str, clause: str) -> bool:
 _FIRST_PERSON = re.compile(
     r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
 )
-_ALLERGY_WORDS = re.compile(r"allerg|alerg|anaphyla|epipen", re.IGNORECASE)
+_ALLERGY_WORDS = re.compile(
+    r"allerg|alerg|anaphyla|epipen|\bhives\b|\bswell(?:s|ing)? up\b|throat (?:swell|close|closes)|"
+    r"\breact(?:s|ion)? (?:badly )?to\b",
+    re.IGNORECASE,
+)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
     r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",

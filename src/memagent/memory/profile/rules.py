@@ -259,6 +259,41 @@ _WEAKNESS = re.compile(
     r"order|dish)|favou?rite(?=\W*$)))\b"
 )
 """"Dark chocolate is my weakness": a liking (two sets said it, and a model reads a dislike)."""
+_DIET_NOW = re.compile(
+    r"\b(?:I'?m|I am|we'?re|went|gone|going|turned|become|became|been)\s+"
+    r"(?:(?:now|fully|strictly|totally|completely|properly|mostly|full-time|officially)\s+)?"
+    r"(vegan|vegetarian|veggie|pescatarian|pescetarian|plant-based)\b"
+    r"(?! (?:food|restaurant|place))",
+    re.IGNORECASE,
+)
+""""Went fully vegan over christmas", "I'm pescatarian": the diet one keeps now."""
+_INTO = re.compile(
+    r"\b(?:I'?m|I am|been|getting|got)\s+(?:(?:really|very|super|so|well|totally|big "
+    r"time|quite|kind of|kinda)\s+)*into\s+(?!(?:my|the|a|an|it|that|this|bed|work|town|"
+    r"trouble|shape|debt)\b)([a-z][\w' -]{2,40}?)(?=[,.;!]|$| and | but | now\b| lately\b| "
+    r"these days\b| instead\b| at the moment\b)",
+    re.IGNORECASE,
+)
+_NOT_INTO = re.compile(
+    r"^\W*(?:I'?m |I am )?not (?:really |that |too |very |super |big )?(?:into|a fan of) "
+    r"(?!(?:my|the|it|that|this)\b)([a-z][\w' -]{2,40}?)(?=[,.;!]|$| and | but )",
+    re.IGNORECASE,
+)
+""""been getting really into old westerns", "not really into podcasts": a taste, in chat words."""
+_INJURY = re.compile(
+    r"\b(?:I(?:'ve| have)?\s+)?(broke|broken|sprained|fractured|twisted|dislocated|tore|torn)"
+    r"\s+(?:my\s+)?(ankle|wrist|arm|leg|foot|toe|finger|hand|knee|elbow|shoulder|collarbone|"
+    r"rib|ribs|nose|hip|back|thumb|acl|hamstring)\b",
+    re.IGNORECASE,
+)
+""""sprained my ankle at netball", "broke my arm skiing": an injury is a condition (a while)."""
+_NOW_IN = re.compile(
+    r"^\W*(?:I'?m |I am |im |we'?re )?(?:currently|presently|right now|for now) "
+    r"(?:in|at|staying in|working from) ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"\bI'?m (?:in|staying in) ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:for a (?:bit|while)|for now|at "
+    r"the moment)\b"
+)
+""""currently in Hanoi, working remotely from here for a bit": there now, no end said."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
 _TRAVEL = re.compile(
     r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
@@ -346,6 +381,28 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             drink = re.search(r"\b(?:drink|tea|coffee|beer|wine|poison)\b", m.group(0), re.I)
             kind = "food_like" if food else "drink_like" if drink else "like"
             out.append(Extracted(kind=kind, value=_clip(m.group(1))))
+        for m in _DIET_NOW.finditer(s):
+            diet = (
+                m.group(1)
+                .lower()
+                .replace("veggie", "vegetarian")
+                .replace("pescetarian", "pescatarian")
+            )
+            if not re.search(r"\b(?:not|no longer|n't|if|would|might)\b", s[: m.start()], re.I):
+                out.append(Extracted(kind="diet", value=diet))
+        for m in _NOT_INTO.finditer(s):
+            out.append(Extracted(kind="dislike", value=_clip(m.group(1))))
+        for m in _INTO.finditer(s):
+            if not re.search(r"\bnot\b", s[max(0, m.start() - 12) : m.start()], re.I):
+                out.append(Extracted(kind="like", value=_clip(m.group(1))))
+        for m in _INJURY.finditer(s):
+            how = {"broke": "broken", "tore": "torn"}.get(m.group(1).lower(), m.group(1).lower())
+            out.append(Extracted(kind="condition", value=f"{how} {m.group(2).lower()}"))
+        now_in = _NOW_IN.search(s)
+        if now_in is not None and not bounded:
+            out.append(
+                Extracted(kind="whereabouts", value=_clip(now_in.group(1) or now_in.group(2)))
+            )
         for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):
             out.append(Extracted(kind="like", value=_clip(next(g for g in m.groups() if g))))
         travel = _TRAVEL.search(s)
