@@ -55,7 +55,7 @@ from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.facts import plan, said_word
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.pipeline import learn
-from memagent.memory.profile.statements import sentences
+from memagent.memory.profile.statements import as_written, sentences
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "profile"
 SET = FIXTURES / "statements.yaml"
@@ -266,7 +266,7 @@ class OracleLLM(ScriptedLLM):
 
     def __init__(self, scenarios: Sequence[Scenario], fn: Any) -> None:
         super().__init__(fn=fn)
-        self._after = oracle_after(scenarios)
+        self._after = {as_written(k): v for k, v in oracle_after(scenarios).items()}
 
     def _said_after(self, statement: str) -> list[Entry]:
         """The items expected after the step that says `statement` (the screen may
@@ -298,7 +298,7 @@ class OracleLLM(ScriptedLLM):
 
 
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
-    gold = oracle_facts(scenarios)
+    gold = {as_written(k): v for k, v in oracle_facts(scenarios).items()}  # as the screen passes it
 
     def lookup(text: str) -> list[Extracted]:
         text = " ".join(text.split())
@@ -351,9 +351,12 @@ class StepOutcome:
 
 def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
     facts = [f for e in given if (f := entry_fact(e)) is not None]
-    sentences = [  # "allergic" must be said for an allergy, a name as one (`facts` kind fixes)
-        ("allergic " if e.startswith("health.allergies=") else "")
-        + re.sub(r"^name ", "my name is ", e.partition("=")[2])
+    said_as = {"health.allergies": "allergic {}", "schedule.upcoming": "{} soon"}
+    said_as |= {"drink.likes": "drinking {}", "drink.dislikes": "drinking {}"}
+    sentences = [  # each said so `facts` files it where the set holds it (a name as a name)
+        said_as.get(e.partition("=")[0].split("|")[0], "{}").format(
+            re.sub(r"^name ", "my name is ", e.partition("=")[2])
+        )
         for e in given
     ]
     planned = plan(facts, sentences, store.load_all(), today)

@@ -378,9 +378,6 @@ def test_stays_and_diets_in_chat_shapes(sentence: str, facts: list[tuple[str, st
         ("I'm not vegan", []),
         ("my sister is vegan", []),
         ("vegan food is great", []),
-        ("been getting really into old westerns instead", [("like", "old westerns", "")]),
-        ("I'm into my third week of training", []),
-        ("not really into podcasts, I prefer audiobooks", [("dislike", "podcasts", "")]),
         ("sprained my ankle at netball", [("condition", "sprained ankle", "")]),
         ("broke my arm skiing over christmas", [("condition", "broken arm", "")]),
         ("currently in Hanoi, working remotely from here", [("whereabouts", "Hanoi", "")]),
@@ -391,3 +388,16 @@ def test_diets_tastes_injuries_and_stays_in_chat_words(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert read(sentence) == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("been getting really into old westerns instead", [("like", "old westerns", "")]),
+        ("I'm into my third week of training", []),
+        ("not really into podcasts, I prefer audiobooks", [("dislike", "podcasts", "")]),
+        ("not really into avocado anymore", [("dislike", "avocado", "")]),
+    ],
+)
+def test_a_taste_said_as_into_fills_in(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert [(f.kind, f.value, f.name) for f in fallback_facts([sentence])] == facts

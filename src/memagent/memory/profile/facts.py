@@ -111,7 +111,6 @@ _STOP = frozenset([
 ])
 _DURABLE = frozenset([
     "work", "home", "pet", "family", "name", "condition", "allergy", "diet", "whereabouts",
-    "medication",
 ])
 # fmt: on
 """Kinds of fact a habit or plan read in the same sentence may be a remark on."""
@@ -346,6 +345,11 @@ def plan(
         and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "whereabouts"
     }
     told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
+    health = {  # "I take metformin with meals": the meals are no taste
+        subclause(f.value, clause_of(f.value, sentences))
+        for f in facts
+        if f.kind in ("medication", "condition", "allergy")
+    }
     negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
@@ -389,7 +393,11 @@ def plan(
         if timed in ("routine", "plan") and aside:
             dropped.append((value, "a remark on another fact, not a habit or plan of its own"))
             continue
-        if fixed in _LIKES and clause in told and not liking_said(value, clause):
+        if (
+            fixed in _LIKES
+            and subclause(value, clause) in health
+            and not liking_said(value, clause)
+        ):
             dropped.append(
                 (value, "a remark on another fact, not a taste")
             )  # "metformin with meals"

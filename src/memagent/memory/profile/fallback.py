@@ -69,6 +69,22 @@ def _clip(text: str) -> str:
     return " ".join(text.split())[:MAX_VALUE_CHARS].strip(" ,.;!")
 
 
+_INTO = re.compile(
+    r"\b(?:I'?m|I am|been|getting|got)\s+(?:(?:really|very|super|so|well|totally|big "
+    r"time|quite|kind of|kinda)\s+)*into\s+(?!(?:my|the|a|an|it|that|this|bed|work|town|"
+    r"trouble|shape|debt)\b)([a-z][\w' -]{2,40}?)(?=[,.;!]|$| and | but | now\b| lately\b| "
+    r"these days\b| instead\b| at the moment\b| any ?more\b| at all\b)",
+    re.IGNORECASE,
+)
+_NOT_INTO = re.compile(
+    r"^\W*(?:I'?m |I am )?not (?:really |that |too |very |super |big )?into "
+    r"(?!(?:my|the|it|that|this)\b)([a-z][\w' -]{2,40}?)"
+    r"(?=[,.;!]|$| and | but | any ?more\b| at all\b)",
+    re.IGNORECASE,
+)
+""""been getting really into old westerns", "not really into podcasts": a taste, in chat words."""
+
+
 def fallback_facts(sentences: list[str]) -> list[Extracted]:
     """What the loose patterns read in `sentences` (module doc)."""
     out: list[Extracted] = []
@@ -89,4 +105,13 @@ def fallback_facts(sentences: list[str]) -> list[Extracted]:
             negative = thing.group(2) or re.search(r"\bnot my\b", thing.group(0), re.I)
             kind = "dislike" if negative else "like"
             out.append(Extracted(kind=kind, value=_clip(thing.group(1))))
+            continue
+        out.extend(
+            Extracted(kind="dislike", value=_clip(m.group(1))) for m in _NOT_INTO.finditer(s)
+        )
+        out.extend(
+            Extracted(kind="like", value=_clip(m.group(1)))
+            for m in _INTO.finditer(s)
+            if not re.search(r"\bnot\b", s[max(0, m.start() - 12) : m.start()], re.I)
+        )
     return out

@@ -28,6 +28,7 @@ from memagent.memory.profile.occasions import (
     UNTIL,
     WEEKLY,
     a_day_besides_its_end,
+    day_said,
     habitual,
     one_day,
 )
@@ -58,7 +59,7 @@ _DIET = re.compile(
 )
 _DRINKS = re.compile(
     r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beers?|wines?|water|juice|"
-    r"milk|sodas?|cola|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
+    r"milk|sodas?|cola|coke|pepsi|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
     r"rooibos|chai|yerba mate|sparkling water|fizzy drinks?|soft drinks?|"
     r"ales?|lagers?|stouts?|cider|gin|vodka|rum|tequila|sake|soju|mocha|cocoa|"
     r"hot chocolate|energy drinks?|drinks?)\b",
@@ -540,6 +541,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         and not a_day_besides_its_end(clause)
     ):
         return None  # "on crutches till thursday": a state with its end, not an event
+    if kind == "plan" and not day_said(clause):
+        return None  # "Stuck in a meeting", "dentist appointment at three": no day ahead
     if kind == "plan" and episodic(clause) and not AHEAD.search(clause):
         return None  # "Our flight got delayed by three hours": past, nothing ahead
     if kind == "routine" and not habitual(clause):

@@ -114,3 +114,21 @@ def habitual(clause: str) -> bool:
     if PAST.search(clause) or episodic(clause):
         return False
     return bool(HABIT.search(clause) or _PRESENT_SIMPLE.search(clause))
+
+
+_DAY_SAID = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:mon|tue|wed|thu|fri|sat|sun)\b|"
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}/\d{1,2}\b|\b\d{4}-\d\d-\d\d\b|"
+    r"\b(?:tomorrow|tonight|soon|next|upcoming|coming up|later this|this (?:week|weekend|month|"
+    r"year|spring|summer|autumn|fall|winter)|in (?:a|an|one|two|three|four|five|six|a few|"
+    r"\d+) (?:days?|weeks?|months?|years?)|weekend|christmas|easter|new year)\b",
+    re.IGNORECASE,
+)
+
+
+def day_said(clause: str) -> bool:
+    """The clause says on what day or in what time ahead something happens ("on the 3rd",
+    "next week", "in June", "tomorrow"), not only a clock time ("at three")."""
+    return bool(_DAY_SAID.search(clause))

@@ -267,19 +267,6 @@ _DIET_NOW = re.compile(
     re.IGNORECASE,
 )
 """"Went fully vegan over christmas", "I'm pescatarian": the diet one keeps now."""
-_INTO = re.compile(
-    r"\b(?:I'?m|I am|been|getting|got)\s+(?:(?:really|very|super|so|well|totally|big "
-    r"time|quite|kind of|kinda)\s+)*into\s+(?!(?:my|the|a|an|it|that|this|bed|work|town|"
-    r"trouble|shape|debt)\b)([a-z][\w' -]{2,40}?)(?=[,.;!]|$| and | but | now\b| lately\b| "
-    r"these days\b| instead\b| at the moment\b)",
-    re.IGNORECASE,
-)
-_NOT_INTO = re.compile(
-    r"^\W*(?:I'?m |I am )?not (?:really |that |too |very |super |big )?(?:into|a fan of) "
-    r"(?!(?:my|the|it|that|this)\b)([a-z][\w' -]{2,40}?)(?=[,.;!]|$| and | but )",
-    re.IGNORECASE,
-)
-""""been getting really into old westerns", "not really into podcasts": a taste, in chat words."""
 _INJURY = re.compile(
     r"\b(?:I(?:'ve| have)?\s+)?(broke|broken|sprained|fractured|twisted|dislocated|tore|torn)"
     r"\s+(?:my\s+)?(ankle|wrist|arm|leg|foot|toe|finger|hand|knee|elbow|shoulder|collarbone|"
@@ -390,11 +377,6 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             )
             if not re.search(r"\b(?:not|no longer|n't|if|would|might)\b", s[: m.start()], re.I):
                 out.append(Extracted(kind="diet", value=diet))
-        for m in _NOT_INTO.finditer(s):
-            out.append(Extracted(kind="dislike", value=_clip(m.group(1))))
-        for m in _INTO.finditer(s):
-            if not re.search(r"\bnot\b", s[max(0, m.start() - 12) : m.start()], re.I):
-                out.append(Extracted(kind="like", value=_clip(m.group(1))))
         for m in _INJURY.finditer(s):
             how = {"broke": "broken", "tore": "torn"}.get(m.group(1).lower(), m.group(1).lower())
             out.append(Extracted(kind="condition", value=f"{how} {m.group(2).lower()}"))
