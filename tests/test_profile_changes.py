@@ -477,3 +477,9 @@ def test_switched_to_a_new_medicine_replaces_the_held_one_it_names(home: MemoryH
     got = said(home, "switched to cetirizine, the loratadine wasn't touching it")
     assert got == ["health.medications: Takes cetirizine"]
     assert said(home, "switched to oat milk") == got  # no held thing named: nothing moves
+
+
+def test_a_rename_with_the_new_name_in_the_next_sentence(home: MemoryHome) -> None:
+    said(home, "My cat is called Smudge.", ("pet", "cat", "Smudge"))
+    got = said(home, "we renamed the cat, Smudge just didn't suit him. he's Pudding now")
+    assert got == ["personal.facts: Cat named Pudding"]

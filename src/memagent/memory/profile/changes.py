@@ -54,6 +54,13 @@ _NAME = r"([A-Z][a-zA-Z'-]+)"
 _RENAME = re.compile(
     rf"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\s+(?:to\s+|as\s+)?{_NAME}"
 )
+_RENAMED = re.compile(r"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\b")
+_NEW_NAME = re.compile(
+    rf"\b(?:[Hh]e|[Ss]he|[Ii]t|[Tt]hey)(?:'s| is| are)(?: now| called)? {_NAME}(?: now)?\b|"
+    rf"\b(?:[Nn]ow|[Cc]alled|[Nn]amed) {_NAME}\b"
+)
+""""We renamed the cat, Smudge just didn't suit him. he's Pudding now": the new name in
+another sentence of the same statement."""
 _MEANT = re.compile(
     r"\b(?:[Ii] meant|[Ii]t'?s|[Ii]t is|[Ss]orry,?|[Oo]ops,?|[Aa]ctually,?)\s+"
     rf"{_NAME},?\s+not\s+{_NAME}\b"
@@ -169,6 +176,9 @@ def renames(
             new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
             pairs.append((new, old))
         pairs += [(m.group(1), None) for m in _RENAME.finditer(s)]
+        if not pairs and _RENAMED.search(s):
+            said = " ".join(sentences)
+            pairs += [(m.group(1) or m.group(2), None) for m in _NEW_NAME.finditer(said)][:1]
         for new, old in pairs:
             named = [
                 (i, w)
