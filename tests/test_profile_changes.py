@@ -483,3 +483,16 @@ def test_a_rename_with_the_new_name_in_the_next_sentence(home: MemoryHome) -> No
     said(home, "My cat is called Smudge.", ("pet", "cat", "Smudge"))
     got = said(home, "we renamed the cat, Smudge just didn't suit him. he's Pudding now")
     assert got == ["personal.facts: Cat named Pudding"]
+
+
+def test_the_end_of_a_diet_or_a_stay_is_no_plan_of_its_own(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "doing dry january properly this year, no alcohol till the end of the month",
+        ("diet", "alcohol", ""),
+        ("plan", "doing dry january properly this year", ""),
+    )
+    assert got == ["diet.restrictions: No alcohol (until Tue 2026-03-31) @2026-03-31"]
+    said(home, "in Rome till sunday", ("whereabouts", "Rome", ""))
+    got = said(home, "change of plans, flying home tomorrow", ("plan", "flying home tomorrow", ""))
+    assert [g for g in got if g.startswith("schedule")] == []

@@ -104,3 +104,10 @@ def test_year_end_and_leap_day() -> None:
 )
 def test_a_plans_day(text: str, expected: date | None) -> None:
     assert event_day(text, WED) == expected
+
+
+def test_until_a_month_holds_through_the_month_before() -> None:
+    jul = date(2026, 7, 7)
+    assert time_bound("no alcohol at all till august", jul) == date(2026, 7, 31)
+    assert time_bound("until January", date(2026, 12, 7)) == date(2026, 12, 31)
+    assert time_bound("until August 3", jul) == date(2026, 8, 3)  # a day said: that day

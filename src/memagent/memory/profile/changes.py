@@ -216,7 +216,7 @@ _NOT_YET = re.compile(
     re.IGNORECASE,
 )
 """'When I'm back home', 'can't wait to be home', 'home tomorrow': not home yet."""
-_GOING_BACK = re.compile(
+GOING_BACK = re.compile(
     r"\b(?:flying|heading|going|coming|driving|getting|travell?ing|taking the train) "
     r"(?:back|home)\b",
     re.IGNORECASE,
@@ -274,7 +274,7 @@ def stay_changes(
         if end is None or re.search(r"\b(?:in|at|to) [A-Z]", s):
             continue
         sooner = stay.expiry is None or end <= stay.expiry
-        if not (_STAY_ON.search(s) or (_GOING_BACK.search(s) and sooner)):
+        if not (_STAY_ON.search(s) or (GOING_BACK.search(s) and sooner)):
             continue  # going home is the stay's end only when it comes sooner
         display = re.sub(r"\s*\(until [^)]*\)$", "", stay.display or "In the same place")
         value = {"item": stay.item, "display": f"{display} (until {end:%a} {end.isoformat()})"}

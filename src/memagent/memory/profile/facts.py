@@ -51,6 +51,7 @@ from memagent.memory.profile.negation import (
     negated_things,
     subclause,
 )
+from memagent.memory.profile.occasions import EVENT, UNTIL
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.timebound import event_day, time_bound
 
@@ -115,6 +116,9 @@ _DURABLE = frozenset([
 # fmt: on
 """Kinds of fact a habit or plan read in the same sentence may be a remark on."""
 _LIKES = ("like", "food_like", "drink_like")
+_WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
+"""Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
+STAY, STAY_KEY = "whereabouts.current", "whereabouts"
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
@@ -345,6 +349,7 @@ def plan(
         and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "whereabouts"
     }
     told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
+    lasting = {clause_of(f.value, sentences) for f in facts if f.kind in _WITH_AN_END}
     health = {  # "I take metformin with meals": the meals are no taste
         subclause(f.value, clause_of(f.value, sentences))
         for f in facts
@@ -387,6 +392,12 @@ def plan(
             read.append(words)
         if fixed in ("plan", "routine") and changes.the_stay(value, clause, stays):
             dropped.append((value, "the stay read again as a plan"))
+            continue
+        if fixed == "plan" and (
+            (UNTIL.search(clause) and clause in lasting and not EVENT.search(value))
+            or (changes.GOING_BACK.search(clause) and _existing(resources, ROUTINE, STAY, STAY_KEY))
+        ):  # "dry january, no alcohol till the end of the month"; "flying home tomorrow"
+            dropped.append((value, "the end of another fact, not a plan"))
             continue
         timed = fixed.removesuffix("_weekly")
         aside = clause in told and not timed_apart(timed, value, clause)

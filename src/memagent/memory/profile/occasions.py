@@ -53,7 +53,7 @@ EVENT = re.compile(rf"\b({EVENT_WORDS})\b", re.IGNORECASE)
 
 
 WEEKLY = re.compile(
-    r"\b(every|each|on)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
+    r"\b(every|each)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
     r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
     r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
@@ -100,11 +100,11 @@ def a_day_besides_its_end(clause: str) -> bool:
 
 
 def one_day(clause: str) -> bool:
-    """The clause names one day ("on friday", "thursday 6pm", "tomorrow") and no word
-    of a day that comes back ("every", "Fridays", "weekly")."""
-    return bool(_ONE_DAY.search(clause)) and not (
-        REGULAR.search(clause) or WEEKLY.search(clause.replace(" on ", " "))
-    )
+    """The clause names one day ("on friday", "thursday 6pm", "tomorrow") and no word of
+    a day that comes back ("every", "Fridays", "weekly") in its part of the clause ("dentist
+    on friday at 3, remind me, I always forget" is one Friday)."""
+    part = next((p for p in re.split(r"[,;]", clause) if _ONE_DAY.search(p)), "")
+    return bool(part) and not (REGULAR.search(part) or WEEKLY.search(clause.replace(" on ", " ")))
 
 
 def habitual(clause: str) -> bool:

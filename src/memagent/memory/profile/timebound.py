@@ -63,6 +63,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of\s+{_FULL_MONTH}\b", re.I), "whole_month"),
     (re.compile(rf"\b{_UNTIL}\s+(?:the\s+)?end of next month\b", re.I), "next_month"),
     (re.compile(rf"\b{_UNTIL}\s+next week\b", re.I), "next_week"),
+    (
+        re.compile(
+            rf"\b(?:until|till|til)\s+(?:the\s+start of\s+)?{_FULL_MONTH}\b(?![\s,]*\d)", re.I
+        ),
+        "before_month",
+    ),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}\s+(day|night|week)s?\b", re.I), "span"),
     (re.compile(rf"\bfor\s+(?:the\s+)?(?:next\s+)?{_COUNT}?\s*(fortnight)s?\b", re.I), "span"),
     (re.compile(r"\b(?:for |over )?the rest of (?:the|this) week\b", re.I), "week"),
@@ -132,6 +138,10 @@ def _resolve(kind: str, m: re.Match[str], today: date) -> date | None:
             when += timedelta(days=7)
         same_week = when.isocalendar()[:2] == today.isocalendar()[:2]
         return when + timedelta(days=7) if "next" in m.group(0).lower() and same_week else when
+    if kind == "before_month":  # "no alcohol till August": through the end of July
+        month = _month_number(m.group(1))
+        year = today.year + (1 if month <= today.month else 0)
+        return date(year, month, 1) - timedelta(days=1)
     if kind == "month_day":
         return _month_day(today, _month_number(m.group(1)), int(m.group(2)))
     if kind == "day_month":
