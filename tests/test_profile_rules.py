@@ -401,3 +401,10 @@ def test_diets_tastes_injuries_and_stays_in_chat_words(
 )
 def test_a_taste_said_as_into_fills_in(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert [(f.kind, f.value, f.name) for f in fallback_facts([sentence])] == facts
+
+
+def test_a_stay_is_the_place_in_the_part_that_says_its_end() -> None:
+    said = "I'm Priyanka, a nurse in Edinburgh, and I'm staying at my mum's till the 20th"
+    assert ("whereabouts", "my mum's", "") in read(said)
+    assert ("whereabouts", "Edinburgh", "") not in read(said)
+    assert read("I'm in Berlin, until Friday") == [("whereabouts", "Berlin", "")]

@@ -303,6 +303,32 @@ def _lower_stay(sentence: str) -> str | None:
     return m.group(1) if m and not set(m.group(1).split()) & _NOT_PLACES else None
 
 
+_PARTS = re.compile(r"\s*[,;]\s*|\s+and\s+(?=(?:I|I'm|we|we're)\b)")
+
+
+def _bound_part(sentence: str, day: date) -> str:
+    """The part of `sentence` that says the end ("I'm Priyanka, a nurse in Edinburgh, and
+    I'm staying at my mum's till the 20th": the stay is the last part's, not Edinburgh)."""
+    parts = [p for p in _PARTS.split(sentence) if p]
+    return next((p for p in reversed(parts) if time_bound(p, day) is not None), sentence)
+
+
+def _stay_place(s: str) -> str | None:
+    """The place of a stay said in `s` (one said with an end: the caller checks)."""
+    stay = _STAY.search(s)
+    trip = _ON_TRIP.search(s)
+    if stay is not None:
+        return _clip(stay.group(1))
+    if trip is not None:
+        return _clip(trip.group(1))
+    if not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
+        return _clip(place.group(1))
+    if re.sub(r"\bI\b", "i", s) == s.lower() and (low := _lower_stay(s)):
+        return low
+    theirs = _AT_THEIRS.search(s)
+    return _clip(theirs.group(1)) if theirs is not None else None
+
+
 def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracted]:
     """The facts fixed patterns read in `sentences`, said on `today` (default: the
     clock's day; it decides whether a time word still lies ahead), see the module doc."""
@@ -325,19 +351,11 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
         elif _RETIRED.search(s):
             out.append(Extracted(kind="work", value="retired"))
-        stay = _STAY.search(s)
         bounded = time_bound(s, day) is not None
-        trip = _ON_TRIP.search(s)
-        if stay is not None and bounded:
-            out.append(Extracted(kind="whereabouts", value=_clip(stay.group(1))))
-        elif trip is not None and bounded:
-            out.append(Extracted(kind="whereabouts", value=_clip(trip.group(1))))
-        elif bounded and not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
-            out.append(Extracted(kind="whereabouts", value=_clip(place.group(1))))
-        elif bounded and re.sub(r"\bI\b", "i", s) == s.lower() and (low := _lower_stay(s)):
-            out.append(Extracted(kind="whereabouts", value=low))
-        elif bounded and (theirs := _AT_THEIRS.search(s)):
-            out.append(Extracted(kind="whereabouts", value=_clip(theirs.group(1))))
+        if bounded:
+            stay = _stay_place(_bound_part(s, day)) or _stay_place(s)
+            if stay is not None:
+                out.append(Extracted(kind="whereabouts", value=stay))
         if bounded:
             for m in _TEMP_DIET.finditer(s):
                 diet = re.sub(r"^(?:no|zero)[- ]", "", next(g for g in m.groups() if g), flags=re.I)
