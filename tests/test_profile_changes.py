@@ -496,3 +496,8 @@ def test_the_end_of_a_diet_or_a_stay_is_no_plan_of_its_own(home: MemoryHome) -> 
     said(home, "in Rome till sunday", ("whereabouts", "Rome", ""))
     got = said(home, "change of plans, flying home tomorrow", ("plan", "flying home tomorrow", ""))
     assert [g for g in got if g.startswith("schedule")] == []
+
+
+def test_a_stay_at_a_relatives_reads_as_said(home: MemoryHome) -> None:
+    got = said(home, "staying at my mum's till the 20th", ("whereabouts", "my mum's", ""))
+    assert got == ["whereabouts.current: At my mum's (until Fri 2026-03-20) @2026-03-20"]

@@ -237,6 +237,8 @@ def _display(template: str, value: str, name: str, clause: str) -> str:
     sentence = clause.strip().rstrip(".!")
     if len(sentence) > 120:
         sentence = value
+    if template == "In {V}" and re.match(r"(?:my|our) ", value, re.I):
+        return f"At {value}"  # "staying at my mum's": At my mum's
     return template.format(
         v=value, V=value[:1].upper() + value[1:], N=name, S=sentence[:1].upper() + sentence[1:]
     )
