@@ -278,3 +278,18 @@ def test_a_name_is_the_writers_only_when_said_as_one(value: str, clause: str, ow
 
 def test_none_names_nothing() -> None:
     assert names_nothing("none") and names_nothing("None") and not names_nothing("nuts")
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_dislike", "olives", "Ordered olives yesterday", None),
+        ("food_dislike", "olives", "had olives at lunch, hated them", "food_dislike"),
+        ("food_dislike", "blue cheese", "blue cheese is vile. sorry not sorry", "food_dislike"),
+        ("drink_like", "oat milk", "I drink oat milk now", "drink_like"),
+    ],
+)
+def test_a_dislike_in_an_event_needs_a_word_of_disliking(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

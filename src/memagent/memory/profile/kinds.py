@@ -17,7 +17,7 @@ import re
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import tokens
-from memagent.memory.profile.negation import disliked, ended, subclause
+from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
     AHEAD,
     EVENT,
@@ -166,7 +166,7 @@ _GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medi
 _LIKING = re.compile(
     r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
     r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
-    r"\bnow\b)",
+    r"\bnow\b(?! (?:my|I|I'm|it|it's|we|he|she|they|the|that|this)\b))",
     re.IGNORECASE,
 )
 """Words that say a taste or a change to one: without one, a thing met in an event or
@@ -592,6 +592,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     liked = kind in ("food_like", "drink_like", "like")
     if liked and episodic(clause) and not _LIKING.search(clause):
         return None  # "Ordered Thai food tonight": had once, not a taste
+    if (
+        kind in OPPOSITE
+        and not liked
+        and episodic(clause)
+        and not (disliked(value, clause) or disliked_after(value, clause))
+    ):
+        return None  # "I once ate a whole durian on a dare": had once, no dislike said
     if liked and passing_taste(value, clause):
         return None  # "craving chocolate right now", "I just LOVE mondays"
     if liked and disliked(value, clause) and not ended(value, kind, clause):

@@ -26,9 +26,10 @@ NEGATIVE_KINDS = frozenset({"diet", "food_dislike", "drink_dislike", "dislike"})
 """Kinds whose meaning is a negation: a "don't" states them rather than ends them."""
 
 DISLIKE_CUE = re.compile(
-    r"\b(don'?t|do not|doesn'?t|never) (really )?(like|love|enjoy|eat|drink)\b|\bhate\b|"
+    r"\b(don'?t|do not|doesn'?t|never) (really )?(like|love|enjoy|eat|drink)\b|\bhate[ds]?\b|"
     r"\bcan'?t stand\b|\bcannot stand\b|\bdislike\b|\bnot a fan of\b|\bloathe\b|\bdetest\b|"
-    r"\bnot into\b|\bcan'?t bear\b",
+    r"\bnot into\b|\bcan'?t bear\b|\b(?:vile|gross|disgusting|revolting|yuck|yuk|nasty|rank|"
+    r"the worst)\b",
     re.IGNORECASE,
 )
 ENDED = re.compile(

@@ -500,7 +500,7 @@ _IRREGULAR_PAST = (
     "sold|spoke|swam|threw|understood|woke|wore|spent|saw|became|let|cut|hit|set|shut"
 )
 _PAST_EVENT = re.compile(
-    rf"\b(?:I|we|he|she|they|it)(?: just| only| finally| already| almost| nearly)?\s+"
+    rf"\b(?:I|we|he|she|they|it)(?: just| only| finally| already| almost| nearly| once)?\s+"
     rf"(?:\w+ly\s+)?"
     rf"(?:{_IRREGULAR_PAST}|[a-z]+ed)\b|\b[a-z]+ed (?:out|up|off|well|badly)\b|"
     r"\b(?:yesterday|last (?:night|week|weekend)|this (?:morning|afternoon|evening)|earlier|"
