@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from memagent.memory.profile import changes, relations, swaps
-from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE
+from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
@@ -118,7 +118,6 @@ _DURABLE = frozenset([
 _LIKES = ("like", "food_like", "drink_like")
 _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
-STAY, STAY_KEY = "whereabouts.current", "whereabouts"
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
@@ -352,7 +351,7 @@ def plan(
     }
     told = {clause_of(f.value, sentences) for f in facts if f.kind in _DURABLE}
     lasting = {clause_of(f.value, sentences) for f in facts if f.kind in _WITH_AN_END}
-    health = {  # "I take metformin with meals": the meals are no taste
+    health = {
         subclause(f.value, clause_of(f.value, sentences))
         for f in facts
         if f.kind in ("medication", "condition", "allergy")
@@ -397,7 +396,10 @@ def plan(
             continue
         if fixed == "plan" and (
             (UNTIL.search(clause) and clause in lasting and not EVENT.search(value))
-            or (changes.GOING_BACK.search(clause) and _existing(resources, ROUTINE, STAY, STAY_KEY))
+            or (
+                changes.GOING_BACK.search(clause)
+                and _existing(resources, ROUTINE, STAY, "whereabouts")
+            )
         ):  # "dry january, no alcohol till the end of the month"; "flying home tomorrow"
             dropped.append((value, "the end of another fact, not a plan"))
             continue
@@ -406,14 +408,12 @@ def plan(
         if timed in ("routine", "plan") and aside:
             dropped.append((value, "a remark on another fact, not a habit or plan of its own"))
             continue
-        if (
+        if (  # "I take metformin with meals": the meals are no taste
             fixed in _LIKES
             and subclause(value, clause) in health
             and not liking_said(value, clause)
         ):
-            dropped.append(
-                (value, "a remark on another fact, not a taste")
-            )  # "metformin with meals"
+            dropped.append((value, "a remark on another fact, not a taste"))
             continue
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))

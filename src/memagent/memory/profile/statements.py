@@ -429,10 +429,7 @@ _CHAT_SPELLING = {
     "wasnt": "wasn't",
     "havent": "haven't",
 }
-_CHAT_WORD = re.compile(
-    r"(?<![\w'])(?:i|im|ive|i'm|i've|i'd|i'll|dont|cant|wont|doesnt|didnt|isnt|wasnt|havent)"
-    r"(?![\w'])"
-)
+_CHAT_WORD = re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, _CHAT_SPELLING))})(?![\w'])")
 
 
 def as_written(sentence: str) -> str:
@@ -461,35 +458,37 @@ def screen(text: str) -> Screened:
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
     text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
-    last = ""
+    previous: str | None = None  # why the sentence before was dropped (None: kept)
     for said in sentences(text):
         sentence = _MEMO.sub("", said, count=1)
         if _QUOTE_MARK in sentence:
             rest = " ".join(sentence.replace(_QUOTE_MARK, " ").split()).strip(" ,:;-")
             rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
             if not _I_SUBJECT.search(rest):
-                dropped.append((sentence[:200], "quoted words"))
+                previous = "quoted words"
+                dropped.append((sentence[:200], previous))
                 continue
             sentence = rest
         why = why_not_a_fact(sentence)
-        before = dropped[-1][1] if dropped and dropped[-1][0] == last else None
         if (
             why is None
-            and before in _CARRIED
+            and previous in _CARRIED
             and _CONTINUES.match(sentence)
             and not _I_SUBJECT.search(sentence)
         ):
-            why = before
-        last = sentence[:200]
+            why = previous
         opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
         if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
             kept.append(opening)
-            dropped.append((sentence[:200], f"{why}, but for its opening"))
+            previous = f"{why}, but for its opening"
+            dropped.append((sentence[:200], previous))
             continue
         if why is None and len(kept) < MAX_KEPT_SENTENCES:
             kept.append(as_written(sentence))
+            previous = None
         else:
-            dropped.append((sentence[:200], why or "too many sentences"))
+            previous = why or "too many sentences"
+            dropped.append((sentence[:200], previous))
     return Screened(kept, dropped)
 
 

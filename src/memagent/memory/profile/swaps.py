@@ -76,22 +76,27 @@ def _named_held(
     ]
 
 
-def _swaps(
-    sentence: str,
-    resources: Mapping[str, Resource] | None = None,
-    lists: Sequence[tuple[str, str]] = (),
+def _replaced(
+    sentence: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
-    """(new, old) for "X, not Y", "it isn't Y, it's X", "switched from Y to X", "gave up Y
-    for X", and "switched to X" said with a held Y (given `resources`)."""
-    pairs = [(m.group(1), m.group(2)) for m in _INSTEAD.finditer(sentence)]
-    pairs += [(right, wrong) for wrong, right in contrasts(sentence)]
+    """(new, old) where the sentence says the old one is wrong or over: "it isn't Y, it's
+    X", "switched from Y to X", "gave up Y for X", and "switched to X" said with a held Y."""
+    pairs = [(right, wrong) for wrong, right in contrasts(sentence)]
     pairs += [(m.group(2), m.group(1)) for m in _SWITCHED.finditer(sentence)]
     pairs += [(m.group(2), m.group(1)) for m in _TRADED.finditer(sentence)]
-    if resources is not None and not _SWITCHED.search(sentence):
+    if not _SWITCHED.search(sentence):
         for m in _SWITCHED_TO.finditer(sentence):
             held = _named_held(sentence, m.group(1), resources, lists)
             pairs += [(m.group(1), old) for old in held]
     return [(new.strip(), old.strip()) for new, old in pairs]
+
+
+def _swaps(
+    sentence: str, resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """(new, old) for "X, not Y" and every shape `_replaced` reads."""
+    pairs = [(m.group(1).strip(), m.group(2).strip()) for m in _INSTEAD.finditer(sentence)]
+    return pairs + _replaced(sentence, resources, lists)
 
 
 def substitutes(
@@ -109,11 +114,6 @@ def substitutes(
     ]
 
 
-def _instead_new(new: str, sentence: str) -> bool:
-    """`new` is the X of "X, not Y" (whose Y is left to the negation)."""
-    return any(m.group(1).strip() == new for m in _INSTEAD.finditer(sentence))
-
-
 def taken_back(
     sentences: Sequence[str], resources: Mapping[str, Resource], lists: Sequence[tuple[str, str]]
 ) -> list[str]:
@@ -123,8 +123,7 @@ def taken_back(
     return [
         item
         for s in sentences
-        for old in [w for w, _ in contrasts(s)]
-        + [old for new, old in _swaps(s, resources, lists) if not _instead_new(new, s)]
+        for _new, old in _replaced(s, resources, lists)
         for _f, _p, item in _held_as(old, resources, lists)
     ]
 
