@@ -13,7 +13,9 @@
 The line just before a fence may say how to run it, and must say why:
 `<!-- docs-test: skip (why) -->` leaves the block out (it needs a server, a database, the
 network or a model); `<!-- docs-test: slow (why) -->` marks it `slow` and runs it once
-(it runs the embedded model)."""
+(it runs the embedded model). A slow block whose lines, comments aside, begin another slow
+block (the README's agent example, continued in the agent page) runs through that one: the
+model's minute-long first load is paid once for both."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +75,34 @@ def blocks(page: Path) -> list[Block]:
 
 
 ALL = [b for page in PAGES for b in blocks(page)]
-PYTHON = [b for b in ALL if b.lang == "python" and b.mark != "skip"]
+
+
+def code_lines(code: str) -> list[str]:
+    """The block's lines without comments, trailing blanks dropped."""
+    lines = code.splitlines()
+    for tok in tokenize.generate_tokens(iter(code.splitlines(keepends=True)).__next__):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col]
+    out = [line.rstrip() for line in lines]
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def covered_by(block: Block, others: list[Block]) -> Block | None:
+    """Another slow block that runs all of `block`'s lines first, in order, then more."""
+    mine = code_lines(block.code)
+    for other in others:
+        theirs = code_lines(other.code)
+        if other is not block and len(theirs) > len(mine) and theirs[: len(mine)] == mine:
+            return other
+    return None
+
+
+RUNNABLE = [b for b in ALL if b.lang == "python" and b.mark != "skip"]
+_SLOW = [b for b in RUNNABLE if b.mark == "slow"]
+PYTHON = [b for b in RUNNABLE if b.mark != "slow" or covered_by(b, _SLOW) is None]
 BASH_PAGES = sorted({b.page for b in ALL if b.lang == "bash" and b.mark != "skip"})
 
 
@@ -87,6 +117,7 @@ def _env(tmp: Path) -> dict[str, str]:
 
 def test_the_docs_have_runnable_examples_and_every_marker_says_why() -> None:
     assert len(PYTHON) >= 6 and len(BASH_PAGES) >= 5
+    assert any(b.mark == "slow" for b in PYTHON)
     for page in PAGES:
         for m in _MARK.finditer(page.read_text(encoding="utf-8")):
             assert m.group("kind") in {"skip", "slow"}, f"{page}: unknown marker {m.group(0)}"
@@ -95,6 +126,25 @@ def test_the_docs_have_runnable_examples_and_every_marker_says_why() -> None:
         assert b.lang in {"python", "bash", "json", "toml", "text", ""}, (
             f"{b.where}: fence `{b.lang}` (run: python, bash; data: json, toml, text)"
         )
+
+
+def test_a_slow_example_is_left_out_only_when_another_runs_all_its_lines_first() -> None:
+    covered = [b for b in RUNNABLE if b not in PYTHON]
+    assert all(b.mark == "slow" for b in covered)
+    for b in covered:
+        other = covered_by(b, _SLOW)
+        assert other is not None and other in PYTHON
+        assert code_lines(other.code)[: len(code_lines(b.code))] == code_lines(b.code)
+    page = Path("p.md")
+    first = Block(page, 1, "python", "import a  # one\nwith a.B() as b:\n    b.run(1)\n", "slow")
+    more = Block(page, 9, "python", "import a\nwith a.B() as b:  # two\n    b.run(1)\n    b.x()\n",
+                 "slow")  # fmt: skip
+    other = Block(page, 20, "python", "import a\nwith a.B() as b:\n    b.run(2)\n    b.x()\n",
+                  "slow")  # fmt: skip
+    assert covered_by(first, [first, more]) is more
+    assert covered_by(more, [first, more]) is None
+    assert covered_by(first, [first, other]) is None
+    assert code_lines("x = '# not a comment'  # a comment\n\n") == ["x = '# not a comment'"]
 
 
 def test_every_fence_is_recognised_in_a_synthetic_page(tmp_path: Path) -> None:

@@ -4,10 +4,6 @@ model, what is stored, and what hostile statements cannot make it store."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from llama_support import assert_no_warning, llama_request
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.llm.yesno import verdict_schema
@@ -238,46 +235,12 @@ def test_prompt_examples_hold_placeholders_not_facts() -> None:
         assert "peanut" not in message.content.lower()
 
 
-GRAMMAR_RUN = textwrap.dedent(
-    """
-    import json, sys
-    from memagent.llm.embedded import EmbeddedLLM
-    from memagent.memory.profile.extract import extract_messages
-    from memagent.memory.profile.fact_schema import extraction_schema
-    from memagent.memory.profile.operations import OperationBatch
-    which = sys.argv[1]
-    schema = extraction_schema() if which == "extraction" else OperationBatch.model_json_schema()
-    reply = EmbeddedLLM().chat(
-        extract_messages("I'm allergic to shellfish."), response_schema=schema, max_tokens=60
-    )
-    print("REPLY", reply.text)
-    """
-)
-
-
-def llama_log(which: str) -> tuple[str, str]:
-    """Run one constrained request in a fresh process; (its stdout, llama.cpp's log)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-c", GRAMMAR_RUN, which],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0 or which != "extraction", done.stderr[-2000:]
-    return done.stdout, done.stderr
-
-
 @pytest.mark.slow
 def test_llama_cpp_builds_the_extraction_grammar_without_warnings() -> None:
     pytest.importorskip("xllamacpp")
-    out, log = llama_log("extraction")
-    assert "REPLY" in out
-    for warning in ("incomplete", "not supported", "unsupported"):
-        assert warning not in log.lower(), log[-2000:]
-    reply = json.loads(out.split("REPLY", 1)[1])
+    got = llama_request("extraction")
+    assert_no_warning(got.log)
+    reply = json.loads(got.reply)
     assert {f["value"] for f in reply["facts"]} <= {"shellfish"}
 
 
@@ -286,8 +249,7 @@ def test_the_log_capture_sees_llama_cpps_schema_warnings() -> None:
     """The control: the old operations schema has regex patterns llama.cpp cannot
     build, and its warning shows up in the captured log."""
     pytest.importorskip("xllamacpp")
-    _, log = llama_log("operations")
-    assert "JSON schema conversion was incomplete" in log
+    assert "JSON schema conversion was incomplete" in llama_request("operations").log
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,10 @@ one) does, and what hostile input costs. Scripted model, fixed dates."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
+from llama_support import assert_no_warning, llama_request
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.profile._prompts import load_prompt
@@ -187,35 +184,10 @@ def test_the_default_reading_does_not_check_new_lines() -> None:
     assert 0.0 < KEEP_AT < 1.0
 
 
-CHECK_RUN = textwrap.dedent(
-    """
-    from memagent.llm.embedded import EmbeddedLLM
-    from memagent.memory.profile.factcheck import HOLDS_SCHEMA, holds_p, question
-    text = "Had sushi with the team tonight, so good."
-    llm = EmbeddedLLM()
-    reply = llm.chat(question(text, "Likes sushi"), response_schema=HOLDS_SCHEMA, max_tokens=32)
-    print("REPLY", reply.text)
-    print("P", holds_p(llm, text, "Likes sushi"))
-    """
-)
-
-
 @pytest.mark.slow
 def test_llama_cpp_builds_the_question_grammar_and_gives_a_probability() -> None:
     pytest.importorskip("xllamacpp")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-c", CHECK_RUN],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    for warning in ("incomplete", "not supported", "unsupported"):
-        assert warning not in done.stderr.lower(), done.stderr[-2000:]
-    reply = json.loads(done.stdout.split("REPLY", 1)[1].split("\n", 1)[0])
-    assert reply["holds"] in ("yes", "no")
-    p = float(done.stdout.split("P ", 1)[1].split()[0])
-    assert 0.0 <= p <= 1.0
+    got = llama_request("factcheck")
+    assert_no_warning(got.log)
+    assert json.loads(got.reply)["holds"] in ("yes", "no")
+    assert got.p is not None and 0.0 <= got.p <= 1.0

@@ -5,13 +5,10 @@ at all, and what its verdict (or a broken one) does. Scripted model, fixed dates
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 
+from llama_support import assert_no_warning, llama_request
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.profile.extract import DEFAULT_READING, Reading, learn_statement
@@ -212,42 +209,13 @@ def test_change_cues(text: str, cue: bool) -> None:
     assert bool(CHANGE.search(text)) is cue
 
 
-STILL_RUN = textwrap.dedent(
-    """
-    import json
-    from datetime import date
-    from memagent.llm.embedded import EmbeddedLLM
-    from memagent.memory.profile.models import Item
-    from memagent.memory.profile.revise import STILL_SCHEMA, ended_p, question
-    item = Item(item="omeprazole", display="Takes omeprazole", added="2026-03-04")
-    text = "Finished my course of omeprazole, don't need it anymore."
-    llm = EmbeddedLLM()
-    reply = llm.chat(question(text, item), response_schema=STILL_SCHEMA, max_tokens=32)
-    print("REPLY", reply.text)
-    print("P", ended_p(llm, text, item))
-    """
-)
-
-
 @pytest.mark.slow
 def test_llama_cpp_builds_the_question_grammar_and_gives_a_probability() -> None:
     pytest.importorskip("xllamacpp")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run(
-        [sys.executable, "-c", STILL_RUN],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    for warning in ("incomplete", "not supported", "unsupported"):
-        assert warning not in done.stderr.lower(), done.stderr[-2000:]
-    reply = json.loads(done.stdout.split("REPLY", 1)[1].split("\n", 1)[0])
-    assert reply["ended"] in ("yes", "no")
-    p = float(done.stdout.split("P ", 1)[1].split()[0])
-    assert 0.0 <= p <= 1.0
+    got = llama_request("revise")
+    assert_no_warning(got.log)
+    assert json.loads(got.reply)["ended"] in ("yes", "no")
+    assert got.p is not None and 0.0 <= got.p <= 1.0
 
 
 def test_a_statement_is_put_in_the_question_as_said() -> None:
