@@ -45,12 +45,13 @@ from memagent.memory.profile.facts import (
 from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.item_keys import match_key
-from memagent.memory.profile.kinds import NAME_AFTER, about_no_one
+from memagent.memory.profile.kinds import NAME_AFTER
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.revise import END_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import episodic, screen
 from memagent.memory.profile.store import ProfileStore
+from memagent.memory.profile.subjects import about_no_one
 from memagent.memory.profile.valuekind import check as check_kinds
 
 MAX_STATEMENT_CHARS = 8000
@@ -170,7 +171,7 @@ def forceable(group: list[str]) -> bool:
     """Whether the model may be made to list a fact for `group` (sentences read
     together): not when one of them tells of an event or passing state
     (`statements.episodic`), nor when none of them is said of the writer
-    (`kinds.about_no_one`: "The kids next door have a new puppy"). A model
+    (`subjects.about_no_one`: "The kids next door have a new puppy"). A model
     held to list a fact in such lines lists the event, the mood or the other
     person's fact as the writer's; left free, it lists one only where it reads one.
     A sentence that names a pet or person ("The family tortoise is called Shelby")

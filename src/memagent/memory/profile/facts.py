@@ -5,7 +5,7 @@ The model only says what kind of fact a sentence holds and copies its value
 
 - **Grounding.** A value whose words are not in the statement is dropped (a
   copied few-shot example, an invented fact), and so is a fact about someone
-  else (`kinds.about_someone_else`). One thing said is one item: a value whose
+  else (`subjects.about_someone_else`). One thing said is one item: a value whose
   words hold (or are held by) those of a value read before is that thing read
   again ("camping in the Highlands" after the stay in the Highlands).
 - **Kind fixes** (`kinds.fix_kind`): "allergic" must be said for an allergy,
@@ -34,13 +34,10 @@ from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,
-    OTHER_PERSON,
-    about_someone_else,
     fix_kind,
     gone_without,
     liking_said,
     names_nothing,
-    their_subject,
     timed_apart,
 )
 from memagent.memory.profile.models import Item, Resource
@@ -53,6 +50,7 @@ from memagent.memory.profile.negation import (
 )
 from memagent.memory.profile.occasions import EVENT, UNTIL
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.subjects import OTHER_PERSON, about_someone_else, their_subject
 from memagent.memory.profile.timebound import event_day, time_bound
 
 

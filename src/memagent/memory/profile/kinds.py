@@ -1,4 +1,4 @@
-"""What kind of fact a value is, as the statement's words say, and whose fact it is.
+"""What kind of fact a value is, as the statement's words say.
 
 The model names a kind for each value it copies; a 1.5B model often names the
 wrong one ("can't stand cilantro" as an allergy, a dog's name as a like, a diet
@@ -6,9 +6,7 @@ as a condition). Where the words decide it, Python does (`fix_kind`): "allergic"
 must be said for an allergy; a drink is a drink; "no pork for me" is a diet rule,
 not a taste; a like said with "hate" is a dislike; a name after "my dog is
 called" is the dog's; a routine with an appointment in it is a plan, one said
-with a weekday is weekly. `about_someone_else` tells a fact about another person
-("Tom is allergic to…", "my sister is vegan") from one about the writer ("we"
-includes the writer; a relative's wedding is a date in the writer's plans).
+with a weekday is weekly. Whose fact it is, is `subjects`' to say.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from memagent.memory.profile.negation import disliked, disliked_after, ended, su
 from memagent.memory.profile.occasions import (
     AHEAD,
     EVENT,
-    EVENT_WORDS,
     HABIT,
     PAST,
     REGULAR,
@@ -33,6 +30,7 @@ from memagent.memory.profile.occasions import (
     one_day,
 )
 from memagent.memory.profile.statements import episodic
+from memagent.memory.profile.subjects import OTHER_PERSON
 
 OPPOSITE = {
     "food_like": "food_dislike",
@@ -43,14 +41,6 @@ OPPOSITE = {
     "dislike": "like",
 }
 
-OTHER_PERSON = re.compile(
-    r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
-    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|"
-    r"colleague|coworker|roommate|neighbou?r|grandma|grandpa|aunt|uncle|cousin|baby|"
-    r"dog|cat|puppy|kitten|pet|parrot|rabbit|hamster|horse|fish)\b|"
-    r"^\s*(he|she|they|his|her|their)\b",
-    re.IGNORECASE,
-)
 _DIET = re.compile(
     r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
     r"gluten[- ]free|dairy[- ]free|whole ?30|atkins|fasting|detox|cleanse|liquid diet|"
@@ -85,22 +75,6 @@ _HOW_TO_ANSWER = re.compile(
 )
 """How the user wants to be answered is said in these words; a "communication"
 fact without any of them is not one."""
-_RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_WORDS})\b", re.I)
-"""A relative's wedding or birthday is a date in the user's own calendar."""
-_NAMED_SUBJECT = re.compile(
-    r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
-    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the |my |our )?[\w-]+"
-    r"(?: [\w-]+)?)?\s+"
-    r"(?:(?:only|never|always|really|still|usually|also|totally|absolutely|literally|"
-    r"apparently|basically|mostly|often|hardly)\s+)?"
-    r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
-    r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
-)
-_THEIRS_SUBJECT = re.compile(
-    r"^\W*(?!I\b)[A-Z][a-z]+['\u2019]s\s+[a-z]+(?:\s+[a-z]+)?(?:,[^,]{1,40},)?\s+"
-    r"(?:is|was|has|had|likes|loves|eats|drinks|keeps|lives|works|hates|can'?t|doesn'?t|does)\b"
-)
-"""A named person's someone as the subject ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan")."""
 _TIME_WORD = re.compile(
     r"^\W*(?:mon|tues|wednes|thurs|fri|satur|sun)days?\W*$|^\W*(?:mornings?|evenings?|nights?|"
     r"weekends?|january|february|march|april|june|july|august|september|october|november|"
@@ -147,9 +121,6 @@ def _own_name_said(value: str, clause: str) -> bool:
     return m is not None and (m.group(1) or m.group(2))[:1].isupper()
 
 
-_FIRST_PERSON = re.compile(
-    r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
-)
 _ALLERGY_WORDS = re.compile(
     r"allerg|alerg|anaphyla|epipen|\bhives\b|\bswell(?:s|ing)? up\b|throat (?:swell|close|closes)|"
     r"\breact(?:s|ion)? (?:badly )?to\b",
@@ -318,83 +289,6 @@ def passing_taste(value: str, clause: str) -> bool:
     if _SARCASM.search(clause) or _PASSING.search(part):
         return True
     return bool(_MOMENT.search(part)) and not HABIT.search(part)
-
-
-_THIRD_SUBJECT = re.compile(
-    r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
-    r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
-    r"(?:is|are|was|were|went|goes|go|has|have|had|got|gets|cost|costs|seem|seems|look|looks|"
-    r"will|can|could|said|says|lives|works|has(?:n'?t)?|have(?:n'?t)?|is(?:n'?t)|was(?:n'?t)|"
-    r"did(?:n'?t)?|does(?:n'?t)?|won'?t)\b|^\W*(?:it'?s|it is|it was)\b",
-    re.IGNORECASE,
-)
-"""A sentence whose subject is a thing or a person other than the writer ("The weather
-in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
-
-
-_AT_THEIRS = re.compile(
-    r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
-    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?|"
-    r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
-    re.IGNORECASE,
-)
-"""A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
-Seoul for my cousin's wedding", "my parents' place", "staying with my aunt in Aberfeldy"):
-the writer is still the subject."""
-
-
-_THEIR_SUBJECT = re.compile(
-    r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
-    r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
-    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
-    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
-    r"(?:\s+[A-Z]\w+)?|he|she|they)\b"
-    r"(?!['\u2019]s)",
-    re.IGNORECASE,
-)
-"""A part of a sentence whose subject is another person ("my neighbour plays drums", "now
-she judges my bagels")."""
-
-
-def their_subject(part: str) -> bool:
-    """`part` (of a sentence) is said of another person, who is its subject, and not of
-    the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
-    return bool(_THEIR_SUBJECT.match(part)) and not _FIRST_PERSON.search(part)
-
-
-def about_someone_else(clause: str, kind: str) -> bool:
-    """A fact about another person or a pet, where the user is not the subject
-    ("we" includes the user; a relative's wedding is a date in the user's plans),
-    or about no one: a sentence that does not name the writer at all and has
-    another subject ("The weather in Oslo is terrible"); one with no subject
-    ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
-    if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
-        return False
-    if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
-        return False  # "Home is Loughborough": the writer's
-    clause = _AT_THEIRS.sub("", clause)
-    if their_subject(clause):
-        return True
-    if _FIRST_PERSON.search(clause):
-        return False
-    if OTHER_PERSON.search(clause):
-        return True
-    if kind == "communication":
-        return False
-    return about_no_one(clause)
-
-
-def about_no_one(clause: str) -> bool:
-    """`clause` does not name the writer (no I, me, we, my, our) and has another
-    subject ("The kids next door have a new puppy"); "Latex allergy here", with no
-    subject, is the writer's."""
-    if _FIRST_PERSON.search(clause) or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
-        return False  # "Shellfish is my weakness"
-    return bool(
-        _NAMED_SUBJECT.match(clause.strip())
-        or _THIRD_SUBJECT.match(clause)
-        or _THEIRS_SUBJECT.match(clause)
-    )
 
 
 def liking_said(value: str, clause: str) -> bool:

@@ -1,0 +1,120 @@
+"""Whose fact a sentence states: the writer's, another person's or no one's.
+
+A 1.5B model copies a fact about a sister, a colleague or the weather as if the
+writer had said it of themselves. The words settle most of it: another person
+as the subject ("my neighbour plays drums", "Dave from the climbing gym is
+lactose intolerant", "Tom's dad eats no meat") makes it theirs; "I", "we" or
+"my" makes it the writer's ("we" includes the writer); a relative named as a
+place or an occasion ("staying at my sister's", "my cousin's wedding") leaves
+the writer the subject; a sentence with no subject ("Latex allergy here") is
+the writer's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memagent.memory.profile.occasions import EVENT_WORDS
+
+OTHER_PERSON = re.compile(
+    r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
+    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|"
+    r"colleague|coworker|roommate|neighbou?r|grandma|grandpa|aunt|uncle|cousin|baby|"
+    r"dog|cat|puppy|kitten|pet|parrot|rabbit|hamster|horse|fish)\b|"
+    r"^\s*(he|she|they|his|her|their)\b",
+    re.IGNORECASE,
+)
+FIRST_PERSON = re.compile(
+    r"\b(i|i'm|im|i've|i'd|i'll|me|myself|we|we're|we've|we'll|us)\b", re.IGNORECASE
+)
+_RELATIVES_EVENT = re.compile(rf"\b(my|our) [\w-]+(?: [\w-]+)?'s (\w+ )?({EVENT_WORDS})\b", re.I)
+"""A relative's wedding or birthday is a date in the user's own calendar."""
+_NAMED_SUBJECT = re.compile(
+    r"^(?!(?:I|We|You|It|This|That|There|Here|Our|My|Today|Now|Actually|Also)\b)"
+    r"([A-Z][a-z]+)(\s+[A-Z][a-z]+)?(?:\s+(?:from|at|in|of|on) (?:the |my |our )?[\w-]+"
+    r"(?: [\w-]+)?)?\s+"
+    r"(?:(?:only|never|always|really|still|usually|also|totally|absolutely|literally|"
+    r"apparently|basically|mostly|often|hardly)\s+)?"
+    r"(is|was|has|had|likes|loves|lives|works|hates|eats|drinks|can'?t|cannot|doesn'?t|does|"
+    r"will|just|and|takes|goes|plays|went|got|became|started|moved|said|says|told|thinks|'s)\b"
+)
+_THEIRS_SUBJECT = re.compile(
+    r"^\W*(?!I\b)[A-Z][a-z]+['\u2019]s\s+[a-z]+(?:\s+[a-z]+)?(?:,[^,]{1,40},)?\s+"
+    r"(?:is|was|has|had|likes|loves|eats|drinks|keeps|lives|works|hates|can'?t|doesn'?t|does)\b"
+)
+"""A named person's someone as the subject ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan")."""
+_THIRD_SUBJECT = re.compile(
+    r"^\W*(?:(?:the|a|an|this|that|these|those|some|its)\s+)?(?!not\b|no\b)[a-z][\w'-]*"
+    r"(?:\s+(?!(?:is|are|was|were)\b)[a-z][\w'-]*){0,3}\s+"
+    r"(?:is|are|was|were|went|goes|go|has|have|had|got|gets|cost|costs|seem|seems|look|looks|"
+    r"will|can|could|said|says|lives|works|has(?:n'?t)?|have(?:n'?t)?|is(?:n'?t)|was(?:n'?t)|"
+    r"did(?:n'?t)?|does(?:n'?t)?|won'?t)\b|^\W*(?:it'?s|it is|it was)\b",
+    re.IGNORECASE,
+)
+"""A sentence whose subject is a thing or a person other than the writer ("The weather
+in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
+
+
+_AT_THEIRS = re.compile(
+    r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
+    r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?|"
+    r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
+    re.IGNORECASE,
+)
+"""A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
+Seoul for my cousin's wedding", "my parents' place", "staying with my aunt in Aberfeldy"):
+the writer is still the subject."""
+
+
+_THEIR_SUBJECT = re.compile(
+    r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
+    r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
+    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
+    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
+    r"(?:\s+[A-Z]\w+)?|he|she|they)\b"
+    r"(?!['\u2019]s)",
+    re.IGNORECASE,
+)
+"""A part of a sentence whose subject is another person ("my neighbour plays drums", "now
+she judges my bagels")."""
+
+
+def their_subject(part: str) -> bool:
+    """`part` (of a sentence) is said of another person, who is its subject, and not of
+    the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
+    return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(part)
+
+
+def about_someone_else(clause: str, kind: str) -> bool:
+    """A fact about another person or a pet, where the user is not the subject
+    ("we" includes the user; a relative's wedding is a date in the user's plans),
+    or about no one: a sentence that does not name the writer at all and has
+    another subject ("The weather in Oslo is terrible"); one with no subject
+    ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
+    if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
+        return False
+    if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
+        return False  # "Home is Loughborough": the writer's
+    clause = _AT_THEIRS.sub("", clause)
+    if their_subject(clause):
+        return True
+    if FIRST_PERSON.search(clause):
+        return False
+    if OTHER_PERSON.search(clause):
+        return True
+    if kind == "communication":
+        return False
+    return about_no_one(clause)
+
+
+def about_no_one(clause: str) -> bool:
+    """`clause` does not name the writer (no I, me, we, my, our) and has another
+    subject ("The kids next door have a new puppy"); "Latex allergy here", with no
+    subject, is the writer's."""
+    if FIRST_PERSON.search(clause) or re.search(r"\b(my|mine|our|ours)\b", clause, re.I):
+        return False  # "Shellfish is my weakness"
+    return bool(
+        _NAMED_SUBJECT.match(clause.strip())
+        or _THIRD_SUBJECT.match(clause)
+        or _THEIRS_SUBJECT.match(clause)
+    )

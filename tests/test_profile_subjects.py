@@ -1,0 +1,72 @@
+"""Whose fact a sentence states: a relative named as a place leaves the writer the
+subject; a named person, another person's someone or a thing as the subject does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.memory.profile.subjects import about_no_one, about_someone_else, their_subject
+
+
+@pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("Staying at my sister's in Leeds until the 20th", False),
+        ("Working from my parents' place in Galway for a fortnight", False),
+        ("in Seoul until the 5th for my cousin's wedding", False),
+        ("my sister is in Leeds this week", True),
+        ("Staying with my aunt up in Aberfeldy this week.", False),
+        ("Dave from the climbing gym is lactose intolerant.", True),
+    ],
+)
+def test_a_relative_named_as_a_place(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "whereabouts") is other
+
+
+@pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("Anneliese from book club only eats raw food now.", True),  # an adverb before the verb
+        ("Priya always takes the stairs.", True),
+        ("Wrenna's teacher, Mrs Okonkwo-Hale, is vegan and keeps bees.", True),
+        ("Tom's dad eats no meat.", True),
+        ("Only eat raw food now.", False),
+        ("Vegan since 2019, never looked back.", False),
+    ],
+)
+def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "food_like") is other
+
+
+@pytest.mark.parametrize(
+    ("part", "theirs"),
+    [
+        ("my neighbour plays drums at midnight", True),
+        ("now she judges my bagels", True),
+        ("my sister's wedding is on 12 June", False),  # a possessive: not the subject
+        ("my husband and I love hiking", False),
+        ("I love my neighbour's dog", False),
+    ],
+)
+def test_their_subject(part: str, theirs: bool) -> None:
+    assert their_subject(part) is theirs
+
+
+def test_home_said_as_the_subject_is_the_writers() -> None:
+    assert not about_someone_else("Home is Loughborough.", "home")
+    assert about_someone_else("Home is Loughborough.", "food_like")  # only a home is read there
+
+
+@pytest.mark.parametrize(
+    ("clause", "no_one"),
+    [
+        ("The kids next door have a new puppy.", True),
+        ("The weather in Oslo is terrible", True),
+        ("Peanuts are legumes", True),
+        ("Latex allergy here", False),  # no subject: the writer's
+        ("Shellfish is my weakness", False),
+        ("We finally adopted a cat", False),
+    ],
+)
+def test_about_no_one(clause: str, no_one: bool) -> None:
+    assert about_no_one(clause) is no_one
