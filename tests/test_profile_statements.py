@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.statements import episodic, screen, why_not_a_fact
+from memagent.memory.profile.statements import screen, why_not_a_fact
 
 
 @pytest.mark.parametrize(
@@ -172,51 +172,6 @@ def test_a_request_to_remember_keeps_the_fact() -> None:
     assert screen("Please remember to call the bank.").kept == []  # a request, no fact
     # a preference about answering is kept though "you" is in it
     assert why_not_a_fact("I'd rather you answered in Spanish.") is None
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "I cleaned out the garage over the weekend.",  # a past event, dated: not a stay
-        "Spent two hours on hold with the bank.",  # the writer left unsaid, past tense
-        "Feeling a bit under the weather.",  # ... progressive
-        "I'm kind of stressed about this deadline.",  # a degree word: felt now
-        "Pretty nervous about tomorrow's presentation.",
-        "Need a good name for a fantasy character.",  # a need of the moment
-        "I need to buy milk on the way home.",
-        'The sign said "no dogs allowed".',  # quoted words
-        "Someone at work said the office is moving.",  # reported words
-        "The waiter told us the chef is allergic to compliments.",
-        "I almost forgot it's my turn to cook.",
-        "Cleaned out the shed.",
-        "The neighbours' dog chewed up our hose.",  # a past event with another subject
-        "My sister's car broke down.",
-    ],
-)
-def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None:
-    assert episodic(sentence)
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Based in Leeds, working as a pharmacist.",  # a participle that says how one is
-        "Married with two kids.",
-        "Sparkling water is the only thing I drink at work.",  # -ing word, then 'is'
-        "Reading sci-fi novels is my favourite way to relax.",
-        "Camping in the Highlands until the end of the month.",  # a stay with an end
-        "Red wine gives me migraines so I avoid it.",  # 'Red' is not a past tense
-        "The doctor says I'm not actually allergic to penicillin.",  # said of the writer
-        "I'm really into jazz.",
-        "I'm in Berlin until Friday.",
-        "I flew to Rome and I'm staying until Sunday.",  # past, but a stay now
-        "Morning runs are my thing.",
-        "My doctor put me on a low-salt diet.",  # done to the writer: a state now
-        "My flight got delayed, so I'm stuck in Nairobi till Monday.",  # a stay
-    ],
-)
-def test_lasting_facts_are_not_episodic(sentence: str) -> None:
-    assert not episodic(sentence)
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from memagent.llm import LLM, LLMError, Message
 from memagent.llm.yesno import verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.errors import LearnFailed, describe_error
+from memagent.memory.profile.events import episodic
 from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
 from memagent.memory.profile.factcheck import check
 from memagent.memory.profile.facts import (
@@ -49,7 +50,7 @@ from memagent.memory.profile.kinds import NAME_AFTER
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.revise import END_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
-from memagent.memory.profile.statements import episodic, screen
+from memagent.memory.profile.statements import screen
 from memagent.memory.profile.store import ProfileStore
 from memagent.memory.profile.subjects import about_no_one
 from memagent.memory.profile.valuekind import check as check_kinds
@@ -138,7 +139,7 @@ class Reading:
     must_read: float | None = None
     skip_below: float = 0.0
     spare_episodic: bool = True
-    """A group that tells of an event or a passing state (`statements.episodic`) is
+    """A group that tells of an event or a passing state (`events.episodic`) is
     never made to list a fact: the model may read nothing in "I had a burger"."""
     end_at: float | None = END_AT
     """A stored line the statement may end (`revise`) is removed when the model's
@@ -170,7 +171,7 @@ is not asked; an event or passing state ("I had a burger") is left to the model.
 def forceable(group: list[str]) -> bool:
     """Whether the model may be made to list a fact for `group` (sentences read
     together): not when one of them tells of an event or passing state
-    (`statements.episodic`), nor when none of them is said of the writer
+    (`events.episodic`), nor when none of them is said of the writer
     (`subjects.about_no_one`: "The kids next door have a new puppy"). A model
     held to list a fact in such lines lists the event, the mood or the other
     person's fact as the writer's; left free, it lists one only where it reads one.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile import relations
+from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
@@ -29,7 +30,6 @@ from memagent.memory.profile.occasions import (
     habitual,
     one_day,
 )
-from memagent.memory.profile.statements import episodic
 from memagent.memory.profile.subjects import OTHER_PERSON
 
 OPPOSITE = {

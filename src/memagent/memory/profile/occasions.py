@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from memagent.memory.profile.statements import episodic
+from memagent.memory.profile.events import episodic
 
 HABIT = re.compile(
     r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
