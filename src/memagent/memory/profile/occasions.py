@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile.events import episodic
+from memagent.memory.profile.timebound import UNTIL_WORDS
 
 HABIT = re.compile(
     r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
@@ -76,11 +77,11 @@ _ONE_DAY = re.compile(
 )
 
 
-UNTIL = re.compile(r"\b(?:until|till|til|through|thru)\b", re.IGNORECASE)
+UNTIL = re.compile(rf"\b(?:{UNTIL_WORDS})\b", re.IGNORECASE)
 
 
 _UNTIL_WHEN = re.compile(
-    r"\b(?:until|till|til|through|thru)\s+(?:the\s+)?(?:end of (?:the )?)?(?:next\s+)?[\w-]+"
+    rf"\b(?:{UNTIL_WORDS})\s+(?:the\s+)?(?:end of (?:the )?)?(?:next\s+)?[\w-]+"
     r"(?:\s+the\s+\d+\w*)?",
     re.IGNORECASE,
 )

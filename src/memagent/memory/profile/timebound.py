@@ -25,8 +25,11 @@ from memagent.index.temporal import MONTHS, NUMBERS, WEEKDAYS
 
 _DAY = r"(mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(day|sday|nesday|rsday|urday)?"
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+UNTIL_WORDS = r"until|till|til|through|thru"
+"""The words that say the day a thing lasts until, and nothing else ("to" also moves a
+thing: "moved to Tuesday")."""
 _UNTIL = (
-    r"(?:until|till|til|through|thru|up to|up until|(?<!moved )(?<!moving )(?<!switched )"
+    rf"(?:{UNTIL_WORDS}|up to|up until|(?<!moved )(?<!moving )(?<!switched )"
     r"(?<!changed )(?<!shifted )(?<!pushed )(?<!postponed )(?<!rescheduled )(?<!it )to)"
 )
 """"to" ends a span ("Monday to Friday"), not a move ("choir's moved to Tuesday nights")."""
