@@ -1,0 +1,68 @@
+"""One thing put in another's place: "X, not Y", "it isn't Y, it's X", "switched from Y
+to X", "gave up Y for X", "switched to X, the Y wasn't working". X goes in Y's list; Y
+is taken back only where the sentence says it is wrong or over."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.core import MemoryHome
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.swaps import in_place_of, substitutes, taken_back
+from profile_support import seed, store_of
+
+HEALTH = "resource_user_health.json"
+LISTS = [(HEALTH, "health.allergies"), (HEALTH, "health.medications")]
+
+
+def held(home: MemoryHome) -> dict[str, Resource]:
+    return store_of(home).load_all()
+
+
+def test_x_not_y_puts_x_in_ys_list_and_leaves_y_to_the_negation(home: MemoryHome) -> None:
+    seed(home, "I'm allergic to strawberries.", ("allergy", "strawberries", ""))
+    said = ["sorry, raspberries, not strawberries"]
+    assert substitutes(said, held(home), LISTS) == [(HEALTH, "health.allergies", "raspberries")]
+    assert taken_back(said, held(home), LISTS) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "It's not latex, it's nickel.",
+        "Correction: it isn't latex I react to, it's nickel.",
+    ],
+)
+def test_it_isnt_y_its_x_takes_y_back(home: MemoryHome, said: str) -> None:
+    seed(home, "I'm allergic to latex.", ("allergy", "latex", ""))
+    assert substitutes([said], held(home), LISTS) == [(HEALTH, "health.allergies", "nickel")]
+    assert taken_back([said], held(home), LISTS) == ["latex"]
+
+
+def test_switched_to_x_with_the_held_one_named_replaces_it(home: MemoryHome) -> None:
+    seed(home, "I take loratadine.", ("medication", "loratadine", ""))
+    said = ["switched to cetirizine, the loratadine wasn't touching it"]
+    assert substitutes(said, held(home), LISTS) == [(HEALTH, "health.medications", "cetirizine")]
+    assert taken_back(said, held(home), LISTS) == ["loratadine"]
+
+
+def test_a_contrast_about_nothing_held_swaps_nothing(home: MemoryHome) -> None:
+    seed(home, "I'm allergic to latex.", ("allergy", "latex", ""))
+    said = ["It wasn't the coffee that kept me up, it was the tea."]
+    assert substitutes(said, held(home), LISTS) == []
+    assert taken_back(said, held(home), LISTS) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "statement", "new"),
+    [
+        ("padel", "gave up squash for padel", True),
+        ("squash", "gave up squash for padel", False),
+        ("raspberries", "raspberries, not strawberries", True),
+        ("nickel", "it's not latex but nickel", True),
+        ("cetirizine", "switched to cetirizine, the loratadine wasn't touching it", True),
+        ("tea", "I drink tea every morning", False),
+    ],
+)
+def test_in_place_of(value: str, statement: str, new: bool) -> None:
+    assert in_place_of(value, statement) is new
