@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -54,6 +55,7 @@ from memagent.memory.profile.extract import DEFAULT_READING, Reading
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.facts import plan, said_word
 from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.operations import AnyOp, AppendOp
 from memagent.memory.profile.pipeline import learn
 from memagent.memory.profile.statements import as_written, sentences
 
@@ -138,7 +140,12 @@ class Entry:
         toks = tokens(words)
         if toks and toks[0] in KIND_PREFIXES and len(toks) > 1:
             toks = toks[1:]
-        return cls(tuple(paths.split("|")), tuple(match_key(t) for t in toks), text)
+        return cls(tuple(paths.split("|")), tuple(match_key(_plain(t)) for t in toks), text)
+
+
+def _plain(word: str) -> str:
+    """The word without accents: "Montréal" is the set's "montreal"."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,7 @@ class Stored:
     expiry: date | None
 
     def words(self) -> set[str]:
-        return {match_key(t) for t in tokens(f"{self.key} {self.display}")}
+        return {match_key(_plain(t)) for t in tokens(f"{self.key} {self.display}")}
 
 
 def matches(entry: Entry, item: Stored) -> bool:
@@ -362,6 +369,19 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
     planned = plan(facts, sentences, store.load_all(), today)
     result = apply_operations(store, planned.operations, op="apply")
     if not result.ok:
+        raise RuntimeError(f"cannot seed {given}: {result.error}")
+    held = live_items(store)
+    resources = store.load_all()
+    direct: list[AnyOp] = []
+    for e in given:  # what the planner would not file from its words goes in as written
+        entry = Entry.parse(e)
+        if any(matches(entry, i) for i in held):
+            continue
+        file = next(f for f, r in resources.items() for p, _ in r.iter_lists() if p in entry.paths)
+        words = re.sub(r"^(?:name|home|work|pet|family) ", "", e.partition("=")[2])
+        value = {"item": words, "display": words[:1].upper() + words[1:]}
+        direct.append(AppendOp(operation="append", file=file, path=entry.paths[0], value=value))
+    if direct and not (result := apply_operations(store, direct, op="apply")).ok:
         raise RuntimeError(f"cannot seed {given}: {result.error}")
 
 
