@@ -51,3 +51,7 @@ def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None
 )
 def test_lasting_facts_are_not_episodic(sentence: str) -> None:
     assert not episodic(sentence)
+
+
+def test_what_an_article_is_saying_is_reported() -> None:
+    assert episodic("read an article saying coffee is good for your liver")

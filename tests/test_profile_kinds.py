@@ -241,3 +241,39 @@ def test_a_dislike_in_an_event_needs_a_word_of_disliking(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "nothing"),
+    [
+        ("them", "diet", True),  # "For me the mushrooms are disgusting, I don't eat them"
+        ("it", "food_dislike", True),
+        ("they them", "communication", False),  # pronouns as the value itself
+        ("chronic", "condition", True),  # "migraines. chronic."
+        ("chronic migraines", "condition", False),
+    ],
+)
+def test_a_pronoun_or_a_degree_alone_names_nothing(value: str, kind: str, nothing: bool) -> None:
+    assert names_nothing(value, kind) is nothing
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("drink_like", "earl grey", "tea, not coffee. earl grey, splash of milk", "drink_like"),
+        ("food_like", "flexitarian", "not really vegetarian, more like flexitarian", "diet"),
+        ("routine", "fasting", "fasting from dawn to sunset until the 19th", "diet"),
+        ("exercise", "graphic designer", "I'm Jonas, 34, graphic designer from Hamburg", "work"),
+        ("condition", "job interview", "job interview at Siemens next Tuesday", "plan"),
+        ("exercise", "marathon", "MARATHON ON OCT 4TH!!! first one ever", "plan"),
+        ("exercise", "marathon", "I run marathons", "exercise"),
+    ],
+)
+def test_a_value_its_own_words_file_elsewhere_is_refiled(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed
+
+
+def test_an_event_in_the_past_is_no_plan() -> None:
+    assert fix_kind("condition", "job interview", "had a job interview yesterday") != "plan"

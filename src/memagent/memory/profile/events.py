@@ -64,8 +64,8 @@ _NEED = re.compile(
 """A need of the moment ("I need to buy milk", "Need a name for a character")."""
 _REPORTED = re.compile(
     r"[\"\u201c\u201d]\s*\w[^\"\u201c\u201d]*[\"\u201c\u201d]|"
-    r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|claims?|claimed|reckons?|reckoned|told (?:me|us)|"
-    r"tells (?:me|us))\b"
+    r"\b(?!I\b)[A-Za-z]+\s+(?:said|says|saying|claims?|claimed|claiming|reckons?|reckoned|"
+    r"told (?:me|us)|tells (?:me|us))\b"
     r"(?!\s+(?:that\s+)?(?:I|I'm|I've|my)\b)",
     re.IGNORECASE,
 )

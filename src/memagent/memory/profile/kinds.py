@@ -42,7 +42,8 @@ OPPOSITE = {
 }
 
 _DIET = re.compile(
-    r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|halal|kosher|keto|paleo|"
+    r"\b(vegan(?:ism)?|vegetarian(?:ism)?|pescatarian(?:ism)?|pescetarian|flexitarian|"
+    r"plant[- ]based|halal|kosher|keto|paleo|"
     r"gluten[- ]free|dairy[- ]free|whole ?30|atkins|fasting|detox|cleanse|liquid diet|"
     r"(?:low[- ])?fodmap|low[- ](?:carb|sugar|salt|sodium|fat))\b",
     re.IGNORECASE,
@@ -52,7 +53,10 @@ _DRINKS = re.compile(
     r"milk|sodas?|cola|coke|pepsi|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
     r"rooibos|chai|yerba mate|sparkling water|fizzy drinks?|soft drinks?|"
     r"ales?|lagers?|stouts?|cider|gin|vodka|rum|tequila|sake|soju|mocha|cocoa|"
-    r"hot chocolate|energy drinks?|drinks?)\b",
+    r"hot chocolate|energy drinks?|earl grey|english breakfast|darjeeling|assam|oolong|sencha|"
+    r"chamomile|green tea|herbal tea|mint tea|iced tea|bubble tea|boba|americano|macchiato|"
+    r"cortado|prosecco|champagne|bourbon|brandy|mezcal|negroni|spritz|martini|margaritas?|"
+    r"seltzer|milkshakes?|lassi|kefir|drinks?)\b",
     re.IGNORECASE,
 )
 _DRINKING = re.compile(
@@ -331,13 +335,20 @@ _NO_THING = frozenset(
         "often",
     }
 )
+_PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})
+"""A pronoun alone ("I don't eat them") names nothing by itself; "they/them" is a value."""
+_DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "terrible", "awful"})
+"""How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
 
 
 def names_nothing(value: str, kind: str = "") -> bool:
     """Whether `value` names no thing: "allergic to everything", "hates all food", or a
     piece of a sentence with its verb ("son has a milk") where the line is not the
     sentence itself (a habit, plan or way of answering)."""
-    if set(tokens(value)) <= _NO_THING:
+    said = tokens(value)
+    if set(said) <= _NO_THING or (len(said) == 1 and said[0] in _PRONOUN):
+        return True
+    if kind == "condition" and set(tokens(value)) <= _DEGREE:
         return True
     return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
 
@@ -367,6 +378,24 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
     return bool(REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
 
 
+_JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{_JOBS})s?", re.IGNORECASE)
+_MISFILED = ("condition", "exercise", "routine", "like")
+
+
+def _refiled(kind: str, value: str, clause: str) -> str | None:
+    """The kind a value's own words plainly say, where the model read it as a kind it is
+    not: a job ("graphic designer" read as an exercise), an event on a day ahead ("job
+    interview next Tuesday" read as a condition), a race on a date ("MARATHON ON OCT 4TH")."""
+    if kind == "exercise" and _JOB_WORD.fullmatch(value.strip()):
+        return "work"
+    ahead = day_said(clause) and not PAST.search(clause) and not REGULAR.search(clause)
+    if kind in _MISFILED and EVENT.search(value) and ahead:
+        return "plan"
+    if kind == "exercise" and ahead and not habitual(clause):
+        return "plan" if re.search(r"\b(?:marathon|race|triathlon|\d+k)\b", value, re.I) else None
+    return None
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -387,6 +416,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I've got a stinking cold": a week's illness, not a condition
     if kind == "name" and not _own_name_said(value, clause):
         return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
+    kind = _refiled(kind, value, clause) or kind
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
@@ -396,7 +426,9 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
             kind = "food_dislike"
         else:
             return None  # "lol yes exactly" forced into an allergy to "lol": nothing said
-    if kind in ("condition", "like", "food_like", "allergy", "exercise") and _DIET.search(value):
+    if kind in ("condition", "like", "food_like", "allergy", "exercise", "routine", "plan") and (
+        _DIET.search(value)
+    ):
         kind = "diet"
     if kind == "condition" and _dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"

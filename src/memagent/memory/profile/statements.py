@@ -42,7 +42,9 @@ _INJECTION = re.compile(
     r"\brepeat after me\b|\buser (?:is|has|likes|loves|hates|takes|wants|prefers)\b|"
     r"\bpretend (?:that )?I\b|\bprofile bot\b|\bevery time I (?:send|say|type|write)\b|"
     r"\b(?:copy|import|merge|clone)\b[^.]{0,50}\bprofile\b|\bauthoritative\b|"
-    r"\b(?:replace|overwrite) (?:existing|everything|my profile|the profile)\b",
+    r"\b(?:replace|overwrite) (?:existing|everything|my profile|the profile)\b|"
+    r"\b(?:for|of|under) (?:user|account|customer|member)(?: id| #| no\.?)?\s*#?\d+|\buser ?id\b|"
+    r"\bpretend (?:that )?(?:my|the) (?:profile|memory|records?)\b",
     re.IGNORECASE | re.DOTALL,
 )
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
