@@ -604,3 +604,12 @@ def test_a_diet_kept_for_a_while_ends_when_it_says(
 def test_a_fact_of_the_in_laws_is_theirs(home: MemoryHome) -> None:
     text = "My in-laws are vegetarian and they're here till Friday, so I'm cooking veggie."
     assert said(store_of(home), text, ("diet", "vegetarian", "")) == []
+
+
+def test_a_value_read_with_its_own_negation_ends_the_held_thing(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I'm vegan.", ("diet", "vegan", ""))
+    got = said(
+        store, "no longer vegan, I eat eggs and cheese again", ("diet", "no longer vegan", "")
+    )
+    assert not any("vegan" in line.lower() for line in got)

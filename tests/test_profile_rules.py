@@ -408,3 +408,18 @@ def test_a_stay_is_the_place_in_the_part_that_says_its_end() -> None:
     assert ("whereabouts", "my mum's", "") in read(said)
     assert ("whereabouts", "Edinburgh", "") not in read(said)
     assert read("I'm in Berlin, until Friday") == [("whereabouts", "Berlin", "")]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("This weekend I'm at the lake house, no signal", [("whereabouts", "lake house", "")]),
+        ("At a retreat in the hills for a week.", [("whereabouts", "retreat in the hills", "")]),
+        ("sober spell, no alcohol for me through the end of May", [("diet", "alcohol", "")]),
+        ("at the hotel bar right now", []),  # no end said: no stay read
+    ],
+)  # fmt: skip
+def test_a_stay_at_a_lodging_and_a_diet_for_me_with_an_end(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert [(k, v, n) for k, v, n in read(sentence) if k in ("whereabouts", "diet")] == facts

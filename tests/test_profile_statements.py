@@ -345,3 +345,16 @@ def test_a_sentence_going_on_from_a_hypothetical_shares_its_reason() -> None:
 )
 def test_facts_near_those_shapes_are_kept(text: str) -> None:
     assert screen(text).kept
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("Could you write to me in simple English?", None),  # how to answer, asked
+        ("please never suggest me liver, I hate it", None),  # a standing avoidance
+        ("Could you write me a poem in Spanish?", "question"),
+        ("please suggest a recipe", "request"),
+    ],
+)
+def test_a_standing_request_is_kept_and_a_one_off_is_not(sentence: str, why: str | None) -> None:
+    assert why_not_a_fact(sentence) == why

@@ -70,3 +70,17 @@ def test_home_said_as_the_subject_is_the_writers() -> None:
 )
 def test_about_no_one(clause: str, no_one: bool) -> None:
     assert about_no_one(clause) is no_one
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind", "other"),
+    [
+        ("beer is gross idc what anyone says", "drink_dislike", False),
+        ("Dark roast coffee is life", "drink_like", False),
+        ("my sister says beer is gross", "drink_dislike", True),
+        ("Peanuts are legumes", "food_like", True),  # no verdict on a taste
+        ("The weather in Oslo is the best", "like", True),  # only food and drink
+    ],
+)
+def test_a_verdict_on_a_taste_is_the_writers(clause: str, kind: str, other: bool) -> None:
+    assert about_someone_else(clause, kind) is other

@@ -118,6 +118,8 @@ _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
+_SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(?=\w)", re.I)
+"""A value read with its own negation ("no longer vegan"): the thing, which the clause ends."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
@@ -357,7 +359,7 @@ def plan(
     negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
     back_home = changes.back_home(sentences, resources)
     for fact in facts:
-        value = " ".join(fact.value.split()).strip(" .,!;:\"'")
+        value = _SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue

@@ -138,7 +138,7 @@ _TEMP_DIET = re.compile(
     r"(?:\b(?:I'm|I am|I'll be|we're|we are|im)\s+(?:\w+\s+)?off|^\W*(?:I'm\s+|im\s+)?giving up|"
     r"\bI(?:'m| am) giving up)\s+"
     rf"(?P<off>{_ABSTAINABLE})\b|"
-    rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?:at all\s+)?"
+    rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?:at all\s+)?(?:for me\s+)?"
     r"(?=until|till|for (?:the next|\d+|a|an|one|two|three|four|five|six|seven|ten|\w+ days)\b|"
     r"this|through)|"
     rf"^\W*off\s+(?P<bare>{_ABSTAINABLE})\b(?=[^.]*\b(?:until|till|for|through))|"
@@ -313,6 +313,15 @@ def _bound_part(sentence: str, day: date) -> str:
     return next((p for p in reversed(parts) if time_bound(p, day) is not None), sentence)
 
 
+_AT_A_PLACE = re.compile(
+    r"\b(?:at|in) (?:the|a|an|my|our) ((?:[a-z]+ )?(?:house|cabin|cottage|farm|villa|chalet|"
+    r"campsite|hotel|airbnb|hostel|resort|retreat|caravan|lodge)(?: (?:in|near|by) (?:the )?"
+    r"[A-Za-z][\w'-]+)?)\b",
+    re.IGNORECASE,
+)
+""""This weekend I'm at the lake house": a stay at a place no capital names."""
+
+
 def _stay_place(s: str) -> str | None:
     """The place of a stay said in `s` (one said with an end: the caller checks)."""
     stay = _STAY.search(s)
@@ -326,7 +335,10 @@ def _stay_place(s: str) -> str | None:
     if re.sub(r"\bI\b", "i", s) == s.lower() and (low := _lower_stay(s)):
         return low
     theirs = _AT_THEIRS.search(s)
-    return _clip(theirs.group(1)) if theirs is not None else None
+    if theirs is not None:
+        return _clip(theirs.group(1))
+    lodging = _AT_A_PLACE.search(s)
+    return _clip(lodging.group(1)) if lodging is not None else None
 
 
 def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracted]:

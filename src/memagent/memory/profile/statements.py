@@ -244,11 +244,19 @@ _ASSISTANT_CLAIM = re.compile(
 _STANDING_REQUEST = re.compile(
     r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:always (?:reply|answer|respond|write|"
     r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
-    r".*\b(?:from now on|going forward|always|in future|by default)\b)",
+    r".*\b(?:from now on|going forward|always|in future|by default)\b|"
+    r"(?:write|talk|speak|explain things) to me (?:in|with|using) )",
     re.IGNORECASE,
 )
 """A question that asks for a way of answering from now on ("Can you always reply in
-Spanish from now on?") tells how the writer wants to be answered."""
+Spanish from now on?", "Could you write to me in simple English?") tells how the writer
+wants to be answered."""
+_NEVER_OFFER = re.compile(
+    r"^\W*(?:please\s+)?(?:never|don'?t ever|do not ever)\s+(?:suggest|recommend|offer|give|"
+    r"serve|send|show)\b",
+    re.IGNORECASE,
+)
+"""'please never suggest me liver, I hate it': a standing avoidance, which says a dislike."""
 _FICTION = re.compile(
     r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
     r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script)\b"
@@ -362,6 +370,8 @@ def why_not_a_fact(sentence: str) -> str | None:
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
         return "the assistant's voice"
+    if _NEVER_OFFER.match(s):
+        return None
     if _REQUEST.match(s) or (
         _PLEASE_END.search(s)
         and len(words) <= 6

@@ -85,6 +85,17 @@ def their_subject(part: str) -> bool:
     return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(part)
 
 
+_TASTE_VERDICT = re.compile(
+    r"^\W*(?:the\s+)?(?!(?:my|our|his|her|their)\b)(?:[\w'-]+\s+){0,2}?[\w'-]+\s+(?:is|are|tastes?)\s+(?:so\s+|just\s+|absolutely\s+|"
+    r"honestly\s+|literally\s+|way\s+)?(?:gross|disgusting|vile|nasty|revolting|rank|overrated|"
+    r"underrated|delicious|tasty|yummy|the best|life|my jam|heaven|bae)\b",
+    re.IGNORECASE,
+)
+"""A food or drink as the subject of a verdict on its taste ("beer is gross idc what anyone
+says", "coffee is life"): the writer's taste, though no "I" is said."""
+_TASTES = ("food_like", "food_dislike", "drink_like", "drink_dislike")
+
+
 def about_someone_else(clause: str, kind: str) -> bool:
     """A fact about another person or a pet, where the user is not the subject
     ("we" includes the user; a relative's wedding is a date in the user's plans),
@@ -95,6 +106,8 @@ def about_someone_else(clause: str, kind: str) -> bool:
         return False
     if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
         return False  # "Home is Loughborough": the writer's
+    if kind in _TASTES and _TASTE_VERDICT.search(clause):
+        return False
     clause = _AT_THEIRS.sub("", clause)
     if their_subject(clause):
         return True
