@@ -423,3 +423,17 @@ def test_a_stay_at_a_lodging_and_a_diet_for_me_with_an_end(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert [(k, v, n) for k, v, n in read(sentence) if k in ("whereabouts", "diet")] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "sober"),
+    [
+        ("I don't drink alcohol anymore. 6 months sober", True),
+        ("two years sober this week", True),
+        ("I've quit drinking", True),
+        ("doing sober october", False),  # a month's challenge, read with its end elsewhere
+        ("my dad is sober now", False),
+    ],
+)
+def test_a_sober_writer_keeps_a_rule_of_no_alcohol(sentence: str, sober: bool) -> None:
+    assert (("diet", "alcohol", "") in read(sentence)) is sober

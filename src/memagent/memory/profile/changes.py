@@ -30,6 +30,7 @@ from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.subjects import about_someone_else
 from memagent.memory.profile.timebound import time_bound
 
 FOOD, GENERAL = "resource_user_food_prefs.json", "resource_user_general_prefs.json"
@@ -234,6 +235,34 @@ def _said_of_self(before: str) -> bool:
     return bool(_SELF.search(before)) or (
         len(before.split()) <= 4 and not _SOMEONE.search(before.replace("I", ""))
     )
+
+
+_HOME_AGAIN = re.compile(
+    r"\b(?:I|I'm|I am|I've|I have|we|we're|we've)\s+(?:[\w']+\s+){0,2}?"
+    r"(?:back home|back from|home again|got back|flew back|came back|drove back|"
+    r"returned home|returned from|back in town)\b",
+    re.IGNORECASE,
+)
+"""The user is home again: whatever stay was current is over, even when no fact is
+read (the model has nothing to copy in "I flew back home yesterday")."""
+
+
+def home_again(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """The removal of the current stay when a sentence says the user is back
+    (`_HOME_AGAIN`: "I flew back home yesterday") and no other operation of the
+    statement writes or removes the stay. A twin of `back_home`, which ends a stay read
+    as a fact; the two read different sentences and are kept apart until a bench pass
+    says merging them costs nothing."""
+    if not any(i.item == "whereabouts" for i in items(resources, ROUTINE, STAY)):
+        return []
+    if any(isinstance(o, AppendOp | UpdateOp | RemoveOp) and o.path == STAY for o in ops):
+        return []
+    for s in sentences:
+        if _HOME_AGAIN.search(s) and not about_someone_else(s, "whereabouts"):
+            return [_remove(ROUTINE, STAY, "whereabouts")]
+    return []
 
 
 def back_home(sentences: Sequence[str], resources: Mapping[str, Resource]) -> bool:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from memagent.memory.profile import changes, relations, swaps
+from memagent.memory.profile import changes, milestones, relations, swaps
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
@@ -123,14 +123,6 @@ _SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
-_HOME_AGAIN = re.compile(
-    r"\b(?:I|I'm|I am|I've|I have|we|we're|we've)\s+(?:[\w']+\s+){0,2}?"
-    r"(?:back home|back from|home again|got back|flew back|came back|drove back|"
-    r"returned home|returned from|back in town)\b",
-    re.IGNORECASE,
-)
-"""The user is home again: whatever stay was current is over, even when no fact is
-read (the model has nothing to copy in "I flew back home yesterday")."""
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
@@ -512,7 +504,7 @@ def plan(
                 AppendOp(operation="append", file=target.file, path=path, value=item, expiry=spec)
             )
         kept.append(fact)
-    ops.extend(_home_again(sentences, resources, ops))
+    ops.extend(changes.home_again(sentences, resources, ops))
     keep = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
@@ -523,6 +515,8 @@ def plan(
     ops.extend(changes.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.routine_moved(sentences, resources, ops))
     ops.extend(changes.sober(sentences, resources))
+    ops.extend(milestones.pregnancy_over(sentences, resources))
+    ops.extend(milestones.rule_given_up(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
@@ -542,23 +536,6 @@ def _unnamed(place: str, statement: str) -> bool:
     written with capitals (one typed all in lower case says nothing by its case)."""
     cased = any(c.isupper() for c in statement)
     return cased and not any(w[:1].isupper() for w in place.split())
-
-
-def _home_again(
-    sentences: list[str], resources: Mapping[str, Resource], ops: list[AnyOp]
-) -> list[AnyOp]:
-    """Removing the current stay when a sentence says the user is back (`_HOME_AGAIN`)
-    and no new stay is written by the same statement."""
-    target = TARGETS["whereabouts"]
-    path = _path_in(resources, target)
-    if path is None or not _existing(resources, target.file, path, "whereabouts"):
-        return []
-    if any(isinstance(o, AppendOp | UpdateOp | RemoveOp) and o.path == path for o in ops):
-        return []
-    for s in sentences:
-        if _HOME_AGAIN.search(s) and not about_someone_else(s, "whereabouts"):
-            return [_remove(target.file, path, "whereabouts")]
-    return []
 
 
 def _as_named(value: str, resources: Mapping[str, Resource], other: Target) -> str:

@@ -378,6 +378,14 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
     return bool(REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
 
 
+_AT_A_TIME = re.compile(
+    r"\bat \d|\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b|\b\d{1,2}:\d\d\b|\b(?:before|after) (?:work|school|"
+    r"breakfast|dinner|bed)\b|\b(?:every|each) (?:morning|evening|night|day|lunchtime)\b|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\bweekends?\b",
+    re.IGNORECASE,
+)
+"""When a habit happens (a clock time, a day, every morning): an exercise said so is a
+routine; one said only with how often ("a couple times a week", "most mornings") is not."""
 _JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{_JOBS})s?", re.IGNORECASE)
 _MISFILED = ("condition", "exercise", "routine", "like")
 
@@ -489,7 +497,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not (_LIKING.search(clause) or (habitual(clause) and REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"
         kind = "like"  # "I play chess online most evenings": a pastime
-    elif kind == "exercise" and habitual(clause) and REGULAR.search(clause):
+    elif kind == "exercise" and habitual(clause) and _AT_A_TIME.search(clause):
         kind = "routine"  # "I walk the dog at 7 every morning": a habit, said with its time
     if kind in ("like", "dislike") and re.search(
         r"\b(?:food|cuisine|dishes|cooking)$", value, re.I

@@ -281,6 +281,14 @@ _NOW_IN = re.compile(
     r"the moment)\b"
 )
 """"currently in Hanoi, working remotely from here for a bit": there now, no end said."""
+_SOBER_NOW = re.compile(
+    r"\b(?:\d+|a|one|two|three|six) (?:days?|weeks?|months?|years?) sober\b|\bsober (?:for|since) |"
+    r"\bI'?m (?:\w+ )?(?:sober|teetotal)\b(?! (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|"
+    r"\bI don'?t drink (?:alcohol )?any ?more\b|\bI(?:'ve)? (?:quit|stopped|gave up) (?:drinking|"
+    r"alcohol|booze)\b",
+    re.IGNORECASE,
+)
+""""6 months sober", "I don't drink alcohol anymore": a lasting rule of no alcohol."""
 _COLLECT = re.compile(r"\bI collect ([a-z][\w -]{2,40}?)(?=[,.;!]|$| and | but )")
 _TRAVEL = re.compile(
     r"\bI(?:'m| am) (?:flying|going|heading|travell?ing|driving|off|moving|relocating) to "
@@ -379,6 +387,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
         for m in _NO_FOR_ME.finditer(s):
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
+        if _SOBER_NOW.search(s):
+            out.append(Extracted(kind="diet", value="alcohol"))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
         for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s), *_COUNTED_NAMED.finditer(s)):

@@ -1,0 +1,76 @@
+"""Life events that end a state the profile holds, said without the state's own words.
+
+"baby arrived on sunday!!!" ends "Pregnant" though it never says "pregnant"; "caved,
+back on coffee" ends "No caffeine"; "dry july is officially over" ends "No alcohol".
+Neither the model, which reads what a sentence says, nor the negation rules, which
+look for the held item's words, see these: the event itself is the cue.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from memagent.memory.profile.changes import FOOD, HEALTH, items
+from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.models import Resource
+from memagent.memory.profile.operations import AnyOp, RemoveOp
+
+_BORN = re.compile(
+    r"\b(?:baby|(?:little )?(?:boy|girl)|son|daughter|twins|bub)\b[^.!?]{0,30}?"
+    r"\b(?:arrived|was born|were born|is here|are here|came early|came)\b|"
+    r"\bgave birth\b|\bhad (?:the|our|my|a) (?:baby|little one)\b|\bwelcomed (?:our|a|my) \w+",
+    re.IGNORECASE,
+)
+"""The baby has come: the pregnancy is over."""
+_MONTHS = (
+    r"jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_CHALLENGE = re.compile(
+    rf"\b(?:dry|sober) (?:{_MONTHS})\b[^.!?]{{0,30}}?\b(?:over|done|finished|ended|broken|failed|"
+    rf"off)\b|\bdryathlon\b[^.!?]{{0,30}}?\b(?:over|done|finished)\b",
+    re.IGNORECASE,
+)
+"""A named month without alcohol said to be over ("dry july is officially over lol")."""
+_GAVE_IN = re.compile(
+    r"\b(?:caved|cracked|gave in|fell off the wagon|broke my (?:diet|fast|streak)|"
+    r"cheated on my diet)\b",
+    re.IGNORECASE,
+)
+"""A rule kept given up ("caved. back on coffee")."""
+_CAFFEINATED = {match_key(w) for w in ("coffee", "espresso", "latte", "tea", "coke")}
+
+
+def _remove(file: str, path: str, key: str) -> RemoveOp:
+    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})
+
+
+def pregnancy_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of a held pregnancy when a sentence says the baby has come."""
+    if not any(_BORN.search(s) for s in sentences):
+        return []
+    return [
+        _remove(HEALTH, "health.conditions", i.item)
+        for i in items(resources, HEALTH, "health.conditions")
+        if re.search(r"pregnan", f"{i.item} {i.display or ''}", re.IGNORECASE)
+    ]
+
+
+def rule_given_up(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of a diet rule the writer says they gave in on: the one the sentence
+    names ("caved. back on coffee" with "No caffeine" or "No coffee" held), else, when
+    one month without alcohol is said to be over, the held rule on alcohol."""
+    held = items(resources, FOOD, "diet.restrictions")
+    out: list[AnyOp] = []
+    for s in sentences:
+        if _CHALLENGE.search(s):
+            out += [_remove(FOOD, "diet.restrictions", i.item) for i in held
+                    if re.search(r"alcohol|booze|drink", i.item, re.IGNORECASE)]  # fmt: skip
+        elif _GAVE_IN.search(s):
+            said = {match_key(t) for t in tokens(s)}
+            named = [i for i in held if {match_key(t) for t in tokens(i.item)} & said]
+            caffeine = "caffeine" if said & _CAFFEINATED else ""
+            named += [i for i in held if caffeine and caffeine in i.item and i not in named]
+            out += [_remove(FOOD, "diet.restrictions", i.item) for i in named]
+    return out

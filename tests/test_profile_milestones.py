@@ -1,0 +1,47 @@
+"""A life event ends a state held though its words are not said: the baby born ends a
+pregnancy, "caved" ends the diet rule it names, a dry month over ends "No alcohol"."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.core import MemoryHome
+from memagent.memory.profile.milestones import pregnancy_over, rule_given_up
+from profile_support import profile_lines, seed, store_of
+
+
+@pytest.mark.parametrize(
+    ("text", "over"),
+    [
+        ("baby arrived on sunday!!! 👶 we're exhausted and so happy", True),
+        ("baby boy arrived on monday! his name is Noah", True),
+        ("I gave birth to a little girl last night", True),
+        ("the baby is kicking a lot today", False),
+        ("my sister's baby arrived", True),  # the cost: whose baby is not read
+        ("can't wait for the baby to arrive", False),
+    ],
+)
+def test_the_baby_come_ends_a_pregnancy(home: MemoryHome, text: str, over: bool) -> None:
+    seed(home, "I'm pregnant, due in May.", ("condition", "pregnant", ""))
+    ops = pregnancy_over([text], store_of(home).load_all())
+    assert bool(ops) is (over and "can't wait" not in text)
+
+
+def test_nothing_to_end_without_a_pregnancy_held(home: MemoryHome) -> None:
+    assert pregnancy_over(["baby arrived on sunday!"], store_of(home).load_all()) == []
+
+
+def test_caved_ends_the_rule_it_names_and_only_that(home: MemoryHome) -> None:
+    seed(home, "no caffeine for me", ("diet", "caffeine", ""))
+    seed(home, "no pork for me", ("diet", "pork", ""))
+    ops = rule_given_up(["caved. back on coffee, can't live without it"], store_of(home).load_all())
+    assert [op.value.item for op in ops] == ["caffeine"]
+
+
+def test_a_dry_month_over_ends_no_alcohol(home: MemoryHome) -> None:
+    seed(home, "no alcohol at all till august", ("diet", "alcohol", ""))
+    assert any("alcohol" in line.lower() for line in profile_lines(home))
+    resources = store_of(home).load_all()
+    ops = rule_given_up(["so dry july is officially over lol"], resources)
+    assert [op.value.item for op in ops] == ["alcohol"]
+    assert rule_given_up(["dry july is going great"], resources) == []
