@@ -11,6 +11,7 @@ from memagent.core import MemoryHome
 from memagent.memory.profile import AppendOp, ProfileStore, apply_operations
 from memagent.memory.profile.fact_schema import Extracted, extraction_schema
 from memagent.memory.profile.facts import (
+    clause_of,
     grounded,
     plan,
     same_thing,
@@ -613,3 +614,28 @@ def test_a_value_read_with_its_own_negation_ends_the_held_thing(home: MemoryHome
         store, "no longer vegan, I eat eggs and cheese again", ("diet", "no longer vegan", "")
     )
     assert not any("vegan" in line.lower() for line in got)
+
+
+def test_a_fragment_saying_when_belongs_to_the_sentence_before() -> None:
+    assert clause_of("yoga", ["Yoga.", "Every sunday.", "Non-negotiable."]) == "Yoga. Every sunday."
+    assert clause_of("yoga", ["Yoga.", "I love it so much really."]) == "Yoga."
+
+
+def test_left_one_place_now_in_another_is_the_new_stay(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I'm in Madrid for a bit", ("whereabouts", "Madrid", ""))
+    got = said(store, "left Madrid this morning, now in Valencia", ("whereabouts", "Valencia", ""))
+    assert [line for line in got if line.startswith("whereabouts")] == [
+        "whereabouts.current: In Valencia"
+    ]
+
+
+def test_moved_on_to_a_place_is_a_stay_not_a_home(home: MemoryHome) -> None:
+    got = said(store_of(home), "moved on to Hoi An", ("whereabouts", "Hoi An", ""))
+    assert got == ["whereabouts.current: In Hoi An"]
+
+
+def test_back_home_after_a_stay_ahead_is_not_home_now(home: MemoryHome) -> None:
+    text = "in Berlin until Friday for a conference, then back home"
+    got = said(store_of(home), text, ("whereabouts", "Berlin", ""))
+    assert got == ["whereabouts.current: In Berlin (until Fri 2026-03-06) @2026-03-06"]

@@ -437,3 +437,17 @@ def test_a_stay_at_a_lodging_and_a_diet_for_me_with_an_end(
 )
 def test_a_sober_writer_keeps_a_rule_of_no_alcohol(sentence: str, sober: bool) -> None:
     assert (("diet", "alcohol", "") in read(sentence)) is sober
+
+
+@pytest.mark.parametrize(
+    ("sentence", "place"),
+    [
+        ("we just landed in Tokyo!", "Tokyo"),
+        ("Finally arrived in Buenos Aires, exhausted", "Buenos Aires"),
+        ("I arrived in Berlin in 2019", None),  # long ago: no stay now
+        ("my sister landed in Rome", None),
+    ],
+)
+def test_an_arrival_is_a_stay_now(sentence: str, place: str | None) -> None:
+    got = [v for k, v, _ in read(sentence) if k == "whereabouts"]
+    assert got == ([place] if place else [])

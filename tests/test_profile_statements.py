@@ -358,3 +358,14 @@ def test_facts_near_those_shapes_are_kept(text: str) -> None:
 )
 def test_a_standing_request_is_kept_and_a_one_off_is_not(sentence: str, why: str | None) -> None:
     assert why_not_a_fact(sentence) == why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("sprained my ankle 🙄 on crutches for 10 days", None),  # exasperation, not irony
+        ("I just love mondays 🙄", "sarcasm"),
+    ],
+)
+def test_an_eye_roll_is_sarcasm_only_at_praise(sentence: str, why: str | None) -> None:
+    assert why_not_a_fact(sentence) == why

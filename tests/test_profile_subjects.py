@@ -84,3 +84,23 @@ def test_about_no_one(clause: str, no_one: bool) -> None:
 )
 def test_a_verdict_on_a_taste_is_the_writers(clause: str, kind: str, other: bool) -> None:
     assert about_someone_else(clause, kind) is other
+
+
+@pytest.mark.parametrize(
+    ("clause", "kind", "other"),
+    [
+        ("friday nights are pizza and movie night with the kids", "routine_weekly", False),
+        ("thursday nights are pottery class", "routine_weekly", False),
+        ("Visiting my son in Melbourne until May 3rd", "whereabouts", False),
+        ("my son is in Melbourne until May 3rd", "whereabouts", True),
+    ],
+)
+def test_a_time_as_the_subject_or_a_visit_leaves_the_writer_the_subject(
+    clause: str, kind: str, other: bool
+) -> None:
+    assert about_someone_else(clause, kind) is other
+
+
+def test_she_is_a_subject_and_my_sisters_is_not() -> None:
+    assert their_subject("she's just had surgery")
+    assert not their_subject("my sister's wedding is on 12 June")

@@ -212,7 +212,7 @@ _HOME_NOW = re.compile(
     re.IGNORECASE,
 )
 _NOT_YET = re.compile(
-    r"\b(?:when|once|until|till|before|after|if|can'?t wait|want|wish|hope)\b[^.,]{0,25}"
+    r"\b(?:when|once|until|till|before|after|if|can'?t wait|want|wish|hope|then)\b[^.,]{0,25}"
     r"\b(?:back|home|discharged)\b|\b(?:tomorrow|tonight|next|on (?:mon|tue|wed|thu|fri|sat|sun))",
     re.IGNORECASE,
 )

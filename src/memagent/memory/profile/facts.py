@@ -48,7 +48,7 @@ from memagent.memory.profile.negation import (
     negated_things,
     subclause,
 )
-from memagent.memory.profile.occasions import EVENT, UNTIL
+from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.subjects import OTHER_PERSON, about_someone_else, their_subject
 from memagent.memory.profile.timebound import event_day, time_bound
@@ -122,7 +122,8 @@ _SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(
 """A value read with its own negation ("no longer vegan"): the thing, which the clause ends."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
-_BACK = re.compile(r"\bback (home|from)\b|\bhome again\b|\bleft\b", re.IGNORECASE)
+_BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
+"""Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",
@@ -161,11 +162,16 @@ def same_thing(said: str, item: str) -> bool:
 
 
 def clause_of(value: str, sentences: list[str]) -> str:
-    """The sentence that mentions `value` (the first), else all of them."""
+    """The sentence that mentions `value` (the first), with a time said after it as a
+    fragment of its own, else all of them."""
     keys = [match_key(t) for t in tokens(value) if t not in _STOP]
-    for s in sentences:
+    for n, s in enumerate(sentences):
         words = _words(s)
         if keys and all(k in words for k in keys):
+            for after in sentences[n + 1 :]:  # "Yoga. Every sunday.": the time, said apart
+                if len(after.split()) > 4 or not (HABIT.search(after) or WEEKLY.search(after)):
+                    break
+                s = f"{s} {after}"
             return s
     return " ".join(sentences)
 
@@ -434,7 +440,8 @@ def plan(
             ops.extend(changes.single_over(value, target.file, path, target.single, resources))
             kept.append(fact)
             continue
-        if kind == "whereabouts" and (_BACK.search(clause) or back_home):
+        left = re.search(rf"\bleft\s+(?:the\s+)?{re.escape(value)}\b", clause, re.IGNORECASE)
+        if kind == "whereabouts" and (_BACK.search(clause) or left or back_home):
             if _existing(resources, target.file, path, "whereabouts"):
                 ops.append(_remove(target.file, path, "whereabouts"))
             kept.append(fact)

@@ -281,6 +281,12 @@ _NOW_IN = re.compile(
     r"the moment)\b"
 )
 """"currently in Hanoi, working remotely from here for a bit": there now, no end said."""
+_ARRIVED = re.compile(
+    r"(?:^\W*|\b(?i:I|we|I've|we've|I have|we have)\s+)(?i:just\s+|finally\s+)?"
+    r"(?i:landed|arrived|touched down)\s+(?i:in)\s+(?:the\s+)?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
+    r"(?![^.!?]*\b(?i:last (?:year|month|week|summer|winter|spring|autumn)|ago|in \d{4})\b)"
+)
+""""we just landed in Tokyo!": there now, though no end is said."""
 _SOBER_NOW = re.compile(
     r"\b(?:\d+|a|one|two|three|six) (?:days?|weeks?|months?|years?) sober\b|\bsober (?:for|since) |"
     r"\bI'?m (?:\w+ )?(?:sober|teetotal)\b(?! (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|"
@@ -420,6 +426,9 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
         for m in _INJURY.finditer(s):
             how = {"broke": "broken", "tore": "torn"}.get(m.group(1).lower(), m.group(1).lower())
             out.append(Extracted(kind="condition", value=f"{how} {m.group(2).lower()}"))
+        arrived = _ARRIVED.search(s)
+        if arrived is not None and not bounded and arrived.group(1) not in _NAME_STOP:
+            out.append(Extracted(kind="whereabouts", value=_clip(arrived.group(1))))
         now_in = _NOW_IN.search(s)
         if now_in is not None and not bounded:
             out.append(

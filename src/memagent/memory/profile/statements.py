@@ -230,11 +230,14 @@ _SARCASM = re.compile(
     r"^\W*(?:yeah|yea)\s*,?\s*right\b|"
     r"^\W*(?:oh\s*,?\s*)?(?:wow|great|fantastic|brilliant|wonderful|perfect|lovely|"
     r"awesome|super|marvellous|marvelous|fab|yay)\s*[,!.]*\s*(?:another|more|yet another)\b|"
-    r"\bamirite\b|🙄|\byeah,? because I totally\b",
+    r"\bamirite\b|\byeah,? because I totally\b|"
+    r"🙄(?=.*\b(?:love|loves|adore|enjoy|favou?rite|can'?t wait|so fun|the best)\b)|"
+    r"\b(?:love|loves|adore|enjoy|favou?rite|can'?t wait|so fun|the best)\b.*🙄",
     re.IGNORECASE,
 )
 """'Yeah right, and I'm the Queen of Sheba', 'Oh great, another meeting', 'Ugh mondays,
-amirite', an eye-roll: said not to be believed."""
+amirite', an eye-roll at praise: said not to be believed. An eye-roll at a misfortune
+("sprained my ankle 🙄 on crutches for 10 days") is not."""
 _ASSISTANT_CLAIM = re.compile(
     r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
     r".*\byou\b",

@@ -58,7 +58,8 @@ in Oslo is terrible", "Coffee prices went up again", "Peanuts are legumes")."""
 _AT_THEIRS = re.compile(
     r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
     r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?|"
-    r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
+    r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+|"
+    r"\bvisiting\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
     re.IGNORECASE,
 )
 """A relative named as a place or an occasion ("staying at my sister's in Leeds", "in
@@ -71,8 +72,7 @@ _THEIR_SUBJECT = re.compile(
     r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
     r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
     r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
-    r"(?:\s+[A-Z]\w+)?|he|she|they)\b"
-    r"(?!['\u2019]s)",
+    r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s)|(?:he|she|they)\b)",
     re.IGNORECASE,
 )
 """A part of a sentence whose subject is another person ("my neighbour plays drums", "now
@@ -94,6 +94,14 @@ _TASTE_VERDICT = re.compile(
 """A food or drink as the subject of a verdict on its taste ("beer is gross idc what anyone
 says", "coffee is life"): the writer's taste, though no "I" is said."""
 _TASTES = ("food_like", "food_dislike", "drink_like", "drink_dislike")
+_TIME_SUBJECT = re.compile(
+    r"^\W*(?:(?:my|our)\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|mornings?|"
+    r"evenings?|nights?|lunchtimes?)(?:\s+(?:mornings?|afternoons?|evenings?|nights?))?\s+"
+    r"(?:are|is|=)\b",
+    re.IGNORECASE,
+)
+"""A time as the subject ("friday nights are pizza and movie night", "Sundays are for the
+allotment"): the writer's habit, said of when it happens."""
 
 
 def about_someone_else(clause: str, kind: str) -> bool:
@@ -107,6 +115,8 @@ def about_someone_else(clause: str, kind: str) -> bool:
     if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
         return False  # "Home is Loughborough": the writer's
     if kind in _TASTES and _TASTE_VERDICT.search(clause):
+        return False
+    if kind in ("routine", "routine_weekly") and _TIME_SUBJECT.search(clause):
         return False
     clause = _AT_THEIRS.sub("", clause)
     if their_subject(clause):
