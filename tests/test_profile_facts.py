@@ -639,3 +639,18 @@ def test_back_home_after_a_stay_ahead_is_not_home_now(home: MemoryHome) -> None:
     text = "in Berlin until Friday for a conference, then back home"
     got = said(store_of(home), text, ("whereabouts", "Berlin", ""))
     assert got == ["whereabouts.current: In Berlin (until Fri 2026-03-06) @2026-03-06"]
+
+
+def test_a_medicines_short_name_ends_it(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "on doxycycline for a while", ("medication", "doxycycline", ""))
+    got = said(store, "doctor said I can stop the doxy early, infection cleared up")
+    assert not any("doxycycline" in line for line in got)
+
+
+def test_a_plan_cancelled_is_removed_with_nothing_read(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "dentist on friday", ("plan", "dentist", ""))
+    assert any(line.startswith("schedule.upcoming") for line in lines(store))
+    got = said(store, "dentist cancelled, they'll call to reschedule whenever")
+    assert not any(line.startswith("schedule.upcoming") for line in got)

@@ -118,3 +118,17 @@ def test_what_one_has_not_touched_is_over() -> None:
 )
 def test_what_was_cancelled_is_over(sentence: str, thing: str) -> None:
     assert thing in negated_things([sentence])
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("doctor said I can stop the doxy early", ["doxy early"]),
+        ("Stop taking the ibuprofen", ["ibuprofen"]),
+        ("I can't stop the music", []),  # "can't stop" ends nothing
+        ("I want to stop the noise", []),
+        ("dentist cancelled, they'll call to reschedule", ["dentist"]),
+    ],
+)
+def test_stopping_a_thing_and_a_bare_cancellation(text: str, things: list[str]) -> None:
+    assert negated_things([text]) == things

@@ -98,6 +98,7 @@ ALWAYS_CHECKED = frozenset(
         "allergy",
         "condition",
         "routine",
+        "plan",
     }
 )
 """Lists a negated thing is looked for in whatever kind the model read."""
@@ -261,6 +262,14 @@ def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str)
     return any(match_key(i.item) == mk for i in _items(resources, file, path))
 
 
+def _short(said: str, item: Item) -> bool:
+    """`said` is a medicine's short name ("the doxy" for doxycycline): one word of four
+    letters or more that the item's first word begins with."""
+    word = (tokens(said.lower().removeprefix("the ")) or [""])[0]
+    first = (tokens(item.item) or [""])[0]
+    return len(word) >= 4 and first != word and first.startswith(word)
+
+
 def _removals(
     things: list[str], resources: Mapping[str, Resource], kinds: set[str], keep: set[str]
 ) -> list[AnyOp]:
@@ -276,7 +285,10 @@ def _removals(
         paths = (target.path, "routine.weekly") if kind == "routine" else (target.path,)
         for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
-                if same_thing(thing, item.item) and match_key(item.item) not in keep:
+                named = same_thing(thing, item.item) or (
+                    kind == "medication" and _short(thing, item)
+                )
+                if named and match_key(item.item) not in keep:
                     key = (target.file, path, item.item)
                     if key not in seen:
                         seen.add(key)

@@ -48,6 +48,7 @@ _RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
+    r"(?<!n't )(?<!never )(?<!not )(?<!to )\bstop(?:ping)?(?: taking)?(?: the| my)|"
     r"quit(?: \w+ing)?|haven'?t touched(?: any)?|pull(?:ing|ed)? out of(?: the| my)?|"
     r"drop(?:ping|ped)? out of(?: the| my)?|"
     r"off(?! to\b| for\b)|"
@@ -69,7 +70,8 @@ _LEFT_BEHIND = re.compile(
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:out|off the table|off the menu|"
     r"over|done|finished)\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
-    r"(?:cancell?ed|called off|scrapped)\b",
+    r"(?:cancell?ed|called off|scrapped)\b"
+    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b",
     re.IGNORECASE,
 )
 """"I switched from coffee to green tea", "my doctor switched me from X to Y", "running is
