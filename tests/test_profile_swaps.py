@@ -8,7 +8,13 @@ import pytest
 
 from memagent.core import MemoryHome
 from memagent.memory.profile.models import Resource
-from memagent.memory.profile.swaps import in_place_of, substitutes, taken_back
+from memagent.memory.profile.swaps import (
+    in_place_of,
+    other_doses,
+    substitutes,
+    taken_back,
+    with_dose,
+)
 from profile_support import seed, store_of
 
 HEALTH = "resource_user_health.json"
@@ -66,3 +72,26 @@ def test_a_contrast_about_nothing_held_swaps_nothing(home: MemoryHome) -> None:
 )
 def test_in_place_of(value: str, statement: str, new: bool) -> None:
     assert in_place_of(value, statement) is new
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "dosed"),
+    [
+        ("lisinopril", "dose went up, I'm on 20mg of lisinopril now", "lisinopril 20mg"),
+        ("metformin", "metformin 500mg twice a day", "metformin 500mg"),
+        ("ibuprofen", "ibuprofen when needed", "ibuprofen"),
+        ("sertraline 50mg", "sertraline 50mg since June", "sertraline 50mg"),
+    ],
+)
+def test_a_medicine_is_read_with_the_dose_said_beside_it(
+    value: str, clause: str, dosed: str
+) -> None:
+    assert with_dose(value, clause) == dosed
+
+
+def test_a_new_dose_is_in_the_old_ones_place(home: MemoryHome) -> None:
+    seed(home, "I take lisinopril 10mg.", ("medication", "lisinopril 10mg", ""))
+    seed(home, "I take metformin.", ("medication", "metformin", ""))
+    resources = store_of(home).load_all()
+    assert other_doses("lisinopril 20mg", resources) == ["lisinopril_10mg"]
+    assert other_doses("lisinopril", resources) == []  # no dose said: nothing replaced

@@ -428,6 +428,12 @@ def plan(
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
+        if fixed == "medication":  # "dose went up, I'm on 20mg of lisinopril now"
+            value = swaps.with_dose(value, clause)
+            ops.extend(
+                _remove(HEALTH, "health.medications", i)
+                for i in swaps.other_doses(value, resources)
+            )
         weekly = fixed == "routine_weekly"
         kind = "routine" if weekly else fixed
         target = TARGETS[kind]

@@ -143,3 +143,34 @@ def in_place_of(value: str, statement: str) -> bool:
             re.I,
         )
     )
+
+
+_DOSE = r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|ml|iu|units?)"
+_DOSE_SAID = re.compile(rf"(?i:\b({_DOSE})\s+(?:of\s+)?)$")
+_MEDS = ("resource_user_health.json", "health.medications")
+
+
+def with_dose(value: str, clause: str) -> str:
+    """A medicine read without the dose said beside it ("I'm on 20mg of lisinopril now"
+    read as "lisinopril") with that dose: "lisinopril 20mg"."""
+    if re.search(_DOSE, value, re.IGNORECASE):
+        return value
+    m = re.search(rf"\b{re.escape(value)}\b\s+({_DOSE})\b", clause, re.IGNORECASE)
+    if m is None:
+        at = re.search(rf"\b{re.escape(value)}\b", clause, re.IGNORECASE)
+        before = _DOSE_SAID.search(clause[: at.start()]) if at is not None else None
+        return f"{value} {before.group(1)}" if before is not None else value
+    return f"{value} {m.group(1)}"
+
+
+def other_doses(value: str, resources: Mapping[str, Resource]) -> list[str]:
+    """The held items of the same medicine at another dose ("lisinopril 10mg" when
+    "lisinopril 20mg" is said): the new dose is in their place."""
+    said = tokens(value)
+    if not said or not re.search(_DOSE, value, re.IGNORECASE):
+        return []
+    return [
+        i.item
+        for i in items(resources, *_MEDS)
+        if tokens(i.item)[:1] == said[:1] and match_key(i.item) != match_key(value)
+    ]
