@@ -12,6 +12,7 @@ from memagent.memory.profile.kinds import (
     names_nothing,
     passing_taste,
     timed_apart,
+    with_type,
 )
 
 
@@ -277,3 +278,16 @@ def test_a_value_its_own_words_file_elsewhere_is_refiled(
 
 def test_an_event_in_the_past_is_no_plan() -> None:
     assert fix_kind("condition", "job interview", "had a job interview yesterday") != "plan"
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "typed"),
+    [
+        ("diabetes", "im type 1 diabetic, on an insulin pump", "type 1 diabetes"),
+        ("diabetic", "Type II diabetic since 2019", "type 2 diabetes"),
+        ("diabetes", "diabetes runs in the family", "diabetes"),
+        ("asthma", "type 1 asthma", "asthma"),
+    ],
+)
+def test_diabetes_is_read_with_its_type(value: str, clause: str, typed: str) -> None:
+    assert with_type(value, clause) == typed

@@ -451,3 +451,19 @@ def test_a_sober_writer_keeps_a_rule_of_no_alcohol(sentence: str, sober: bool) -
 def test_an_arrival_is_a_stay_now(sentence: str, place: str | None) -> None:
     got = [v for k, v, _ in read(sentence) if k == "whereabouts"]
     assert got == ([place] if place else [])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("I'm Ruth 🙈", [("name", "Ruth", "")]),
+        ("hmm actually use my full name, Elizabeth, it sounds nicer", [("name", "Elizabeth", "")]),
+        ("I'm Fine", []),
+        ("got promoted to senior dev today 🥳🥳", [("work", "senior dev", "")]),
+        ("I was promoted to head nurse in March", [("work", "head nurse", "")]),
+    ],
+)
+def test_a_name_said_alone_and_a_promotion(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert [f for f in read(sentence) if f[0] in ("name", "work")] == facts

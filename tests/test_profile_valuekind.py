@@ -53,7 +53,7 @@ HORROR = [{"kind": "food_dislike", "value": "horror films", "name": ""}]
 
 
 MEDICINE = [{"kind": "medication", "value": "shift manager", "name": ""}]
-PROMOTED = "I got promoted to shift manager."
+PROMOTED = "Being shift manager this month is exhausting."
 
 
 def test_a_value_that_is_not_of_its_lists_kind_is_not_written(home: MemoryHome) -> None:
@@ -128,7 +128,7 @@ def test_only_the_value_said_no_to_is_dropped(home: MemoryHome) -> None:
     ]
     llm = model(facts, verdicts=["0.1", "0.95"])
     learn_statement(
-        store_of(home), llm, "Promoted to shift manager, and I take metformin.", reading=TYPED
+        store_of(home), llm, "Shift manager week again, and I take metformin.", reading=TYPED
     )
     assert profile_lines(home) == ["health.medications: Takes metformin"]
 

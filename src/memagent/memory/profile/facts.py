@@ -30,7 +30,7 @@ from datetime import date
 from memagent.memory.profile import changes, milestones, relations, swaps
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY
 from memagent.memory.profile.fact_schema import Extracted
-from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
+from memagent.memory.profile.item_keys import abbreviates, match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,
@@ -39,6 +39,7 @@ from memagent.memory.profile.kinds import (
     liking_said,
     names_nothing,
     timed_apart,
+    with_type,
 )
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import (
@@ -262,14 +263,6 @@ def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str)
     return any(match_key(i.item) == mk for i in _items(resources, file, path))
 
 
-def _short(said: str, item: Item) -> bool:
-    """`said` is a medicine's short name ("the doxy" for doxycycline): one word of four
-    letters or more that the item's first word begins with."""
-    word = (tokens(said.lower().removeprefix("the ")) or [""])[0]
-    first = (tokens(item.item) or [""])[0]
-    return len(word) >= 4 and first != word and first.startswith(word)
-
-
 def _removals(
     things: list[str], resources: Mapping[str, Resource], kinds: set[str], keep: set[str]
 ) -> list[AnyOp]:
@@ -286,7 +279,7 @@ def _removals(
         for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
                 named = same_thing(thing, item.item) or (
-                    kind == "medication" and _short(thing, item)
+                    kind == "medication" and abbreviates(thing, item.item)
                 )
                 if named and match_key(item.item) not in keep:
                     key = (target.file, path, item.item)
@@ -428,6 +421,8 @@ def plan(
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
+        if fixed == "condition":
+            value = with_type(value, clause)  # "im type 1 diabetic"
         if fixed == "medication":  # "dose went up, I'm on 20mg of lisinopril now"
             value = swaps.with_dose(value, clause)
             ops.extend(

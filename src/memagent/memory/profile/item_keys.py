@@ -69,3 +69,11 @@ def said_word(word: str, said: set[str]) -> bool:
         if common >= 4 and common >= 0.75 * short:
             return True
     return False
+
+
+def abbreviates(said: str, key: str) -> bool:
+    """`said` is a short name of the item `key` ("the doxy" for `doxycycline`): its first
+    word has four letters or more and begins the item's first word."""
+    word = (tokens(said.lower().removeprefix("the ")) or [""])[0]
+    first = (tokens(key) or [""])[0]
+    return len(word) >= 4 and first != word and first.startswith(word)

@@ -115,7 +115,10 @@ def _own_name_said(value: str, clause: str) -> bool:
     me Jo", "Sam here"), not any capitalised word near a name: a pet's ("and a second
     one, Dash"), a colleague's ("my coworker Dan's profile"), a pasted field's."""
     v = re.escape(value)
-    named = rf"\b(?:my name is|my name's|name is|call me|calls me|go by|known as)\s+{v}\b"
+    named = (
+        rf"\b(?:my (?:full |real |proper |actual )?name(?: is|'s|,)|name is|call me|calls me|"
+        rf"go by|known as)\s+{v}\b"
+    )
     if re.search(named, clause, re.IGNORECASE):
         return True
     plain = (
@@ -552,3 +555,16 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "routine" and WEEKLY.search(clause):
         return "routine_weekly"
     return kind
+
+
+_DIABETES_TYPE = re.compile(r"\btype[- ]?(1|2|one|two|i{1,2})\b", re.IGNORECASE)
+
+
+def with_type(value: str, clause: str) -> str:
+    """Diabetes read without the type said beside it ("im type 1 diabetic" read as
+    "diabetes"): "type 1 diabetes", which is what matters for what one can eat."""
+    m = _DIABETES_TYPE.search(clause)
+    if m is None or not re.search(r"diabet", value, re.IGNORECASE) or _DIABETES_TYPE.search(value):
+        return value
+    number = {"one": "1", "two": "2", "i": "1", "ii": "2"}.get(m.group(1).lower(), m.group(1))
+    return f"type {number} diabetes"

@@ -46,9 +46,14 @@ _FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
 _OWN_NAME = re.compile(
     rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called|I (?:actually )?go by) "
     rf"{_FULL_NAME}|"
-    rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}"
+    rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}|"
+    rf"\b(?:[Uu]se|[Ii]t'?s) my (?:full |real |proper |actual )?name,? {_FULL_NAME}|"
+    r"^\W*(?:I'?m|I am|Im) (?!(?:Fine|Good|Okay|Ok|OK|Back|Here|Done|Sorry|Sure|Home|Ready|Tired|"
+    r"Sick|Free|Busy|Late|So|Not|In|At|On|Off|Out|Just|Still|Also|Really)\b)([A-Z][a-z'-]+)"
+    r"(?=\W*$)"
 )
-"""The user's name; what they are called by others only when no name is given."""
+"""The user's name; what they are called by others only when no name is given; a sentence
+that says only "I'm Ruth" (an emoji after it at most)."""
 _HOME = re.compile(
     r"\bI ?(?:actually |now |currently |still )?(?:live|am living|'m living|'ve lived|'m based|"
     r"am based|"
@@ -287,6 +292,12 @@ _ARRIVED = re.compile(
     r"(?![^.!?]*\b(?i:last (?:year|month|week|summer|winter|spring|autumn)|ago|in \d{4})\b)"
 )
 """"we just landed in Tokyo!": there now, though no end is said."""
+_PROMOTED = re.compile(
+    r"\bpromoted to (?:a |an |the )?((?:[a-z][\w-]* ){0,2}?[a-z][\w-]*?)"
+    r"(?=\W*$|[,.;!]|\s+(?:today|yesterday|this|last|at|in|on|and|from)\b)",
+    re.IGNORECASE,
+)
+""""got promoted to senior dev today": the job now."""
 _SOBER_NOW = re.compile(
     r"\b(?:\d+|a|one|two|three|six) (?:days?|weeks?|months?|years?) sober\b|\bsober (?:for|since) |"
     r"\bI'?m (?:\w+ )?(?:sober|teetotal)\b(?! (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))|"
@@ -367,8 +378,9 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                 if name not in _NAME_STOP:
                     out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))
         own = _OWN_NAME.search(s)
-        if own is not None and (own.group(1) or own.group(2)) not in _NAME_STOP:
-            out.append(Extracted(kind="name", value=own.group(1) or own.group(2)))
+        name = next((g for g in own.groups() if g), None) if own is not None else None
+        if name is not None and name not in _NAME_STOP:
+            out.append(Extracted(kind="name", value=name))
         home = next(reversed(list(_HOME.finditer(s))), None)  # "…said Porto but I live in Braga"
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
@@ -393,6 +405,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
         for m in _NO_FOR_ME.finditer(s):
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
+        for m in _PROMOTED.finditer(s):
+            out.append(Extracted(kind="work", value=_clip(m.group(1))))
         if _SOBER_NOW.search(s):
             out.append(Extracted(kind="diet", value="alcohol"))
         for m in _INTOLERANT.finditer(s):
