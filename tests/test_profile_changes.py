@@ -501,3 +501,24 @@ def test_the_end_of_a_diet_or_a_stay_is_no_plan_of_its_own(home: MemoryHome) -> 
 def test_a_stay_at_a_relatives_reads_as_said(home: MemoryHome) -> None:
     got = said(home, "staying at my mum's till the 20th", ("whereabouts", "my mum's", ""))
     assert got == ["whereabouts.current: At my mum's (until Fri 2026-03-20) @2026-03-20"]
+
+
+@pytest.mark.parametrize(
+    ("held", "text", "now"),
+    [
+        ("Rocky", "oops I wrote it wrong before, the dog's name is Rocco not Rocky", "Rocco"),
+        ("Olive", "sorry autocorrect!! it's Oliver. he's a boy lol", "Oliver"),
+    ],
+)
+def test_a_name_put_right(home: MemoryHome, held: str, text: str, now: str) -> None:
+    said(home, f"My dog is called {held}.", ("pet", "dog", held))
+    got = said(home, text)
+    assert [line for line in got if line.startswith("personal.facts")] == [
+        f"personal.facts: Dog named {now}"
+    ]
+
+
+def test_its_a_name_with_no_typo_said_renames_nothing(home: MemoryHome) -> None:
+    said(home, "My dog is called Olive.", ("pet", "dog", "Olive"))
+    got = said(home, "it's Oliver's birthday today")
+    assert "personal.facts: Dog named Olive" in got

@@ -63,10 +63,14 @@ _NEW_NAME = re.compile(
 """"We renamed the cat, Smudge just didn't suit him. he's Pudding now": the new name in
 another sentence of the same statement."""
 _MEANT = re.compile(
-    r"\b(?:[Ii] meant|[Ii]t'?s|[Ii]t is|[Ss]orry,?|[Oo]ops,?|[Aa]ctually,?)\s+"
+    r"\b(?:[Ii] meant|[Ii]t'?s|[Ii]t is|[Ss]orry,?|[Oo]ops,?|[Aa]ctually,?|[Nn]ame is|[Nn]ame's|"
+    r"[Cc]alled|[Nn]amed)\s+"
     rf"{_NAME},?\s+not\s+{_NAME}\b"
     rf"|\bnot\s+{_NAME},?\s+(?:but|it'?s|it is)\s+{_NAME}\b"
 )
+_TYPO = re.compile(r"\b(?:autocorrect\w*|typo|misspel\w*|spelt|spelled|I meant)\b", re.I)
+_ITS_NAME = re.compile(rf"\b(?:[Ii]t'?s|[Ii]t is|[Ii]t should be|[Ii]t was meant to be) {_NAME}\b")
+""""sorry autocorrect!! it's Oliver": a held name spelt nearly so (Olive) is the one meant."""
 _STAY_ON = re.compile(
     r"\b(?:stay\w*|here|extend\w*|sticking around|remain\w*|still in)\b", re.IGNORECASE
 )
@@ -177,6 +181,13 @@ def renames(
             new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
             pairs.append((new, old))
         pairs += [(m.group(1), None) for m in _RENAME.finditer(s)]
+        if not pairs and _TYPO.search(" ".join(sentences)):
+            for m in _ITS_NAME.finditer(s):
+                near = {
+                    w[2] for _, w in people if w[2] and w[2][:3].lower() == m.group(1)[:3].lower()
+                }
+                if len(near) == 1 and m.group(1) not in near:
+                    pairs.append((m.group(1), near.pop()))
         if not pairs and _RENAMED.search(s):
             said = " ".join(sentences)
             pairs += [(m.group(1) or m.group(2), None) for m in _NEW_NAME.finditer(said)][:1]
