@@ -55,3 +55,28 @@ def learner(
         return json.dumps({"facts": facts or []})
 
     return ScriptedLLM(fn=fn, verdicts=verdicts)
+
+
+def lines_on(store: ProfileStore, today: date) -> list[str]:
+    """Every live item on `today` as `path: display @expiry`, sorted."""
+    out = []
+    for res in store.load_all().values():
+        for path, items in res.iter_lists():
+            for i in items:
+                if not i.expired(today):
+                    until = f" @{i.expiry.isoformat()}" if i.expiry else ""
+                    out.append(f"{path}: {i.display}{until}")
+    return sorted(out)
+
+
+def said_on(
+    home: MemoryHome, text: str, *facts: tuple[str, str, str], today: date = WED
+) -> list[str]:
+    """Facts `(kind, value, name)` read from `text` on `today`, planned and applied; the
+    profile's lines after."""
+    store = ProfileStore(home, today=lambda: today)
+    extracted = [Extracted(kind=k, value=v, name=n) for k, v, n in facts]  # type: ignore[arg-type]
+    planned = plan(extracted, [text], store.load_all(), today)
+    result = apply_operations(store, planned.operations, op="learn")
+    assert result.ok, result.error
+    return lines_on(store, today)

@@ -1,6 +1,7 @@
 """Changes a statement makes to what the profile holds, read by rule even when the
-model reads nothing: a pet or person gone, a name corrected, a stay moved or
-ended, answers of the other length, sober. Fixed dates, no model."""
+model reads nothing: a pet or person gone, a name corrected, a job ended, answers of
+the other length, sober, one thing in another's place. (Stays: test_profile_stays.)
+Fixed dates, no model."""
 
 from __future__ import annotations
 
@@ -9,33 +10,11 @@ from datetime import date
 import pytest
 
 from memagent.core import MemoryHome
-from memagent.memory.profile import ProfileStore, apply_operations
 from memagent.memory.profile.changes import RELATION_OVER, relation_over
-from memagent.memory.profile.fact_schema import Extracted
-from memagent.memory.profile.facts import plan
+from profile_support import said_on as said
 
 WED = date(2026, 3, 4)
 THU = date(2026, 5, 14)
-
-
-def lines(store: ProfileStore, today: date) -> list[str]:
-    out = []
-    for res in store.load_all().values():
-        for path, items in res.iter_lists():
-            for i in items:
-                if not i.expired(today):
-                    until = f" @{i.expiry.isoformat()}" if i.expiry else ""
-                    out.append(f"{path}: {i.display}{until}")
-    return sorted(out)
-
-
-def said(home: MemoryHome, text: str, *facts: tuple[str, str, str], today: date = WED) -> list[str]:
-    store = ProfileStore(home, today=lambda: today)
-    extracted = [Extracted(kind=k, value=v, name=n) for k, v, n in facts]  # type: ignore[arg-type]
-    planned = plan(extracted, [text], store.load_all(), today)
-    result = apply_operations(store, planned.operations, op="learn")
-    assert result.ok, result.error
-    return lines(store, today)
 
 
 @pytest.mark.parametrize(
@@ -118,34 +97,6 @@ def test_a_rename_naming_no_one_stored_changes_nothing(home: MemoryHome) -> None
     assert said(home, "It's Paris, not London") == ["personal.facts: Dog named Rex"]
 
 
-def test_staying_on_moves_the_stays_end(home: MemoryHome) -> None:
-    said(home, "I'm in Lisbon until Sunday.", ("whereabouts", "Lisbon", ""), today=THU)
-    got = said(home, "change of plans, we're staying on till Wednesday 😎", today=THU)
-    assert got == ["whereabouts.current: In Lisbon (until Wed 2026-05-20) @2026-05-20"]
-
-
-def test_back_in_the_home_town_ends_the_stay(home: MemoryHome) -> None:
-    said(home, "I live in Dublin.", ("home", "Dublin", ""))
-    said(home, "I'm in Madrid this week.", ("whereabouts", "Madrid", ""))
-    got = said(home, "back in Dublin now, the Madrid trip was great", ("whereabouts", "Madrid", ""))
-    assert got == ["personal.facts: Lives in Dublin"]
-
-
-def test_back_in_another_town_is_a_stay_not_home(home: MemoryHome) -> None:
-    said(home, "I live in Dublin.", ("home", "Dublin", ""))
-    got = said(home, "I'm back in Paris for a week", ("whereabouts", "Paris", ""))
-    assert "whereabouts.current: In Paris (until Wed 2026-03-11) @2026-03-11" in got
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["I'm no longer in Oslo, the conference got cancelled", "I'm not in Oslo any more"],
-)
-def test_a_stay_said_to_be_over_is_removed(home: MemoryHome, text: str) -> None:
-    said(home, "I'm in Oslo this week.", ("whereabouts", "Oslo", ""))
-    assert said(home, text, ("whereabouts", "Oslo", "")) == []
-
-
 def test_a_job_said_to_be_over_is_removed_and_never_added(home: MemoryHome) -> None:
     text = "I don't work at google anymore, got laid off friday so job hunting now"
     assert said(home, text, ("work", "google", "")) == []
@@ -182,26 +133,6 @@ def test_quitting_drinking_coffee_leaves_beer(home: MemoryHome) -> None:
     said(home, "I love beer.", ("drink_like", "beer", ""))
     said(home, "I love coffee.", ("drink_like", "coffee", ""))
     assert said(home, "I quit drinking coffee") == ["drink.likes: Likes beer"]
-
-
-def test_a_plan_read_in_the_clause_of_a_stay_is_the_stay(home: MemoryHome) -> None:
-    got = said(
-        home,
-        "in Tokyo for work till the 20th, jetlag is brutal",
-        ("whereabouts", "Tokyo", ""),
-        ("routine", "work till the 20th", ""),
-    )
-    assert got == ["whereabouts.current: In Tokyo (until Fri 2026-03-20) @2026-03-20"]
-
-
-def test_a_plan_with_an_event_of_its_own_beside_a_stay_is_kept(home: MemoryHome) -> None:
-    got = said(
-        home,
-        "in Tokyo till the 20th for a conference",
-        ("whereabouts", "Tokyo", ""),
-        ("plan", "conference", ""),
-    )
-    assert len(got) == 2
 
 
 def test_a_thing_put_in_place_of_a_stored_one_when_the_model_reads_only_the_old(
@@ -275,26 +206,6 @@ def test_someone_elses_pet_and_habit_are_theirs(home: MemoryHome) -> None:
     assert said(home, text, ("pet", "golden retriever puppy", "Biscotti")) == []
     text = "my neighbour plays drums at midnight, should I complain or is that petty"
     assert said(home, text, ("routine", "plays drums at midnight", "")) == []
-
-
-def test_here_until_after_a_stay_is_not_a_plan(home: MemoryHome) -> None:
-    planned = plan(
-        [Extracted(kind="whereabouts", value="Lima"), Extracted(kind="routine", value="March 18")],
-        ["landed in Lima!!", "here until march 18 for my friend's thesis defense"],
-        ProfileStore(home, today=lambda: WED).load_all(),
-        WED,
-    )
-    assert [o.path for o in planned.operations] == ["whereabouts.current"]
-
-
-def test_an_end_said_of_a_stay_is_not_the_end_of_a_taste_beside_it(home: MemoryHome) -> None:
-    got = said(
-        home,
-        "stuck in Doha on a layover until tomorrow morning, I love airport sushi",
-        ("whereabouts", "Doha", ""),
-        ("food_like", "airport sushi", ""),
-    )
-    assert "food.likes: Likes airport sushi" in got  # no end day
 
 
 def test_a_number_in_a_stored_item_does_not_hide_it(home: MemoryHome) -> None:
@@ -427,35 +338,6 @@ def test_a_move_naming_no_held_plan_changes_nothing(home: MemoryHome) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "back home from Cape Town, trip got cut short because of a work emergency",
-        "discharged this morning, finally home in my own bed",
-        "we're back home now",
-    ],
-)
-def test_home_again_ends_the_stay(home: MemoryHome, text: str) -> None:
-    said(home, "I'm in Cape Town until Sunday.", ("whereabouts", "Cape Town", ""))
-    assert said(home, text) == []
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["My sister flew back home yesterday.", "can't wait to be back home", "back home tomorrow"],
-)
-def test_someone_else_or_a_wish_to_be_home_leaves_the_stay(home: MemoryHome, text: str) -> None:
-    said(home, "I'm in Rome until Sunday.", ("whereabouts", "Rome", ""))
-    assert said(home, text) == ["whereabouts.current: In Rome (until Sun 2026-03-08) @2026-03-08"]
-
-
-def test_going_home_sooner_shortens_the_stay(home: MemoryHome) -> None:
-    said(home, "in Rome till sunday", ("whereabouts", "Rome", ""))
-    got = said(home, "ugh change of plans, work needs me back, flying home tomorrow morning")
-    assert got == ["whereabouts.current: In Rome (until Thu 2026-03-05) @2026-03-05"]
-    assert said(home, "flying home next month") == got  # not sooner: no change
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
         "RIP Nemo the goldfish, he had a good run",
         "lol jk I don't have a goldfish, I'm allergic to them",
         "Nemo went back to the rescue today",
@@ -496,11 +378,6 @@ def test_the_end_of_a_diet_or_a_stay_is_no_plan_of_its_own(home: MemoryHome) -> 
     said(home, "in Rome till sunday", ("whereabouts", "Rome", ""))
     got = said(home, "change of plans, flying home tomorrow", ("plan", "flying home tomorrow", ""))
     assert [g for g in got if g.startswith("schedule")] == []
-
-
-def test_a_stay_at_a_relatives_reads_as_said(home: MemoryHome) -> None:
-    got = said(home, "staying at my mum's till the 20th", ("whereabouts", "my mum's", ""))
-    assert got == ["whereabouts.current: At my mum's (until Fri 2026-03-20) @2026-03-20"]
 
 
 @pytest.mark.parametrize(

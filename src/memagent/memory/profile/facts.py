@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from memagent.memory.profile import changes, milestones, relations, swaps
+from memagent.memory.profile import changes, milestones, relations, stays, swaps
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import abbreviates, match_key, said_word, slug, tokens
@@ -346,7 +346,7 @@ def plan(
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
-    stays = {  # "moving to Sheffield next month" is a plan, and no stay to read again
+    stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
         clause_of(f.value, sentences)
         for f in facts
         if f.kind == "whereabouts"
@@ -360,7 +360,7 @@ def plan(
         if f.kind in ("medication", "condition", "allergy")
     }
     negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
-    back_home = changes.back_home(sentences, resources)
+    back_home = stays.back_home(sentences, resources)
     for fact in facts:
         value = _SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))
         if not value or "<" in value or not grounded(value, statement):
@@ -394,13 +394,13 @@ def plan(
             continue
         if fixed not in ("pet", "family"):
             read.append(words)
-        if fixed in ("plan", "routine") and changes.the_stay(value, clause, stays):
+        if fixed in ("plan", "routine") and stays.the_stay(value, clause, stay_clauses):
             dropped.append((value, "the stay read again as a plan"))
             continue
         if fixed == "plan" and (
             (UNTIL.search(clause) and clause in lasting and not EVENT.search(value))
             or (
-                changes.GOING_BACK.search(clause)
+                stays.GOING_BACK.search(clause)
                 and _existing(resources, ROUTINE, STAY, "whereabouts")
             )
         ):  # "dry january, no alcohol till the end of the month"; "flying home tomorrow"
@@ -524,7 +524,7 @@ def plan(
                 AppendOp(operation="append", file=target.file, path=path, value=item, expiry=spec)
             )
         kept.append(fact)
-    ops.extend(changes.home_again(sentences, resources, ops))
+    ops.extend(stays.home_again(sentences, resources, ops))
     keep = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
@@ -532,7 +532,7 @@ def plan(
     ops.extend(_removals(negated, resources, kinds, keep))
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))
-    ops.extend(changes.stay_changes(sentences, resources, ops, today))
+    ops.extend(stays.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.routine_moved(sentences, resources, ops))
     ops.extend(changes.sober(sentences, resources))
     ops.extend(milestones.pregnancy_over(sentences, resources))
