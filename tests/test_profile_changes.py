@@ -399,3 +399,14 @@ def test_its_a_name_with_no_typo_said_renames_nothing(home: MemoryHome) -> None:
     said(home, "My dog is called Olive.", ("pet", "dog", "Olive"))
     got = said(home, "it's Oliver's birthday today")
     assert "personal.facts: Dog named Olive" in got
+
+
+def test_casual_now_ends_formal(home: MemoryHome) -> None:
+    said(home, "Please keep it formal.", ("communication", "formal", ""))
+    got = said(
+        home,
+        "you can drop the formal tone, casual is fine with me",
+        ("communication", "casual", ""),
+    )
+    style = [line for line in got if line.startswith("communication")]
+    assert len(style) == 1 and "casual" in style[0]  # the line is the wish as said

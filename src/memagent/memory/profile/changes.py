@@ -9,12 +9,14 @@ in "Maya and I broke up", and a capable one reads the old fact, not its end):
   item that names them (by name, or by the relation when there is one of it) is
   removed.
 - **A name corrected** (`renames`): "we renamed him Comet", "I meant Iggy not
-  Ziggy": the pet or person named the old way is named the new way.
-- **A stay made longer or shorter** (`stay_changes`): "we're staying on till
-  Wednesday" moves the current stay's end; "back in Dublin now" (the user's home)
-  ends it.
-- **Answers of the other length** (`length_swaps`): a wish for more detail ends one
-  for short answers, and the other way round (one length at a time).
+  Ziggy", "the dog's name is Rocco not Rocky", "autocorrect!! it's Oliver" (a held
+  Olive): the pet or person named the old way is named the new way.
+- **Answers of the other pole** (`answer_swaps`): a wish for more detail ends one
+  for short answers, casual ends formal, and the other way round (one side of each
+  axis at a time).
+
+Stays, moved or ended, are `stays`'; life events that end a state held without its
+words ("baby arrived") are `milestones`'.
 - **Sober** (`sober`): "I've quit drinking" ends the likes of alcoholic drinks.
 """
 
@@ -72,6 +74,12 @@ _ITS_NAME = re.compile(rf"\b(?:[Ii]t'?s|[Ii]t is|[Ii]t should be|[Ii]t was meant
 _SHORT = re.compile(r"\b(brief|short|shorter|concise|succinct|terse|to the point)\b", re.I)
 _LONG = re.compile(
     r"\b(detail|details|detailed|longer|in-depth|in depth|thorough|elaborate)\b", re.I
+)
+_FORMAL = re.compile(r"\b(formal|professional|polite)\b", re.I)
+_CASUAL = re.compile(r"\b(casual|informal|relaxed|chatty|friendly|laid[- ]back)\b", re.I)
+_AXES = (
+    ("length", ("short", _SHORT), ("long", _LONG)),
+    ("register", ("formal", _FORMAL), ("casual", _CASUAL)),
 )
 _SOBER = re.compile(
     r"\b(?:quit|stopped|given up|gave up|giving up|off|cut out|no more|done with) "
@@ -387,11 +395,11 @@ _HABIT_FILLER = {
 }
 
 
-def length_swaps(
+def answer_swaps(
     ops: Sequence[AnyOp], resources: Mapping[str, Resource], paths: Sequence[str]
 ) -> list[AnyOp]:
-    """Removals of the answers of the other length when `ops` add a new way of
-    answering of one length (module doc)."""
+    """Removals of the answers of the other pole when `ops` add a new way of answering
+    on one pole of an axis: short or long, formal or casual (module doc)."""
     out: list[AnyOp] = []
     for path in paths:
         existing = items(resources, GENERAL, path)
@@ -401,24 +409,27 @@ def length_swaps(
                 continue
             if match_key(op.value.item) in have:
                 continue
-            mine = _length(op.value.item)
-            if mine is not None:
+            for axis, mine in _poles(op.value.item).items():
                 out.extend(
                     remove(GENERAL, path, i.item)
                     for i in existing
-                    if _length(i.item) not in (None, mine)
+                    if _poles(i.item).get(axis, mine) != mine
                 )
     return out
 
 
-def _length(key: str) -> str | None:
-    """ "short" or "long": the length of answers an item asks for, by the first word of
-    length it says ("more detail, the short answers were too short": long)."""
+def _poles(key: str) -> dict[str, str]:
+    """The side an item asks for on each axis of answering it names, by the first word
+    of a side it says ("more detail, the short answers were too short": long)."""
     said = key.replace("_", " ")
-    short, long = _SHORT.search(said), _LONG.search(said)
-    if short and (not long or short.start() < long.start()):
-        return "short"
-    return "long" if long else None
+    out: dict[str, str] = {}
+    for axis, (one, first), (other, second) in _AXES:
+        a, b = first.search(said), second.search(said)
+        if a and (not b or a.start() < b.start()):
+            out[axis] = one
+        elif b:
+            out[axis] = other
+    return out
 
 
 _JOB_OVER = re.compile(

@@ -539,7 +539,7 @@ def plan(
     ops.extend(milestones.rule_given_up(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
-    ops.extend(changes.length_swaps(ops, resources, ("communication.style", "preferences.likes")))
+    ops.extend(changes.answer_swaps(ops, resources, ("communication.style", "preferences.likes")))
     return Planned(_dedupe(ops), kept, dropped)
 
 
