@@ -410,3 +410,25 @@ def test_casual_now_ends_formal(home: MemoryHome) -> None:
     )
     style = [line for line in got if line.startswith("communication")]
     assert len(style) == 1 and "casual" in style[0]  # the line is the wish as said
+
+
+@pytest.mark.parametrize(
+    ("held", "text", "now"),
+    [
+        ("girlfriend", "Lena and I got married on saturday!! she's my wife now 💍", "Wife: Lena"),
+        ("boyfriend", "Lena proposed and I said yes!!", "Fiancé: Lena"),
+    ],
+)
+def test_a_partner_married_or_engaged_takes_the_new_relation(
+    home: MemoryHome, held: str, text: str, now: str
+) -> None:
+    said(home, f"My {held} is Lena.", ("family", held, "Lena"))
+    got = said(home, text)
+    assert [line for line in got if line.startswith("personal.facts")] == [f"personal.facts: {now}"]
+
+
+def test_a_friends_wedding_changes_no_partner(home: MemoryHome) -> None:
+    said(home, "My girlfriend is Lena.", ("family", "girlfriend", "Lena"))
+    said(home, "My friend Maya is Lena's sister.", ("family", "friend", "Maya"))
+    got = said(home, "Maya got married on saturday, what a party")
+    assert "personal.facts: Girlfriend: Lena" in got

@@ -218,6 +218,50 @@ def renames(
     return out
 
 
+_WED = re.compile(
+    r"\b(?:got|just got|we got|getting|we're|we are|are now|finally)\s+married\b|"
+    r"\btied the knot\b|\bmy (?:wife|husband|spouse) now\b",
+    re.IGNORECASE,
+)
+_ENGAGED = re.compile(
+    r"\b(?:got|just got|we got|we're|we are|are now|finally)\s+engaged\b|\bproposed\b|"
+    r"\bsaid yes\b|\bmy fianc[ée]e? now\b",
+    re.IGNORECASE,
+)
+_PARTNER_NOW = (
+    (_WED, {"girlfriend": "wife", "boyfriend": "husband", "fiancee": "wife", "fiancée": "wife",
+            "fiance": "husband", "fiancé": "husband", "partner": "spouse"}),
+    (_ENGAGED, {"girlfriend": "fiancée", "boyfriend": "fiancé", "partner": "fiancé(e)"}),
+)  # fmt: skip
+
+
+def partner_steps(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """A partner's new relation when a sentence says the two married or got engaged
+    ("Lena and I got married on saturday!! she's my wife now" with a girlfriend Lena
+    held): the one the sentence names, or the only partner held."""
+    ours = [s for s in sentences if re.search(r"\b(?:I|we|us|our)\b", s, re.IGNORECASE)]
+    said = " ".join(ours)  # "Maya got married, what a party": not the writer's
+    step = next(((cue, up) for cue, up in _PARTNER_NOW if cue.search(said)), None)
+    if step is None:
+        return []
+    people = [(i, w) for i in items(resources, GENERAL, PEOPLE) if (w := who(i)) is not None]
+    partners = [(i, w) for i, w in people if w[0] == "family" and w[1] in step[1]]
+    named = [(i, w) for i, w in partners if w[2] and re.search(rf"\b{re.escape(w[2])}\b", said)]
+    chosen = named or (partners if len(partners) == 1 else [])
+    if len(chosen) != 1 or match_key(chosen[0][0].item) in written_at(ops, PEOPLE):
+        return []
+    item, (_kind, relation, name) = chosen[0]
+    now = step[1][relation]
+    display = re.sub(re.escape(relation), now.capitalize(), item.display or "", flags=re.I)
+    value = {"item": relations.key("family", now, name), "display": display}
+    return [
+        remove(GENERAL, PEOPLE, item.item),
+        AppendOp(operation="append", file=GENERAL, path=PEOPLE, value=value),
+    ]
+
+
 _MOVED = re.compile(
     r"\b(?:moved|switched|changed|shifted|now|instead|rescheduled|no longer)\b", re.IGNORECASE
 )

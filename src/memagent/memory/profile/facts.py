@@ -532,6 +532,7 @@ def plan(
     ops.extend(_removals(negated, resources, kinds, keep))
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))
+    ops.extend(changes.partner_steps(sentences, resources, ops))
     ops.extend(stays.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.routine_moved(sentences, resources, ops))
     ops.extend(changes.sober(sentences, resources))
