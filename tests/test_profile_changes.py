@@ -432,3 +432,11 @@ def test_a_friends_wedding_changes_no_partner(home: MemoryHome) -> None:
     said(home, "My friend Maya is Lena's sister.", ("family", "friend", "Maya"))
     got = said(home, "Maya got married on saturday, what a party")
     assert "personal.facts: Girlfriend: Lena" in got
+
+
+def test_a_habit_of_a_short_word_moved_to_another_time(home: MemoryHome) -> None:
+    said(home, "gym at 6am every day", ("routine", "gym 6am", ""))
+    got = said(home, "moved my gym sessions to the evening, 7pm now", ("routine", "gym 7pm", ""))
+    assert [line for line in got if line.startswith("routine")] == [
+        "routine.daily: Moved my gym sessions to the evening, 7pm now"
+    ]

@@ -430,13 +430,20 @@ def _day_swaps(sentences: Sequence[str], resources: Mapping[str, Resource]) -> l
 def _what(text: str) -> set[str]:
     """The words of a habit that say what it is, not when."""
     return {
-        match_key(t) for t in tokens(text) if len(t) > 3 and not _WHEN_WORDS.match(t)
+        match_key(t) for t in tokens(text) if len(t) >= 3 and not _WHEN_WORDS.match(t)
     } - _HABIT_FILLER
 
 
 _HABIT_FILLER = {
-    match_key(w) for w in ("have", "been", "with", "from", "moved", "every", "practice")
+    match_key(w)
+    for w in (
+        *("have", "been", "with", "from", "moved", "every", "practice", "the", "and", "for"),
+        *("now", "our", "was", "are", "has", "had", "but", "not", "get", "got", "too", "off"),
+        *("out", "day", "its", "his", "her", "you", "she", "him", "all", "any", "can", "new"),
+        *("one", "two", "per", "yet", "session", "sessions", "class", "classes", "time"),
+    )
 }
+"""Words that say nothing of what a habit is ("gym" does: three letters are enough)."""
 
 
 def answer_swaps(
