@@ -440,3 +440,11 @@ def test_a_habit_of_a_short_word_moved_to_another_time(home: MemoryHome) -> None
     assert [line for line in got if line.startswith("routine")] == [
         "routine.daily: Moved my gym sessions to the evening, 7pm now"
     ]
+
+
+def test_a_plan_moved_to_another_date_of_the_month(home: MemoryHome) -> None:
+    said(home, "dermatologist appointment on the 21st", ("plan", "dermatologist", ""), today=THU)
+    got = said(home, "they called, the dermatologist moved it to the 28th", today=THU)
+    assert [line for line in got if line.startswith("schedule")] == [
+        "schedule.upcoming: Dermatologist appointment on the 28th @2026-05-28"
+    ]

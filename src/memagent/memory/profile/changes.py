@@ -324,8 +324,9 @@ _MONTHS = (
 )
 _MOVED_TO = re.compile(
     r"\b(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|put off|bumped)\s+"
-    rf"(?:back\s+)?(?:to|till|until)\s+(?:next\s+)?(?P<new>(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
-    rf"{'|'.join(_MONTHS)})\b",
+    r"(?:it\s+|them\s+)?"
+    rf"(?:back\s+)?(?:to|till|until)\s+(?:next\s+)?(?:the\s+)?(?P<new>(?:mon|tues|wednes|thurs|fri|"
+    rf"satur|sun)day|{'|'.join(_MONTHS)}|\d{{1,2}}(?:st|nd|rd|th))\b",
     re.IGNORECASE,
 )
 
@@ -350,6 +351,8 @@ def _time_moves(
             when = re.compile(
                 rf"\b({'|'.join(_MONTHS)})\b"
                 if month
+                else r"\b\d{1,2}(?:st|nd|rd|th)\b"
+                if new[:1].isdigit()
                 else r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day",
                 re.IGNORECASE,
             )
@@ -364,7 +367,9 @@ def _time_moves(
                     "path": "schedule.upcoming",
                     "value": {
                         "item": item.item,
-                        "display": when.sub(new.capitalize(), line, count=1),
+                        "display": when.sub(
+                            new if new[:1].isdigit() else new.capitalize(), line, count=1
+                        ),
                     },
                 }
                 if item.expiry is not None:
@@ -374,7 +379,19 @@ def _time_moves(
 
 
 def _moved_end(end: date, old: str, new: str) -> date:
-    """A plan's end moved from one day or month to a later one."""
+    """A plan's end moved from one day or month to a later one (or to the Nth: of its
+    month, or of the next when the Nth has passed)."""
+    if new[:1].isdigit():
+        day = int(re.sub(r"\D", "", new))
+        month, year = (
+            (end.month, end.year)
+            if day >= end.day
+            else (end.month % 12 + 1, end.year + (end.month == 12))
+        )
+        try:
+            return date(year, month, day)
+        except ValueError:
+            return end
     if new in _MONTHS:
         month = _MONTHS.index(new) + 1
         year = end.year + (month < _MONTHS.index(old) + 1 if old in _MONTHS else 0)
