@@ -291,3 +291,19 @@ def test_an_event_in_the_past_is_no_plan() -> None:
 )
 def test_diabetes_is_read_with_its_type(value: str, clause: str, typed: str) -> None:
     assert with_type(value, clause) == typed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause"),
+    [
+        ("food_like", "soup", "liquid diet for the next 4 days 😭 soup ideas welcome"),
+        ("food_like", "no sugar", "tea, not coffee. earl grey, splash of milk, no sugar."),
+        ("food_like", "pasta", "any pasta recipes? need dinner tonight"),
+    ],
+)
+def test_a_taste_asked_about_or_said_with_no_is_none(kind: str, value: str, clause: str) -> None:
+    assert fix_kind(kind, value, clause) is None
+
+
+def test_recipes_alone_name_nothing() -> None:
+    assert names_nothing("recipes", "food_like")

@@ -337,6 +337,9 @@ _NO_THING = frozenset(
         "sometimes",
         "usually",
         "often",
+        "recipes",
+        "meals",
+        "dishes",
     }
 )
 _PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})
@@ -392,6 +395,15 @@ _AT_A_TIME = re.compile(
 routine; one said only with how often ("a couple times a week", "most mornings") is not."""
 _JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{_JOBS})s?", re.IGNORECASE)
 _MISFILED = ("condition", "exercise", "routine", "like")
+
+
+def _asked_for(value: str) -> re.Pattern[str]:
+    """A value asked about ("soup ideas welcome", "pasta recipes?"), not a taste."""
+    return re.compile(
+        rf"\b{re.escape(value)}\s+(?:ideas|suggestions|recs|recommendations|recipes|tips|"
+        r"options)\b(?!\s+(?:is|are)\b)",
+        re.IGNORECASE,
+    )
 
 
 def _refiled(kind: str, value: str, clause: str) -> str | None:
@@ -539,6 +551,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I once ate a whole durian on a dare": had once, no dislike said
     if liked and passing_taste(value, clause):
         return None  # "craving chocolate right now", "I just LOVE mondays"
+    if liked and (_asked_for(value).search(clause) or re.match(r"(?:no|without)\b", value, re.I)):
+        return None  # "soup ideas welcome": asked for, not liked; "no sugar" is no taste
     if liked and disliked(value, clause) and not ended(value, kind, clause):
         kind = OPPOSITE[kind]
     if kind in ("like", "food_like") and value[:1].isupper() and NAME_AFTER.search(clause):
