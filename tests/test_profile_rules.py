@@ -467,3 +467,30 @@ def test_a_name_said_alone_and_a_promotion(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert [f for f in read(sentence) if f[0] in ("name", "work")] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("ok so I really love indian food, especially paneer", [("food_like", "indian food", "")]),
+        ("Gardening is my happy place", [("like", "Gardening", "")]),
+        ("my wife is Ingrid, we been married 30 years", [("family", "wife", "Ingrid")]),
+        ("my wife is Italian.", []),
+        ("ironic bc I don't even like coffee", [("dislike", "coffee", "")]),
+        ("I don't like sushi anymore.", []),  # an end, which the negation reads
+        ("Big techno fan, always have been", [("like", "techno", "")]),
+        ("I also can't do spicy food at all", [("dislike", "spicy food", "")]),
+        ("I can't do this anymore", []),
+    ],
+)
+def test_more_tastes_and_a_relative_named(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert read(sentence) == facts
+
+
+def test_a_taste_a_rule_reads_leaves_the_models_other_tastes() -> None:
+    rules = [Extracted(kind="food_like", value="indian food")]
+    model = [
+        Extracted(kind="food_like", value="paneer"),
+        Extracted(kind="food_like", value="indian"),
+    ]
+    assert [f.value for f in merge(rules, model)] == ["indian food", "paneer", "indian"]

@@ -250,7 +250,8 @@ _FAN_NAMED = r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:fan|supporter)\b"
 _KEEN = r"(?i:big|huge|massive|great|die-hard|diehard|lifelong|long-time) "
 _FAN = re.compile(
     rf"\bI(?:'m| am|'ve always been| have always been) (?i:an? )?(?:{_KEEN})?"
-    rf"(?:{_FAN_OF}|{_FAN_NAMED})|^\W*(?i:an? )?{_KEEN}(?:{_FAN_OF}|{_FAN_NAMED})"
+    rf"(?:{_FAN_OF}|{_FAN_NAMED})|^\W*(?i:an? )?{_KEEN}(?:{_FAN_OF}|{_FAN_NAMED})|"
+    rf"^\W*(?i:an? )?{_KEEN}([a-z][\w'-]*(?: [a-z][\w'-]*)?) (?:fan|nerd|buff|lover)\b"
 )
 """"I'm a massive Arsenal fan", "Big fan of Ethiopian food": a liking."""
 _WEAKNESS = re.compile(
@@ -259,11 +260,43 @@ _WEAKNESS = re.compile(
     r"(?:(?:absolute |all-time |all time )?(?:weakness|guilty pleasure|comfort food|"
     r"favou?rite (?:thing|food|drink|snack|treat|meal|dish|cuisine|tea|coffee|beer|wine|"
     r"hobby|pastime|sport|band|film|movie|show|book|game)s?|fave (?:food|drink|cuisine|hobby)|"
-    r"(?:weekend |new |main |favou?rite )?(?:hobby|pastime|passion|obsession)|"
+    r"(?:weekend |new |main |favou?rite )?(?:hobby|pastime|passion|obsession|happy place|jam|"
+    r"thing)|"
     r"(?:tea|coffee|drink|beer|wine|poison|snack) of choice|go-to (?:drink|snack|meal|food|"
     r"order|dish)|favou?rite(?=\W*$)))\b"
 )
 """"Dark chocolate is my weakness": a liking (two sets said it, and a model reads a dislike)."""
+_CUISINE = re.compile(
+    r"\bI (?:really |absolutely |just |do |so )?(?:love|adore|like|enjoy) "
+    r"((?:[a-z]+ )?[a-z]+) (?:food|cuisine)\b",
+    re.IGNORECASE,
+)
+""""i really love indian food": a cuisine liked."""
+_PARTNER_IS = re.compile(
+    rf"\b[Mm]y ({_RELATIVES}) is (?:called |named )?"
+    r"(?!(?:American|British|English|Scottish|Irish|Welsh|French|German|Italian|Spanish|"
+    r"Portuguese|Dutch|Greek|Polish|Russian|Chinese|Japanese|Korean|Indian|Mexican|Canadian|"
+    r"Australian|Brazilian|Swedish|Norwegian|Danish|Finnish|Turkish|Thai|Vietnamese|Filipino|"
+    r"Nigerian|Kenyan|Egyptian|Israeli|Iranian|Pakistani|Jewish|Muslim|Catholic|Christian|Hindu|"
+    r"Buddhist|Vegan|Vegetarian)\b)([A-Z][a-z'-]+)\b(?!['\u2019]s)"
+)
+""""my wife is Ingrid, we been married 30 years": a relative named."""
+_CANT_DO = re.compile(
+    r"\bI (?:also |just |really |honestly |absolutely )?(?:can'?t|cannot) (?:do|handle|stomach|"
+    r"tolerate) (?!(?:this|that|it|them|these|those|any ?more)\b)"
+    r"([a-z]+(?: (?!any ?more\b|at all\b)[a-z]+)?)(?=\s+at all\b|\W*$|[,.;!])"
+    r"(?!.*\bany ?more\b)",
+    re.IGNORECASE,
+)
+""""i also can't do spicy food at all": a dislike."""
+_DONT_LIKE = re.compile(
+    r"\bI (?:really |even |just |honestly )?(?:don'?t|do not) (?:even |really |actually )?"
+    r"(?:like|enjoy|care for) (?!to\b|it\b|that\b|this\b|them\b|when\b|how\b|being\b)"
+    r"([a-z]+(?: (?!at all\b|much\b|either\b|any ?more\b)[a-z]+)?)"
+    r"(?=\s+(?:at all|much|either|tbh|lol)\b|\W*$|[,.;!])(?!.*\bany ?more\b)",
+    re.IGNORECASE,
+)
+""""ironic bc i don't even like coffee": a dislike."""
 _DIET_NOW = re.compile(
     r"\b(?:I'?m|I am|we'?re|went|gone|going|turned|become|became|been)\s+"
     r"(?:(?:now|fully|strictly|totally|completely|properly|mostly|full-time|officially)\s+)?"
@@ -450,6 +483,13 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             )
         for m in (*_COLLECT.finditer(s), *_FAN.finditer(s)):
             out.append(Extracted(kind="like", value=_clip(next(g for g in m.groups() if g))))
+        for m in _CUISINE.finditer(s):
+            out.append(Extracted(kind="food_like", value=f"{m.group(1).lower()} food"))
+        for m in (*_CANT_DO.finditer(s), *_DONT_LIKE.finditer(s)):
+            out.append(Extracted(kind="dislike", value=_clip(m.group(1).lower())))
+        for m in _PARTNER_IS.finditer(s):
+            relation = relations.singular(m.group(1).lower())
+            out.append(Extracted(kind="family", value=relation, name=m.group(2)))
         travel = _TRAVEL.search(s)
         if travel is not None:
             out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
@@ -471,6 +511,10 @@ def _items(said: str) -> list[str]:
     return [v.strip() for v in _LIST.split(said) if v and v.strip()]
 
 
+_LISTED = frozenset({"food_like", "food_dislike", "drink_like", "drink_dislike", "like", "dislike"})
+"""Tastes: one said by a fixed phrasing leaves the model's others of its kind standing."""
+
+
 def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
     """The rules' facts, then the model's, less those of a kind the rules already
     read (a pet's or relative's name, home, work, name, diet restriction, allergy
@@ -487,7 +531,7 @@ def merge(rules: list[Extracted], model: list[Extracted]) -> list[Extracted]:
         else f
         for f in rules
     ]
-    ruled = {f.kind for f in rules}
+    ruled = {f.kind for f in rules} - _LISTED
     values = {match_key(f.value) for f in rules}
     names = {match_key(f.name) for f in rules if f.name}  # a name the rules placed
     return [
