@@ -307,3 +307,9 @@ def test_a_taste_asked_about_or_said_with_no_is_none(kind: str, value: str, clau
 
 def test_recipes_alone_name_nothing() -> None:
     assert names_nothing("recipes", "food_like")
+
+
+def test_a_baby_read_as_a_pet_is_family() -> None:
+    clause = "baby boy arrived on monday! his name is Noah"
+    assert fix_kind("pet", "baby boy", clause) == "family"
+    assert fix_kind("pet", "dog", "our dog is called Noah") == "pet"

@@ -31,3 +31,8 @@ def test_an_item_from_before_names_were_keys_is_read_as_that_pet() -> None:
     assert relations.already_named(items, "family", "son", "Leo") == "family_son_leo"
     assert relations.same_relation("pet_dog", "pet", "dogs")
     assert not relations.same_relation("pet_dogfish_x", "pet", "dog")
+
+
+def test_the_words_for_a_child_name_the_relation() -> None:
+    assert relations.singular("baby boy") == "son"
+    assert relations.singular("Baby girl") == "daughter"

@@ -441,6 +441,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "name" and not _own_name_said(value, clause):
         return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
     kind = _refiled(kind, value, clause) or kind
+    if kind == "pet" and re.search(r"\b(?:baby|boy|girl|son|daughter|newborn)\b", value, re.I):
+        kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):

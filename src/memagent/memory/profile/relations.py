@@ -127,7 +127,11 @@ _PARTNERED = (
     (re.compile(r"\bengaged to\b", re.I), "fiance"),
     (re.compile(r"\b(dating|seeing|in a relationship with|going out with)\b", re.I), "partner"),
 )
-_IRREGULAR = {"children": "child", "puppies": "puppy", "bunnies": "bunny", "ponies": "pony"}
+_IRREGULAR = {
+    **{"children": "child", "puppies": "puppy", "bunnies": "bunny", "ponies": "pony"},
+    **{"baby boy": "son", "baby girl": "daughter", "little boy": "son", "little girl": "daughter"},
+}
+"""Plurals and the words for a child that name the relation ("baby boy" is a son)."""
 _CORRECTION = re.compile(
     r"\b(actually|now|renamed|any ?more|no longer|correction|i meant|not \w+,? but|"
     r"changed|wrong)\b|,\s*not\s+[A-Z]",
