@@ -448,3 +448,23 @@ def test_a_plan_moved_to_another_date_of_the_month(home: MemoryHome) -> None:
     assert [line for line in got if line.startswith("schedule")] == [
         "schedule.upcoming: Dermatologist appointment on the 28th @2026-05-28"
     ]
+
+
+def test_pickle_is_now_luna(home: MemoryHome) -> None:
+    said(home, "we adopted a kitten!! calling her Pickle", ("pet", "kitten", "Pickle"))
+    got = said(home, "the kids have overruled me, Pickle is now officially Luna 🙄")
+    assert [line for line in got if line.startswith("personal")] == [
+        "personal.facts: Kitten named Luna"
+    ]
+
+
+def test_a_pets_name_is_never_a_taste(home: MemoryHome) -> None:
+    said(home, "my cat is called Mochi", ("pet", "cat", "Mochi"))
+    got = said(home, "mochi just knocked my tea all over the laptop", ("food_dislike", "mochi", ""))
+    assert not any(line.startswith("food") for line in got)
+
+
+def test_a_diet_said_with_no_reads_once(home: MemoryHome) -> None:
+    assert said(home, "no dairy for me", ("diet", "no dairy", "")) == [
+        "diet.restrictions: No dairy"
+    ]

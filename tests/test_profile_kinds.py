@@ -313,3 +313,9 @@ def test_a_baby_read_as_a_pet_is_family() -> None:
     clause = "baby boy arrived on monday! his name is Noah"
     assert fix_kind("pet", "baby boy", clause) == "family"
     assert fix_kind("pet", "dog", "our dog is called Noah") == "pet"
+
+
+def test_never_been_somewhere_is_no_stay_and_a_day_alone_no_habit() -> None:
+    assert fix_kind("whereabouts", "Texas", "never been to texas") is None
+    assert fix_kind("routine", "mondays", "mondays.") is None
+    assert fix_kind("routine", "weekends", "I teach piano on weekends, mostly little kids")

@@ -132,3 +132,16 @@ def test_what_was_cancelled_is_over(sentence: str, thing: str) -> None:
 )
 def test_stopping_a_thing_and_a_bare_cancellation(text: str, things: list[str]) -> None:
     assert negated_things([text]) == things
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("finished the prednisolone course this morning", ["prednisolone"]),
+        ("finished my course of omeprazole", ["omeprazole"]),
+        ("finished my coffee", []),  # a cup, not a course
+        ("dairy's back on the menu!", ["dairy"]),
+    ],
+)
+def test_a_course_finished_and_a_thing_back_on_the_menu(text: str, things: list[str]) -> None:
+    assert negated_things([text]) == things

@@ -48,7 +48,7 @@ def test_a_line_the_model_says_is_over_is_removed(home: MemoryHome) -> None:
     seed(home, "I take omeprazole", ("medication", "omeprazole", ""))
     llm = model(verdicts=["0.9"])
     res = learn_statement(
-        store_of(home), llm, "Finished my course of omeprazole, don't need it anymore."
+        store_of(home), llm, "The omeprazole did its job, I don't need it anymore."
     )
     assert profile_lines(home) == []
     assert asked(llm) == ["Takes omeprazole"]
@@ -137,7 +137,7 @@ def test_not_asked_when_the_reading_says_so(home: MemoryHome) -> None:
     seed(home, "I take omeprazole", ("medication", "omeprazole", ""))
     llm = model(verdicts=["1.0"])
     reading = Reading(must_read=DEFAULT_READING.must_read, end_at=None)
-    text = "Finished my course of omeprazole, don't need it anymore."
+    text = "The omeprazole did its job, I don't need it anymore."
     learn_statement(store_of(home), llm, text, reading=reading)
     assert asked(llm) == []
     assert profile_lines(home) == ["health.medications: Takes omeprazole"]

@@ -43,6 +43,7 @@ RELATION_OVER = re.compile(
     rf"(?:{_RELATIVE_WORDS})\b(?!'s)|"
     rf"\bex-?(?:{_RELATIVE_WORDS})\b|"
     r"\b(?:broke|break|breaking|split|splitting) up\b|\bsplit\b|\bdivorc\w*|\bseparated\b|"
+    r"\b(?:and I|& I|we) are (?:done|over|finished|through)\b|\bwe'?re (?:done|over|through)\b|"
     r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
     r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b|\bRIP\b|\brest in peace\b|"
     r"\bcrossed the rainbow bridge\b|\bwent back to the (?:rescue|shelter|breeder)\b|"
@@ -55,6 +56,8 @@ _NAME = r"([A-Z][a-zA-Z'-]+)"
 _RENAME = re.compile(
     rf"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\s+(?:to\s+|as\s+)?{_NAME}"
 )
+_NOW_CALLED = re.compile(rf"\b{_NAME} is now (?:officially |called |named )?{_NAME}\b")
+""""Pickle is now officially Luna": the pet named Pickle is named Luna."""
 _RENAMED = re.compile(r"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\b")
 _NEW_NAME = re.compile(
     rf"\b(?:[Hh]e|[Ss]he|[Ii]t|[Tt]hey)(?:'s| is| are)(?: now| called)? {_NAME}(?: now)?\b|"
@@ -130,6 +133,11 @@ def who(item: Item) -> tuple[str, str, str] | None:
     return kind, relation.strip().lower(), name.strip()
 
 
+def held_names(resources: Mapping[str, Resource]) -> set[str]:
+    """The match keys of the held pets' and relatives' names ("Mochi" of "Cat named Mochi")."""
+    return {match_key(w[2]) for i in items(resources, GENERAL, PEOPLE) if (w := who(i)) and w[2]}
+
+
 def relation_over(name: str, relation: str, clause: str) -> bool:
     """`clause` says the pet or person (`name`, or the `relation` when no name is
     said) is no longer the user's (module doc), in the part of it that names them."""
@@ -183,6 +191,7 @@ def renames(
             new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
             pairs.append((new, old))
         pairs += [(m.group(1), None) for m in _RENAME.finditer(s)]
+        pairs += [(m.group(2), m.group(1)) for m in _NOW_CALLED.finditer(s)]
         if not pairs and _TYPO.search(" ".join(sentences)):
             for m in _ITS_NAME.finditer(s):
                 near = {
@@ -504,7 +513,8 @@ _JOB_OVER = re.compile(
     r"\b(?:don'?t|do not|no longer) work (?:at|for|with) ([\w&' -]{2,40}?)"
     r"(?: any ?more| now|[,.;!]|$)|"
     r"\b(?:got |been |was )?(?:laid off|made redundant|fired|let go)\b|"
-    r"\b(?:quit|left|lost) my job\b",
+    r"\b(?:quit|left|lost) my job\b|\bhanded (?:in )?my notice\b|\bbetween jobs\b|"
+    r"\blast day (?:at|with) (?:the |my )?[\w&' -]{2,30}? was\b",
     re.IGNORECASE,
 )
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from memagent.memory.profile import changes, milestones, relations, stays, swaps
-from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY
+from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY, remove
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import abbreviates, match_key, said_word, slug, tokens
 from memagent.memory.profile.kinds import (
@@ -43,6 +43,7 @@ from memagent.memory.profile.kinds import (
 )
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import (
+    SAID_NOT,
     disliked,
     disliked_after,
     ended,
@@ -120,8 +121,6 @@ _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
-_SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(?=\w)", re.I)
-"""A value read with its own negation ("no longer vegan"): the thing, which the clause ends."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
@@ -285,7 +284,7 @@ def _removals(
                     key = (target.file, path, item.item)
                     if key not in seen:
                         seen.add(key)
-                        ops.append(_remove(target.file, path, item.item))
+                        ops.append(remove(target.file, path, item.item))
     return ops
 
 
@@ -318,7 +317,7 @@ def _relation_ops(
             ops.append(UpdateOp(operation="update", file=target.file, path=path, value=value))
             continue
         if relations.replaces(clause) or key == relations.prefix(kind, relation):
-            ops.extend(_remove(target.file, path, o) for o in others)
+            ops.extend(remove(target.file, path, o) for o in others)
         ops.append(AppendOp(operation="append", file=target.file, path=path, value=value))
     return ops
 
@@ -345,6 +344,7 @@ def plan(
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
+    pet_names = changes.held_names(resources)
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
         clause_of(f.value, sentences)
@@ -362,7 +362,7 @@ def plan(
     negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
     back_home = stays.back_home(sentences, resources)
     for fact in facts:
-        value = _SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))
+        value = SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
@@ -421,13 +421,15 @@ def plan(
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
+        if fixed in OPPOSITE and match_key(value) in pet_names:
+            dropped.append((value, "a pet's or person's name, not a taste"))  # "mochi just…"
+            continue
         if fixed == "condition":
             value = with_type(value, clause)  # "im type 1 diabetic"
         if fixed == "medication":  # "dose went up, I'm on 20mg of lisinopril now"
             value = swaps.with_dose(value, clause)
             ops.extend(
-                _remove(HEALTH, "health.medications", i)
-                for i in swaps.other_doses(value, resources)
+                remove(HEALTH, "health.medications", i) for i in swaps.other_doses(value, resources)
             )
         weekly = fixed == "routine_weekly"
         kind = "routine" if weekly else fixed
@@ -456,7 +458,7 @@ def plan(
         left = re.search(rf"\bleft\s+(?:the\s+)?{re.escape(value)}\b", clause, re.IGNORECASE)
         if kind == "whereabouts" and (_BACK.search(clause) or left or back_home):
             if _existing(resources, target.file, path, "whereabouts"):
-                ops.append(_remove(target.file, path, "whereabouts"))
+                ops.append(remove(target.file, path, "whereabouts"))
             kept.append(fact)
             continue
         later = over and disliked_after(value, clause)  # "gone off X, can't stand them"
@@ -489,10 +491,10 @@ def plan(
         display = _display(template, value, "", clause)
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
         if kind == "diet" and not named_diet and _WITHOUT.search(clause):
-            display = f"No {value}"
+            display = f"No {re.sub(r'^no ', '', value, flags=re.IGNORECASE)}"
         if kind == "diet" and value.lower() in _DIET_TYPES:
             ops.extend(
-                _remove(target.file, path, i.item)
+                remove(target.file, path, i.item)
                 for i in _items(resources, target.file, path)
                 if i.item.removesuffix("ism") in _DIET_TYPES and i.item != value.lower()
             )
@@ -568,10 +570,6 @@ def _as_named(value: str, resources: Mapping[str, Resource], other: Target) -> s
         if same_thing(value, item.item) or (named and named <= set(_content(item.item))):
             return " ".join(tokens(item.item))
     return value
-
-
-def _remove(file: str, path: str, key: str) -> RemoveOp:
-    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})
 
 
 def _pair(kind: str) -> set[str]:

@@ -429,6 +429,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
     if kind == "whereabouts" and (_TIME_WORD.match(value) or _NO_PLACE.fullmatch(value)):
         return None  # "staying till Sunday now", "staying with us": no place named
+    if kind == "whereabouts" and re.search(r"\bnever (?:been|gone|lived)\b", clause, re.I):
+        return None  # "never been to texas"
+    if kind in ("routine", "plan") and _TIME_WORD.match(value) and len(clause.split()) <= 2:
+        return None  # "ugh. mondays.": a day said alone is no habit
     last = value.split()[-1].lower() if value.split() else ""
     if kind == "whereabouts" and relations.singular(last) in relations.RELATIVES:
         return None  # "Priya's sister is staying with us": a person, not a place

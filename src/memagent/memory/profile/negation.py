@@ -45,6 +45,8 @@ _ABSTAIN = re.compile(
     re.IGNORECASE,
 )
 _RULED_OUT = re.compile(r"\b(?:is|are) (?:out|off the table|off the menu)\b", re.IGNORECASE)
+SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(?=\w)", re.I)
+"""A value read with its own negation ("no longer vegan"): the thing, which the clause ends."""
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
@@ -71,7 +73,11 @@ _LEFT_BEHIND = re.compile(
     r"over|done|finished)\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
     r"(?:cancell?ed|called off|scrapped)\b"
-    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b",
+    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b"
+    r"|\bfinished (?:the |my )?course of (?:the )?([\w-]+)"
+    r"|\bfinished (?:the |my )?([\w-]+) course\b"
+    r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:all |fully |completely )?"
+    r"(?:healed|mended|back on the menu)\b",
     re.IGNORECASE,
 )
 """"I switched from coffee to green tea", "my doctor switched me from X to Y", "running is

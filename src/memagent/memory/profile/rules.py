@@ -144,7 +144,8 @@ _TEMP_DIET = re.compile(
     r"\bI(?:'m| am) giving up)\s+"
     rf"(?P<off>{_ABSTAINABLE})\b|"
     rf"(?:^\W*|[,;]\s*|\bso\s+|\band\s+)no\s+(?P<no>{_ABSTAINABLE})\s+(?:at all\s+)?(?:for me\s+)?"
-    r"(?=until|till|for (?:the next|\d+|a|an|one|two|three|four|five|six|seven|ten|\w+ days)\b|"
+    r"(?=until|till|for (?:the next|the rest of|\d+|a|an|one|two|three|four|five|six|seven|ten|"
+    r"\w+ days)\b|"
     r"this|through)|"
     rf"^\W*off\s+(?P<bare>{_ABSTAINABLE})\b(?=[^.]*\b(?:until|till|for|through))|"
     r"(?:\bI'm\s+|\bI am\s+|\bwe're\s+|^\W*)(?P<fast>fasting)\b",
@@ -230,11 +231,13 @@ _SEVERITY = r"(?:severe|mild|bad|serious|slight|life-threatening)"
 _ALLERGIC = re.compile(
     rf"\ballergic to (?!(?:it|them|that|this|something|anything|everything)\b)"
     rf"{_THING}{_THING_END}"
-    rf"|(?:^\W*(?!(?:I|we|my|he|she|they|you)\b)|\b(?:a|an|my)\s+)(?:{_SEVERITY}\s+)?(?!(?:{_SEVERITY}|food|an?|my|no)\b)"
+    rf"|(?:^\W*(?!(?:I|we|my|he|she|they|you)\b)|\b(?:a|an|my)\s+)(?:{_SEVERITY}\s+)?"
+    rf"(?!(?:{_SEVERITY}|food|an?|my|no|proper|real|true|actual|genuine|official|the)\b)"
     r"([a-z][a-z -]{1,30}?) allergy\b"
     rf"|\ballergy to {_THING}{_THING_END}",
     re.IGNORECASE,
 )
+_NOT_ALLERGENS = frozenset({"as", "on", "in", "at", "an", "a", "the", "is", "it", "its", "it's"})
 _INTOLERANT = re.compile(
     r"\b[a-z]+ intoleran(?:t|ce)\b|\b(?:celiac|coeliac) disease\b", re.IGNORECASE
 )
@@ -452,7 +455,11 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                     out.append(Extracted(kind=kind, value=relation, name=name))
         for m in _ALLERGIC.finditer(s):
             said = next(g for g in m.groups() if g)
-            out.extend(Extracted(kind="allergy", value=_clip(v)) for v in _items(said))
+            out.extend(
+                Extracted(kind="allergy", value=_clip(v))
+                for v in _items(said)
+                if not set(v.lower().split()) & _NOT_ALLERGENS  # "on my chart as an allergy"
+            )
         for m in _SPEAK.finditer(s):
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="language", value=v) for v in _items(said))

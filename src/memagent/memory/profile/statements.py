@@ -44,7 +44,10 @@ _INJECTION = re.compile(
     r"\b(?:copy|import|merge|clone)\b[^.]{0,50}\bprofile\b|\bauthoritative\b|"
     r"\b(?:replace|overwrite) (?:existing|everything|my profile|the profile)\b|"
     r"\b(?:for|of|under) (?:user|account|customer|member)(?: id| #| no\.?)?\s*#?\d+|\buser ?id\b|"
-    r"\bpretend (?:that )?(?:my|the) (?:profile|memory|records?)\b",
+    r"\bpretend (?:that )?(?:my|the) (?:profile|memory|records?)\b|"
+    r"\b(?:update|edit|change|wipe|reset|delete)\s+(?:her|his|their|this|that)\s+profile\b|"
+    r"\bthis is \w+'s \w+ on (?:her|his|their) (?:phone|laptop|account)\b|"
+    r"\bfrom the (?:developers?|devs|admins?|system|company)\b|\bverified facts?\b",
     re.IGNORECASE | re.DOTALL,
 )
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
@@ -89,7 +92,8 @@ _REQUEST = re.compile(
     r"^\s*(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
     r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
-    r"convert|generate|outline|brainstorm|rewrite|proofread|let'?s|could you|can you|would you|"
+    r"convert|generate|outline|brainstorm|rewrite|proofread|rate|judge|settle|roast|let'?s|"
+    r"could you|can you|would you|"
     r"will you|i need you to|i want you to|i'?d like you to)\b",
     re.IGNORECASE,
 )
@@ -205,7 +209,8 @@ _HYPOTHETICAL = re.compile(
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
     r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
-    r"would i|were i|(?:not sure|unsure|can'?t decide|undecided) (?:if|whether)"
+    r"would i|were i|dreamt|dreamed|(?:had|having) a (?:\w+ )?dream|"
+    r"(?:not sure|unsure|can'?t decide|undecided) (?:if|whether|I want|I'?d)"
     r"(?! I (?:ever )?(?:told|mentioned|said)))\b",
     re.IGNORECASE,
 )

@@ -59,7 +59,7 @@ _AT_THEIRS = re.compile(
     r"\b(?:at|to|from|with|for|near|by|in)\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+(?:'s|s')"
     r"(?:\s+(?:place|house|home|flat|apartment|farm|wedding|birthday|party|funeral|graduation))?|"
     r"\b(?:staying|living|stopping|crashing)\s+with\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+|"
-    r"\bvisiting\s+(?:my|our)\s+(?:[\w-]+\s+)?[\w-]+",
+    r"\bvisiting\s+(?:my|our|the)\s+(?:[\w-]+\s+)?[\w-]+",
     re.IGNORECASE,
 )
 """A relative named as a place or an occasion ("staying at my sister's in Leeds", "in

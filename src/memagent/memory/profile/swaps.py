@@ -155,7 +155,9 @@ def with_dose(value: str, clause: str) -> str:
     read as "lisinopril") with that dose: "lisinopril 20mg"."""
     if re.search(_DOSE, value, re.IGNORECASE):
         return value
-    m = re.search(rf"\b{re.escape(value)}\b\s+({_DOSE})\b", clause, re.IGNORECASE)
+    m = re.search(
+        rf"\b{re.escape(value)}\b\s+(?:(?:up |down )?to |at |on )?({_DOSE})\b", clause, re.I
+    )
     if m is None:
         at = re.search(rf"\b{re.escape(value)}\b", clause, re.IGNORECASE)
         before = _DOSE_SAID.search(clause[: at.start()]) if at is not None else None
