@@ -319,3 +319,7 @@ def test_never_been_somewhere_is_no_stay_and_a_day_alone_no_habit() -> None:
     assert fix_kind("whereabouts", "Texas", "never been to texas") is None
     assert fix_kind("routine", "mondays", "mondays.") is None
     assert fix_kind("routine", "weekends", "I teach piano on weekends, mostly little kids")
+
+
+def test_a_list_is_no_place() -> None:
+    assert fix_kind("whereabouts", "Sofa, blanket, telly", "sofa, blanket, telly. the plan") is None

@@ -494,3 +494,9 @@ def test_a_taste_a_rule_reads_leaves_the_models_other_tastes() -> None:
         Extracted(kind="food_like", value="indian"),
     ]
     assert [f.value for f in merge(rules, model)] == ["indian food", "paneer", "indian"]
+
+
+def test_a_stay_at_a_hotel_in_a_city_is_the_city() -> None:
+    assert read("staying at the Hilton in Abu Dhabi till Thursday for the audit") == [
+        ("whereabouts", "Abu Dhabi", "")
+    ]

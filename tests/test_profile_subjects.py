@@ -104,3 +104,8 @@ def test_a_time_as_the_subject_or_a_visit_leaves_the_writer_the_subject(
 def test_she_is_a_subject_and_my_sisters_is_not() -> None:
     assert their_subject("she's just had surgery")
     assert not their_subject("my sister's wedding is on 12 June")
+
+
+def test_they_after_an_aside_is_their_subject() -> None:
+    assert their_subject("apparently in iceland they eat fermented shark")
+    assert not their_subject("apparently I eat like a bird")

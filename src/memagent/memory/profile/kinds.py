@@ -431,6 +431,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "staying till Sunday now", "staying with us": no place named
     if kind == "whereabouts" and re.search(r"\bnever (?:been|gone|lived)\b", clause, re.I):
         return None  # "never been to texas"
+    if kind == "whereabouts" and "," in value:
+        return None  # "sofa, blanket, telly. that's the plan": a list, no place
     if kind in ("routine", "plan") and _TIME_WORD.match(value) and len(clause.split()) <= 2:
         return None  # "ugh. mondays.": a day said alone is no habit
     last = value.split()[-1].lower() if value.split() else ""

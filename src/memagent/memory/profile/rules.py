@@ -387,8 +387,9 @@ def _stay_place(s: str) -> str | None:
     """The place of a stay said in `s` (one said with an end: the caller checks)."""
     stay = _STAY.search(s)
     trip = _ON_TRIP.search(s)
-    if stay is not None:
-        return _clip(stay.group(1))
+    if stay is not None:  # "staying at the Hilton in Abu Dhabi": the city, not the hotel
+        city = re.search(rf"{re.escape(stay.group(1))} in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)", s)
+        return _clip((city or stay).group(1))
     if trip is not None:
         return _clip(trip.group(1))
     if not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):

@@ -68,7 +68,8 @@ the writer is still the subject."""
 
 
 _THEIR_SUBJECT = re.compile(
-    r"^\W*(?:(?:and|but|so|now|then)\s+)?(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
+    r"^\W*(?:(?:and|but|so|now|then|apparently|honestly|in [a-z]+|over there),?\s+)*"
+    r"(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
     r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
     r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
     r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
