@@ -500,3 +500,8 @@ def test_a_stay_at_a_hotel_in_a_city_is_the_city() -> None:
     assert read("staying at the Hilton in Abu Dhabi till Thursday for the audit") == [
         ("whereabouts", "Abu Dhabi", "")
     ]
+
+
+def test_id_rather_you_kept_replies_brief_is_a_way_of_answering() -> None:
+    got = read("I'd rather you kept replies brief, the long ones are too much")
+    assert got == [("communication", "I'd rather you kept replies brief", "")]

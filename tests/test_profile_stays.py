@@ -117,3 +117,10 @@ def test_going_home_sooner_shortens_the_stay(home: MemoryHome) -> None:
 def test_a_stay_at_a_relatives_reads_as_said(home: MemoryHome) -> None:
     got = said(home, "staying at my mum's till the 20th", ("whereabouts", "my mum's", ""))
     assert got == ["whereabouts.current: At my mum's (until Fri 2026-03-20) @2026-03-20"]
+
+
+def test_the_stays_sentence_copied_as_a_plan_is_the_stay(home: MemoryHome) -> None:
+    text = "I'm in Nairobi till Sunday for a conference, 3 hours ahead"
+    copied = "in Nairobi till Sunday for a conference"
+    got = said(home, text, ("whereabouts", "Nairobi", ""), ("plan", copied, ""))
+    assert [line.split(" (")[0] for line in got] == ["whereabouts.current: In Nairobi"]

@@ -118,7 +118,7 @@ _COMMUNICATION = re.compile(
     re.IGNORECASE,
 )
 _WANTS = re.compile(
-    r"\b(keep|make|use|prefer|like|love|want|give me|always|never|don'?t|avoid|stop|"
+    r"\b(keep|kept|make|use|prefer|rather|like|love|want|give me|always|never|don'?t|avoid|stop|"
     r"go into|more|less|no|please|pls)\b|\s>\s",
     re.IGNORECASE,
 )

@@ -157,8 +157,8 @@ def the_stay(value: str, clause: str, stays: set[str]) -> bool:
     """A plan or habit read in a clause that says a stay ("in Tokyo for work till the
     20th": "work till the 20th"; "we're staying on till Wednesday") is that stay read
     again, unless it names an event of its own."""
-    if _EVENT_AHEAD.search(value):
-        return False
+    if _EVENT_AHEAD.search(value) and len(value) < 0.7 * len(clause):
+        return False  # the event is the plan's own, unless the model copied the stay's clause
     stay_words = r"\W*(?:staying|stay|here|still here|away)\b"
     said_of_stay = bool(re.match(stay_words, clause, re.I)) and time_bound(clause, _ANY) is not None
     return clause in stays or said_of_stay or bool(re.match(stay_words, value, re.I))
