@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from memagent.memory.profile.changes import FOOD, HEALTH, items
+from memagent.memory.profile.changes import FOOD, HEALTH, items, remove
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Resource
-from memagent.memory.profile.operations import AnyOp, RemoveOp
+from memagent.memory.profile.operations import AnyOp
 
 _BORN = re.compile(
     r"\b(?:baby|(?:little )?(?:boy|girl)|son|daughter|twins|bub)\b[^.!?]{0,30}?"
@@ -42,16 +42,12 @@ _GAVE_IN = re.compile(
 _CAFFEINATED = {match_key(w) for w in ("coffee", "espresso", "latte", "tea", "coke")}
 
 
-def _remove(file: str, path: str, key: str) -> RemoveOp:
-    return RemoveOp(operation="remove", file=file, path=path, value={"item": key})
-
-
 def pregnancy_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
     """The removal of a held pregnancy when a sentence says the baby has come."""
     if not any(_BORN.search(s) for s in sentences):
         return []
     return [
-        _remove(HEALTH, "health.conditions", i.item)
+        remove(HEALTH, "health.conditions", i.item)
         for i in items(resources, HEALTH, "health.conditions")
         if re.search(r"pregnan", f"{i.item} {i.display or ''}", re.IGNORECASE)
     ]
@@ -65,12 +61,12 @@ def rule_given_up(sentences: Sequence[str], resources: Mapping[str, Resource]) -
     out: list[AnyOp] = []
     for s in sentences:
         if _CHALLENGE.search(s):
-            out += [_remove(FOOD, "diet.restrictions", i.item) for i in held
-                    if re.search(r"alcohol|booze|drink", i.item, re.IGNORECASE)]  # fmt: skip
+            alcohol = [i for i in held if re.search(r"alcohol|booze|drink", i.item, re.I)]
+            out += [remove(FOOD, "diet.restrictions", i.item) for i in alcohol]
         elif _GAVE_IN.search(s):
             said = {match_key(t) for t in tokens(s)}
             named = [i for i in held if {match_key(t) for t in tokens(i.item)} & said]
             caffeine = "caffeine" if said & _CAFFEINATED else ""
             named += [i for i in held if caffeine and caffeine in i.item and i not in named]
-            out += [_remove(FOOD, "diet.restrictions", i.item) for i in named]
+            out += [remove(FOOD, "diet.restrictions", i.item) for i in named]
     return out

@@ -8,9 +8,12 @@ user's own name, where they live, their job ("I work as …", "I'm a teacher"),
 an allergy ("I'm allergic to X", "a nut allergy"), a language they speak, "I
 collect X", "I'm a big Arsenal fan", a trip ahead with a time ("I'm flying to Tokyo
 next month"), "I don't eat/drink X" (a diet restriction), a diet kept until a day
-("off sugar for the next ten days"), and how they want to be answered. What
-the rules read comes first; the model's facts fill in the rest (and the planner
-keeps one value per single-valued fact).
+("off sugar for the next ten days"), and how they want to be answered; a stay
+said with its end or an arrival ("just landed in Tokyo"), a promotion, "6 months
+sober", and tastes in set phrasings ("I love indian food", "can't do spicy food at
+all"). What the rules read comes first; the model's facts fill in the rest (the
+planner keeps one value per single-valued fact, and a taste a rule reads leaves the
+model's other tastes standing).
 Every value is copied from the sentence, so it is grounded by construction.
 """
 
