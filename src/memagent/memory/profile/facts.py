@@ -388,15 +388,15 @@ def plan(
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))
             continue
+        if fixed in ("plan", "routine") and stays.the_stay(value, clause, stay_clauses):
+            dropped.append((value, "the stay read again as a plan"))
+            continue
         words = set(_content(value))
         if fixed not in ("pet", "family") and any(words <= r or r <= words for r in read):
             dropped.append((value, "read already, as another kind"))
             continue
         if fixed not in ("pet", "family"):
             read.append(words)
-        if fixed in ("plan", "routine") and stays.the_stay(value, clause, stay_clauses):
-            dropped.append((value, "the stay read again as a plan"))
-            continue
         if fixed == "plan" and (
             (UNTIL.search(clause) and clause in lasting and not EVENT.search(value))
             or (
