@@ -377,7 +377,10 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
         entry = Entry.parse(e)
         if any(matches(entry, i) for i in held):
             continue
-        file = next(f for f, r in resources.items() for p, _ in r.iter_lists() if p in entry.paths)
+        files = [f for f, r in resources.items() for p, _ in r.iter_lists() if p in entry.paths]
+        if not files:
+            raise RuntimeError(f"cannot seed {e!r}: no profile list {entry.paths[0]!r}")
+        file = files[0]
         words = re.sub(r"^(?:name|home|work|pet|family) ", "", e.partition("=")[2])
         value = {"item": words, "display": words[:1].upper() + words[1:]}
         direct.append(AppendOp(operation="append", file=file, path=entry.paths[0], value=value))

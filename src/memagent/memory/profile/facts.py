@@ -344,7 +344,7 @@ def plan(
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
     homes = {match_key(f.value) for f in facts if f.kind == "home"}
-    pet_names = changes.held_names(resources)
+    names_held = changes.held_names(resources)  # pets' and relatives' names
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
         clause_of(f.value, sentences)
@@ -421,7 +421,7 @@ def plan(
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
-        if fixed in OPPOSITE and match_key(value) in pet_names:
+        if fixed in OPPOSITE and match_key(value) in names_held:
             dropped.append((value, "a pet's or person's name, not a taste"))  # "mochi just…"
             continue
         if fixed == "condition":
@@ -455,8 +455,9 @@ def plan(
             ops.extend(changes.single_over(value, target.file, path, target.single, resources))
             kept.append(fact)
             continue
-        left = re.search(rf"\bleft\s+(?:the\s+)?{re.escape(value)}\b", clause, re.IGNORECASE)
-        if kind == "whereabouts" and (_BACK.search(clause) or left or back_home):
+        if kind == "whereabouts" and (
+            _BACK.search(clause) or back_home or stays.left(value, clause)
+        ):
             if _existing(resources, target.file, path, "whereabouts"):
                 ops.append(remove(target.file, path, "whereabouts"))
             kept.append(fact)

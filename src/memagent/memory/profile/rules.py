@@ -25,6 +25,7 @@ from datetime import date
 from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.kinds import OPPOSITE
 from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
@@ -522,7 +523,7 @@ def _items(said: str) -> list[str]:
     return [v.strip() for v in _LIST.split(said) if v and v.strip()]
 
 
-_LISTED = frozenset({"food_like", "food_dislike", "drink_like", "drink_dislike", "like", "dislike"})
+_LISTED = frozenset(OPPOSITE)
 """Tastes: one said by a fixed phrasing leaves the model's others of its kind standing."""
 
 

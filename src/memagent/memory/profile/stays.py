@@ -162,3 +162,9 @@ def the_stay(value: str, clause: str, stays: set[str]) -> bool:
     stay_words = r"\W*(?:staying|stay|here|still here|away)\b"
     said_of_stay = bool(re.match(stay_words, clause, re.I)) and time_bound(clause, _ANY) is not None
     return clause in stays or said_of_stay or bool(re.match(stay_words, value, re.I))
+
+
+def left(place: str, clause: str) -> bool:
+    """`clause` says the user left `place` ("left Madrid this morning, now in Valencia":
+    Madrid's stay is over, Valencia's is not)."""
+    return re.search(rf"\bleft\s+(?:the\s+)?{re.escape(place)}\b", clause, re.I) is not None
