@@ -406,6 +406,7 @@ def run_scenario(
             res = learn(store, llm, step.say, today=scn.date, reading=reading)
             calls = res.llm_calls
             read = [f"gate P(yes) {p:.3f}" for p in res.gate_p]
+            read += [f"embedding gate P(a fact) {p:.3f}" for p in res.embedded_p]
             read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
             read += [f"ended {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
             read += [f"lasting {line!r}? P(yes) {p:.3f}" for line, p in res.checked]

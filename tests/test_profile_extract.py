@@ -4,6 +4,7 @@ model, what is stored, and what hostile statements cannot make it store."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from llama_support import assert_no_warning, llama_request
 from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.llm.yesno import verdict_schema
-from memagent.memory.profile import LearnFailed, ProfileStore, learn
+from memagent.memory.profile import LearnFailed, ProfileStore, factgate, learn
 from memagent.memory.profile.extract import GATE_SCHEMA, Reading, extract_messages
 from memagent.memory.profile.fact_schema import extraction_schema
 from memagent.memory.profile.operations import AppendOp
@@ -229,8 +230,18 @@ def test_a_reply_listing_more_facts_than_allowed_keeps_the_first_ones(home: Memo
 def test_prompt_examples_hold_placeholders_not_facts() -> None:
     path = Path(__file__).parents[1] / "src/memagent/memory/profile/prompts/extract.yaml"
     examples = yaml.safe_load(path.read_text(encoding="utf-8"))["examples"]
-    values = [f[k] for e in examples for f in e["assistant"]["facts"] for k in ("value", "name")]
-    assert values and all(v == "" or (v.startswith("<") and v.endswith(">")) for v in values)
+    values = [
+        (f[k], e["user"])
+        for e in examples
+        for f in e["assistant"]["facts"]
+        for k in ("value", "name")
+    ]
+    assert values
+    for value, statement in values:
+        if value:  # a placeholder, with at most words copied from its own statement
+            assert re.search(r"<[A-Z0-9]+>", value), value
+            rest = re.sub(r"<[A-Z0-9]+>", " ", value).split()
+            assert all(w in statement.split() for w in rest), (value, statement)
     for message in extract_messages("I'm vegetarian."):
         assert "peanut" not in message.content.lower()
 
@@ -260,6 +271,7 @@ def test_the_log_capture_sees_llama_cpps_schema_warnings() -> None:
         ("Feeling a bit under the weather.", [0]),  # a passing state
         ("Ordered Thai food for dinner tonight.", [0]),  # an event, the writer unsaid
         ("The kids next door have a new puppy.", [0]),  # not said of the writer
+        ("I never thought of it like that.", [0]),  # a remark: the embedding gate's
         ('My doctor says "drink more water".', []),  # someone else's words: screened
     ],
 )
@@ -269,6 +281,28 @@ def test_the_model_is_made_to_read_only_what_is_said_of_the_writer_lastingly(
     llm = reader([], None)
     res = learn(store_of(home), llm, statement, reading=Reading(must_read=0.0, check_kinds=False))
     assert res.ok and schemas(llm) == min_items
+
+
+@pytest.mark.parametrize("gate_off", ["reading", "no embeddings"])
+def test_without_the_embedding_gate_a_remark_is_forced_as_before(
+    home: MemoryHome, monkeypatch: pytest.MonkeyPatch, gate_off: str
+) -> None:
+    reading = Reading(must_read=0.0, check_kinds=False)
+    if gate_off == "reading":
+        reading = Reading(must_read=0.0, check_kinds=False, embedding_gate=False)
+    else:
+        monkeypatch.setattr(factgate, "load_embedder", lambda: None)
+    llm = reader([], None)
+    res = learn(store_of(home), llm, "I never thought of it like that.", reading=reading)
+    assert res.ok and schemas(llm) == [1] and res.embedded_p == []
+
+
+def test_the_embedding_gates_verdict_is_reported(home: MemoryHome) -> None:
+    llm = reader([], None)
+    res = learn(store_of(home), llm, "I never thought of it like that. I run a small bakery.")
+    weights = factgate.shipped_weights()
+    assert weights is not None and len(res.embedded_p) == 1
+    assert res.embedded_p[0] >= weights.unforce_below and schemas(llm) == [1]
 
 
 def test_a_mood_read_as_a_condition_is_not_forced_into_the_profile(home: MemoryHome) -> None:

@@ -39,6 +39,7 @@ from memagent.memory.profile.errors import LearnFailed, describe_error
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.fact_schema import Extracted, Extraction, extraction_schema
 from memagent.memory.profile.factcheck import check
+from memagent.memory.profile.factgate import fact_probability, shipped_weights
 from memagent.memory.profile.facts import (
     grounded,
     plan,
@@ -76,6 +77,8 @@ class StatementLearned:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     gate_p: list[float] = field(default_factory=list)
     """The gate's P(yes) for each group of sentences it was asked about."""
+    embedded_p: list[float] = field(default_factory=list)
+    """The embedding gate's P(a fact) for each group it was asked about (`factgate`)."""
     revised: list[tuple[str, float]] = field(default_factory=list)
     """Stored lines asked about (`revise`) and their P(ended)."""
     checked: list[tuple[str, float]] = field(default_factory=list)
@@ -150,6 +153,10 @@ class Reading:
     is true of the writer is at least this (`factcheck`); None (the default: on the
     embedded model it drops about as many good lines as junk): not asked."""
     check_kinds: bool = True
+    embedding_gate: bool = True
+    """A group the embedding gate (`factgate`) gives a P(a fact) under its cut is not
+    made to list a fact (the model may still list one); False, or no embeddings
+    installed: not asked."""
     """A new line holding a value the model read is kept only when the model
     says the value is a thing of its list's kind (`valuekind`: "horror films" is
     not a food); False: not asked."""
@@ -284,6 +291,7 @@ def learn_statement(
     dropped = list(screened.dropped)
     policy = reading or DEFAULT_READING
     gate_p: list[float] = []
+    embedded_p: list[float] = []
     for group in _groups(screened.kept):
         text = " ".join(group)
         p = gate_probability(llm, text) if policy.asks_gate else None
@@ -298,6 +306,11 @@ def learn_statement(
         )
         if must and policy.spare_episodic and not forceable(group):
             must = False
+        gate = shipped_weights() if must and policy.embedding_gate else None
+        fact_p = fact_probability(group, gate) if gate is not None else None
+        if gate is not None and fact_p is not None:
+            embedded_p.append(fact_p)
+            must = fact_p >= gate.unforce_below
         read = read_facts(llm, text, at_least_one=must)
         calls += 1
         usable = [f for f in read if grounded(f.value, text)]
@@ -359,12 +372,32 @@ def learn_statement(
             dropped.extend(planned.dropped)
             why = "nothing new" if facts else "no facts"
             return StatementLearned(
-                message, planned.facts, [], empty, calls, why, dropped, gate_p, revised, checked
+                message,
+                planned.facts,
+                [],
+                empty,
+                calls,
+                why,
+                dropped,
+                gate_p,
+                embedded_p,
+                revised,
+                checked,
             )
         result = apply_operations(store, operations, op="learn", source=(source or message)[:200])
         if result.ok:
             break
     dropped.extend(planned.dropped)
     return StatementLearned(
-        message, planned.facts, operations, result, calls, None, dropped, gate_p, revised, checked
+        message,
+        planned.facts,
+        operations,
+        result,
+        calls,
+        None,
+        dropped,
+        gate_p,
+        embedded_p,
+        revised,
+        checked,
     )
