@@ -14,10 +14,13 @@ reads it. Every constant is chosen with each set held out in turn
 (leave-one-set-out): the regularisation that gives the best pooled held-out AUC,
 then the cut under which a statement is not made to list a fact, the highest
 whose held-out predictions leave at most `--max-unforced` of the fact steps under
-it. Printed: held-out AUC per set for the logistic regression and, as the
-baseline measured in the same run, for a 15-nearest-neighbour vote; the steps
-each cut would leave unforced. `--write` fits on every set and writes
-`src/memagent/memory/profile/factgate.json`.
+it (5%: a fact step left unforced is not lost, the model free to list nothing still
+lists most; replaying the read sets b13, b15 and b17 with weights fitted without
+each, cuts 0.3, 0.5 and 0.7 cost at most one expected item a set, and 0.5 removed
+half the junk the forced reading let in). Printed: held-out AUC per set for the
+logistic regression and, as the baseline measured in the same run, for a
+15-nearest-neighbour vote; the steps each cut would leave unforced. `--write`
+fits on every set and writes `src/memagent/memory/profile/factgate.json`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ SETS = (
     "statements_dev2.yaml",
     "statements_dev3.yaml",
     "read/b13.yaml",
+    "read/b14.yaml",
     "read/b15.yaml",
     "read/b17.yaml",
 )
@@ -139,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--max-unforced",
         type=float,
-        default=0.02,
-        help="the most fact steps (held out) a cut may leave unforced (default 0.02)",
+        default=0.05,
+        help="the most fact steps (held out) a cut may leave unforced (default 0.05)",
     )
     args = ap.parse_args(argv)
     embedder = load_embedder()

@@ -9,7 +9,9 @@
    has in its cache.
 3. The extraction: JSON constrained by `fact_schema.extraction_schema` (enums and
    bounded strings only, which llama.cpp's grammar supports in full): each
-   fact's kind, value and, for a pet or relative, name. Where it reads nothing
+   fact's kind, value and, for a pet or relative, name. The model is made to list
+   one (`Reading.must_read`) unless the group tells of an event, is said of no one,
+   or the embedding gate (`factgate`, no model call) scores it under its cut. Where it reads nothing
    said in the statement (and no rule read anything), `fallback.fallback_facts`
    (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
