@@ -1,0 +1,57 @@
+"""bench.profile_gate: the trainer of the embedding gate, and that the shipped
+weights are what it fits from the committed sets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bench import profile_gate as pg
+
+from memagent.embeddings import load_embedder
+from memagent.memory.profile.factgate import shipped_weights
+
+
+def test_auc_counts_pairs_and_ties() -> None:
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    assert pg.auc(np.array([0.9, 0.8, 0.2, 0.1]), y) == 1.0
+    assert pg.auc(np.array([0.1, 0.2, 0.8, 0.9]), y) == 0.0
+    assert pg.auc(np.array([0.5, 0.5, 0.5, 0.5]), y) == 0.5
+    assert np.isnan(pg.auc(np.array([0.5]), np.array([1.0])))
+
+
+def test_the_fit_separates_what_is_separable_and_the_bias_is_not_shrunk() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 5))
+    y = (x[:, 0] > 0.3).astype(np.float64)
+    w = pg.fit(x, y, lam=0.1)
+    assert pg.auc(pg.predict(w, x), y) > 0.99
+    # all one class: the bias alone carries it, however strong the penalty
+    w = pg.fit(np.zeros((50, 5)), np.ones(50) * (np.arange(50) < 40), lam=100.0)
+    assert pg.predict(w, np.zeros((1, 5)))[0] == pytest.approx(0.8, abs=1e-6)
+
+
+def test_every_committed_set_labels_its_steps() -> None:
+    data = pg.load()
+    assert len(data.texts) == len(data.sentences) == len(data.labels) == len(data.groups)
+    assert set(data.groups) == {"fixtures", "b13", "b14", "b15", "b17"}
+    assert 0.1 < float(data.labels.mean()) < 0.95  # both kinds of step are there
+    assert all(s and " ".join(s) == t for s, t in zip(data.sentences, data.texts, strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(load_embedder() is None, reason="the MiniLM embeddings are not installed")
+def test_the_shipped_weights_are_what_the_trainer_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "factgate.json"
+    monkeypatch.setattr(pg, "OUT", out)
+    assert pg.main(["--write"]) == 0
+    fitted = json.loads(out.read_text(encoding="utf-8"))
+    shipped = shipped_weights()
+    assert shipped is not None
+    assert fitted["unforce_below"] == shipped.unforce_below
+    assert np.allclose(fitted["weights"], shipped.weights, atol=1e-3)
+    assert fitted["bias"] == pytest.approx(shipped.bias, abs=1e-3)
