@@ -11,9 +11,9 @@
    bounded strings only, which llama.cpp's grammar supports in full): each
    fact's kind, value and, for a pet or relative, name. The model is made to list
    one (`Reading.must_read`) unless the group tells of an event, is said of no one,
-   or the embedding gate (`factgate`, no model call) scores it under its cut. Where it reads nothing
-   said in the statement (and no rule read anything), `fallback.fallback_facts`
-   (looser patterns) fills in.
+   or the embedding gate (`factgate`, no model call) scores it under its cut.
+   Where it reads nothing said in the statement (and no rule read anything),
+   `fallback.fallback_facts` (looser patterns) fills in.
 4. `rules.rule_facts`: facts fixed phrasings state plainly (a pet's name, "I
    live in", "I'm allergic to X", "I don't eat X"), merged ahead of the model's.
 5. `facts.plan`: grounding, kind fixes, negation, correction and expiry, all
@@ -155,13 +155,13 @@ class Reading:
     is true of the writer is at least this (`factcheck`); None (the default: on the
     embedded model it drops about as many good lines as junk): not asked."""
     check_kinds: bool = True
+    """A new line holding a value the model read is kept only when the model
+    says the value is a thing of its list's kind (`valuekind`: "horror films" is
+    not a food); False: not asked."""
     embedding_gate: bool = True
     """A group the embedding gate (`factgate`) gives a P(a fact) under its cut is not
     made to list a fact (the model may still list one); False, or no embeddings
     installed: not asked."""
-    """A new line holding a value the model read is kept only when the model
-    says the value is a thing of its list's kind (`valuekind`: "horror films" is
-    not a food); False: not asked."""
 
     @property
     def asks_gate(self) -> bool:
