@@ -6,17 +6,24 @@ captured: loading the 1.1 GB model once instead of once per test saves about a
 minute of the suite. A marker line goes to stdout and stderr before each request,
 so each test reads its own reply and log. The old operations schema, whose regex
 patterns llama.cpp cannot build, goes last: it is the control that the captured
-log does show llama.cpp's warnings.
+log does show llama.cpp's warnings. Under `scripts/test`'s xdist workers the first
+worker to need it runs the process and leaves what it printed in a file of this test
+run (behind a file lock) for the others, so the model still loads once.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
 
 REQUESTS = ("extraction", "revise", "factcheck", "operations")
 WARNINGS = ("incomplete", "not supported", "unsupported")
@@ -79,6 +86,18 @@ class Request:
 
 @functools.cache
 def _run() -> tuple[str, str, int]:
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run_id is None:
+        return _spawn()
+    shared = Path(tempfile.gettempdir()) / f"memagent-llama-support-{run_id}.json"
+    with FileLock(f"{shared}.lock"):
+        if not shared.exists():
+            shared.write_text(json.dumps(_spawn()), encoding="utf-8")
+        out, err, rc = json.loads(shared.read_text(encoding="utf-8"))
+    return str(out), str(err), int(rc)
+
+
+def _spawn() -> tuple[str, str, int]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run(
         [sys.executable, "-c", _RUN],
