@@ -303,6 +303,21 @@ class OracleLLM(ScriptedLLM):
             return YesNo(1.0 if kept else 0.0)
         return YesNo(0.0 if kept else 1.0)
 
+    def line_now(self, asked: str) -> str:
+        """`revise.rewritten`'s answer: the expected item after the statement that
+        shares a word with the asked line and is not that line, else the line as it was."""
+        said = re.search(r'message: "(.*)"\n', asked, re.IGNORECASE)
+        line = re.search(r'Profile line: "(.*)"', asked)
+        if said is None or line is None:
+            return ""
+        words = _words(line.group(1))
+        for e in self._said_after(" ".join(said.group(1).split())):
+            shared = [w for w in e.words if said_word(w, words)]
+            if shared and len(shared) < len(e.words):
+                value = e.raw.partition("=")[2]
+                return re.sub(r"^(?:name|home|work|pet|family) ", "", value)
+        return line.group(1)
+
 
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
     gold = {as_written(k): v for k, v in oracle_facts(scenarios).items()}  # as the screen passes it
@@ -317,13 +332,16 @@ def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
 
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
         asked = messages[-1].content
+        if schema is not None and "now" in schema.get("properties", {}):
+            return json.dumps({"now": oracle.line_now(asked)})
         text = asked.split("Statement:", 1)[-1].split("\n", 1)[0].strip()
         facts = lookup(text)
         if schema is not None and schema["properties"]["facts"].get("type") == "string":
             return json.dumps({"facts": "yes" if facts else "no"})
         return json.dumps({"facts": [f.model_dump() for f in facts]})
 
-    return OracleLLM(scenarios, fn)
+    oracle = OracleLLM(scenarios, fn)
+    return oracle
 
 
 def _words(text: str) -> set[str]:
@@ -409,6 +427,7 @@ def run_scenario(
             read += [f"embedding gate P(a fact) {p:.3f}" for p in res.embedded_p]
             read += [f"{f.kind}: {f.value} / {f.name}" for f in res.facts]
             read += [f"ended {line!r}? P(yes) {p:.3f}" for line, p in res.revised]
+            read += [f"now {old!r} -> {now!r}" for old, now in res.rewrites]
             read += [f"lasting {line!r}? P(yes) {p:.3f}" for line, p in res.checked]
             read += [f"dropped {text[:60]!r}: {why}" for text, why in res.dropped]
         except Exception as exc:  # a failed statement counts as learning nothing

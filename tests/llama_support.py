@@ -25,7 +25,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-REQUESTS = ("extraction", "revise", "factcheck", "operations")
+REQUESTS = ("extraction", "revise", "rewrite", "factcheck", "operations")
 WARNINGS = ("incomplete", "not supported", "unsupported")
 
 _RUN = textwrap.dedent(
@@ -38,7 +38,8 @@ _RUN = textwrap.dedent(
     from memagent.memory.profile.factcheck import question as holds_question
     from memagent.memory.profile.models import Item
     from memagent.memory.profile.operations import OperationBatch
-    from memagent.memory.profile.revise import STILL_SCHEMA, ended_p
+    from memagent.memory.profile.revise import REWRITE_SCHEMA, STILL_SCHEMA, ended_p
+    from memagent.memory.profile.revise import rewrite_question
     from memagent.memory.profile.revise import question as still_question
 
     def mark(name):
@@ -56,6 +57,11 @@ _RUN = textwrap.dedent(
     reply = llm.chat(still_question(said, item), response_schema=STILL_SCHEMA, max_tokens=32)
     print("REPLY", reply.text)
     print("P", ended_p(llm, said, item))
+    mark("rewrite")
+    item = Item(item="sertraline_50mg", display="Takes sertraline 50mg", added="2026-03-04")
+    said = "GP upped my sertraline to 100mg today."
+    reply = llm.chat(rewrite_question(said, item), response_schema=REWRITE_SCHEMA, max_tokens=48)
+    print("REPLY", reply.text)
     mark("factcheck")
     said = "Had sushi with the team tonight, so good."
     reply = llm.chat(holds_question(said, "Likes sushi"), response_schema=HOLDS_SCHEMA,

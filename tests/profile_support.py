@@ -12,6 +12,7 @@ from memagent.core import MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.memory.profile import ProfileStore, apply_operations
 from memagent.memory.profile.facts import Extracted, plan
+from memagent.memory.profile.revise import REWRITE_SCHEMA
 
 WED = date(2026, 3, 4)
 
@@ -44,14 +45,18 @@ def learner(
     question_schema: dict[str, Any],
     verdicts: list[str] | None,
     answer: str,
+    now: str | None = None,
 ) -> ScriptedLLM:
     """The extraction answered with `facts`; a yes/no question asked for
     `question_schema` answered with `verdicts` (P(yes)), or, without them, as text
-    (`answer`)."""
+    (`answer`); the question what an ended line says now (`revise.rewritten`) with
+    `now` (None: an empty reply, so the line is only removed)."""
 
     def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
         if schema == question_schema:
             return answer
+        if schema == REWRITE_SCHEMA:
+            return json.dumps({"now": now}) if now is not None else "{}"
         return json.dumps({"facts": facts or []})
 
     return ScriptedLLM(fn=fn, verdicts=verdicts)

@@ -5,6 +5,8 @@ at all, and what its verdict (or a broken one) does. Scripted model, fixed dates
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 
@@ -13,15 +15,19 @@ from memagent.core import InvalidInput, MemoryHome
 from memagent.llm import ScriptedLLM
 from memagent.memory.profile.extract import DEFAULT_READING, Reading, learn_statement
 from memagent.memory.profile.facts import Extracted, plan
+from memagent.memory.profile.models import Item
 from memagent.memory.profile.revise import (
     CHANGE,
     MAX_CANDIDATES,
     MAX_STATEMENT_CHARS,
+    REWRITE_SCHEMA,
     STILL_SCHEMA,
     candidates,
+    checked_rewrite,
     question,
+    rewrite_question,
 )
-from profile_support import WED, learner, profile_lines, seed, store_of
+from profile_support import WED, learner, lines_on, profile_lines, seed, store_of
 
 
 def model(
@@ -29,10 +35,12 @@ def model(
     *,
     verdicts: list[str] | None = None,
     still: str = "yes",
+    now: str | None = None,
 ) -> ScriptedLLM:
     """The extraction answered with `facts`; the stored-line question with
-    `verdicts` (P(ended)), or, without them, as text (`still`)."""
-    return learner(facts, question_schema=STILL_SCHEMA, verdicts=verdicts, answer=still)
+    `verdicts` (P(ended)), or, without them, as text (`still`); what a line says
+    now with `now` (None: no line)."""
+    return learner(facts, question_schema=STILL_SCHEMA, verdicts=verdicts, answer=still, now=now)
 
 
 def asked(llm: ScriptedLLM) -> list[str]:
@@ -53,7 +61,7 @@ def test_a_line_the_model_says_is_over_is_removed(home: MemoryHome) -> None:
     assert profile_lines(home) == []
     assert asked(llm) == ["Takes omeprazole"]
     assert res.revised == [("Takes omeprazole", 0.9)]
-    assert res.llm_calls == 2  # the extraction and the one question
+    assert res.llm_calls == 3  # the extraction, the one question, what the line says now
 
 
 def test_the_models_reread_of_the_ended_thing_gives_way(home: MemoryHome) -> None:
@@ -197,6 +205,8 @@ def test_candidates_leave_what_the_plan_already_changes(home: MemoryHome) -> Non
 @pytest.mark.parametrize(
     ("text", "cue"),
     [
+        ("GP upped my dose", True),
+        ("the move's been pushed back to June", True),
         ("I don't take it anymore", True),
         ("we broke up", True),
         ("I eat meat again", True),
@@ -207,6 +217,153 @@ def test_candidates_leave_what_the_plan_already_changes(home: MemoryHome) -> Non
 )
 def test_change_cues(text: str, cue: bool) -> None:
     assert bool(CHANGE.search(text)) is cue
+
+
+def rewrites_asked(llm: ScriptedLLM) -> list[str]:
+    """The stored lines the model was asked to write as they are now, in order."""
+    return [
+        c.messages[-1].content.split('Profile line: "', 1)[1].split('"', 1)[0]
+        for c in llm.calls
+        if c.response_schema == REWRITE_SCHEMA
+    ]
+
+
+SERTRALINE = ("medication", "sertraline 50mg", "")
+
+
+@pytest.mark.parametrize("p_ended", ["0.45", "0.9"])  # under END_AT too: a detail changed
+def test_a_line_whose_detail_changed_is_written_as_it_is_now(
+    home: MemoryHome, p_ended: str
+) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+    llm = model(verdicts=[p_ended], now="Takes sertraline 100mg")
+    said = "GP upped my sertraline to 100mg today, we'll see how it goes"
+    res = learn_statement(store_of(home), llm, said)
+    assert profile_lines(home) == ["health.medications: Takes sertraline 100mg"]
+    assert rewrites_asked(llm) == ["Takes sertraline 50mg"]
+    assert res.rewrites == [("Takes sertraline 50mg", "Takes sertraline 100mg")]
+    item = next(
+        i for r in store_of(home).load_all().values() for _, its in r.iter_lists() for i in its
+    )
+    assert item.item == "sertraline_100mg"  # the label ("Takes") stays out of the key
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        "Takes sertraline 200mg",  # a new word the statement does not say
+        "Takes sertraline 50mg",  # the line unchanged
+        "No longer takes sertraline 50mg",  # an end, not a line
+        "Takes 100mg",  # nothing of the old thing named
+        "",
+        "x" * 500,
+        '{"item": "peanuts"}',
+    ],
+)
+def test_a_line_as_it_is_now_that_fails_a_check_changes_nothing_the_verdict_did_not(
+    home: MemoryHome, now: str
+) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+    said = "GP upped my sertraline to 100mg today, we'll see how it goes"
+    kept = model(verdicts=["0.45"], now=now)
+    res = learn_statement(store_of(home), kept, said)
+    assert profile_lines(home) == ["health.medications: Takes sertraline 50mg"]
+    assert res.rewrites == []
+    ended = model(verdicts=["0.9"], now=now)
+    learn_statement(store_of(home), ended, said)
+    assert profile_lines(home) == []  # ended all the same: the removal stands
+
+
+@pytest.mark.parametrize("reply", ["not json", "[]", '{"now": 7}', '{"now": null}', "{}"])
+def test_a_broken_answer_keeps_the_line_the_verdict_keeps(home: MemoryHome, reply: str) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+
+    def fn(messages: list[Any], schema: dict[str, Any] | None) -> str:
+        return reply if schema == REWRITE_SCHEMA else json.dumps({"facts": []})
+
+    llm = ScriptedLLM(fn=fn, verdicts=["0.45"])
+    res = learn_statement(store_of(home), llm, "GP upped my sertraline to 100mg today.")
+    assert res.ok and res.rewrites == []
+    assert profile_lines(home) == ["health.medications: Takes sertraline 50mg"]
+
+
+def test_a_line_still_true_is_not_asked_what_it_says_now(home: MemoryHome) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+    llm = model(verdicts=["0.1"], now="Takes sertraline 100mg")
+    learn_statement(store_of(home), llm, "Still on the sertraline now, 50mg suits me.")
+    assert rewrites_asked(llm) == []
+    assert profile_lines(home) == ["health.medications: Takes sertraline 50mg"]
+
+
+def test_a_line_the_statement_does_not_name_is_not_rewritten(home: MemoryHome) -> None:
+    seed(home, "I'm vegetarian", ("diet", "vegetarian", ""))
+    llm = model([{"kind": "diet", "value": "keto", "name": ""}], verdicts=["0.9"], now="Keto")
+    learn_statement(store_of(home), llm, "gave up on being veggie, I do keto now")
+    assert rewrites_asked(llm) == []
+    assert profile_lines(home) == ["diet.restrictions: Keto"]
+
+
+def test_a_list_of_one_thing_at_a_time_takes_a_new_thing_in_place(home: MemoryHome) -> None:
+    seed(home, "Answer me in bullet points", ("communication", "bullet points", ""))
+    llm = model(verdicts=["0.5"], now="Paragraphs")
+    said = "actually you can drop the bullet points, paragraphs are easier for me now"
+    learn_statement(store_of(home), llm, said)
+    assert profile_lines(home) == ["communication.style: Paragraphs"]
+
+
+def test_a_stay_changed_keeps_an_end_day(home: MemoryHome) -> None:
+    seed(home, "I'm at my mum's in Leeds until Friday", ("whereabouts", "Leeds", ""))
+    llm = model(verdicts=["0.5"], now="In Leeds and York")
+    learn_statement(store_of(home), llm, "change of plan, now it's Leeds and York until Sunday")
+    lines = lines_on(store_of(home), WED)
+    assert len(lines) == 1 and lines[0].startswith("whereabouts.current: In Leeds and York")
+    assert "@2026-" in lines[0]  # an end day still: the statement's, or the old one's
+
+
+def test_not_asked_what_a_line_says_now_when_the_reading_says_so(home: MemoryHome) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+    llm = model(verdicts=["0.9"], now="Takes sertraline 100mg")
+    reading = Reading(must_read=DEFAULT_READING.must_read, rewrite=False)
+    learn_statement(store_of(home), llm, "GP upped my sertraline to 100mg.", reading=reading)
+    assert rewrites_asked(llm) == []
+    assert profile_lines(home) == []
+
+
+def test_the_rewrite_question_holds_placeholders_and_a_bounded_statement(home: MemoryHome) -> None:
+    seed(home, "I take sertraline 50mg", SERTRALINE)
+    item = next(
+        i for r in store_of(home).load_all().values() for _, its in r.iter_lists() for i in its
+    )
+    messages = rewrite_question("y" * 5000, item)
+    assert 'Profile line: "Takes sertraline 50mg"' in messages[-1].content
+    assert len(messages[-1].content) < MAX_STATEMENT_CHARS + 300
+    shown = " ".join(m.content for m in messages[:-1])
+    assert "sertraline" not in shown and re.search(r"<[A-Z0-9]+>", shown)
+
+
+@pytest.mark.parametrize(
+    ("now", "ok"),
+    [
+        ("Choir on wednesday nights", True),
+        ("choir on Wednesdays", True),
+        ("Choir on fridays", False),  # not said
+        ("Choir on Tuesdays", False),  # nothing new
+        ("Quit choir", False),
+        ("Choir isn't on tuesdays any more", False),
+    ],
+)
+def test_checked_rewrite(now: str, ok: bool) -> None:
+    item = Item(item="choir_tuesday", display="Choir on Tuesdays", added="2026-01-01")
+    said = "choir's moved to wednesday nights this term, the hall got double booked"
+    assert (checked_rewrite(said, item, now) is not None) is ok
+
+
+@pytest.mark.slow
+def test_llama_cpp_builds_the_rewrite_grammar_without_warnings() -> None:
+    pytest.importorskip("xllamacpp")
+    got = llama_request("rewrite")
+    assert_no_warning(got.log)
+    assert isinstance(json.loads(got.reply)["now"], str)
 
 
 @pytest.mark.slow

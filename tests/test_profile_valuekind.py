@@ -22,7 +22,7 @@ from memagent.memory.profile.valuekind import (
     question,
     typed,
 )
-from profile_support import WED, learner, profile_lines, store_of
+from profile_support import WED, learner, profile_lines, seed, store_of
 
 FOOD = "resource_user_food_prefs.json"
 
@@ -119,6 +119,26 @@ def test_a_routine_is_asked_whether_the_message_tells_of_a_habit(home: MemoryHom
         " Answer yes or no."
     ]
     assert profile_lines(home) == []
+
+
+def test_a_routine_taking_the_place_of_a_held_one_is_not_asked(home: MemoryHome) -> None:
+    seed(home, "I go to choir every tuesday", ("routine", "choir", ""))
+    held = profile_lines(home)
+    assert len(held) == 1 and "choir" in held[0].lower()
+    llm = model([{"kind": "routine", "value": "wednesday nights", "name": ""}], verdicts=["0.2"])
+    said = "choir's moved to wednesday nights this term, the church hall got double booked"
+    learn_statement(store_of(home), llm, said, reading=TYPED)
+    assert asked(llm) == []  # the held line's kind is the new one's
+    lines = profile_lines(home)
+    assert len(lines) == 1 and "wednesday nights" in lines[0].lower()
+
+
+def test_a_routine_beside_a_held_one_of_another_thing_is_still_asked(home: MemoryHome) -> None:
+    seed(home, "I go to choir every tuesday", ("routine", "choir", ""))
+    llm = model([{"kind": "routine", "value": "standups", "name": ""}], verdicts=["0.2"])
+    learn_statement(store_of(home), llm, "My manager loves 7am standups, kill me.", reading=TYPED)
+    assert len(asked(llm)) == 1
+    assert len(profile_lines(home)) == 1 and "choir" in profile_lines(home)[0].lower()
 
 
 def test_only_the_value_said_no_to_is_dropped(home: MemoryHome) -> None:

@@ -51,7 +51,7 @@ from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import NAME_AFTER
 from memagent.memory.profile.operations import AnyOp
-from memagent.memory.profile.revise import END_AT, merged, revise
+from memagent.memory.profile.revise import END_AT, REWRITE_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
 from memagent.memory.profile.statements import screen
 from memagent.memory.profile.store import ProfileStore
@@ -86,6 +86,9 @@ class StatementLearned:
     checked: list[tuple[str, float]] = field(default_factory=list)
     """New lines asked about and their P(yes): of a value of its list's kind (`valuekind`),
     then true of the writer (`factcheck`)."""
+    rewrites: list[tuple[str, str]] = field(default_factory=list)
+    """Stored lines the statement changed a detail of, and the line written in place of
+    each (`revise.rewritten`)."""
 
     @property
     def ok(self) -> bool:
@@ -162,6 +165,10 @@ class Reading:
     """A group the embedding gate (`factgate`) gives a P(a fact) under its cut is not
     made to list a fact (the model may still list one); False, or no embeddings
     installed: not asked."""
+    rewrite: bool = True
+    """A stored line the statement ends (`end_at`) and names is asked what it says now
+    ("choir's moved to Wednesdays"), and that line is written in its place
+    (`revise.rewritten`); False: the ended line is only removed."""
 
     @property
     def asks_gate(self) -> bool:
@@ -287,7 +294,7 @@ def learn_statement(
     empty = AppliedOps(True, [])
     if not screened.kept:
         why = "prompt injection" if screened.injection else "no statement about the user"
-        return StatementLearned(message, [], [], empty, 0, why, screened.dropped)
+        return StatementLearned(message, [], [], empty, skipped=why, dropped=screened.dropped)
     calls = 0
     facts: list[Extracted] = []
     dropped = list(screened.dropped)
@@ -322,6 +329,7 @@ def learn_statement(
     model_read = {f.value for f in facts if match_key(f.value) not in ruled_keys}
     facts = merge(ruled, facts)
     known: dict[tuple[str, str, str], float | None] = {}
+    lines: dict[tuple[str, str, str], str | None] = {}
     vouched: dict[str, float | None] = {}
     kinds_known: dict[tuple[str, str], float | None] = {}
     for _attempt in (1, 2):  # planned outside the lock: re-planned once if it changed
@@ -329,6 +337,7 @@ def learn_statement(
         planned = plan(facts, screened.kept, resources, day)
         operations = planned.operations
         revised: list[tuple[str, float]] = []
+        rewrites: list[tuple[str, str]] = []
         if policy.end_at is not None:
             revision = revise(
                 llm,
@@ -338,9 +347,12 @@ def learn_statement(
                 day,
                 end_at=policy.end_at,
                 known=known,
+                rewrite_at=REWRITE_AT if policy.rewrite else None,
+                rewrites_known=lines,
             )
             calls += revision.calls
             operations, revised = merged(operations, revision), revision.asked
+            rewrites = revision.rewrites
         checked: list[tuple[str, float]] = []
         if policy.check_kinds and operations and model_read:
             typed = check_kinds(
@@ -378,13 +390,13 @@ def learn_statement(
                 planned.facts,
                 [],
                 empty,
-                calls,
-                why,
-                dropped,
-                gate_p,
-                embedded_p,
-                revised,
-                checked,
+                llm_calls=calls,
+                skipped=why,
+                dropped=dropped,
+                gate_p=gate_p,
+                embedded_p=embedded_p,
+                revised=revised,
+                checked=checked,
             )
         result = apply_operations(store, operations, op="learn", source=(source or message)[:200])
         if result.ok:
@@ -395,11 +407,11 @@ def learn_statement(
         planned.facts,
         operations,
         result,
-        calls,
-        None,
-        dropped,
-        gate_p,
-        embedded_p,
-        revised,
-        checked,
+        llm_calls=calls,
+        dropped=dropped,
+        gate_p=gate_p,
+        embedded_p=embedded_p,
+        revised=revised,
+        checked=checked,
+        rewrites=rewrites,
     )

@@ -25,21 +25,31 @@ The work is split so the model only answers that yes/no:
    removed; a backend that gives no probability is asked for a constrained
    `{"ended": "yes"|"no"}` instead; an error keeps the item (a failed question
    never deletes).
+4. **What it says now** (model, then Python): an ended line the statement names
+   may have changed a detail rather than ended ("choir's moved to Wednesdays",
+   "upped my sertraline to 100mg"). The model is asked to write the line as it is
+   now (`rewritten`, prompts/rewrite.yaml), and the new line is written in its
+   place only if it names the same thing (a word of the old line), takes every
+   new word from the statement, says no end, and no operation already writes it.
+   Anything else leaves the removal as it was.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
-from memagent.llm import LLM, Message
+from memagent.llm import LLM, LLMError, Message
 from memagent.llm.yesno import ask_yes_no, verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
-from memagent.memory.profile.item_keys import match_key, said_word, tokens
+from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.timebound import time_bound
 
 MAX_CANDIDATES = 3
 """Items asked about per statement: each is one short model call."""
@@ -60,7 +70,10 @@ CHANGE = re.compile(
     r"died|passed|cancel\w*|postpon\w*|called off|cut out|dropped|replac\w*|rather|"
     r"actually|wrong|meant|mix\w* up|scratch|correct\w*|sorry|oops|wait|turns out|"
     r"went|became|become|got rid|without|outgrown|grew out|recovered|cured|healed|"
-    r"better|cleared|back|returned|home)\b",
+    r"better|cleared|back|returned|home|"
+    r"upped|increas\w*|decreas\w*|lower\w*|rais\w*|reduc\w*|doubl\w*|halv\w*|bump\w*|"
+    r"shift\w*|push\w* back|brought forward|rebook\w*|reschedul\w*|extend\w*|tipped|"
+    r"upgrad\w*|downgrad\w*|turned into)\b",
     re.IGNORECASE,
 )
 """Words that say something changed (module doc, step 2)."""
@@ -110,14 +123,40 @@ class Candidate:
     item: Item
 
 
+REWRITE_AT = 0.35
+"""A held line the statement names is asked what it says now when its P(ended) is at
+least this, under `END_AT` too: a line whose detail changed ("upped my sertraline
+to 100mg") is only half ended to the yes/no question, and what the model writes
+is checked word by word (`checked_rewrite`) before it takes the old line's place."""
+REWRITE_MAX_CHARS = 60
+"""A line as it is now is at most this long (the grammar's bound on the reply)."""
+REWRITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"now": {"type": "string", "minLength": 1, "maxLength": REWRITE_MAX_CHARS}},
+    "required": ["now"],
+    "additionalProperties": False,
+}
+"""The line as it is now (`rewritten`): one bounded string, which llama.cpp's grammar
+builds in full."""
+_ENDED = re.compile(
+    r"n'?t\b|\b(?:not|no|never|none|longer|any ?more|stopp?\w*|quit\w*|ended|over|gone|"
+    r"cancel\w*|off|without|ex|former\w*|used to)\b",
+    re.IGNORECASE,
+)
+"""A line that says an end is no line as it is now: the removal stands."""
+
+
 @dataclass
 class Revision:
-    """What asking about the stored items did: the removals, the calls, and each
-    candidate's P(ended) (for the bench's log)."""
+    """What asking about the stored items did: the removals (and the lines written
+    in place of those a statement changed), the calls, each candidate's P(ended),
+    and each changed line (for the bench's log)."""
 
-    operations: list[RemoveOp] = field(default_factory=list)
+    operations: list[RemoveOp | AppendOp] = field(default_factory=list)
     calls: int = 0
     asked: list[tuple[str, float]] = field(default_factory=list)
+    rewrites: list[tuple[str, str]] = field(default_factory=list)
+    """(old line, line as it is now) for each line written in place of an ended one."""
 
 
 def _item_words(item: Item) -> set[str]:
@@ -209,6 +248,90 @@ def ended_p(llm: LLM, statement: str, item: Item) -> float | None:
     return ask_yes_no(llm, question(statement, item), "ended")
 
 
+def rewrite_question(statement: str, item: Item) -> list[Message]:
+    """The question that asks for `item`'s line as it is now (prompts/rewrite.yaml),
+    after its examples (placeholders only)."""
+    spec = load_prompt("rewrite")
+    out = [Message(role="system", content=spec.system.strip())]
+    for example in spec.examples:
+        shown = example.assistant if isinstance(example.assistant, dict) else {}
+        line = str(shown["line"])
+        out.append(
+            Message(role="user", content=render(spec.user, statement=example.user, line=line))
+        )
+        out.append(Message(role="assistant", content=json.dumps({"now": shown["now"]})))
+    line = item.display.split(" (until ")[0]
+    asked = render(spec.user, statement=statement[:MAX_STATEMENT_CHARS], line=line)
+    out.append(Message(role="user", content=asked))
+    return out
+
+
+def _content_words(text: str) -> list[str]:
+    return [
+        match_key(w) for w in tokens(text) if w not in _LABEL_WORDS and (len(w) > 1 or w.isdigit())
+    ]
+
+
+def checked_rewrite(statement: str, item: Item, now: str, *, same_thing: bool = True) -> str | None:
+    """`now` (the model's line for `item` as it is after `statement`) when it is one
+    to write, else None: it names the same thing (shares a word with the old line;
+    `same_thing=False` for a list that holds one thing at a time, where "paragraphs"
+    replaces "bullet points"), every new word is said in the statement, at least one
+    word is new, and it says no end ("No longer likes X" is the removal's, not a line)."""
+    now = " ".join(now.split()).strip(" \"'.")[:REWRITE_MAX_CHARS]
+    if not now or _ENDED.search(now):
+        return None
+    old = set(_content_words(f"{item.item} {item.display.split(' (until ')[0]}"))
+    said = {match_key(t) for t in tokens(statement)}
+    words = _content_words(now)
+    fresh = [w for w in words if not said_word(w, old)]
+    if not fresh or (same_thing and not any(said_word(w, old) for w in words)):
+        return None
+    return now if all(said_word(w, said) for w in fresh) else None
+
+
+def rewritten(llm: LLM, statement: str, item: Item, *, same_thing: bool = True) -> str | None:
+    """The line `item` holds as it is now, when `statement` changes a detail of it
+    (`checked_rewrite`); None when the model gives no such line or fails."""
+    try:
+        reply = llm.chat(
+            rewrite_question(statement, item),
+            response_schema=REWRITE_SCHEMA,
+            max_tokens=48,
+            temperature=0.0,
+        )
+        data = json.loads(reply.text.strip().removeprefix("```json").removesuffix("```"))
+    except (LLMError, ValueError):
+        return None
+    now = data.get("now") if isinstance(data, dict) else None
+    if not isinstance(now, str):
+        return None
+    return checked_rewrite(statement, item, now, same_thing=same_thing)
+
+
+def _in_place(cand: Candidate, line: str, statement: str, today: date) -> AppendOp | None:
+    """The append that writes `line` in `cand`'s list in place of its ended item,
+    keeping the item's label ("Takes") out of the new key; a held line with an end
+    day gets the statement's end day, or keeps its own."""
+    label = set(tokens(cand.item.display)) - set(tokens(cand.item.item))
+    key = slug(" ".join(w for w in tokens(line) if w not in label)) or slug(line)
+    if not key or match_key(key) == match_key(cand.item.item):
+        return None
+    expiry = None
+    if cand.item.expiry is not None:
+        expiry = time_bound(statement, today) or cand.item.expiry
+    display = line[:1].upper() + line[1:]
+    if expiry is not None:
+        display = f"{display} (until {expiry.strftime('%a')} {expiry.isoformat()})"
+    return AppendOp(
+        operation="append",
+        file=cand.file,
+        path=cand.path,
+        value={"item": key, "display": display},
+        expiry=expiry.isoformat() if expiry is not None else None,
+    )
+
+
 def revise(
     llm: LLM,
     sentences: Sequence[str],
@@ -218,14 +341,22 @@ def revise(
     *,
     end_at: float = END_AT,
     known: dict[tuple[str, str, str], float | None] | None = None,
+    rewrite_at: float | None = REWRITE_AT,
+    rewrites_known: dict[tuple[str, str, str], str | None] | None = None,
 ) -> Revision:
     """The stored items `sentences` end (module doc), as removals, with the calls
-    it took. `known`: verdicts already asked (a re-plan asks nothing twice)."""
+    it took; a line the statement names whose P(ended) is at least `rewrite_at`
+    (None: never) is asked what it says now, and a line that passes the checks
+    takes its place (step 4). `known`, `rewrites_known`: answers already had (a
+    re-plan asks nothing twice)."""
     out = Revision()
     statement = " ".join(" ".join(sentences).split())
     if not statement or not CHANGE.search(statement):
         return out
     memo = known if known is not None else {}
+    lines = rewrites_known if rewrites_known is not None else {}
+    written = {k for ks in _touched(ops).values() for k in ks}
+    said = _said(sentences)
     for cand in candidates(sentences, resources, ops, today):
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:
@@ -235,15 +366,28 @@ def revise(
         if p is None:
             continue
         out.asked.append((cand.item.display, p))
-        if p >= end_at:
-            out.operations.append(
-                RemoveOp(
-                    operation="remove",
-                    file=cand.file,
-                    path=cand.path,
-                    value={"item": cand.item.item},
-                )
+        op = None
+        named = any(said_word(w, said) for w in _item_words(cand.item))
+        if rewrite_at is not None and named and p >= min(rewrite_at, end_at):
+            if key not in lines:  # only a line the statement names: what it says now
+                one = cand.path in ONE_AT_A_TIME
+                lines[key] = rewritten(llm, statement, cand.item, same_thing=not one)
+                out.calls += 1
+            line = lines[key]
+            op = _in_place(cand, line, statement, today) if line else None
+            if op is not None and match_key(op.value.item) in written:
+                op = None  # the plan writes it already
+        if p < end_at and op is None:
+            continue
+        out.operations.append(
+            RemoveOp(
+                operation="remove", file=cand.file, path=cand.path, value={"item": cand.item.item}
             )
+        )
+        if op is not None:
+            out.operations.append(op)
+            out.rewrites.append((cand.item.display, str(op.value.display)))
+            written.add(match_key(op.value.item))
     return out
 
 
@@ -252,7 +396,11 @@ def merged(ops: Sequence[AnyOp], revision: Revision) -> list[AnyOp]:
     (the model's "X" read in "I don't need X any more") gives way to its removal."""
     if not revision.operations:
         return list(ops)
-    ended = {(o.file, o.path, match_key(o.value.item)) for o in revision.operations}
+    ended = {
+        (o.file, o.path, match_key(o.value.item))
+        for o in revision.operations
+        if isinstance(o, RemoveOp)
+    }
     kept = [
         o
         for o in ops

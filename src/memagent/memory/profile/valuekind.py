@@ -39,9 +39,9 @@ from memagent.llm.yesno import ask_yes_no
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.changes import GENERAL
 from memagent.memory.profile.factcheck import FactCheck, Line, ask_about, lines
-from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.item_keys import match_key, said_word, tokens
 from memagent.memory.profile.models import Resource
-from memagent.memory.profile.operations import AnyOp, AppendOp, NewItem, UpdateOp
+from memagent.memory.profile.operations import AnyOp, AppendOp, NewItem, RemoveOp, UpdateOp
 
 MAX_STATEMENT_CHARS = 600
 MAX_LINES = 4
@@ -112,6 +112,7 @@ def check(
         if t is not None
         and isinstance(ops[t.line.index], AppendOp)  # a held line moved is not new
         and any(k in match_key(t.value) for k in keys)
+        and not replaces_held(t.line, ops)
     ]
     asked = typed_lines[:MAX_LINES] if statement else []
     out = ask_about(
@@ -124,6 +125,27 @@ def check(
     out.operations.extend(moved)
     out.dropped = [d for d in out.dropped if d not in {str(op.value.display) for op in moved}]
     return out
+
+
+def replaces_held(line: Line, ops: Sequence[AnyOp]) -> bool:
+    """Whether `line` takes the place of a held line of its own list that the same
+    plan removes and that names the same thing ("choir's moved to Wednesdays" for
+    "Choir on Tuesdays"): the held line's kind is the new one's, and asked whether
+    a message about a change tells of a habit, the model says no."""
+    said = set(tokens(line.text))
+    return any(
+        isinstance(op, RemoveOp)
+        and op.file == line.file
+        and op.path == line.path
+        and any(
+            said_word(match_key(w), {match_key(t) for t in said}) for w in _named(op.value.item)
+        )
+        for op in ops
+    )
+
+
+def _named(key: str) -> list[str]:
+    return [w for w in tokens(key.replace("_", " ")) if len(w) > 2 and not w.isdigit()]
 
 
 def _refiled(
