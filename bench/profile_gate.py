@@ -30,6 +30,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -67,6 +68,23 @@ class Data:
     labels: Array
     groups: npt.NDArray[np.str_]
     """Which set a step comes from: the unit held out."""
+
+
+def trained_on(data: Data) -> dict[str, int]:
+    """Steps per set, as the weights file records them."""
+    return {g: int((data.groups == g).sum()) for g in sorted(set(data.groups))}
+
+
+def embedded(embedder: Any, data: Data) -> tuple[Array, Array, npt.NDArray[np.int_]]:
+    """Each step's vector, each sentence's vector and its step: every distinct string
+    embedded once (most steps are one sentence, the same string twice)."""
+    flat = [(i, t) for i, sents in enumerate(data.sentences) for t in sents]
+    distinct = sorted({*data.texts, *(t for _, t in flat)})
+    row = {t: n for n, t in enumerate(distinct)}
+    vectors = embedder.embed(distinct).astype(np.float64)
+    x = vectors[[row[t] for t in data.texts]]
+    each = vectors[[row[t] for _, t in flat]]
+    return x, each, np.asarray([i for i, _ in flat])
 
 
 def _group(name: str) -> str:
@@ -152,10 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         print("bench.profile_gate: the MiniLM embeddings are not installed", file=sys.stderr)
         return 1
     data = load()
-    x = embedder.embed(data.texts).astype(np.float64)
-    flat = [(i, t) for i, sents in enumerate(data.sentences) for t in sents]
-    each = embedder.embed([t for _, t in flat]).astype(np.float64)
-    owner = np.asarray([i for i, _ in flat])
+    x, each, owner = embedded(embedder, data)
     y = data.labels
     facts, nones = y == 1, y == 0
     print(f"{len(y)} steps ({int(facts.sum())} facts, {int(nones.sum())} none), {len(SETS)} files")
@@ -187,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             "embedder": MODEL_NAME,
             "lambda": lam,
             "unforce_below": cut,
-            "trained_on": {g: int((data.groups == g).sum()) for g in sorted(set(data.groups))},
+            "trained_on": trained_on(data),
             "bias": round(float(w[-1]), 6),
             "weights": [round(float(v), 6) for v in w[:-1]],
         }

@@ -40,6 +40,28 @@ def test_every_committed_set_labels_its_steps() -> None:
     assert all(s and " ".join(s) == t for s, t in zip(data.sentences, data.texts, strict=True))
 
 
+def test_each_distinct_string_is_embedded_once_and_rows_line_up() -> None:
+    class Counting:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            self.asked.extend(texts)
+            return np.asarray([[float(len(t)), float(t.count("a"))] for t in texts])
+
+    data = pg.Data(
+        texts=["I am a baker.", "Hi. I like tea."],
+        sentences=[["I am a baker."], ["Hi.", "I like tea."]],
+        labels=np.asarray([1.0, 1.0]),
+        groups=np.asarray(["x", "x"]),
+    )
+    fake = Counting()
+    x, each, owner = pg.embedded(fake, data)
+    assert sorted(fake.asked) == sorted({"I am a baker.", "Hi. I like tea.", "Hi.", "I like tea."})
+    assert x[:, 0].tolist() == [13.0, 15.0]
+    assert each[:, 0].tolist() == [13.0, 3.0, 11.0] and owner.tolist() == [0, 1, 1]
+
+
 @pytest.mark.skipif(load_embedder() is None, reason="the MiniLM embeddings are not installed")
 def test_the_shipped_weights_are_what_the_trainer_fits() -> None:
     """The final fit only (the held-out choice of lambda and cut is the bench's to print):
@@ -53,6 +75,5 @@ def test_the_shipped_weights_are_what_the_trainer_fits() -> None:
     w = pg.fit(embedder.embed(data.texts).astype(np.float64), data.labels, shipped["lambda"])
     assert np.allclose(w[:-1], gate.weights, atol=1e-3)
     assert float(w[-1]) == pytest.approx(gate.bias, abs=1e-3)
-    assert shipped["trained_on"] == {
-        g: int((data.groups == g).sum()) for g in sorted(set(data.groups))
-    }
+    assert shipped["trained_on"] == pg.trained_on(data)
+    assert sum(shipped["trained_on"].values()) == len(data.texts)
