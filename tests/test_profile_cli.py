@@ -172,6 +172,25 @@ def test_learn_files_a_taste_that_is_no_food_with_general_dislikes(
     assert "horror" not in json.dumps(shown.get("resource_user_food.json", {}))
 
 
+def test_learn_says_which_held_line_it_changed(home: MemoryHome, tmp_path: Path) -> None:
+    seed = tmp_path / "seed.json"
+    extraction = {"facts": [{"kind": "medication", "value": "sertraline 50mg", "name": ""}]}
+    seed.write_text(json.dumps([json.dumps(extraction), json.dumps({"is": "yes"})]))
+    said = "I take sertraline 50mg every morning."
+    assert cli(home, "learn", said, "--model", f"scripted:{seed}").exit_code == 0
+    script = tmp_path / "upped.json"
+    replies = [{"facts": []}, {"ended": "yes"}, {"now": "Takes sertraline 100mg"}]
+    script.write_text(json.dumps([json.dumps(r) for r in replies]))
+    said = "GP upped my sertraline to 100mg today, we'll see how it goes"
+    res = cli(home, "learn", said, "--model", f"scripted:{script}")
+    assert res.exit_code == 0, res.output
+    assert "nothing to remember" not in res.stdout
+    assert "changed: Takes sertraline 50mg → Takes sertraline 100mg" in res.stdout
+    shown = json.loads(cli(home, "show", "--json").stdout)
+    held = shown["resource_user_health.json"]["health"]["medications"]
+    assert [i["display"] for i in held] == ["Takes sertraline 100mg"]
+
+
 def test_learn_errors_are_clean(home: MemoryHome, tmp_path: Path) -> None:
     script = tmp_path / "bad.json"
     script.write_text(json.dumps(["nope", "still nope"]))

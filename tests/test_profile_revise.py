@@ -242,6 +242,9 @@ def test_a_line_whose_detail_changed_is_written_as_it_is_now(
     assert profile_lines(home) == ["health.medications: Takes sertraline 100mg"]
     assert rewrites_asked(llm) == ["Takes sertraline 50mg"]
     assert res.rewrites == [("Takes sertraline 50mg", "Takes sertraline 100mg")]
+    assert res.to_json()["rewrites"] == [
+        {"before": "Takes sertraline 50mg", "now": "Takes sertraline 100mg"}
+    ]
     item = next(
         i for r in store_of(home).load_all().values() for _, its in r.iter_lists() for i in its
     )

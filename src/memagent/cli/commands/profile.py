@@ -181,7 +181,7 @@ def learn(
     if as_json:
         print_json(result.to_json())
     else:
-        if not result.facts:
+        if not result.facts and not result.operations:
             why = f" ({result.skipped})" if result.skipped else ""
             console.print(f"nothing to remember in that message{why}", highlight=False)
         for fact in result.facts:
@@ -192,6 +192,8 @@ def learn(
             note = f" — {outcome.note}" if outcome.note else ""
             line = f"  {outcome.status}: {outcome.operation} {outcome.item or ''} {where}{note}"
             console.print(escape(line), highlight=False)
+        for before, now in result.rewrites:
+            console.print(escape(f"  changed: {before} → {now}"), highlight=False)
         for said, why in result.dropped:
             if why.startswith("the check"):  # read, then not written: say so, and why
                 console.print(escape(f"  not written: {said} — {why}"), highlight=False)

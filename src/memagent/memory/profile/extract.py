@@ -103,6 +103,7 @@ class StatementLearned:
             "llm_calls": self.llm_calls,
             "skipped": self.skipped,
             "dropped": [{"text": t, "why": w} for t, w in self.dropped],
+            "rewrites": [{"before": b, "now": n} for b, n in self.rewrites],
         }
 
 
