@@ -56,6 +56,8 @@ def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: 
         ("like", "jazz", "I LOVE jazz, always have", "like"),
         ("food_like", "oysters", "oh I love oysters", "food_like"),
         ("exercise", "chess", "I play chess online most evenings", "like"),
+        ("exercise", "choir", "I sing in a choir on Tuesdays", "routine_weekly"),  # a habit
+        ("exercise", "pottery", "I love pottery on Sunday mornings", "like"),  # a liking
         ("condition", "paramedic", "ok so im 34, work as a paramedic", "work"),
         ("condition", "antibiotics", "on antibiotics till Tuesday", "medication"),
         ("routine", "hospital", "I'm in hospital until Monday after my op", "whereabouts"),
