@@ -41,6 +41,15 @@ def _no_fsync() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _run_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Under xdist, `MEMAGENT_TEST_RUN_DIR` is the folder every worker of this run
+    shares (pytest's own run folder, so old runs' files go with it): what one
+    worker computes for all, such as the llama.cpp log of `llama_support`, is left there."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ["MEMAGENT_TEST_RUN_DIR"] = str(tmp_path_factory.getbasetemp().parent)
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> MemoryHome:
     mh = MemoryHome.open(tmp_path / "home")

@@ -8,7 +8,8 @@ so each test reads its own reply and log. The old operations schema, whose regex
 patterns llama.cpp cannot build, goes last: it is the control that the captured
 log does show llama.cpp's warnings. Under `scripts/test`'s xdist workers the first
 worker to need it runs the process and leaves what it printed in a file of this test
-run (behind a file lock) for the others, so the model still loads once.
+run (behind a file lock, in pytest's run folder) for the others, so the model still
+loads once.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def _run() -> tuple[str, str, int]:
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if run_id is None:
         return _spawn()
-    shared = Path(tempfile.gettempdir()) / f"memagent-llama-support-{run_id}.json"
+    run_dir = os.environ.get("MEMAGENT_TEST_RUN_DIR") or tempfile.gettempdir()
+    shared = Path(run_dir) / f"memagent-llama-support-{run_id}.json"
     with FileLock(f"{shared}.lock"):
         if not shared.exists():
             shared.write_text(json.dumps(_spawn()), encoding="utf-8")
