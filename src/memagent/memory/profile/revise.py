@@ -25,13 +25,14 @@ The work is split so the model only answers that yes/no:
    removed; a backend that gives no probability is asked for a constrained
    `{"ended": "yes"|"no"}` instead; an error keeps the item (a failed question
    never deletes).
-4. **What it says now** (model, then Python): an ended line the statement names
-   may have changed a detail rather than ended ("choir's moved to Wednesdays",
-   "upped my sertraline to 100mg"). The model is asked to write the line as it is
-   now (`rewritten`, prompts/rewrite.yaml), and the new line is written in its
-   place only if it names the same thing (a word of the old line), takes every
-   new word from the statement, says no end, and no operation already writes it.
-   Anything else leaves the removal as it was.
+4. **What it says now** (model, then Python): a line the statement names whose
+   P(ended) is at least `REWRITE_AT` (under `END_AT` too) may have changed a detail
+   rather than ended ("upped my sertraline to 100mg", which the yes/no calls only
+   half ended). The model is asked to write the line as it is now (`rewritten`,
+   prompts/rewrite.yaml), and the new line is written in its place only if it
+   names the same thing (a word of the old line), takes every new word from the
+   statement, says no end, and no operation already writes it. Anything else
+   leaves what the yes/no decided.
 """
 
 from __future__ import annotations
