@@ -142,6 +142,11 @@ class Entry:
             toks = toks[1:]
         return cls(tuple(paths.split("|")), tuple(match_key(_plain(t)) for t in toks), text)
 
+    @property
+    def written(self) -> str:
+        """The value as the set writes it, without its kind word ("pet dog ziggy" → "dog ziggy")."""
+        return re.sub(r"^(?:name|home|work|pet|family) ", "", self.raw.partition("=")[2])
+
 
 def _plain(word: str) -> str:
     """The word without accents: "Montréal" is the set's "montreal"."""
@@ -266,6 +271,11 @@ def oracle_after(scenarios: Sequence[Scenario]) -> dict[str, list[Entry]]:
 _TIMED = ("routine.", "schedule.")
 
 
+_ASKED_MESSAGE = re.compile(r'message: "(.*)"\n', re.IGNORECASE)
+_ASKED_LINE = re.compile(r'Profile line: "(.*)"')
+"""The statement and the stored line a question about one line quotes."""
+
+
 class OracleLLM(ScriptedLLM):
     """The scripted stand-in for a capable model: the extraction answered with the
     facts the expected profile implies, and a stored line (`revise`) ended when
@@ -287,8 +297,8 @@ class OracleLLM(ScriptedLLM):
 
     def yes_probability(self, messages: Sequence[Any]) -> YesNo:
         asked = as_messages(messages)[-1].content
-        said = re.search(r'message: "(.*)"\n', asked, re.IGNORECASE)
-        line = re.search(r'Profile line: "(.*)"', asked) or re.search(
+        said = _ASKED_MESSAGE.search(asked)
+        line = _ASKED_LINE.search(asked) or re.search(
             r'In this message, [^"]*"(.*)"', asked
         )  # `factcheck`'s line, or the value `valuekind` asks of
         after = self._said_after(" ".join(said.group(1).split())) if said else []
@@ -306,16 +316,14 @@ class OracleLLM(ScriptedLLM):
     def line_now(self, asked: str) -> str:
         """`revise.rewritten`'s answer: the expected item after the statement that
         shares a word with the asked line and is not that line, else the line as it was."""
-        said = re.search(r'message: "(.*)"\n', asked, re.IGNORECASE)
-        line = re.search(r'Profile line: "(.*)"', asked)
+        said, line = _ASKED_MESSAGE.search(asked), _ASKED_LINE.search(asked)
         if said is None or line is None:
             return ""
         words = _words(line.group(1))
         for e in self._said_after(" ".join(said.group(1).split())):
             shared = [w for w in e.words if said_word(w, words)]
             if shared and len(shared) < len(e.words):
-                value = e.raw.partition("=")[2]
-                return re.sub(r"^(?:name|home|work|pet|family) ", "", value)
+                return e.written
         return line.group(1)
 
 
@@ -399,7 +407,7 @@ def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
         if not files:
             raise RuntimeError(f"cannot seed {e!r}: no profile list {entry.paths[0]!r}")
         file = files[0]
-        words = re.sub(r"^(?:name|home|work|pet|family) ", "", e.partition("=")[2])
+        words = entry.written
         value = {"item": words, "display": words[:1].upper() + words[1:]}
         direct.append(AppendOp(operation="append", file=file, path=entry.paths[0], value=value))
     if direct and not (result := apply_operations(store, direct, op="apply")).ok:

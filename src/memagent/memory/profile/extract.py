@@ -167,9 +167,10 @@ class Reading:
     made to list a fact (the model may still list one); False, or no embeddings
     installed: not asked."""
     rewrite: bool = True
-    """A stored line the statement ends (`end_at`) and names is asked what it says now
-    ("choir's moved to Wednesdays"), and that line is written in its place
-    (`revise.rewritten`); False: the ended line is only removed."""
+    """A stored line the statement names, with a P(ended) of at least
+    `revise.REWRITE_AT`, is asked what it says now ("upped my sertraline to 100mg"),
+    and that line, if it passes `revise.checked_rewrite`, is written in its place;
+    False: not asked, and only `end_at` removes a line."""
 
     @property
     def asks_gate(self) -> bool:

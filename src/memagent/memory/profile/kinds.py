@@ -520,9 +520,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "exercise" and not _SPORT.search(value):
         if not (_LIKING.search(clause) or (habitual(clause) and REGULAR.search(clause))):
             return None  # "exercise: entertain", "exercise: work"
-        timed = habitual(clause) and _AT_A_TIME.search(clause) and not _LIKING.search(clause)
-        kind = "routine" if timed else "like"  # "chess most evenings": a pastime
-        # "I sing in a choir on Tuesdays": a pastime said with when is a habit, as a sport is
+        if habitual(clause) and _AT_A_TIME.search(clause) and not _LIKING.search(clause):
+            kind = "routine"  # "I sing in a choir on Tuesdays": with its day, a habit
+        else:
+            kind = "like"  # "I play chess online most evenings": a pastime
     elif kind == "exercise" and habitual(clause) and _AT_A_TIME.search(clause):
         kind = "routine"  # "I walk the dog at 7 every morning": a habit, said with its time
     if kind in ("like", "dislike") and re.search(

@@ -132,20 +132,18 @@ def replaces_held(line: Line, ops: Sequence[AnyOp]) -> bool:
     plan removes and that names the same thing ("choir's moved to Wednesdays" for
     "Choir on Tuesdays"): the held line's kind is the new one's, and asked whether
     a message about a change tells of a habit, the model says no."""
-    said = set(tokens(line.text))
+    said = {match_key(t) for t in tokens(line.text)}
     return any(
         isinstance(op, RemoveOp)
         and op.file == line.file
         and op.path == line.path
         and any(
-            said_word(match_key(w), {match_key(t) for t in said}) for w in _named(op.value.item)
+            said_word(match_key(w), said)
+            for w in tokens(op.value.item)
+            if len(w) > 2 and not w.isdigit()
         )
         for op in ops
     )
-
-
-def _named(key: str) -> list[str]:
-    return [w for w in tokens(key.replace("_", " ")) if len(w) > 2 and not w.isdigit()]
 
 
 def _refiled(
