@@ -22,6 +22,8 @@
    whether each value the model read is a thing of its list's kind ("horror films"
    is no food); `factcheck` (off by default) whether each new line is true of the
    writer. Each is one short yes/no a line; a broken verdict changes nothing.
+   A habit the plan moves to another day or time is written as its held line with
+   the new day (`moves`), not as the whole clause.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from memagent.memory.profile.fallback import fallback_facts
 from memagent.memory.profile.handler import AppliedOps, apply_operations
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import NAME_AFTER
+from memagent.memory.profile.moves import moved
 from memagent.memory.profile.operations import AnyOp
 from memagent.memory.profile.revise import END_AT, REWRITE_AT, merged, revise
 from memagent.memory.profile.rules import merge, rule_facts
@@ -169,8 +172,9 @@ class Reading:
     rewrite: bool = True
     """A stored line the statement names, with a P(ended) of at least
     `revise.REWRITE_AT`, is asked what it says now ("upped my sertraline to 100mg"),
-    and that line, if it passes `revise.checked_rewrite`, is written in its place;
-    False: not asked, and only `end_at` removes a line."""
+    and that line, if it passes `revise.checked_rewrite`, is written in its place; a
+    habit the plan moves is written as its held line with the new day or time
+    (`moves`). False: neither, and only `end_at` removes a line."""
 
     @property
     def asks_gate(self) -> bool:
@@ -355,6 +359,10 @@ def learn_statement(
             calls += revision.calls
             operations, revised = merged(operations, revision), revision.asked
             rewrites = revision.rewrites
+        if policy.rewrite:
+            moves = moved(llm, screened.kept, resources, operations, day, known=lines)
+            calls += moves.calls
+            operations, rewrites = merged(operations, moves), [*rewrites, *moves.rewrites]
         checked: list[tuple[str, float]] = []
         if policy.check_kinds and operations and model_read:
             typed = check_kinds(

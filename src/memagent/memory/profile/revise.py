@@ -153,15 +153,22 @@ class Revision:
     in place of those a statement changed), the calls, each candidate's P(ended),
     and each changed line (for the bench's log)."""
 
-    operations: list[RemoveOp | AppendOp] = field(default_factory=list)
+    operations: list[RemoveOp | AppendOp | UpdateOp] = field(default_factory=list)
     calls: int = 0
     asked: list[tuple[str, float]] = field(default_factory=list)
     rewrites: list[tuple[str, str]] = field(default_factory=list)
     """(old line, line as it is now) for each line written in place of an ended one."""
+    replaced: list[AppendOp | UpdateOp] = field(default_factory=list)
+    """The plan's appends a line as it is now takes the place of (`moves.moved`)."""
 
 
 def _item_words(item: Item) -> set[str]:
-    words = {*tokens(item.item), *tokens(item.display)}
+    return line_words(item.item, item.display)
+
+
+def line_words(key: str, display: str) -> set[str]:
+    """A line's words that say what it is: not its label, a weekday or a number."""
+    words = {*tokens(key), *tokens(display)}
     return {
         match_key(w)
         for w in words
@@ -310,7 +317,7 @@ def rewritten(llm: LLM, statement: str, item: Item, *, same_thing: bool = True) 
     return checked_rewrite(statement, item, now, same_thing=same_thing)
 
 
-def _in_place(cand: Candidate, line: str, statement: str, today: date) -> AppendOp | None:
+def in_place(cand: Candidate, line: str, statement: str, today: date) -> AppendOp | None:
     """The append that writes `line` in `cand`'s list in place of its ended item,
     keeping the item's label ("Takes") out of the new key; a held line with an end
     day gets the statement's end day, or keeps its own."""
@@ -375,7 +382,7 @@ def revise(
                 lines[key] = rewritten(llm, statement, cand.item, same_thing=not one)
                 out.calls += 1
             line = lines[key]
-            op = _in_place(cand, line, statement, today) if line else None
+            op = in_place(cand, line, statement, today) if line else None
             if op is not None and match_key(op.value.item) in written:
                 op = None  # the plan writes it already
         if p < end_at and op is None:
@@ -394,8 +401,9 @@ def revise(
 
 def merged(ops: Sequence[AnyOp], revision: Revision) -> list[AnyOp]:
     """`ops` with the revision's removals: an append of an item the statement ends
-    (the model's "X" read in "I don't need X any more") gives way to its removal."""
-    if not revision.operations:
+    (the model's "X" read in "I don't need X any more") gives way to its removal, and
+    an append the revision wrote a line in place of (`Revision.replaced`) to that line."""
+    if not revision.operations and not revision.replaced:
         return list(ops)
     ended = {
         (o.file, o.path, match_key(o.value.item))
@@ -409,5 +417,6 @@ def merged(ops: Sequence[AnyOp], revision: Revision) -> list[AnyOp]:
             isinstance(o, AppendOp | UpdateOp)
             and (o.file, o.path, match_key(o.value.item)) in ended
         )
+        and not any(o is r for r in revision.replaced)
     ]
     return [*kept, *revision.operations]

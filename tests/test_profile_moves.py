@@ -1,0 +1,163 @@
+"""A held habit the plan moves is written as one short line (`memory.profile.moves`):
+the day, part of the day or clock time put in by Python where the statement says one
+new one, else the model's line as it is now, else the clause as before. Scripted
+model, fixed dates."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from memagent.core import MemoryHome
+from memagent.llm import Message, ScriptedLLM
+from memagent.memory.profile.extract import Reading, learn_statement
+from memagent.memory.profile.moves import moved_line
+from memagent.memory.profile.revise import REWRITE_SCHEMA, STILL_SCHEMA
+from profile_support import learner, profile_lines, seed, store_of
+
+CHOIR = ("routine", "choir", "")
+
+
+@pytest.mark.parametrize(
+    ("line", "statement", "now"),
+    [
+        (
+            "I sing in a choir on Tuesdays",
+            "Choir's moved to wednesday nights this term, the church hall got double booked",
+            "I sing in a choir on Wednesday nights",
+        ),
+        ("Pilates on Mondays", "pilates switched to thursdays", "Pilates on Thursdays"),
+        (
+            "I run every Saturday morning",
+            "parkrun's on sundays now instead of saturday",
+            "I run every Sunday morning",
+        ),
+        (
+            "Five-a-side on Thursday evenings",
+            "they've moved five-a-side to tuesday evenings",
+            "Five-a-side on Tuesday evenings",
+        ),
+        ("Swim every morning at 7", "my swim is at 6 now, the pool changed its hours", None),
+        ("Swim every morning at 7am", "swim's at 6.30am now", "Swim every morning at 6.30am"),
+        ("I run every morning", "switched my runs to the evenings", "I run every evening"),
+        ("Yoga on Tuesdays and Thursdays", "yoga moved to mondays", None),
+        ("Book club on Mondays", "book club moved to wednesdays and fridays", None),
+        ("Book club monthly", "book club moved to wednesdays", None),
+        ("Pilates on Mondays", "pilates moved, not sure when yet", None),
+        ("Pilates on Mondays", "pilates moved to the 40th " * 500, None),
+        ("Lunch at 1pm", "lunch is at 12.30pm now", "Lunch at 12.30pm"),
+    ],
+)
+def test_moved_line(line: str, statement: str, now: str | None) -> None:
+    got = moved_line(line, statement)
+    if now is None and got is not None:  # "at 6" is no clock time said plainly
+        assert got != line
+        assert "6" in got and "7" not in got
+        return
+    assert got == now
+
+
+def test_the_moved_line_of_a_line_with_an_end_day_leaves_it_out() -> None:
+    assert moved_line("Dentist on Friday (until Fri 2026-03-06)", "dentist moved to monday") == (
+        "Dentist on Monday"
+    )
+
+
+def _model(facts: list[dict[str, str]], now: str | None = None) -> ScriptedLLM:
+    return learner(facts, question_schema=STILL_SCHEMA, verdicts=["0.1"], answer="", now=now)
+
+
+def _rewrites_asked(llm: ScriptedLLM) -> int:
+    return sum(1 for c in llm.calls if c.response_schema == REWRITE_SCHEMA)
+
+
+def test_a_moved_habit_is_its_held_line_with_the_new_day(home: MemoryHome) -> None:
+    seed(home, "I sing in a choir on Tuesdays", CHOIR)
+    llm = _model([{"kind": "routine", "value": "wednesday nights", "name": ""}])
+    res = learn_statement(
+        store_of(home),
+        llm,
+        "Choir's moved to wednesday nights this term, the church hall got double booked.",
+    )
+    assert profile_lines(home) == ["routine.weekly: I sing in a choir on Wednesday nights"]
+    assert res.rewrites == [
+        ("I sing in a choir on Tuesdays", "I sing in a choir on Wednesday nights")
+    ]
+    assert _rewrites_asked(llm) == 0  # said plainly: no model call
+
+
+def test_a_move_said_otherwise_asks_the_model_for_the_line(home: MemoryHome) -> None:
+    seed(home, "I swim every morning before work", ("routine", "swim", ""))
+    llm = _model(
+        [{"kind": "routine", "value": "swim", "name": ""}],
+        now="I swim every lunchtime",
+    )
+    learn_statement(store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter.")
+    assert profile_lines(home) == ["routine.daily: I swim every lunchtime"]
+    assert _rewrites_asked(llm) == 1
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        None,  # no line
+        "I swim every morning before work",  # unchanged
+        "I swim every lunchtime at the Ritz",  # words not said
+        "I no longer swim",  # an end
+        "x" * 500,
+        '{"item": "swim"}',
+    ],
+)
+def test_a_bad_line_leaves_the_plans_clause(home: MemoryHome, now: str | None) -> None:
+    seed(home, "I swim every morning before work", ("routine", "swim", ""))
+    llm = _model([{"kind": "routine", "value": "swim", "name": ""}], now=now)
+    learn_statement(store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter.")
+    assert profile_lines(home) == [
+        "routine.daily: Switched my swim to every lunchtime now, the pool is quieter"
+    ]
+
+
+def test_a_broken_reply_leaves_the_plans_clause(home: MemoryHome) -> None:
+    seed(home, "I swim every morning before work", ("routine", "swim", ""))
+
+    def fn(messages: list[Message], schema: dict[str, Any] | None) -> str:
+        if schema == REWRITE_SCHEMA:
+            return "not json {"
+        if schema == STILL_SCHEMA:
+            return ""
+        return json.dumps({"facts": [{"kind": "routine", "value": "swim", "name": ""}]})
+
+    learn_statement(
+        store_of(home),
+        ScriptedLLM(fn=fn, verdicts=["0.1"]),
+        "Switched my swim to every lunchtime now, the pool is quieter.",
+    )
+    assert profile_lines(home) == [
+        "routine.daily: Switched my swim to every lunchtime now, the pool is quieter"
+    ]
+
+
+def test_the_reading_switch_leaves_the_clause(home: MemoryHome) -> None:
+    seed(home, "I sing in a choir on Tuesdays", CHOIR)
+    llm = _model([{"kind": "routine", "value": "wednesday nights", "name": ""}])
+    learn_statement(
+        store_of(home),
+        llm,
+        "Choir's moved to wednesday nights this term.",
+        reading=Reading(must_read=0.0, rewrite=False),
+    )
+    assert profile_lines(home) == ["routine.weekly: Choir's moved to wednesday nights this term"]
+
+
+def test_a_new_habit_beside_a_held_one_is_not_a_move(home: MemoryHome) -> None:
+    seed(home, "I sing in a choir on Tuesdays", CHOIR)
+    llm = _model([{"kind": "routine", "value": "pottery", "name": ""}])
+    no_kind_check = Reading(must_read=0.0, check_kinds=False)
+    learn_statement(store_of(home), llm, "I do pottery on Thursdays.", reading=no_kind_check)
+    assert profile_lines(home) == [
+        "routine.weekly: I do pottery on Thursdays",
+        "routine.weekly: I sing in a choir on Tuesdays",
+    ]
+    assert _rewrites_asked(llm) == 0
