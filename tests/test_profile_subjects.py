@@ -46,6 +46,17 @@ def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
         ("my sister's wedding is on 12 June", False),  # a possessive: not the subject
         ("my husband and I love hiking", False),
         ("I love my neighbour's dog", False),
+        ("my charge nurse is coeliac and she never stops moaning", True),  # a role, one word before
+        ("the kids eat normal bread though", True),  # "the" for one's own
+        ("the wife is vegan", True),
+        ("The vicar's wife makes the best lemon drizzle in Yorkshire", True),  # someone's someone
+        ("and also that he takes insulin", True),  # after "that"
+        ("my nurse friend swears by it", True),
+        ("my sister's place is in Leeds", False),
+        ("my new job is great", False),
+        ("the best pizza is in Naples", False),
+        ("my mum and I love tea", False),
+        ("my dog hates baths", False),  # a pet's is the profile's, as a pet
     ],
 )
 def test_their_subject(part: str, theirs: bool) -> None:

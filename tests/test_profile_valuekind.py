@@ -112,7 +112,7 @@ def test_the_message_is_given_so_a_word_is_read_in_its_sense(home: MemoryHome) -
 
 def test_a_routine_is_asked_whether_the_message_tells_of_a_habit(home: MemoryHome) -> None:
     llm = model([{"kind": "routine", "value": "standups", "name": ""}], verdicts=["0.2"])
-    said = "My manager loves 7am standups, kill me."
+    said = "Work has 7am standups now, kill me."
     learn_statement(store_of(home), llm, said, reading=TYPED)
     assert asked(llm) == [
         "Does this message say something the writer does regularly, as a habit or routine?"
@@ -136,7 +136,7 @@ def test_a_routine_taking_the_place_of_a_held_one_is_not_asked(home: MemoryHome)
 def test_a_routine_beside_a_held_one_of_another_thing_is_still_asked(home: MemoryHome) -> None:
     seed(home, "I go to choir every tuesday", ("routine", "choir", ""))
     llm = model([{"kind": "routine", "value": "standups", "name": ""}], verdicts=["0.2"])
-    learn_statement(store_of(home), llm, "My manager loves 7am standups, kill me.", reading=TYPED)
+    learn_statement(store_of(home), llm, "Work has 7am standups now, kill me.", reading=TYPED)
     assert len(asked(llm)) == 1
     assert len(profile_lines(home)) == 1 and "choir" in profile_lines(home)[0].lower()
 

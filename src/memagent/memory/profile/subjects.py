@@ -67,17 +67,26 @@ Seoul for my cousin's wedding", "my parents' place", "staying with my aunt in Ab
 the writer is still the subject."""
 
 
+_PEOPLE = (
+    r"wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
+    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|housemate|"
+    r"neighbou?r|landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex|"
+    r"mate|pal|buddy|teammate|classmate|manager|teacher|tutor|coach|trainer|nurse|doctor|vicar|"
+    r"client|patient"
+)
 _THEIR_SUBJECT = re.compile(
-    r"^\W*(?:(?:and|but|so|now|then|apparently|honestly|in [a-z]+|over there),?\s+)*"
-    r"(?:(?:my|our)\s+(?:best\s+|new\s+|old\s+)?"
-    r"(?:wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|mom|mum|mother|dad|father|"
-    r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|neighbou?r|"
-    r"landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex)"
-    r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s)|(?:he|she|they)\b)",
+    r"^\W*(?:(?:and|but|so|now|then|also|plus|that|apparently|honestly|in [a-z]+|over there),?\s+)*"
+    r"(?:(?:my|our|the)\s+(?:best\s+|new\s+|old\s+|[a-z]+\s+)?"
+    rf"(?:{_PEOPLE})"
+    r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s)|"
+    r"(?:the|my|our)\s+(?:[\w-]+\s+)?[\w-]+['\u2019]s\s+"
+    rf"(?:{_PEOPLE})\b(?!['\u2019]s)|"
+    r"(?:he|she|they)\b)",
     re.IGNORECASE,
 )
 """A part of a sentence whose subject is another person ("my neighbour plays drums", "now
-she judges my bagels")."""
+she judges my bagels", "my charge nurse is coeliac", "the kids eat normal bread", "the
+vicar's wife makes the best lemon drizzle", "and also that he takes insulin")."""
 
 
 def their_subject(part: str) -> bool:
