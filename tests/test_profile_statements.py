@@ -176,10 +176,24 @@ def test_a_request_to_remember_keeps_the_fact() -> None:
 
 @pytest.mark.parametrize(
     "sentence",
-    ["Sometimes I wonder what it'd be like to live on a farm.", "Wish I could sleep in."],
+    [
+        "Sometimes I wonder what it'd be like to live on a farm.",
+        "Wish I could sleep in.",
+        "ok so hypothetically if someone was lactose intolerant could they still eat parmesan",
+        "I guess I could try yoga, everyone says it helps",
+        "I might give pilates a go",
+        "gonna try running instead",
+    ],
 )
 def test_a_wish_or_wondering_anywhere_in_the_sentence_is_hypothetical(sentence: str) -> None:
     assert why_not_a_fact(sentence) == "hypothetical"
+
+
+@pytest.mark.parametrize(
+    "sentence", ["I try to swim every morning", "I love to try new restaurants", "Ok so I'm vegan"]
+)
+def test_trying_as_a_habit_is_no_hypothetical(sentence: str) -> None:
+    assert why_not_a_fact(sentence) is None
 
 
 def test_an_emoji_ends_a_clause_before_a_question() -> None:

@@ -203,12 +203,14 @@ _SMALL_TALK_WORDS = frozenset(
     ]
 )
 _HYPOTHETICAL = re.compile(
-    r"^\s*(?:(?:lol|haha|lmao|omg|ok|okay|so|just)\W+)?(if|what if|suppose|supposing|imagine|"
-    r"hypothetically|let'?s say|say i|"
+    r"^\s*(?:(?:lol|haha|lmao|omg|ok|okay|so|just|well|right|hmm|um)\W+){0,3}(if|what if|suppose|"
+    r"supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wish i|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
     r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
+    r"hypothetically|(?:could|want to|wanna|gonna|going to|hope to|hoping to) (?:try|give \w+ a "
+    r"(?:go|try|shot))|"
     r"would i|were i|dreamt|dreamed|(?:had|having) a (?:\w+ )?dream|"
     r"(?:not sure|unsure|can'?t decide|undecided) (?:if|whether|I want|I'?d)"
     r"(?! I (?:ever )?(?:told|mentioned|said)))\b",
