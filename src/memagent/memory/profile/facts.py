@@ -49,6 +49,7 @@ from memagent.memory.profile.negation import (
     ended,
     negated_things,
     subclause,
+    unhated,
 )
 from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
@@ -278,7 +279,10 @@ def _removals(
         for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
                 named = same_thing(thing, item.item) or (
-                    kind == "medication" and abbreviates(thing, item.item)
+                    kind == "medication"
+                    and (
+                        abbreviates(thing, item.item) or same_thing(thing, swaps.undosed(item.item))
+                    )
                 )
                 if named and match_key(item.item) not in keep:
                     key = (target.file, path, item.item)
@@ -532,6 +536,8 @@ def plan(
     # "no more X", "quit X", "not X": X goes from any list of likes (or habits,
     # medicines, allergies the statement is about) even when the model read nothing
     kinds = _with_pairs(touched) | ALWAYS_CHECKED
+    if unhated(negated):  # "don't hate the treadmill any more"
+        kinds |= {"food_dislike", "drink_dislike", "dislike"}
     ops.extend(_removals(negated, resources, kinds, keep))
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))

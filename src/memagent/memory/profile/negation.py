@@ -35,6 +35,8 @@ DISLIKE_CUE = re.compile(
 ENDED = re.compile(
     r"\b(no longer|any ?more|stopped|quit|gave up|given up|no more|went off|gone off|"
     r"over it|grown out of|grew out of|outgrew|outgrown|went away|gone away|cleared up|"
+    r"(?:finally|all|completely|totally|is|are|'s|'re|have|'ve) gone"
+    r"(?=\W*$|\s+(?:now|for good|at last)\b)|"
     r"haven'?t touched|have not touched|pull(?:ing|ed)? out of|drop(?:ping|ped)? out of|"
     r"withdr(?:ew|awn|awing) from)\b",
     re.IGNORECASE,
@@ -50,12 +52,14 @@ SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(?
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
+    r"had to give up(?: the| my)?|"
     r"(?<!n't )(?<!never )(?<!not )(?<!to )\bstop(?:ping)?(?: taking)?(?: the| my)|"
     r"quit(?: \w+ing)?|haven'?t touched(?: any)?|pull(?:ing|ed)? out of(?: the| my)?|"
     r"drop(?:ping|ped)? out of(?: the| my)?|"
     r"off(?! to\b| for\b)|"
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
-    r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over)"
+    r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over|"
+    r"(?:done|finished) with(?: the| my)?)"
     r"\s+((?:(?!(?:for|with|and|but|because|so|since)\b)[\w'-]+\s?){1,3})",
     re.IGNORECASE,
 )
@@ -145,6 +149,15 @@ def contrasts(sentence: str) -> list[tuple[str, str]]:
         for m in pattern.finditer(sentence)
         if not m.group("clause") or _MINE.match(m.group("clause")) or _CORRECTING.search(sentence)
     ]
+
+
+_HATED = re.compile(r"^(?:really |actually )?(?:hate|dislike|loathe|detest|mind)\b", re.I)
+
+
+def unhated(things: list[str]) -> bool:
+    """One of `things` (`negated_things`) is a dislike said to be over ("I don't hate
+    the treadmill any more"): the statement may end a held dislike."""
+    return any(_HATED.match(t) for t in things)
 
 
 def negated_things(sentences: list[str]) -> list[str]:

@@ -165,6 +165,17 @@ def with_dose(value: str, clause: str) -> str:
     return f"{value} {m.group(1)}"
 
 
+_DOSE_WORD = re.compile(
+    r"^(?:\d+(?:\.\d+)?(?:mg|mcg|µg|ml|iu|units?)?|mg|mcg|µg|ml|iu|units?)$", re.I
+)
+
+
+def undosed(key: str) -> str:
+    """A medicine's item key without its dose ("sertraline_100_mg" → "sertraline"):
+    what "off the sertraline" names."""
+    return "_".join(t for t in tokens(key) if not _DOSE_WORD.match(t)) or key
+
+
 def other_doses(value: str, resources: Mapping[str, Resource]) -> list[str]:
     """The held items of the same medicine at another dose ("lisinopril 10mg" when
     "lisinopril 20mg" is said): the new dose is in their place."""
