@@ -468,3 +468,19 @@ def test_a_diet_said_with_no_reads_once(home: MemoryHome) -> None:
     assert said(home, "no dairy for me", ("diet", "no dairy", "")) == [
         "diet.restrictions: No dairy"
     ]
+
+
+def test_a_medicine_held_with_its_dose_is_ended_by_its_name(home: MemoryHome) -> None:
+    said(home, "I take sertraline 100 mg", ("medication", "sertraline 100 mg", ""))
+    assert said(home, "off the sertraline since january, tapered with my doc") == []
+
+
+def test_a_dislike_said_to_be_over_is_ended(home: MemoryHome) -> None:
+    said(home, "I hate the treadmill", ("dislike", "treadmill", ""))
+    assert said(home, "Don't hate the treadmill anymore, it's been a lifesaver") == []
+
+
+def test_a_held_dislike_stays_when_a_like_ends(home: MemoryHome) -> None:
+    said(home, "I hate the treadmill", ("dislike", "treadmill", ""))
+    got = said(home, "I don't like the treadmill anymore")
+    assert got == ["preferences.dislikes: Dislikes treadmill"]

@@ -11,6 +11,7 @@ from memagent.memory.profile.negation import (
     is_negated,
     negated_things,
     subclause,
+    unhated,
 )
 
 
@@ -35,6 +36,13 @@ from memagent.memory.profile.negation import (
         ("egg", "allergy", "Good news, I've grown out of my egg allergy", True),
         ("Cornwall", "whereabouts", "off to Cornwall this weekend", False),  # not "off X"
         ("sugar", "food_like", "I'm off sugar for good", True),
+        ("bouldering", "exercise", "done with bouldering for good honestly", True),
+        ("aqua aerobics", "exercise", "I've had to give up the aqua aerobics", True),
+        ("aqua aerobics", "exercise", "I want to give up the aqua aerobics", False),  # not yet
+        ("headaches", "condition", "headaches finally gone", True),
+        ("migraines", "condition", "my migraines are gone now", True),
+        ("coffee", "drink_like", "my coffee is gone cold", False),  # a moment, not an end
+        ("headaches", "condition", "I get headaches", False),
     ],
 )
 def test_a_fact_is_over_only_where_its_own_words_say_so(
@@ -145,3 +153,16 @@ def test_stopping_a_thing_and_a_bare_cancellation(text: str, things: list[str]) 
 )
 def test_a_course_finished_and_a_thing_back_on_the_menu(text: str, things: list[str]) -> None:
     assert negated_things([text]) == things
+
+
+@pytest.mark.parametrize(
+    ("sentence", "over"),
+    [
+        ("Don't hate the treadmill anymore, it's been a lifesaver", True),
+        ("I don't mind spiders any more", True),
+        ("I don't eat pork any more", False),  # the restriction, not a dislike ended
+        ("I don't like sushi anymore", False),  # a like ended, not a dislike
+    ],
+)
+def test_a_dislike_said_to_be_over(sentence: str, over: bool) -> None:
+    assert unhated(negated_things([sentence])) is over
