@@ -13,56 +13,11 @@ import pytest
 from memagent.core import MemoryHome
 from memagent.llm import Message, ScriptedLLM
 from memagent.memory.profile.extract import Reading, learn_statement
-from memagent.memory.profile.moves import moved_line
 from memagent.memory.profile.revise import REWRITE_SCHEMA, STILL_SCHEMA
 from profile_support import learner, profile_lines, seed, store_of
 
 CHOIR = ("routine", "choir", "")
-
-
-@pytest.mark.parametrize(
-    ("line", "statement", "now"),
-    [
-        (
-            "I sing in a choir on Tuesdays",
-            "Choir's moved to wednesday nights this term, the church hall got double booked",
-            "I sing in a choir on Wednesday nights",
-        ),
-        ("Pilates on Mondays", "pilates switched to thursdays", "Pilates on Thursdays"),
-        (
-            "I run every Saturday morning",
-            "parkrun's on sundays now instead of saturday",
-            "I run every Sunday morning",
-        ),
-        (
-            "Five-a-side on Thursday evenings",
-            "they've moved five-a-side to tuesday evenings",
-            "Five-a-side on Tuesday evenings",
-        ),
-        (
-            "Swim every morning at 7",
-            "my swim is at 6 now, the pool changed its hours",
-            "Swim every morning at 6",
-        ),
-        ("Swim at 7", "swim's 3 times a week now", None),
-        ("Swim every morning at 7am", "swim's at 6.30am now", "Swim every morning at 6.30am"),
-        ("I run every morning", "switched my runs to the evenings", "I run every evening"),
-        ("Yoga on Tuesdays and Thursdays", "yoga moved to mondays", None),
-        ("Book club on Mondays", "book club moved to wednesdays and fridays", None),
-        ("Book club monthly", "book club moved to wednesdays", None),
-        ("Pilates on Mondays", "pilates moved, not sure when yet", None),
-        ("Pilates on Mondays", "pilates moved to the 40th " * 500, None),
-        ("Lunch at 1pm", "lunch is at 12.30pm now", "Lunch at 12.30pm"),
-    ],
-)
-def test_moved_line(line: str, statement: str, now: str | None) -> None:
-    assert moved_line(line, statement) == now
-
-
-def test_the_moved_line_of_a_line_with_an_end_day_leaves_it_out() -> None:
-    assert moved_line("Dentist on Friday (until Fri 2026-03-06)", "dentist moved to monday") == (
-        "Dentist on Monday"
-    )
+SWIM_MOVED = "Switched my swim to every lunchtime now, the pool is quieter."
 
 
 def _model(facts: list[dict[str, str]], now: str | None = None) -> ScriptedLLM:
@@ -94,7 +49,9 @@ def test_a_move_said_otherwise_asks_the_model_for_the_line(home: MemoryHome) -> 
         [{"kind": "routine", "value": "swim", "name": ""}],
         now="I swim every lunchtime",
     )
-    learn_statement(store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter.")
+    learn_statement(
+        store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter."
+    )
     assert profile_lines(home) == ["routine.daily: I swim every lunchtime"]
     assert _rewrites_asked(llm) == 1
 
@@ -113,7 +70,9 @@ def test_a_move_said_otherwise_asks_the_model_for_the_line(home: MemoryHome) -> 
 def test_a_bad_line_leaves_the_plans_clause(home: MemoryHome, now: str | None) -> None:
     seed(home, "I swim every morning before work", ("routine", "swim", ""))
     llm = _model([{"kind": "routine", "value": "swim", "name": ""}], now=now)
-    learn_statement(store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter.")
+    learn_statement(
+        store_of(home), llm, "Switched my swim to every lunchtime now, the pool is quieter."
+    )
     assert profile_lines(home) == [
         "routine.daily: Switched my swim to every lunchtime now, the pool is quieter"
     ]

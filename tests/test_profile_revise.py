@@ -389,3 +389,19 @@ def test_a_statement_is_put_in_the_question_as_said() -> None:
     asked = question(said, item)[-1].content
     assert f'"{said}"' in asked and 'Profile line: "Takes omeprazole"' in asked
     assert asked.count("Takes omeprazole") == 1
+
+
+def test_a_habit_moved_to_a_day_said_plainly_is_rewritten_without_the_model(
+    home: MemoryHome,
+) -> None:
+    seed(home, "I have swimming lessons every saturday", ("routine", "swimming lessons", ""))
+    llm = model(verdicts=["0.5"], now="Swimming lessons at the Ritz")
+    res = learn_statement(
+        store_of(home),
+        llm,
+        "Swimming lessons have moved to Sunday mornings from this term, so Saturdays are free",
+    )
+    now = "I have swimming lessons every Sunday morning"
+    assert profile_lines(home) == [f"routine.weekly: {now}"]
+    assert res.rewrites == [("I have swimming lessons every saturday", now)]
+    assert not any(c.response_schema == REWRITE_SCHEMA for c in llm.calls)

@@ -28,8 +28,10 @@ The work is split so the model only answers that yes/no:
 4. **What it says now** (model, then Python): a line the statement names whose
    P(ended) is at least `REWRITE_AT` (under `END_AT` too) may have changed a detail
    rather than ended ("upped my sertraline to 100mg", which the yes/no calls only
-   half ended). The model is asked to write the line as it is now (`rewritten`,
-   prompts/rewrite.yaml), and the new line is written in its place only if it
+   half ended). A habit's or plan's line with the one new day or time the statement
+   says is written in Python (`retime.moved_line`: "swimming lessons have moved to
+   Sunday mornings"); otherwise the model is asked to write the line as it is now
+   (`rewritten`, prompts/rewrite.yaml), and the new line is written in its place only if it
    names the same thing (a word of the old line), takes every new word from the
    statement, says no end, and no operation already writes it. Anything else
    leaves what the yes/no decided.
@@ -50,6 +52,7 @@ from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.retime import moved_line
 from memagent.memory.profile.timebound import time_bound
 
 MAX_CANDIDATES = 3
@@ -115,6 +118,8 @@ _LABEL_WORDS = frozenset(
     }
 )
 _WEEKDAYS = frozenset(["mon", "tue", "wed", "thu", "fri", "sat", "sun"])
+_DATED = frozenset({"routine.daily", "routine.weekly", "schedule.upcoming", "fitness.activities"})
+"""Lists whose lines may hold a day or time a statement moves (`retime.moved_line`)."""
 
 
 @dataclass(frozen=True)
@@ -379,8 +384,11 @@ def revise(
         if rewrite_at is not None and named and p >= min(rewrite_at, end_at):
             if key not in lines:  # only a line the statement names: what it says now
                 one = cand.path in ONE_AT_A_TIME
-                lines[key] = rewritten(llm, statement, cand.item, same_thing=not one)
-                out.calls += 1
+                plain = moved_line(cand.item.display, statement) if cand.path in _DATED else None
+                lines[key] = plain and checked_rewrite(statement, cand.item, plain)
+                if not lines[key]:  # no new day or time said plainly: the model's line
+                    lines[key] = rewritten(llm, statement, cand.item, same_thing=not one)
+                    out.calls += 1
             line = lines[key]
             op = in_place(cand, line, statement, today) if line else None
             if op is not None and match_key(op.value.item) in written:
