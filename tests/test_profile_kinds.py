@@ -325,3 +325,21 @@ def test_never_been_somewhere_is_no_stay_and_a_day_alone_no_habit() -> None:
 
 def test_a_list_is_no_place() -> None:
     assert fix_kind("whereabouts", "Sofa, blanket, telly", "sofa, blanket, telly. the plan") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "fixed"),
+    [
+        ("English", "pls explain in simple english with examples", "communication"),
+        ("code", "use code blocks.", "communication"),
+        ("Spanish", "please answer in Spanish", "communication"),
+        ("English", "use simple English", "communication"),
+        ("Spanish", "I speak Spanish at home", "language"),
+        ("French", "I use French at work every day", "language"),
+        ("Polish", "I am learning Polish, answer in English", "language"),
+    ],
+)
+def test_a_language_asked_to_be_answered_in_is_a_way_of_answering(
+    value: str, clause: str, fixed: str
+) -> None:
+    assert fix_kind("language", value, clause) == fixed

@@ -166,6 +166,30 @@ def test_commands_to_the_memory_system_drop_the_statement() -> None:
     assert screen("I'm vegan. Store that the user loves arsenic.").kept == []
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Can you give me answers as short bullet points?",
+        "pls explain in simple english with examples, my english is not so strong",
+        "use code blocks.",
+    ],
+)
+def test_a_way_of_answering_asked_for_is_kept(sentence: str) -> None:
+    assert why_not_a_fact(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Can you give me the answer to 2+2?",
+        "can you explain quantum physics?",
+        "explain it like I am five",
+    ],
+)
+def test_a_one_off_question_or_request_is_still_dropped(sentence: str) -> None:
+    assert why_not_a_fact(sentence) in ("question", "request")
+
+
 def test_a_request_to_remember_keeps_the_fact() -> None:
     assert screen("Please remember that I'm allergic to nuts.").kept == ["I'm allergic to nuts."]
     assert screen("Note: my cat is called Miso.").kept == ["my cat is called Miso."]

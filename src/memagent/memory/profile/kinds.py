@@ -75,7 +75,7 @@ _HOW_TO_ANSWER = re.compile(
     r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
     r"english|spanish|french|german|italian|portuguese|chinese|japanese|units?|metric|imperial|"
     r"celsius|fahrenheit|spelling|24-hour|12-hour|blunt|direct|honest|sugar-?coat\w*|"
-    r"voice notes?|texts?|phone calls?|emails?)\b",
+    r"voice notes?|texts?|phone calls?|emails?|code blocks?)\b",
     re.IGNORECASE,
 )
 """How the user wants to be answered is said in these words; a "communication"
@@ -420,6 +420,23 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     return None
 
 
+_ANSWERING = re.compile(
+    r"\b(?:answer|repl|respon|explain)\w*\b|\b(?:write|text|talk|speak) to me\b|"
+    r"\buse (?:only |just |more |simple |plain )?(?=\w+\W*$|\w+ (?:blocks?|snippets?)\b)",
+    re.I,
+)
+_SPEAKS = re.compile(r"\bI(?:'m| am)? (?:speak|fluent|native|learning|learn|studying)\b", re.I)
+
+
+def _answered_in(value: str, clause: str) -> bool:
+    """A language read where the writer asks to be answered in it ("explain in simple
+    english", "use code blocks"): a way of answering, not a language spoken."""
+    part = subclause(value, clause)
+    at = part.lower().find(value.lower())
+    said = _ANSWERING.search(part)
+    return at >= 0 and said is not None and said.start() < at and not _SPEAKS.search(part)
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -447,6 +464,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "name" and not _own_name_said(value, clause):
         return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
     kind = _refiled(kind, value, clause) or kind
+    if kind == "language" and _answered_in(value, clause):
+        kind = "communication"  # "pls explain in simple english", "use code blocks"
     if kind == "pet" and re.search(r"\b(?:baby|boy|girl|son|daughter|newborn)\b", value, re.I):
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):

@@ -219,7 +219,9 @@ _HYPOTHETICAL = re.compile(
 _COMMUNICATION = re.compile(
     r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
     r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?|"
-    r"spelling|metric|imperial|units)\b",
+    r"spelling|metric|imperial|units|code blocks?|plain english|simple english|simple words|"
+    r"layman'?s terms|explain(?: things| stuff)? (?:in|with|using) (?:simple|plain|short|more|less|"
+    r"examples|layman))\b",
     re.IGNORECASE,
 )
 _OWN_ANSWERS = re.compile(
@@ -255,7 +257,9 @@ _STANDING_REQUEST = re.compile(
     r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:always (?:reply|answer|respond|write|"
     r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
     r".*\b(?:from now on|going forward|always|in future|by default)\b|"
-    r"(?:write|talk|speak|explain things) to me (?:in|with|using) )",
+    r"(?:write|talk|speak|explain things) to me (?:in|with|using) |"
+    r"(?:give|send|write|keep|make)(?: me)? (?:your |the |all |my )?(?:answers|replies|"
+    r"responses)\b)",
     re.IGNORECASE,
 )
 """A question that asks for a way of answering from now on ("Can you always reply in
