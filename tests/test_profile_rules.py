@@ -459,6 +459,14 @@ def test_an_arrival_is_a_stay_now(sentence: str, place: str | None) -> None:
         ("I'm Ruth 🙈", [("name", "Ruth", "")]),
         ("hmm actually use my full name, Elizabeth, it sounds nicer", [("name", "Elizabeth", "")]),
         ("I'm Fine", []),
+        ("I'm Kirsty by the way, sorry, should've said", [("name", "Kirsty", "")]),
+        (
+            "Oh hello dear, I'm Margaret, my grandchildren call me Nana Mags.",
+            [("name", "Margaret", "")],
+        ),
+        ("Hi, I'm Sam, I work in IT", [("name", "Sam", "")]),
+        ("I'm Irish, my wife is Dutch", []),
+        ("I'm Tired, long day", []),
         ("got promoted to senior dev today 🥳🥳", [("work", "senior dev", "")]),
         ("I was promoted to head nurse in March", [("work", "head nurse", "")]),
     ],
@@ -505,3 +513,17 @@ def test_a_stay_at_a_hotel_in_a_city_is_the_city() -> None:
 def test_id_rather_you_kept_replies_brief_is_a_way_of_answering() -> None:
     got = read("I'd rather you kept replies brief, the long ones are too much")
     assert got == [("communication", "I'd rather you kept replies brief", "")]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "home"),
+    [
+        ("Update: we've moved down to the Gold Coast, finally near the beach", "Gold Coast"),
+        ("all moved into the new flat in Bristol 🎉 boxes everywhere", "Bristol"),
+        ("I moved back to Leeds last year", "Leeds"),
+        ("we have moved over to Teams at work", None),
+        ("I've moved over to ICU, same hospital", None),
+    ],
+)
+def test_a_move_said_more_ways(sentence: str, home: str | None) -> None:
+    assert [v for k, v, _ in read(sentence) if k == "home"] == ([home] if home else [])
