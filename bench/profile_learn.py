@@ -276,6 +276,17 @@ _ASKED_LINE = re.compile(r'Profile line: "(.*)"')
 """The statement and the stored line a question about one line quotes."""
 
 
+def _same_taste(entry: Entry, line: str) -> bool:
+    """A "Likes X" line is kept by a like of X, not by the dislike the step allows in
+    its place ("maybe: food.dislikes=X"), and a "Dislikes X" line the other way round."""
+    said, against = line.lower(), ("diet.restrictions", "health.allergies")
+    if said.startswith("likes "):
+        return any("dislikes" not in p and p not in against for p in entry.paths)
+    if said.startswith("dislikes "):
+        return any("dislikes" in p or p in against for p in entry.paths)
+    return True
+
+
 class OracleLLM(ScriptedLLM):
     """The scripted stand-in for a capable model: the extraction answered with the
     facts the expected profile implies, and a stored line (`revise`) ended when
@@ -306,7 +317,9 @@ class OracleLLM(ScriptedLLM):
             line, after = said, [e for e in after if any(p.startswith(_TIMED) for p in e.paths)]
         words = _words(line.group(1)) if line else set()
         kept = any(
-            e.words and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
+            e.words
+            and all(said_word(w, words) for w in e.words if w not in ("pet", "family"))
+            and _same_taste(e, line.group(1) if line else "")
             for e in after
         )
         if "no longer true" not in asked:  # yes when the line or value is expected after

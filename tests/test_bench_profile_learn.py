@@ -141,3 +141,26 @@ def test_the_check_bench_asks_the_kind_question_only_of_typed_lists(tmp_path: Pa
     assert fc.main(argv) == 0
     got = {r["line"]: r["kind"] for r in map(json.loads, pairs.read_text().splitlines())}
     assert got == {"Likes sushi": 1.0, "Lives in Porto": None}  # homes are not asked
+
+
+def test_the_stand_in_ends_a_like_whose_dislike_the_step_allows() -> None:
+    """A "maybe" dislike of X does not keep the held "Likes X": the stand-in answers the
+    stored-line question as a capable model would, by the line's taste as well as its words."""
+    from bench.profile_learn import Scenario, oracle_llm
+    from memagent.memory.profile.models import Item
+    from memagent.memory.profile.revise import question
+
+    step = {"say": "I'm done with beetroot juice", "tag": "negation"}
+    scn = Scenario.model_validate(
+        {
+            "id": "neg",
+            "split": "dev",
+            "given": ["drink.likes=beetroot juice"],
+            "steps": [{**step, "maybe": ["drink.dislikes=beetroot"]}],
+        }
+    )
+    llm = oracle_llm([scn])
+    liked = Item(item="beetroot_juice", display="Likes beetroot juice", added="x")
+    disliked = Item(item="beetroot_juice", display="Dislikes beetroot juice", added="x")
+    assert llm.yes_probability(question(step["say"], liked)).p_yes == 1.0
+    assert llm.yes_probability(question(step["say"], disliked)).p_yes == 0.0
