@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from bench import profile_learn as pl
 
+from memagent.memory.profile.models import Item
+from memagent.memory.profile.revise import question
+
 
 def test_the_sets_load_with_unique_ids_and_three_splits() -> None:
     scenarios = pl.load_set()
@@ -146,12 +149,8 @@ def test_the_check_bench_asks_the_kind_question_only_of_typed_lists(tmp_path: Pa
 def test_the_stand_in_ends_a_like_whose_dislike_the_step_allows() -> None:
     """A "maybe" dislike of X does not keep the held "Likes X": the stand-in answers the
     stored-line question as a capable model would, by the line's taste as well as its words."""
-    from bench.profile_learn import Scenario, oracle_llm
-    from memagent.memory.profile.models import Item
-    from memagent.memory.profile.revise import question
-
     step = {"say": "I'm done with beetroot juice", "tag": "negation"}
-    scn = Scenario.model_validate(
+    scn = pl.Scenario.model_validate(
         {
             "id": "neg",
             "split": "dev",
@@ -159,7 +158,7 @@ def test_the_stand_in_ends_a_like_whose_dislike_the_step_allows() -> None:
             "steps": [{**step, "maybe": ["drink.dislikes=beetroot"]}],
         }
     )
-    llm = oracle_llm([scn])
+    llm = pl.oracle_llm([scn])
     liked = Item(item="beetroot_juice", display="Likes beetroot juice", added="x")
     disliked = Item(item="beetroot_juice", display="Dislikes beetroot juice", added="x")
     assert llm.yes_probability(question(step["say"], liked)).p_yes == 1.0
