@@ -484,3 +484,17 @@ def test_a_held_dislike_stays_when_a_like_ends(home: MemoryHome) -> None:
     said(home, "I hate the treadmill", ("dislike", "treadmill", ""))
     got = said(home, "I don't like the treadmill anymore")
     assert got == ["preferences.dislikes: Dislikes treadmill"]
+
+
+def test_a_relative_corrected_to_another_relation_keeps_one_line(home: MemoryHome) -> None:
+    said(home, "my brother Arjun", ("family", "brother", "Arjun"))
+    got = said(
+        home, "sorry, Arjun is my cousin actually, not my brother", ("family", "cousin", "Arjun")
+    )
+    assert got == ["personal.facts: Cousin: Arjun"]
+
+
+def test_two_relatives_of_one_name_are_kept_without_a_correction(home: MemoryHome) -> None:
+    said(home, "my brother Sam", ("family", "brother", "Sam"))
+    got = said(home, "my son is called Sam too", ("family", "son", "Sam"))
+    assert got == ["personal.facts: Brother: Sam", "personal.facts: Son: Sam"]

@@ -527,3 +527,17 @@ def test_id_rather_you_kept_replies_brief_is_a_way_of_answering() -> None:
 )
 def test_a_move_said_more_ways(sentence: str, home: str | None) -> None:
     assert [v for k, v, _ in read(sentence) if k == "home"] == ([home] if home else [])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("Priya is my wife.", [("family", "wife", "Priya")]),
+        ("Arabic is my mother tongue.", []),
+        ("sorry I said wrong, Arjun is my cousin actually", [("family", "cousin", "Arjun")]),
+        ("This is my sister", []),
+        ("She is my mum", []),
+    ],
+)
+def test_a_name_said_before_its_relation(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert [f for f in read(sentence) if f[0] == "family"] == facts

@@ -322,6 +322,15 @@ def _relation_ops(
             continue
         if relations.replaces(clause) or key == relations.prefix(kind, relation):
             ops.extend(remove(target.file, path, o) for o in others)
+        if relations.replaces(clause):  # "Arjun is my cousin actually, not my brother"
+            ops.extend(
+                remove(target.file, path, i.item)
+                for i in items
+                if (held := changes.who(i)) is not None
+                and held[0] == kind
+                and held[2].lower() == name.lower()
+                and held[1] != relation.lower()
+            )
         ops.append(AppendOp(operation="append", file=target.file, path=path, value=value))
     return ops
 

@@ -46,6 +46,16 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
+_NAME_FIRST: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(
+            rf"\b{_NAME} is (?:actually |really |now )?(?:my|our) ({_RELATIVES})"
+            r"(?=\s*(?:[,.!;?)]|$|(?:actually|now|and|but|btw|by the way|too|not)\b))"
+        ),
+        "family",
+    ),
+]
+"""A name said before its relation ("Arjun is my cousin actually")."""
 _FULL_NAME = r"([A-Z][a-zA-Z'-]+(?: [A-Z][a-zA-Z'-]+)*)"
 _OWN_NAME = re.compile(
     rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called|I (?:actually )?go by) "
@@ -221,6 +231,8 @@ _GOING = re.compile(
     re.IGNORECASE,
 )
 _NAME_STOP = frozenset({"I", "The", "A", "An", "And", "But", "Now", "Is", "It"})
+_NOT_NAMES = frozenset({"This", "That", "She", "He", "Who", "There", "Here", "What", "Which"})
+"""Words a sentence may open "… is my sister" with that are no name."""
 _NAMES = r"([A-Z][a-zA-Z'-]+(?:(?:,\s*|\s+and\s+|\s*&\s*)[A-Z][a-zA-Z'-]+)*)"
 _COUNT = r"(?:a|an|one|two|three|four|five|\d)"
 _ARE_NAMED = re.compile(
@@ -430,6 +442,10 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                 name = m.group(2)
                 if name not in _NAME_STOP:
                     out.append(Extracted(kind=kind, value=m.group(1).lower(), name=name))
+        for pattern, kind in _NAME_FIRST:
+            for m in pattern.finditer(s):
+                if m.group(1) not in _NAME_STOP and m.group(1) not in _NOT_NAMES:
+                    out.append(Extracted(kind=kind, value=m.group(2).lower(), name=m.group(1)))
         own = _OWN_NAME.search(s)
         name = next((g for g in own.groups() if g), None) if own is not None else None
         if name is not None and name not in _NAME_STOP:
