@@ -343,3 +343,20 @@ def test_a_language_asked_to_be_answered_in_is_a_way_of_answering(
     value: str, clause: str, fixed: str
 ) -> None:
     assert fix_kind("language", value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("language", "Go", "backend dev, mostly go and postgres", None),
+        ("language", "Python", "I speak Python fluently lol", None),
+        ("language", "Spanish", "I speak Spanish", "language"),
+        ("food_like", "black", "coffee is life. black, no sugar, 3-4 a day", None),
+        ("drink_like", "black coffee", "I drink black coffee", "drink_like"),
+        ("food_like", "dark chocolate", "I love dark chocolate", "food_like"),
+    ],
+)
+def test_no_language_nobody_speaks_and_no_bare_quality(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

@@ -469,6 +469,11 @@ def test_an_arrival_is_a_stay_now(sentence: str, place: str | None) -> None:
         ("I'm Tired, long day", []),
         ("got promoted to senior dev today 🥳🥳", [("work", "senior dev", "")]),
         ("I was promoted to head nurse in March", [("work", "head nurse", "")]),
+        (
+            "Joined Deloitte as a data analyst, relocating to Hyderabad",
+            [("work", "data analyst", "")],
+        ),
+        ("I joined the gym as a member", []),
     ],
 )
 def test_a_name_said_alone_and_a_promotion(

@@ -10,6 +10,7 @@ from memagent.core import MemoryHome
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.swaps import (
     in_place_of,
+    named_dose,
     other_doses,
     substitutes,
     taken_back,
@@ -95,3 +96,18 @@ def test_a_new_dose_is_in_the_old_ones_place(home: MemoryHome) -> None:
     resources = store_of(home).load_all()
     assert other_doses("lisinopril 20mg", resources) == ["lisinopril_10mg"]
     assert other_doses("lisinopril", resources) == []  # no dose said: nothing replaced
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "named"),
+    [
+        ("daily 50mg", "i take sertraline 50mg daily, mentioning it", "sertraline 50mg"),
+        ("50mg", "I take 50mg of it", "50mg"),  # no medicine said before the dose
+        ("sertraline", "i take sertraline 50mg", "sertraline"),  # named already
+        ("20mg", "my dose went up to 20mg", "20mg"),
+    ],
+)
+def test_a_dose_read_alone_takes_the_medicine_said_with_it(
+    value: str, clause: str, named: str
+) -> None:
+    assert named_dose(value, clause) == named

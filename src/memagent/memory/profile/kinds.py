@@ -16,6 +16,7 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
+from memagent.memory.profile.languages import is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
     AHEAD,
@@ -87,6 +88,11 @@ _TIME_WORD = re.compile(
     re.IGNORECASE,
 )
 _TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
+_TASTES = ("food_like", "food_dislike", "drink_like", "drink_dislike", "like", "dislike")
+_BARE_QUALITY = re.compile(
+    r"(?:black|white|green|red|hot|cold|iced|warm|strong|weak|plain|fresh|dark|light)", re.I
+)
+"""A colour, warmth or strength said alone is how a thing is had, not a thing."""
 """Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _DIET_CONDITION = re.compile(r"(?:an? )?(?:coeliac|celiac)(?: disease)?|lactose intoleran\w+", re.I)
 _STATUS = re.compile(
@@ -466,6 +472,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     kind = _refiled(kind, value, clause) or kind
     if kind == "language" and _answered_in(value, clause):
         kind = "communication"  # "pls explain in simple english", "use code blocks"
+    if kind == "language" and not is_spoken(value):
+        return None  # "mostly go and postgres": no language spoken
     if kind == "pet" and re.search(r"\b(?:baby|boy|girl|son|daughter|newborn)\b", value, re.I):
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
@@ -485,6 +493,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "medication"  # "switched me from sertraline to fluoxetine"
     if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
         kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
+    if kind in _TASTES and _BARE_QUALITY.fullmatch(value.strip()):
+        return None  # "coffee is life. black, no sugar": how it is had, not a taste of its own
     if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
     if kind == "condition" and _STATUS.fullmatch(value.strip()):

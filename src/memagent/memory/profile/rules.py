@@ -106,7 +106,8 @@ _RETIRED = re.compile(
 _WORK = re.compile(
     r"\b(?:I (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
     r"qualified|have qualified|(?:just )?started|'ve started|have started)|"
-    r"(?:^|[,;]\s*)\W*(?:just )?started|\b(?:new|got a) job) as an? ([a-z][\w -]{1,40}?)"
+    r"(?:^|[,;]\s*)\W*(?:just )?started|\b(?:new|got a) job|"
+    r"\b[Jj]oined [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*) as an? ([a-z][\w -]{1,40}?)"
     r"(?= at | for | in | when |[,.;!]|$| now\b| last\b| (?:\w+ )?ago\b)"
 )
 OCCUPATIONS = (

@@ -176,6 +176,29 @@ def undosed(key: str) -> str:
     return "_".join(t for t in tokens(key) if not _DOSE_WORD.match(t)) or key
 
 
+_HOW_OFTEN_WORDS = (
+    "daily a day once twice three times every morning night nightly weekly in the evening"
+)
+_HOW_OFTEN = frozenset(_HOW_OFTEN_WORDS.split())
+_NOT_MEDICINE_WORDS = "i take taking on of my the a an to up down at now"
+_NOT_A_MEDICINE = frozenset(_NOT_MEDICINE_WORDS.split())
+
+
+def named_dose(value: str, clause: str) -> str:
+    """A medicine read as its dose alone ("daily 50mg" from "i take sertraline 50mg
+    daily") with the word said before that dose: "sertraline 50mg"."""
+    words = tokens(value.lower())
+    if not words or not all(_DOSE_WORD.match(w) or w in _HOW_OFTEN for w in words):
+        return value
+    dose = re.search(_DOSE, value, re.IGNORECASE)
+    if dose is None:
+        return value
+    at = re.search(rf"\b([A-Za-z][\w-]{{2,}})\s+{re.escape(dose.group(0))}", clause, re.I)
+    if at is None or at.group(1).lower() in _NOT_A_MEDICINE:
+        return value
+    return f"{at.group(1)} {dose.group(0)}"
+
+
 def other_doses(value: str, resources: Mapping[str, Resource]) -> list[str]:
     """The held items of the same medicine at another dose ("lisinopril 10mg" when
     "lisinopril 20mg" is said): the new dose is in their place."""
