@@ -498,3 +498,11 @@ def test_two_relatives_of_one_name_are_kept_without_a_correction(home: MemoryHom
     said(home, "my brother Sam", ("family", "brother", "Sam"))
     got = said(home, "my son is called Sam too", ("family", "son", "Sam"))
     assert got == ["personal.facts: Brother: Sam", "personal.facts: Son: Sam"]
+
+
+def test_a_pet_name_corrected_with_the_replaces_the_old(home: MemoryHome) -> None:
+    said(home, "my dog Biscuit", ("pet", "dog", "Biscuit"))
+    got = said(
+        home, "Oh silly me, the dog's called Bramble, not Biscuit!", ("pet", "dog", "Bramble")
+    )
+    assert got == ["personal.facts: Dog named Bramble"]

@@ -546,3 +546,15 @@ def test_a_move_said_more_ways(sentence: str, home: str | None) -> None:
 )
 def test_a_name_said_before_its_relation(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert [f for f in read(sentence) if f[0] == "family"] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("Oh silly me, the dog's called Bramble, not Biscuit!", [("pet", "dog", "Bramble")]),
+        ("the cat's name is Miso", [("pet", "cat", "Miso")]),
+        ("the dog next door is called Rex", []),
+    ],
+)
+def test_the_pet_named(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert [f for f in read(sentence) if f[0] == "pet"] == facts

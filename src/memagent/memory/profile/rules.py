@@ -38,7 +38,7 @@ _NAME = (
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"\b[Mm]y ({_ANIMALS})(?:'s)? {_CALLED} {_NAME}"), "pet"),
+    (re.compile(rf"\b(?:[Mm]y|[Tt]he|[Oo]ur) ({_ANIMALS})(?:'s)? {_CALLED} {_NAME}"), "pet"),
     (re.compile(rf"\b(?:[Mm]y|a|an|our) ({_ANIMALS})(?:,? an? \w+)?,? {_CALLED} {_NAME}"), "pet"),
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
