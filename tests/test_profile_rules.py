@@ -330,6 +330,13 @@ def test_rules_read_second_round_shapes(sentence: str, facts: list[tuple[str, st
         ("My sister is my favourite person.", []),
         ("i'm in tokyo till the 20th!! ramen recs pls", [("whereabouts", "tokyo", "")]),
         ("im in bed till noon lol", []),
+        (
+            "working from lisbon for the next two weeks, assume WEST time",
+            [("whereabouts", "lisbon", "")],
+        ),
+        ("train strike, crashing at a friend's in munich tonight", [("whereabouts", "munich", "")]),
+        ("working from home for the next two weeks", []),
+        ("stuck in traffic till friday", []),
         ("I'm in Tokyo till the 20th.", [("whereabouts", "Tokyo", "")]),
     ],
 )

@@ -199,16 +199,20 @@ _AT_THEIRS = re.compile(
 )
 """"Staying at my mum's till the 20th": a stay at a relative's, read only with an end."""
 _LOWER_STAY = re.compile(
-    r"(?:^\W*|\b[iI]'?m\s+|\bim\s+|\b[iI] am\s+)in ([a-z]{3,}(?: [a-z]{3,})?) "
-    r"(?:till|until|thru|through)\b"
+    r"(?:^\W*|\b[iI]'?m\s+|\bim\s+|\b[iI] am\s+|,\s*)(?:(?:staying|working|crashing|stopping|"
+    r"stuck|based|holed up)(?: remotely)?\s+)?(?:at (?:a|my) [a-z]+'s\s+)?(?:in|from) "
+    r"([a-z]{3,}(?: [a-z]{3,})?) (?:till|until|thru|through|for the next|tonight|this week)\b"
 )
-"""A stay typed all in lower case ("i'm in tokyo till the 20th!!"): the place is the word
-after "in", when it is not a thing one is in rather than a place (`_NOT_PLACES`)."""
+"""A stay typed in lower case ("i'm in tokyo till the 20th!!", "working from lisbon for the
+next two weeks", "crashing at a friend's in munich tonight"): the place is the word after
+"in" or "from" in a sentence with no capitalised word, when it is not a thing one is in
+rather than a place (`_NOT_PLACES`)."""
 _NOT_PLACES = frozenset(
     {
         *("bed", "work", "school", "class", "town", "hospital", "meetings", "meeting"),
         *("office", "quarantine", "isolation", "lockdown", "training", "recovery", "rehab"),
-        *("trouble", "pain", "love", "charge", "hiding", "court", "session"),
+        *("trouble", "pain", "love", "charge", "hiding", "court", "session", "home", "traffic"),
+        *("queue", "limbo", "the"),
     }
 )
 _ON_TRIP = re.compile(
@@ -423,7 +427,7 @@ def _stay_place(s: str) -> str | None:
         return _clip(trip.group(1))
     if not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
         return _clip(place.group(1))
-    if re.sub(r"\bI\b", "i", s) == s.lower() and (low := _lower_stay(s)):
+    if not re.search(r"\b(?!I\b)[A-Z][a-z]", s) and (low := _lower_stay(s)):
         return low
     theirs = _AT_THEIRS.search(s)
     if theirs is not None:
