@@ -351,6 +351,7 @@ def test_a_language_asked_to_be_answered_in_is_a_way_of_answering(
         ("language", "Go", "backend dev, mostly go and postgres", None),
         ("language", "Python", "I speak Python fluently lol", None),
         ("language", "Spanish", "I speak Spanish", "language"),
+        ("language", "they/them", "My pronouns are they/them.", "communication"),
         ("food_like", "black", "coffee is life. black, no sugar, 3-4 a day", None),
         ("drink_like", "black coffee", "I drink black coffee", "drink_like"),
         ("food_like", "dark chocolate", "I love dark chocolate", "food_like"),

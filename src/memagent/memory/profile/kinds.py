@@ -472,8 +472,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     kind = _refiled(kind, value, clause) or kind
     if kind == "language" and _answered_in(value, clause):
         kind = "communication"  # "pls explain in simple english", "use code blocks"
-    if kind == "language" and not is_spoken(value):
-        return None  # "mostly go and postgres": no language spoken
+    if kind == "language" and not is_spoken(value):  # "mostly go and postgres": none spoken
+        if not _HOW_TO_ANSWER.search(clause):
+            return None
+        kind = "communication"  # "My pronouns are they/them"
     if kind == "pet" and re.search(r"\b(?:baby|boy|girl|son|daughter|newborn)\b", value, re.I):
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
