@@ -506,3 +506,15 @@ def test_a_pet_name_corrected_with_the_replaces_the_old(home: MemoryHome) -> Non
         home, "Oh silly me, the dog's called Bramble, not Biscuit!", ("pet", "dog", "Bramble")
     )
     assert got == ["personal.facts: Dog named Bramble"]
+
+
+def test_someone_elses_negation_leaves_the_writers_line(home: MemoryHome) -> None:
+    said(home, "I'm vegan", ("diet", "vegan", ""))
+    got = said(home, "my girlfriend's not vegan though, she cooks fish every friday")
+    assert got == ["diet.restrictions: Vegan"]
+
+
+def test_the_writers_negation_beside_someone_elses_still_ends_the_line(home: MemoryHome) -> None:
+    said(home, "I love sushi", ("food_like", "sushi", ""))
+    got = said(home, "my husband's obsessed with it, but no more sushi for me")
+    assert got == []

@@ -405,3 +405,11 @@ def test_a_habit_moved_to_a_day_said_plainly_is_rewritten_without_the_model(
     assert profile_lines(home) == [f"routine.weekly: {now}"]
     assert res.rewrites == [("I have swimming lessons every saturday", now)]
     assert not any(c.response_schema == REWRITE_SCHEMA for c in llm.calls)
+
+
+def test_a_line_named_only_in_someone_elses_part_is_not_asked(home: MemoryHome) -> None:
+    seed(home, "I'm vegan", ("diet", "vegan", ""))
+    llm = model(verdicts=["0.9"])
+    learn_statement(store_of(home), llm, "my girlfriend's not vegan though, she cooks fish")
+    assert asked(llm) == []
+    assert profile_lines(home) == ["diet.restrictions: Vegan"]

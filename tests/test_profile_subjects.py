@@ -57,6 +57,9 @@ def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
         ("the best pizza is in Naples", False),
         ("my mum and I love tea", False),
         ("my dog hates baths", False),  # a pet's is the profile's, as a pet
+        ("my girlfriend's not vegan though", True),  # "'s" as "is"
+        ("my husband's allergic to cats", True),
+        ("my mum's birthday is friday", False),  # "'s" as whose
     ],
 )
 def test_their_subject(part: str, theirs: bool) -> None:

@@ -48,6 +48,7 @@ from memagent.memory.profile.negation import (
     disliked_after,
     ended,
     negated_things,
+    parts,
     subclause,
     unhated,
 )
@@ -372,7 +373,8 @@ def plan(
         for f in facts
         if f.kind in ("medication", "condition", "allergy")
     }
-    negated = [*negated_things(sentences), *swaps.taken_back(sentences, resources, list(lists))]
+    mine = [p for s in sentences for p in parts(s) if not their_subject(p)]  # not "she's not"
+    negated = [*negated_things(mine), *swaps.taken_back(sentences, resources, list(lists))]
     back_home = stays.back_home(sentences, resources)
     for fact in facts:
         value = SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))

@@ -94,6 +94,11 @@ _SUBCLAUSE = re.compile(
 )
 
 
+def parts(sentence: str) -> list[str]:
+    """`sentence` split where a negation's reach ends (commas, "but", "so", "and I …")."""
+    return [p for p in _SUBCLAUSE.split(sentence) if p and p.strip()]
+
+
 def _keys(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 

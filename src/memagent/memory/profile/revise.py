@@ -51,8 +51,10 @@ from memagent.llm.yesno import ask_yes_no, verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.negation import parts
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.retime import moved_line
+from memagent.memory.profile.subjects import their_subject
 from memagent.memory.profile.timebound import time_bound
 
 MAX_CANDIDATES = 3
@@ -182,7 +184,16 @@ def line_words(key: str, display: str) -> set[str]:
 
 
 def _said(sentences: Sequence[str]) -> set[str]:
-    return {match_key(t) for s in sentences for t in tokens(s) if t not in _LABEL_WORDS}
+    """The words the writer says of themselves: not in a part said of someone else
+    ("my girlfriend's not vegan though" names no line of the writer's)."""
+    return {
+        match_key(t)
+        for s in sentences
+        for p in parts(s)
+        if not their_subject(p)
+        for t in tokens(p)
+        if t not in _LABEL_WORDS
+    }
 
 
 def _touched(ops: Sequence[AnyOp]) -> dict[tuple[str, str], set[str]]:

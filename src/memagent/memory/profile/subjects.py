@@ -78,7 +78,9 @@ _THEIR_SUBJECT = re.compile(
     r"^\W*(?:(?:and|but|so|now|then|also|plus|that|apparently|honestly|in [a-z]+|over there),?\s+)*"
     r"(?:(?:my|our|the)\s+(?:best\s+|new\s+|old\s+|[a-z]+\s+)?"
     rf"(?:{_PEOPLE})"
-    r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s)|"
+    r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s\b(?!\s+(?:not|never|no longer|also|always|allergic|vegan|"
+    r"vegetarian|pescatarian|gluten|lactose|diabetic|coeliac|celiac|been|got|into|obsessed|"
+    r"mad|crazy|big)\b))|"
     r"(?:the|my|our)\s+(?:[\w-]+\s+)?[\w-]+['\u2019]s\s+"
     rf"(?:{_PEOPLE})\b(?!['\u2019]s)|"
     r"(?:he|she|they)\b)",
