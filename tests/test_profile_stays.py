@@ -91,6 +91,8 @@ def test_an_end_said_of_a_stay_is_not_the_end_of_a_taste_beside_it(home: MemoryH
         "back home from Cape Town, trip got cut short because of a work emergency",
         "discharged this morning, finally home in my own bed",
         "we're back home now",
+        "Well we've come home early, the weather turned awful and the caravan leaks",
+        "I've made it home",
     ],
 )
 def test_home_again_ends_the_stay(home: MemoryHome, text: str) -> None:
@@ -100,7 +102,12 @@ def test_home_again_ends_the_stay(home: MemoryHome, text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["My sister flew back home yesterday.", "can't wait to be back home", "back home tomorrow"],
+    [
+        "My sister flew back home yesterday.",
+        "can't wait to be back home",
+        "back home tomorrow",
+        "we might come home early if the weather turns",
+    ],
 )
 def test_someone_else_or_a_wish_to_be_home_leaves_the_stay(home: MemoryHome, text: str) -> None:
     said(home, "I'm in Rome until Sunday.", ("whereabouts", "Rome", ""))

@@ -37,12 +37,16 @@ _STAY_ON = re.compile(
 _BACK_IN = re.compile(r"\bback (?:in|to|at|home in)\s+((?:[A-Z][\w'-]*\s?){1,3})")
 _HOME_NOW = re.compile(
     r"\b(?:back home|got home|got back home|finally home|home again|home sweet home|"
+    r"(?:come|came|gone|went|headed|flown|flew|driven|drove) (?:back )?home (?:early|already|"
+    r"a day early|sooner)|(?:we'?ve|I'?ve|we have|I have) (?:come|got|gotten|made it) "
+    r"(?:back )?home|"
     r"(?:back )?home in my own bed|been discharged|discharged|left (?:the )?hospital|"
     r"trip (?:got |was )?cut short)\b",
     re.IGNORECASE,
 )
 _NOT_YET = re.compile(
-    r"\b(?:when|once|until|till|before|after|if|can'?t wait|want|wish|hope|then)\b[^.,]{0,25}"
+    r"\b(?:when|once|until|till|before|after|if|can'?t wait|want|wish|hope|then|might|may|"
+    r"could|should|will|going to|plan(?:ning)? to)\b[^.,]{0,25}"
     r"\b(?:back|home|discharged)\b|\b(?:tomorrow|tonight|next|on (?:mon|tue|wed|thu|fri|sat|sun))",
     re.IGNORECASE,
 )
@@ -70,7 +74,8 @@ def _said_of_self(before: str) -> bool:
 _HOME_AGAIN = re.compile(
     r"\b(?:I|I'm|I am|I've|I have|we|we're|we've)\s+(?:[\w']+\s+){0,2}?"
     r"(?:back home|back from|home again|got back|flew back|came back|drove back|"
-    r"returned home|returned from|back in town)\b",
+    r"returned home|returned from|back in town|(?:come|came|got|flown|flew|driven|drove|made it) "
+    r"home)\b",
     re.IGNORECASE,
 )
 """The user is home again: whatever stay was current is over, even when no fact is
@@ -90,7 +95,11 @@ def home_again(
     if any(isinstance(o, AppendOp | UpdateOp | RemoveOp) and o.path == STAY for o in ops):
         return []
     for s in sentences:
-        if _HOME_AGAIN.search(s) and not about_someone_else(s, "whereabouts"):
+        if (
+            _HOME_AGAIN.search(s)
+            and not _NOT_YET.search(s)
+            and not about_someone_else(s, "whereabouts")
+        ):
             return [remove(ROUTINE, STAY, "whereabouts")]
     return []
 
