@@ -47,6 +47,8 @@ def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None
         "Morning runs are my thing.",
         "My doctor put me on a low-salt diet.",  # done to the writer: a state now
         "My flight got delayed, so I'm stuck in Nairobi till Monday.",  # a stay
+        "Going to gym at 6am daily before classes",  # an -ing said with a habit word
+        "I'm running every morning before work",
     ],
 )
 def test_lasting_facts_are_not_episodic(sentence: str) -> None:
@@ -55,3 +57,10 @@ def test_lasting_facts_are_not_episodic(sentence: str) -> None:
 
 def test_what_an_article_is_saying_is_reported() -> None:
     assert episodic("read an article saying coffee is good for your liver")
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Went to the gym every day last year", "I'm running late", "Walked the dog today"]
+)
+def test_a_past_habit_or_a_moment_stays_episodic(sentence: str) -> None:
+    assert episodic(sentence)

@@ -87,6 +87,13 @@ doctor put me on a low-FODMAP diet") leaves the writer in a state, and is not.""
 _STAYING = re.compile(r"\b(?:I'?m|I am|we'?re|we are|here|staying|stay)\b", re.IGNORECASE)
 _ONGOING = re.compile(r"\b(?:I'?m|I am|we'?re|we are)\s+(?:\w+ly\s+)?[a-z]+ing\b", re.IGNORECASE)
 _ANY_DAY = date(2000, 1, 3)
+_REGULAR = re.compile(
+    r"\b(?:daily|every (?:day|morning|evening|night|week|weekend)|each (?:day|morning|evening|"
+    r"night|week)|weekly|most (?:days|mornings|evenings|nights)|(?:twice|once|\d+ times) a "
+    r"(?:day|week))\b",
+    re.IGNORECASE,
+)
+"""A word of a thing done again and again: an ongoing "-ing" said with it is a habit."""
 _NEW_STATE = re.compile(
     r"\b(?:now|these days|nowadays)\b|\b(?:in|on|next|this|by) (?:the )?(?:january|february|"
     r"march|april|may|june|july|august|september|october|november|december|monday|tuesday|"
@@ -113,11 +120,15 @@ def episodic(sentence: str) -> bool:
     if _PASSING_STATE.search(sentence):
         return True
     bound = time_bound(re.sub(r"\b(today|tonight)\b", "", sentence, flags=re.I), _ANY_DAY)
-    if _DROPPED_SUBJECT.search(sentence) and not (bound or _NEW_STATE.search(sentence)):
-        return True
+    regular = _REGULAR.search(sentence)
+    opening = _DROPPED_SUBJECT.search(sentence)
+    habit = regular and opening is not None and opening.group(0).lower().endswith("ing")
+    if opening and not (bound or _NEW_STATE.search(sentence) or habit):
+        return True  # "Going to gym at 6am daily" is a habit, "Went to the gym daily" is not
     if bound and not (_WRITER_PAST.search(sentence) and not _STAYING.search(sentence)):
         return False
     if _NEW_STATE.search(sentence):
         return False  # "I'm teaching chemistry now", "our first baby in October"
     said = _POSSESSING.sub("I have", sentence)
-    return bool(_PAST_EVENT.search(said) or _ONGOING.search(said) or _THEIR_PAST.search(said))
+    ongoing = _ONGOING.search(said) and not regular
+    return bool(_PAST_EVENT.search(said) or ongoing or _THEIR_PAST.search(said))
