@@ -518,3 +518,16 @@ def test_the_writers_negation_beside_someone_elses_still_ends_the_line(home: Mem
     said(home, "I love sushi", ("food_like", "sushi", ""))
     got = said(home, "my husband's obsessed with it, but no more sushi for me")
     assert got == []
+
+
+def test_a_plan_to_move_is_done_when_the_new_home_is_said(home: MemoryHome) -> None:
+    said(home, "I live in Cardiff", ("home", "Cardiff", ""))
+    said(home, "Moving to Bristol on the 30th of May for a new job!!", ("plan", "Bristol", ""))
+    got = said(home, "all moved into the new flat in Bristol", ("home", "Bristol", ""))
+    assert got == ["personal.facts: Lives in Bristol"]
+
+
+def test_a_plan_to_move_elsewhere_stays(home: MemoryHome) -> None:
+    said(home, "Moving to Bristol on the 30th of May for a new job!!", ("plan", "Bristol", ""))
+    got = said(home, "I live in Cardiff", ("home", "Cardiff", ""))
+    assert "personal.facts: Lives in Cardiff" in got and len(got) == 2

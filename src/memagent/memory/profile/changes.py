@@ -519,6 +519,27 @@ _JOB_OVER = re.compile(
 )
 
 
+_MOVING = re.compile(r"\b(?:moving|move|relocating|relocation)\b", re.IGNORECASE)
+
+
+def move_done(ops: Sequence[AnyOp], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of a held plan to move to the place the statement makes the new home
+    ("Moving to Bristol on the 30th" once "all moved into the new flat in Bristol"): the
+    plan happened."""
+    homes = [
+        {match_key(t) for t in tokens(str(o.value.display or "")) if t not in ("lives", "in")}
+        for o in ops
+        if isinstance(o, AppendOp | UpdateOp) and o.path == PEOPLE and o.value.item == HOME
+    ]
+    out: list[AnyOp] = []
+    for item in items(resources, ROUTINE, "schedule.upcoming") if homes else []:
+        line = item.display or item.item
+        said = {match_key(t) for t in tokens(line)}
+        if _MOVING.search(line) and any(home and home <= said for home in homes):
+            out.append(remove(ROUTINE, "schedule.upcoming", item.item))
+    return out
+
+
 def job_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
     """The removal of the job when a sentence says it ended ("got laid off", "I don't work
     at Google any more": the one named, if it names one)."""

@@ -555,6 +555,7 @@ def plan(
     ops.extend(changes.partner_steps(sentences, resources, ops))
     ops.extend(stays.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.routine_moved(sentences, resources, ops))
+    ops.extend(changes.move_done(ops, resources))
     ops.extend(changes.sober(sentences, resources))
     ops.extend(milestones.pregnancy_over(sentences, resources))
     ops.extend(milestones.rule_given_up(sentences, resources))
