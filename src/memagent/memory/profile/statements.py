@@ -258,8 +258,8 @@ _STANDING_REQUEST = re.compile(
     r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
     r".*\b(?:from now on|going forward|always|in future|by default)\b|"
     r"(?:write|talk|speak|explain things) to me (?:in|with|using) |"
-    r"(?:give|send|write|keep|make)(?: me)? (?:your |the |all |my )?(?:answers|replies|"
-    r"responses)\b)",
+    r"(?:give|keep|make)(?: me)? (?:your |the |all )?(?:answers|replies|responses) (?:as|in|"
+    r"short\w*|brief\w*|concise|simple\w*|with|under|to the point)\b)",
     re.IGNORECASE,
 )
 """A question that asks for a way of answering from now on ("Can you always reply in
