@@ -184,6 +184,8 @@ def test_a_way_of_answering_asked_for_is_kept(sentence: str) -> None:
         "Can you give me the answer to 2+2?",
         "can you explain quantum physics?",
         "explain it like I am five",
+        "Can you send me the answers to the quiz?",
+        "can you write my replies to these emails?",
     ],
 )
 def test_a_one_off_question_or_request_is_still_dropped(sentence: str) -> None:
