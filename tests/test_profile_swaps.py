@@ -11,6 +11,7 @@ from memagent.memory.profile.models import Resource
 from memagent.memory.profile.swaps import (
     in_place_of,
     named_dose,
+    names_a_medicine,
     other_doses,
     substitutes,
     taken_back,
@@ -111,3 +112,11 @@ def test_a_dose_read_alone_takes_the_medicine_said_with_it(
     value: str, clause: str, named: str
 ) -> None:
     assert named_dose(value, clause) == named
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [("daily", False), ("50mg twice a day", False), ("sertraline", True), ("vitamin D", True)],
+)
+def test_a_medicine_is_more_than_its_dose_and_how_often(value: str, named: bool) -> None:
+    assert names_a_medicine(value) is named

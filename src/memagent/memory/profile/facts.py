@@ -442,7 +442,11 @@ def plan(
         if fixed == "condition":
             value = with_type(value, clause)  # "im type 1 diabetic"
         if fixed == "medication":  # "dose went up, I'm on 20mg of lisinopril now"
-            value = swaps.with_dose(swaps.named_dose(value, clause), clause)
+            value = swaps.named_dose(value, clause)
+            if not swaps.names_a_medicine(value):
+                dropped.append((value, "no medicine named"))  # "daily" read apart
+                continue
+            value = swaps.with_dose(value, clause)
             ops.extend(
                 remove(HEALTH, "health.medications", i) for i in swaps.other_doses(value, resources)
             )

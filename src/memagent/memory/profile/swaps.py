@@ -184,6 +184,11 @@ _NOT_MEDICINE_WORDS = "i take taking on of my the a an to up down at now"
 _NOT_A_MEDICINE = frozenset(_NOT_MEDICINE_WORDS.split())
 
 
+def names_a_medicine(value: str) -> bool:
+    """`value` says more than a dose and how often ("daily", "50mg twice a day" do not)."""
+    return any(not _DOSE_WORD.match(w) and w not in _HOW_OFTEN for w in tokens(value.lower()))
+
+
 def named_dose(value: str, clause: str) -> str:
     """A medicine read as its dose alone ("daily 50mg" from "i take sertraline 50mg
     daily") with the word said before that dose: "sertraline 50mg"."""
