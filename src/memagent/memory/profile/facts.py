@@ -31,6 +31,7 @@ from memagent.memory.profile import changes, milestones, relations, stays, swaps
 from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY, remove
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import abbreviates, match_key, said_word, slug, tokens
+from memagent.memory.profile.jobs import job
 from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,
@@ -127,11 +128,6 @@ _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", 
 """Diets a person follows one of at a time: a new one replaces the other."""
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
-_ROLE_AT = re.compile(
-    r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
-    r"((?:an? |the )?[\w -]{1,40})$",
-    re.IGNORECASE,
-)
 
 
 def _words(text: str) -> set[str]:
@@ -210,27 +206,6 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
     value = relations.singular(value)
     names = [n for n in relations.split_names(name) if n.lower() != value]
     return [(value, n) for n in names] if value else []
-
-
-def _job(value: str, clause: str) -> tuple[str, str]:
-    """(value, template) of a job: when the model copied only the employer ("a
-    fintech startup"), the role said before it comes too ("software engineer at
-    a fintech startup")."""
-    if match_key(value) == "retired":
-        return value, "{V}"
-    part = subclause(value, clause).strip(" .!")
-    m = _ROLE_AT.search(part)
-    if m is None or match_key(value) not in match_key(m.group(4)):
-        return value, TARGETS["work"].template
-    role, at, where = m.group(2).strip(), m.group(3), m.group(4).strip()
-    if match_key(role) in ("work", "working"):  # "I work at Spotify as a data analyst"
-        employer = re.split(r"\s+as\s+(?=an?\s)", where, maxsplit=1)[0]
-        said_as = re.search(r"\s+as\s+an?\s+([\w -]{2,40})$", where)
-        if said_as:
-            return f"{said_as.group(1).strip()} {at} {employer}", "Works as {v}"
-        return value, "Works at {v}" if at in ("at", "for") else TARGETS["work"].template
-    text = f"{role} {at} {where}"
-    return text, ("Works as {v}" if m.group(1) or "work" in part.lower() else "Work: {v}")
 
 
 def _display(template: str, value: str, name: str, clause: str) -> str:
@@ -497,7 +472,7 @@ def plan(
             over = False  # "I'm off sugar for ten days": the diet itself, not its end
         template = target.template
         if kind == "work":
-            value, template = _job(value, clause)
+            value, template = job(value, clause, TARGETS["work"].template)
         if kind in OPPOSITE and not over:
             value = _as_named(value, resources, TARGETS[OPPOSITE[kind]])
         key = target.single or (f"language_{slug(value)}" if kind == "language" else slug(value))

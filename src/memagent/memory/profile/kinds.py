@@ -16,7 +16,7 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
-from memagent.memory.profile.languages import is_spoken
+from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
     AHEAD,
@@ -31,7 +31,7 @@ from memagent.memory.profile.occasions import (
     habitual,
     one_day,
 )
-from memagent.memory.profile.subjects import OTHER_PERSON
+from memagent.memory.profile.subjects import OTHER_PERSON, own_name_said
 
 OPPOSITE = {
     "food_like": "food_dislike",
@@ -114,25 +114,6 @@ _PASSING_ILLNESS = re.compile(
     re.IGNORECASE,
 )
 """An illness of a week or a day ("a stinking cold", "a hangover"): no lasting condition."""
-
-
-def _own_name_said(value: str, clause: str) -> bool:
-    """`value` is said as the writer's own name ("I'm Priyanka", "my name's Sam", "call
-    me Jo", "Sam here"), not any capitalised word near a name: a pet's ("and a second
-    one, Dash"), a colleague's ("my coworker Dan's profile"), a pasted field's."""
-    v = re.escape(value)
-    named = (
-        rf"\b(?:my (?:full |real |proper |actual )?name(?: is|'s|,)|name is|call me|calls me|"
-        rf"go by|known as)\s+{v}\b"
-    )
-    if re.search(named, clause, re.IGNORECASE):
-        return True
-    plain = (
-        rf"\b(?:I'?m|I am|im|this is|it'?s)\s+({v})\b|"
-        rf"^\W*(?:(?:hi|hey|hello),?\s+)?({v})\s+here\b"
-    )
-    m = re.search(plain, clause, re.IGNORECASE)
-    return m is not None and (m.group(1) or m.group(2))[:1].isupper()
 
 
 _ALLERGY_WORDS = re.compile(
@@ -426,23 +407,6 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     return None
 
 
-_ANSWERING = re.compile(
-    r"\b(?:answer|repl|respon|explain)\w*\b|\b(?:write|text|talk|speak) to me\b|"
-    r"\buse (?:only |just |more |simple |plain )?(?=\w+\W*$|\w+ (?:blocks?|snippets?)\b)",
-    re.I,
-)
-_SPEAKS = re.compile(r"\bI(?:'m| am)? (?:speak|fluent|native|learning|learn|studying)\b", re.I)
-
-
-def _answered_in(value: str, clause: str) -> bool:
-    """A language read where the writer asks to be answered in it ("explain in simple
-    english", "use code blocks"): a way of answering, not a language spoken."""
-    part = subclause(value, clause)
-    at = part.lower().find(value.lower())
-    said = _ANSWERING.search(part)
-    return at >= 0 and said is not None and said.start() < at and not _SPEAKS.search(part)
-
-
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -467,10 +431,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "My head is killing me": a moment, not a condition
     if kind == "condition" and _PASSING_ILLNESS.search(value):
         return None  # "I've got a stinking cold": a week's illness, not a condition
-    if kind == "name" and not _own_name_said(value, clause):
+    if kind == "name" and not own_name_said(value, clause):
         return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
     kind = _refiled(kind, value, clause) or kind
-    if kind == "language" and _answered_in(value, clause):
+    if kind == "language" and answered_in(value, clause):
         kind = "communication"  # "pls explain in simple english", "use code blocks"
     if kind == "language" and not is_spoken(value):  # "mostly go and postgres": none spoken
         if not _HOW_TO_ANSWER.search(clause):

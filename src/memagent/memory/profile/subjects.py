@@ -153,3 +153,22 @@ def about_no_one(clause: str) -> bool:
         or _THIRD_SUBJECT.match(clause)
         or _THEIRS_SUBJECT.match(clause)
     )
+
+
+def own_name_said(value: str, clause: str) -> bool:
+    """`value` is said as the writer's own name ("I'm Priyanka", "my name's Sam", "call
+    me Jo", "Sam here"), not any capitalised word near a name: a pet's ("and a second
+    one, Dash"), a colleague's ("my coworker Dan's profile"), a pasted field's."""
+    v = re.escape(value)
+    named = (
+        rf"\b(?:my (?:full |real |proper |actual )?name(?: is|'s|,)|name is|call me|calls me|"
+        rf"go by|known as)\s+{v}\b"
+    )
+    if re.search(named, clause, re.IGNORECASE):
+        return True
+    plain = (
+        rf"\b(?:I'?m|I am|im|this is|it'?s)\s+({v})\b|"
+        rf"^\W*(?:(?:hi|hey|hello),?\s+)?({v})\s+here\b"
+    )
+    m = re.search(plain, clause, re.IGNORECASE)
+    return m is not None and (m.group(1) or m.group(2))[:1].isupper()

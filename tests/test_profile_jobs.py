@@ -1,0 +1,28 @@
+"""A job's line (`memory.profile.jobs`): the role with its employer when the model
+copied only one of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.memory.profile.jobs import job
+
+PLAIN = "Works as {v}"
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "line"),
+    [
+        (
+            "a fintech startup",
+            "I'm a software engineer at a fintech startup",
+            ("software engineer at a fintech startup", "Works as {v}"),
+        ),
+        ("Spotify", "I work at Spotify as a data analyst", ("data analyst at Spotify", PLAIN)),
+        ("Spotify", "I work at Spotify", ("Spotify", "Works at {v}")),
+        ("retired", "I'm retired now", ("retired", "{V}")),
+        ("nurse", "I'm a nurse", ("nurse", PLAIN)),
+    ],
+)
+def test_job(value: str, clause: str, line: tuple[str, str]) -> None:
+    assert job(value, clause, PLAIN) == line
