@@ -531,3 +531,24 @@ def test_a_plan_to_move_elsewhere_stays(home: MemoryHome) -> None:
     said(home, "Moving to Bristol on the 30th of May for a new job!!", ("plan", "Bristol", ""))
     got = said(home, "I live in Cardiff", ("home", "Cardiff", ""))
     assert "personal.facts: Lives in Cardiff" in got and len(got) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "facts", "lines"),
+    [
+        (
+            "I only eat halal, and I'm allergic to sesame so hummus is a no sadly",
+            [("diet", "halal", ""), ("allergy", "sesame", ""), ("food_dislike", "hummus", "")],
+            ["diet.restrictions: Halal", "health.allergies: Allergic to sesame"],
+        ),
+        (
+            "I'm allergic to sesame and I can't stand olives",
+            [("allergy", "sesame", ""), ("food_dislike", "olives", "")],
+            ["food.dislikes: Dislikes olives", "health.allergies: Allergic to sesame"],
+        ),
+    ],
+)
+def test_what_a_health_fact_rules_out_is_no_taste(
+    home: MemoryHome, text: str, facts: list[tuple[str, str, str]], lines: list[str]
+) -> None:
+    assert said(home, text, *facts) == lines

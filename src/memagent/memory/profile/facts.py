@@ -126,6 +126,12 @@ _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
+_RULED_OUT = re.compile(
+    r"\b(?:is|are|'s)\s+(?:out|a no|a no-go|off limits|off the menu|off the table)\b|"
+    r"\bcan'?t have\b",
+    re.IGNORECASE,
+)
+"""What a health fact rules out, said beside it: no taste of its own."""
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
 
@@ -405,6 +411,11 @@ def plan(
             fixed in _LIKES
             and subclause(value, clause) in health
             and not liking_said(value, clause)
+        ) or (  # "allergic to sesame so hummus is a no": what the allergy rules out
+            fixed in ("food_dislike", "drink_dislike")
+            and health
+            and _RULED_OUT.search(clause)
+            and not disliked(value, clause)
         ):
             dropped.append((value, "a remark on another fact, not a taste"))
             continue
