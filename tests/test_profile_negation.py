@@ -43,6 +43,8 @@ from memagent.memory.profile.negation import (
         ("migraines", "condition", "my migraines are gone now", True),
         ("coffee", "drink_like", "my coffee is gone cold", False),  # a moment, not an end
         ("headaches", "condition", "I get headaches", False),
+        ("bullet points", "communication", "you can stop with the bullet points now", True),
+        ("bullet points", "communication", "don't stop with the bullet points", False),
     ],
 )
 def test_a_fact_is_over_only_where_its_own_words_say_so(

@@ -53,7 +53,7 @@ _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
     r"had to give up(?: the| my)?|"
-    r"(?<!n't )(?<!never )(?<!not )(?<!to )\bstop(?:ping)?(?: taking)?(?: the| my)|"
+    r"(?<!n't )(?<!never )(?<!not )(?<!to )\bstop(?:ping)?(?: taking| with)?(?: the| my)|"
     r"quit(?: \w+ing)?|haven'?t touched(?: any)?|pull(?:ing|ed)? out of(?: the| my)?|"
     r"drop(?:ping|ped)? out of(?: the| my)?|"
     r"off(?! to\b| for\b)|"
