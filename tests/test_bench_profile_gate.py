@@ -73,7 +73,7 @@ def test_the_shipped_weights_are_what_the_trainer_fits() -> None:
     embedder = load_embedder()
     assert embedder is not None
     w = pg.fit(embedder.embed(data.texts).astype(np.float64), data.labels, shipped["lambda"])
-    stale = "the screen or the sets changed since the last fit: run python -m bench.profile_gate --write"
+    stale = "the screen or the sets changed since the fit: run python -m bench.profile_gate --write"
     assert np.allclose(w[:-1], gate.weights, atol=1e-3), stale
     assert float(w[-1]) == pytest.approx(gate.bias, abs=1e-3), stale
     assert shipped["trained_on"] == pg.trained_on(data)
