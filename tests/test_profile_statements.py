@@ -132,6 +132,7 @@ def test_many_sentences_are_capped() -> None:
         ("Imagine I was allergic to gluten, what would I eat?", []),
         ("Honestly, if I were rich I'd buy a boat.", []),  # one word is no statement
         ("If I ever get a dog I'll name it Waffles.", []),
+        ("im on citalopram 20mg, is it ok to take it with coffee", ["I'm on citalopram 20mg."]),
     ],
 )
 def test_a_question_or_hypothetical_keeps_the_statement_it_opens_with(
@@ -192,10 +193,37 @@ def test_a_one_off_question_or_request_is_still_dropped(sentence: str) -> None:
     assert why_not_a_fact(sentence) in ("question", "request")
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("can you suggest a recipe, i'm vegan", ["I'm vegan."]),
+        (
+            "make me a playlist for my morning runs, i go out every day at 6 before work",
+            ["I go out every day at 6 before work."],
+        ),
+        (
+            "could you find a hotel, we're in Rome next week, and what should we pack?",
+            ["we're in Rome next week."],
+        ),
+        ("what should I cook tonight, I'd like something spicy", []),  # wished, not told
+        ("write a birthday message for my mum, she's turning 70", []),  # not the writer
+        ("can you find me a hotel in Rome?", []),
+    ],
+)
+def test_a_request_or_question_keeps_the_statement_it_closes_with(
+    text: str, kept: list[str]
+) -> None:
+    assert screen(text).kept == kept
+
+
 def test_a_request_to_remember_keeps_the_fact() -> None:
     assert screen("Please remember that I'm allergic to nuts.").kept == ["I'm allergic to nuts."]
     assert screen("Note: my cat is called Miso.").kept == ["my cat is called Miso."]
     assert screen("Please remember to call the bank.").kept == []  # a request, no fact
+    assert screen("Kindly note that I am hard of hearing.").kept == ["I am hard of hearing."]
+    told = "remember i told you i'm lactose intolerant? does ghee count"
+    assert screen(told).kept == ["I'm lactose intolerant."]  # asked back, still told
+    assert screen("as you know, I'm a night owl").kept == ["I'm a night owl"]
     # a preference about answering is kept though "you" is in it
     assert why_not_a_fact("I'd rather you answered in Spanish.") is None
 
@@ -209,6 +237,7 @@ def test_a_request_to_remember_keeps_the_fact() -> None:
         "I guess I could try yoga, everyone says it helps",
         "I might give pilates a go",
         "gonna try running instead",
+        "sometimes i think about going vegan but then i remember halloumi exists",
     ],
 )
 def test_a_wish_or_wondering_anywhere_in_the_sentence_is_hypothetical(sentence: str) -> None:
@@ -225,6 +254,14 @@ def test_trying_as_a_habit_is_no_hypothetical(sentence: str) -> None:
 def test_an_emoji_ends_a_clause_before_a_question() -> None:
     s = screen("off to Cornwall this weekend \U0001f3c4 any good beaches near Newquay?")
     assert s.kept == ["off to Cornwall this weekend."]
+
+
+def test_a_title_ends_no_sentence_and_a_sign_off_joins_its_name() -> None:
+    text = "I would prefer to be addressed as Mr. Fairweather, not by my first name."
+    assert screen(text).kept == [text]
+    assert screen("Could you check my order?\n\nMany thanks\nGerald").kept == [
+        "Many thanks, Gerald"
+    ]
 
 
 def test_text_pasted_below_a_rule_line_is_not_the_writers() -> None:

@@ -30,7 +30,18 @@ MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
 MAX_KEPT_SENTENCES = 8
 
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+SIGN_OFF = (
+    r"(?i:with (?:many )?thanks|many thanks|thanks again|(?:kind|warm|warmest|best) regards|"
+    r"regards|best wishes|all the best|yours (?:sincerely|faithfully|truly)|sincerely)"
+)
+"""How a letter is signed off before its writer's name ("With thanks, Gerald")."""
+_SIGNED = re.compile(rf"^(\W*{SIGN_OFF})\s*,?\s*\n+\s*", re.MULTILINE)
+"""A sign-off on its own line, joined to the name on the next ("Kind regards,\\nMartin")."""
+_SPLIT = re.compile(
+    r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
+    r"(?<=[.!?])\s+|\n+"
+)
+"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather")."""
 _WORD = re.compile(r"[A-Za-z']+")
 
 _INJECTION = re.compile(
@@ -209,6 +220,7 @@ _HYPOTHETICAL = re.compile(
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
     r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
+    r"think (?:of|about) (?:going|becoming|getting|trying|switching|starting|taking|doing)|"
     r"hypothetically|(?:could|want to|wanna|gonna|going to|hope to|hoping to) (?:try|give \w+ a "
     r"(?:go|try|shot))|"
     r"would i|were i|dreamt|dreamed|(?:had|having) a (?:\w+ )?dream|"
@@ -218,6 +230,7 @@ _HYPOTHETICAL = re.compile(
 )
 _COMMUNICATION = re.compile(
     r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
+    r"addressed as|refer to me as|"
     r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?|"
     r"spelling|metric|imperial|units|code blocks?|plain english|simple english|simple words|"
     r"layman'?s terms|explain(?: things| stuff)? (?:in|with|using) (?:simple|plain|short|more|less|"
@@ -302,12 +315,16 @@ _PASTED = re.compile(
 comma-joined words ("name,city,allergy") or a dotted key set ("preferences.likes=crypto"):
 data pasted, not something said."""
 _MEMO = re.compile(
-    r"^\s*(?:please\s+|pls\s+|just\s+|also\s+)?(?:remember|note|keep in mind|bear in mind|"
-    r"make a note|take note|don'?t forget|for the record|fyi)(?: that| of this| this)?\s*[,:]?\s+"
-    r"(?=(?:I|I'm|I've|I'll|I'd|my|we|we're|our)\b)",
+    r"^\s*(?:please\s+|pls\s+|just\s+|also\s+|kindly\s+)?(?:remember|note|keep in mind|"
+    r"bear in mind|make a note|take note|don'?t forget|for the record|fyi|as you know)"
+    r"(?: that| of this| this)?\s*[,:]?\s+"
+    r"(?P<told>I (?:told you|said|mentioned)(?: before| earlier)?(?: that)?\s*,?\s+)?"
+    r"(?=(?:I|I'm|I've|I'll|I'd|im|ive|my|we|we're|our)\b)",
     re.IGNORECASE,
 )
-""""Please remember that I'm vegan": the fact after a request to remember it."""
+""""Please remember that I'm vegan", "Kindly note that I am hard of hearing", "remember I
+told you I'm lactose intolerant?": the fact after a request to remember it (asked back, it
+is still told)."""
 _PASTE_MARK = re.compile(r"(?:^|\s)(?:-{3,}|={3,}|_{3,})(?:\s|$)|^>", re.MULTILINE)
 """A rule line or a quote mark: what follows is pasted (an email, a message), not said."""
 _CLAUSE_BREAK = re.compile(
@@ -423,6 +440,28 @@ def opening_statement(sentence: str) -> str | None:
     return None
 
 
+_TOLD_AFTER = re.compile(r"^\W*(?:I|I'm|I am|I've|I have|im|ive|we're|we are|we've)\b", re.I)
+
+
+def closing_statement(sentence: str) -> str | None:
+    """The plain statement about the writer a request or question closes with, if any
+    ("can you suggest a recipe, I'm vegan", "make me a playlist for my morning runs, I go
+    out every day at 6"): its clauses from the first that opens with the writer as "I"
+    or "we" and may state a fact, up to the next that cannot."""
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    starts = [0, *(m.end() for m in breaks)]
+    ends = [*(m.start() for m in breaks), len(sentence)]
+    first: int | None = None
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        part = _LEAD_WORD.sub("", sentence[start:end])
+        fact = why_not_a_fact(part) is None and not _CONDITIONAL.search(part)
+        if first is None:
+            first = i if i > 0 and fact and _TOLD_AFTER.match(part) else None
+        elif not fact:
+            return sentence[starts[first] : ends[i - 1]].strip().rstrip(",;:-") + "."
+    return None if first is None else sentence[starts[first] :].strip().rstrip("?,;:-") + "."
+
+
 _QUOTED = re.compile(
     r"(?<![\w'])['\u2018](?=[^'\u2018\u2019]*\s[^'\u2018\u2019]*\s)[^'\u2018\u2019]{3,}?['\u2019]"
     r"(?![\w'])|[\"\u201c](?=[^\"\u201c\u201d]*\s[^\"\u201c\u201d]*\s)[^\"\u201c\u201d]{3,}?"
@@ -481,9 +520,13 @@ def screen(text: str) -> Screened:
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
     text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
+    text = _SIGNED.sub(r"\1, ", text)
     previous: str | None = None  # why the sentence before was dropped (None: kept)
     for said in sentences(text):
-        sentence = _MEMO.sub("", said, count=1)
+        memo = _MEMO.match(said)
+        sentence = said[memo.end() :] if memo else said
+        if memo and memo.group("told") and sentence.endswith("?"):
+            sentence = sentence.rstrip("?") + "."  # "remember I told you I'm X?": told
         if _QUOTE_MARK in sentence:
             rest = " ".join(sentence.replace(_QUOTE_MARK, " ").split()).strip(" ,:;-")
             rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
@@ -501,9 +544,11 @@ def screen(text: str) -> Screened:
         ):
             why = previous
         opening = opening_statement(sentence) if why in ("question", "hypothetical") else None
+        if opening is None and why in ("question", "request"):
+            opening = closing_statement(sentence)
         if opening is not None and len(kept) < MAX_KEPT_SENTENCES:
-            kept.append(opening)
-            previous = f"{why}, but for its opening"
+            kept.append(as_written(opening))
+            previous = f"{why}, but for the statement in it"
             dropped.append((sentence[:200], previous))
             continue
         if why is None and len(kept) < MAX_KEPT_SENTENCES:
