@@ -45,6 +45,11 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("No more sushi for me.", []),  # a like ended, not a diet
         ("Everyone calls me Bobby, please do too", [("name", "Bobby", "")]),
         ("my name's Dariusz but everyone calls me Darek", [("name", "Dariusz", "")]),
+        ("hiya, name's Declan, I drive a taxi", [("name", "Declan", "")]),
+        ("With thanks, Gerald", [("name", "Gerald", "")]),
+        ("Yours sincerely, Edna Price", [("name", "Edna Price", "")]),
+        ("My dog's name's Rex", []),  # the dog's, said as 'name's' after a word
+        ("Thanks, Claude", []),  # thanking someone, not signing
         ("I've lived in Houston for ten years.", [("home", "Houston", "")]),
         ("I said Madrid but I actually live in Toledo", [("home", "Toledo", "")]),
         ("at a music festival in Roskilde till saturday", [("whereabouts", "Roskilde", "")]),

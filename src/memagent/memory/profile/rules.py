@@ -26,6 +26,7 @@ from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import OPPOSITE
+from memagent.memory.profile.statements import SIGN_OFF
 from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
@@ -61,6 +62,8 @@ _OWN_NAME = re.compile(
     rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called|I (?:actually )?go by) "
     rf"{_FULL_NAME}|"
     rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}|"
+    rf"(?:^|[,;:!.]\s*|\b(?i:hi|hey|hiya|hello)\W+)(?i:the )?[Nn]ame'?s {_FULL_NAME}|"
+    rf"^\W*{SIGN_OFF}\W+{_FULL_NAME}\W*$|"
     rf"\b(?:[Uu]se|[Ii]t'?s) my (?:full |real |proper |actual )?name,? {_FULL_NAME}|"
     r"^\W*(?:(?i:(?:oh\s+)?(?:hi|hello|hey|hiya|morning|evening)(?:\s+(?:there|dear|all|"
     r"everyone))?)\W+)?(?:I'?m|I am|Im) "
@@ -72,7 +75,8 @@ _OWN_NAME = re.compile(
     r"(?=\W*$|\s*,?\s*(?:by the way|btw)\b|\s+and\s+I\b|"
     r",\s+(?:my|and|I|I'm|nice|from|sorry|your|aged?|\d))"
 )
-"""The user's name; what they are called by others only when no name is given; a sentence
+"""The user's name ("name's Declan", a letter signed "With thanks, Gerald"); what they are
+called by others only when no name is given; a sentence
 that opens with "I'm Ruth" (after a greeting at most), said alone, "by the way", or before
 a comma and more about the writer ("I'm Margaret, my grandchildren call me Nana Mags"),
 where the word is no nationality, faith or state ("I'm Irish, ...")."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile.occasions import EVENT_WORDS
+from memagent.memory.profile.statements import SIGN_OFF
 
 OTHER_PERSON = re.compile(
     r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
@@ -165,6 +166,12 @@ def own_name_said(value: str, clause: str) -> bool:
         rf"go by|known as)\s+{v}\b"
     )
     if re.search(named, clause, re.IGNORECASE):
+        return True
+    signed = (
+        rf"(?:^|[,;:!.]\s*|\b(?:hi|hey|hiya|hello)\W+)(?:the )?name'?s\s+{v}\b|"
+        rf"^\W*{SIGN_OFF}\W+{v}\W*$"
+    )
+    if re.search(signed, clause, re.IGNORECASE):
         return True
     plain = (
         rf"\b(?:I'?m|I am|im|this is|it'?s)\s+({v})\b|"
