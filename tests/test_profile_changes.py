@@ -189,11 +189,18 @@ def test_stopped_the_medicine(home: MemoryHome) -> None:
         "I don't work at google anymore, got laid off friday so job hunting now",
         "got laid off last week",
         "I quit my job!",
+        "quit the coffee shop last week, living off savings for now",
+        "resigned from the firm, last day was friday",
     ],
 )
 def test_a_job_ended_with_nothing_read(home: MemoryHome, text: str) -> None:
     said(home, "I work at Google.", ("work", "Google", ""))
     assert said(home, text) == []
+
+
+def test_leaving_the_office_for_the_day_is_no_job_ended(home: MemoryHome) -> None:
+    said(home, "I work at Google.", ("work", "Google", ""))
+    assert said(home, "left the office late again") == ["personal.facts: Works at Google"]
 
 
 def test_not_working_somewhere_else_leaves_the_job(home: MemoryHome) -> None:

@@ -76,6 +76,9 @@ def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: 
         ("drink_like", "alcohol", "4 yrs sober so please no alcohol in recipes", "diet"),
         ("exercise", "5k", "I run 5k most mornings before work", "routine"),  # with its time
         ("exercise", "triathlete", "I'm a vegan triathlete", "exercise"),
+        ("food_dislike", "cooking", "honestly i hate cooking, cereal for dinner", "dislike"),
+        ("food_like", "baking", "I love baking on a Sunday", "like"),
+        ("food_like", "Thai cooking", "Big fan of Thai cooking", "food_like"),  # a cuisine
         (
             "condition",
             "sertraline",

@@ -82,6 +82,9 @@ def test_dislikes_are_read_in_their_own_part() -> None:
         ("I don't swim anymore since the pool closed.", ["swim"]),
         ("I've stopped drinking wine.", ["wine"]),
         ("I love swimming.", []),
+        ("you can drop the formal tone lol", ["formal tone lol"]),
+        ("packed in smoking at new year", ["smoking at new"]),
+        ("ditched the gym membership", ["gym membership"]),
     ],
 )
 def test_what_a_statement_says_is_over(sentence: str, things: list[str]) -> None:

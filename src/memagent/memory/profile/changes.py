@@ -514,6 +514,8 @@ _JOB_OVER = re.compile(
     r"(?: any ?more| now|[,.;!]|$)|"
     r"\b(?:got |been |was )?(?:laid off|made redundant|fired|let go)\b|"
     r"\b(?:quit|left|lost) my job\b|\bhanded (?:in )?my notice\b|\bbetween jobs\b|"
+    r"\b(?:quit|resigned from|walked out of) (?:the|my) (?:caf[eé]|coffee shop|shop|restaurant|"
+    r"bar|pub|salon|bakery|office|firm|company|agency|warehouse|factory|store|practice|garage)\b|"
     r"\blast day (?:at|with) (?:the |my )?[\w&' -]{2,30}? was\b",
     re.IGNORECASE,
 )

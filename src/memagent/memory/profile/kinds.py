@@ -407,6 +407,13 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     return None
 
 
+_KITCHEN_WORK = re.compile(
+    r"(?:home )?(?:cooking|baking|meal prep(?:ping)?|(?:the )?washing up|doing the dishes|"
+    r"(?:food |grocery )?shopping|the food shop)",
+    re.IGNORECASE,
+)
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -525,6 +532,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         r"\b(?:food|cuisine|dishes|cooking)$", value, re.I
     ):
         kind = "food_" + kind  # "Big fan of Ethiopian food": a taste in food
+    if kind in ("food_like", "food_dislike") and _KITCHEN_WORK.fullmatch(value.strip()):
+        kind = kind.removeprefix("food_")  # "I hate cooking": a chore, not a taste in food
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
     if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
