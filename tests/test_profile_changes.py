@@ -553,6 +553,11 @@ def test_a_plan_to_move_elsewhere_stays(home: MemoryHome) -> None:
             [("allergy", "sesame", ""), ("food_dislike", "olives", "")],
             ["food.dislikes: Dislikes olives", "health.allergies: Allergic to sesame"],
         ),
+        (  # the reason said, though not read as a fact of its own
+            "6 months pregnant so the brie's off limits i assume",
+            [("food_dislike", "brie", "")],
+            [],
+        ),
     ],
 )
 def test_what_a_health_fact_rules_out_is_no_taste(

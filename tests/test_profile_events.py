@@ -25,6 +25,7 @@ from memagent.memory.profile.events import episodic
         "Cleaned out the shed.",
         "The neighbours' dog chewed up our hose.",  # a past event with another subject
         "My sister's car broke down.",
+        "actually don't, I've had 4 coffees already and my hands are shaking",  # a count so far
     ],
 )
 def test_events_moods_needs_and_quoted_words_are_episodic(sentence: str) -> None:

@@ -148,6 +148,8 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("allergy", "celiac disease", "I have celiac disease.", "condition"),
         ("condition", "single", "Anna and I got divorced last year, so I'm single now.", None),
         ("condition", "married", "I'm happily married.", None),
+        ("condition", "Muslim", "I don't eat pork, I am muslim", None),  # a faith, no condition
+        ("condition", "dentist anxiety", "dentist anxiety already kicking in, help", None),
         (
             "condition",
             "shoulder surgery",

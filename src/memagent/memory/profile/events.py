@@ -25,7 +25,8 @@ _PAST_EVENT = re.compile(
     rf"(?:\w+ly\s+)?"
     rf"(?:{_IRREGULAR_PAST}|[a-z]+ed)\b|\b[a-z]+ed (?:out|up|off|well|badly)\b|"
     r"\b(?:yesterday|last (?:night|week|weekend)|this (?:morning|afternoon|evening)|earlier|"
-    r"right now|at the moment|today|tonight|just now)\b|^\W*just (?!so\b)",
+    r"right now|at the moment|today|tonight|just now)\b|^\W*just (?!so\b)|"
+    r"\b(?:had|drunk|eaten) (?:\d+|two|three|four|five|six|a few|several) \w+ (?:already|so far)\b",
     re.IGNORECASE,
 )
 _STATIVE_PARTICIPLE = (

@@ -131,6 +131,7 @@ _RULED_OUT = re.compile(
     r"\bcan'?t have\b",
     re.IGNORECASE,
 )
+_HEALTH_REASON = re.compile(r"\b(?:pregnant|allergic|coeliac|celiac|intolerant|diabetic)\b", re.I)
 """What a health fact rules out, said beside it: no taste of its own."""
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
@@ -413,7 +414,7 @@ def plan(
             and not liking_said(value, clause)
         ) or (  # "allergic to sesame so hummus is a no": what the allergy rules out
             fixed in ("food_dislike", "drink_dislike")
-            and health
+            and (health or _HEALTH_REASON.search(" ".join(sentences)))
             and _RULED_OUT.search(clause)
             and not disliked(value, clause)
         ):

@@ -96,7 +96,9 @@ _BARE_QUALITY = re.compile(
 """Kinds a day or time of day may be ("I hate mornings" is a taste)."""
 _DIET_CONDITION = re.compile(r"(?:an? )?(?:coeliac|celiac)(?: disease)?|lactose intoleran\w+", re.I)
 _STATUS = re.compile(
-    r"(?:happily |newly )?(?:single|married|divorced|engaged|separated|widowed)", re.I
+    r"(?:happily |newly )?(?:single|married|divorced|engaged|separated|widowed)|"
+    r"(?:a )?(?:muslim|christian|catholic|jewish|hindu|sikh|buddhist|atheist)",
+    re.I,
 )
 _PROCEDURE = re.compile(
     r"\b(?:test|tests|scan|surgery|operation|procedure|appointment|check-?up|biopsy|x-?ray)$",
@@ -192,7 +194,7 @@ _FIGURE = re.compile(
 killing me", "it's not rocket science"); a value read inside one is no fact."""
 _PASSING = re.compile(
     r"\b(?:could eat a horse|dying (?:for|of)|killing me|kills me|over the moon|on cloud nine|"
-    r"under the weather|sick (?:and|&) tired|dead tired|could sleep for a week)\b|"
+    r"under the weather|sick (?:and|&) tired|dead tired|could sleep for a week|kicking in)\b|"
     r"\b(?:crav\w+|in the mood for|fancy(?:ing)?|could (?:really )?(?:go for|use|do with)|"
     r"feel(?:ing)? like (?:having|eating|drinking|a|an|some)|hungry for|starving for|"
     r"want(?:ing)? (?:a|an|some) \w+ (?:right now|now|tonight|today))\b",

@@ -58,7 +58,9 @@ _INJECTION = re.compile(
     r"\bpretend (?:that )?(?:my|the) (?:profile|memory|records?)\b|"
     r"\b(?:update|edit|change|wipe|reset|delete)\s+(?:her|his|their|this|that)\s+profile\b|"
     r"\bthis is \w+'s \w+ on (?:her|his|their) (?:phone|laptop|account)\b|"
-    r"\bfrom the (?:developers?|devs|admins?|system|company)\b|\bverified facts?\b",
+    r"\bfrom the (?:developers?|devs|admins?|system|company)\b|\bverified facts?\b|"
+    r"\bpretend (?:you'?re|you are|to be)\b|\bwith no (?:filters?|rules|limits)\b|"
+    r"\b(?:change|set|update) (?:her|his|their) name\b",
     re.IGNORECASE | re.DOTALL,
 )
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
@@ -104,6 +106,8 @@ _REQUEST = re.compile(
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
     r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
     r"convert|generate|outline|brainstorm|rewrite|proofread|rate|judge|settle|roast|let'?s|"
+    r"sort|arrange|group|format|fix|check|correct|edit|shorten|simplify|rank|reorder|tidy up|"
+    r"clean up|paraphrase|reword|describe|define|pick|choose|walk me through|break down|"
     r"could you|can you|would you|"
     r"will you|i need you to|i want you to|i'?d like you to)\b",
     re.IGNORECASE,
@@ -214,7 +218,8 @@ _SMALL_TALK_WORDS = frozenset(
     ]
 )
 _HYPOTHETICAL = re.compile(
-    r"^\s*(?:(?:lol|haha|lmao|omg|ok|okay|so|just|well|right|hmm|um)\W+){0,3}(if|what if|suppose|"
+    r"^\s*(?:(?:lol|haha|lmao|omg|ok|okay|so|just|well|right|hmm|um|even|and|but)\W+){0,3}"
+    r"(if|what if|suppose|"
     r"supposing|imagine|hypothetically|let'?s say|say i|"
     r"in theory|maybe|perhaps|i wonder|i wish|wish i|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
@@ -225,7 +230,8 @@ _HYPOTHETICAL = re.compile(
     r"(?:go|try|shot))|"
     r"would i|were i|dreamt|dreamed|(?:had|having) a (?:\w+ )?dream|"
     r"(?:not sure|unsure|can'?t decide|undecided) (?:if|whether|I want|I'?d)"
-    r"(?! I (?:ever )?(?:told|mentioned|said)))\b",
+    r"(?! I (?:ever )?(?:told|mentioned|said)))\b|"
+    r"[,;]\s*(?:and |but |even )?if\b",
     re.IGNORECASE,
 )
 _COMMUNICATION = re.compile(
