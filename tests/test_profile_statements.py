@@ -222,6 +222,8 @@ def test_a_one_off_question_or_request_is_still_dropped(sentence: str) -> None:
         ("can you find me a hotel in Rome?", []),
         ("sort this by aisle pls: eggs, tahini, oat milk, bananas", []),  # a list to sort
         ("check my email for typos, I'm dyslexic", ["I'm dyslexic."]),
+        ("what do i make for dinner, i have eggs, spinach and half a lemon", []),  # at hand
+        ("can you suggest snacks, I have coeliac disease", ["I have coeliac disease."]),
     ],
 )
 def test_a_request_or_question_keeps_the_statement_it_closes_with(

@@ -447,6 +447,13 @@ def opening_statement(sentence: str) -> str | None:
 
 
 _TOLD_AFTER = re.compile(r"^\W*(?:I|I'm|I am|I've|I have|im|ive|we're|we are|we've)\b", re.I)
+_AT_HAND = re.compile(
+    r"^\W*(?:I|we) (?:have|'ve got|have got|got)\b"
+    r"(?!.*\b(?:allerg\w*|intoleran\w*|coeliac|celiac|diabet\w*|asthma|ibs|disease|disorder)\b)",
+    re.IGNORECASE,
+)
+"""'what do I make for dinner, I have eggs, spinach and half a lemon': what is at hand for the
+request, not a fact about the writer."""
 
 
 def closing_statement(sentence: str) -> str | None:
@@ -462,7 +469,8 @@ def closing_statement(sentence: str) -> str | None:
         part = _LEAD_WORD.sub("", sentence[start:end])
         fact = why_not_a_fact(part) is None and not _CONDITIONAL.search(part)
         if first is None:
-            first = i if i > 0 and fact and _TOLD_AFTER.match(part) else None
+            told = _TOLD_AFTER.match(part) and not _AT_HAND.match(part)
+            first = i if i > 0 and fact and told else None
         elif not fact:
             return sentence[starts[first] : ends[i - 1]].strip().rstrip(",;:-") + "."
     return None if first is None else sentence[starts[first] :].strip().rstrip("?,;:-") + "."
