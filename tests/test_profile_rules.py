@@ -46,6 +46,11 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
         ("Everyone calls me Bobby, please do too", [("name", "Bobby", "")]),
         ("my name's Dariusz but everyone calls me Darek", [("name", "Dariusz", "")]),
         ("hiya, name's Declan, I drive a taxi", [("name", "Declan", "")]),
+        (
+            "I'm a year 6 teacher and I live in leeds",
+            [("home", "leeds", ""), ("work", "year 6 teacher", "")],
+        ),
+        ("I am a retired schoolmistress", [("work", "retired", "")]),
         ("With thanks, Gerald", [("name", "Gerald", "")]),
         ("Yours sincerely, Edna Price", [("name", "Edna Price", "")]),
         ("My dog's name's Rex", []),  # the dog's, said as 'name's' after a word

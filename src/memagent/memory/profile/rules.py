@@ -26,6 +26,7 @@ from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import OPPOSITE
+from memagent.memory.profile.lowplaces import lower_home, lower_stay
 from memagent.memory.profile.statements import SIGN_OFF
 from memagent.memory.profile.timebound import time_bound
 
@@ -102,7 +103,8 @@ _HOME = re.compile(
     r"(?:outside|near|north of|south of|east of|west of) ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
 _RETIRED = re.compile(
-    r"\bI(?:'m| am|'ve| have)?\s+(?:just |recently |finally |now |officially |fully )?retired\b"
+    r"\bI(?:'m| am|'ve| have)?\s+(?:an? )?(?:just |recently |finally |now |officially |fully )?"
+    r"retired\b"
     r"(?! from\b)",
     re.IGNORECASE,
 )
@@ -127,7 +129,7 @@ OCCUPATIONS = (
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
-    rf"\bI(?:'m| am) an? ((?:[a-z-]+ ){{0,3}}(?:{OCCUPATIONS})(?: (?:practitioner|assistant|"
+    rf"\bI(?:'m| am) an? ((?:[a-z0-9-]+ ){{0,3}}(?:{OCCUPATIONS})(?: (?:practitioner|assistant|"
     rf"manager|technician|specialist|officer|supervisor|lead))?)\b(?!['-])",
     re.IGNORECASE,
 )
@@ -202,23 +204,6 @@ _AT_THEIRS = re.compile(
     re.IGNORECASE,
 )
 """"Staying at my mum's till the 20th": a stay at a relative's, read only with an end."""
-_LOWER_STAY = re.compile(
-    r"(?:^\W*|\b[iI]'?m\s+|\bim\s+|\b[iI] am\s+|,\s*)(?:(?:staying|working|crashing|stopping|"
-    r"stuck|based|holed up)(?: remotely)?\s+)?(?:at (?:a|my) [a-z]+'s\s+)?(?:in|from) "
-    r"([a-z]{3,}(?: [a-z]{3,})?) (?:till|until|thru|through|for the next|tonight|this week)\b"
-)
-"""A stay typed in lower case ("i'm in tokyo till the 20th!!", "working from lisbon for the
-next two weeks", "crashing at a friend's in munich tonight"): the place is the word after
-"in" or "from" in a sentence with no capitalised word, when it is not a thing one is in
-rather than a place (`_NOT_PLACES`)."""
-_NOT_PLACES = frozenset(
-    {
-        *("bed", "work", "school", "class", "town", "hospital", "meetings", "meeting"),
-        *("office", "quarantine", "isolation", "lockdown", "training", "recovery", "rehab"),
-        *("trouble", "pain", "love", "charge", "hiding", "court", "session", "home", "traffic"),
-        *("queue", "limbo", "the"),
-    }
-)
 _ON_TRIP = re.compile(
     r"^\W*(?i:(?:I'm |I am |we're |we are )?(?:on|away on|out on) (?:a |an |my |our )?(?:[\w-]+ )?"
     r"(?:trip|visit|holiday|vacation|getaway|tour|assignment|secondment) (?:to|in) (?:the )?)"
@@ -395,12 +380,6 @@ def _clip(text: str) -> str:
     return said.strip(" ,.;!")
 
 
-def _lower_stay(sentence: str) -> str | None:
-    """The place of a stay typed all in lower case, or None ("i'm in bed till noon")."""
-    m = _LOWER_STAY.search(sentence)
-    return m.group(1) if m and not set(m.group(1).split()) & _NOT_PLACES else None
-
-
 _PARTS = re.compile(r"\s*[,;]\s*|\s+and\s+(?=(?:I|I'm|we|we're)\b)")
 
 
@@ -431,7 +410,7 @@ def _stay_place(s: str) -> str | None:
         return _clip(trip.group(1))
     if not _GOING.search(s.split(",")[0]) and (place := _PLACE.search(s)):
         return _clip(place.group(1))
-    if not re.search(r"\b(?!I\b)[A-Z][a-z]", s) and (low := _lower_stay(s)):
+    if low := lower_stay(s):
         return low
     theirs = _AT_THEIRS.search(s)
     if theirs is not None:
@@ -462,6 +441,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
         home = next(reversed(list(_HOME.finditer(s))), None)  # "…said Porto but I live in Braga"
         if home is not None:
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
+        elif low := lower_home(s):
+            out.append(Extracted(kind="home", value=low))
         work = _WORK.search(s) or _IM_A.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
