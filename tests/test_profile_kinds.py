@@ -150,6 +150,7 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("condition", "married", "I'm happily married.", None),
         ("condition", "Muslim", "I don't eat pork, I am muslim", None),  # a faith, no condition
         ("condition", "dentist anxiety", "dentist anxiety already kicking in, help", None),
+        ("plan", "extra shift", "ward manager wants me to pick up an extra shift sunday", None),
         (
             "condition",
             "shoulder surgery",

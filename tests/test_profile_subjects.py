@@ -60,6 +60,7 @@ def test_a_named_person_with_an_adverb(clause: str, other: bool) -> None:
         ("my girlfriend's not vegan though", True),  # "'s" as "is"
         ("my husband's allergic to cats", True),
         ("my mum's birthday is friday", False),  # "'s" as whose
+        ("both hate the vet with a passion", True),  # two cats named before
     ],
 )
 def test_their_subject(part: str, theirs: bool) -> None:

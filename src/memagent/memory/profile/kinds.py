@@ -20,6 +20,7 @@ from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
     AHEAD,
+    ASKED_OF_ME,
     EVENT,
     HABIT,
     PAST,
@@ -503,6 +504,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         and not a_day_besides_its_end(clause)
     ):
         return None  # "on crutches till thursday": a state with its end, not an event
+    if kind == "plan" and ASKED_OF_ME.search(clause):
+        return None  # "my manager wants me to pick up a shift sunday": asked, not planned
     if kind == "plan" and not day_said(clause):
         return None  # "Stuck in a meeting", "dentist appointment at three": no day ahead
     if kind == "plan" and episodic(clause) and not AHEAD.search(clause):

@@ -51,6 +51,10 @@ EVENT_WORDS = (
 
 
 EVENT = re.compile(rf"\b({EVENT_WORDS})\b", re.IGNORECASE)
+ASKED_OF_ME = re.compile(
+    r"\b(?:wants?|wanting|expects?|expecting|(?:is|keeps) asking|trying to get) me to\b", re.I
+)
+"""'ward manager wants me to pick up an extra shift sunday': asked of the writer, not planned."""
 
 
 WEEKLY = re.compile(

@@ -84,12 +84,13 @@ _THEIR_SUBJECT = re.compile(
     r"mad|crazy|big)\b))|"
     r"(?:the|my|our)\s+(?:[\w-]+\s+)?[\w-]+['\u2019]s\s+"
     rf"(?:{_PEOPLE})\b(?!['\u2019]s)|"
-    r"(?:he|she|they)\b)",
+    r"(?:he|she|they|both(?: of them)?|the two of them|neither of them)\b)",
     re.IGNORECASE,
 )
 """A part of a sentence whose subject is another person ("my neighbour plays drums", "now
-she judges my bagels", "my charge nurse is coeliac", "the kids eat normal bread", "the
-vicar's wife makes the best lemon drizzle", "and also that he takes insulin")."""
+she judges my bagels", "both hate the vet", "my charge nurse is coeliac", "the kids eat
+normal bread", "the vicar's wife makes the best lemon drizzle", "and also that he takes
+insulin")."""
 
 
 def their_subject(part: str) -> bool:
