@@ -51,6 +51,10 @@ def read(sentence: str) -> list[tuple[str, str, str]]:
             [("home", "leeds", ""), ("work", "year 6 teacher", "")],
         ),
         ("I am a retired schoolmistress", [("work", "retired", "")]),
+        ("I work like nurse in the hospital", [("work", "nurse", "")]),  # no article
+        ("I'm a backend dev, so skip the basics", [("work", "backend dev", "")]),
+        ("ok I'm an SRE, just moved onto the platform team", [("work", "SRE", "")]),
+        ("I work as part of a team", []),
         ("With thanks, Gerald", [("name", "Gerald", "")]),
         ("Yours sincerely, Edna Price", [("name", "Edna Price", "")]),
         ("My dog's name's Rex", []),  # the dog's, said as 'name's' after a word

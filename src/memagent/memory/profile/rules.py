@@ -125,7 +125,10 @@ OCCUPATIONS = (
     "police officer|soldier|artist|musician|photographer|therapist|psychologist|"
     "social worker|translator|secretary|receptionist|entrepreneur|surgeon|midwife|"
     "physiotherapist|optician|hairdresser|cleaner|caregiver|carer|nanny|salesperson|"
-    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier"
+    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier|"
+    "dev|sre|sysadmin|coder|pharmacy tech|lab tech|vet tech|founder|porter|welder|joiner|"
+    "plasterer|decorator|gardener|childminder|care worker|support worker|radiographer|"
+    "dietitian|paralegal|clerk|actor|dancer|singer"
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
@@ -133,6 +136,8 @@ _IM_A = re.compile(
     rf"manager|technician|specialist|officer|supervisor|lead))?)\b(?!['-])",
     re.IGNORECASE,
 )
+_AS_JOB = re.compile(rf"\bI work (?:as|like) ((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))\b", re.I)
+"""'I work like nurse in the hospital', 'I work as nurse': a job said without its article."""
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
     r"|\bI(?:'m| am) not (?:eating|drinking|having) "
@@ -443,7 +448,7 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
         elif low := lower_home(s):
             out.append(Extracted(kind="home", value=low))
-        work = _WORK.search(s) or _IM_A.search(s)
+        work = _WORK.search(s) or _IM_A.search(s) or _AS_JOB.search(s)
         if work is not None:
             out.append(Extracted(kind="work", value=_clip(work.group(1))))
         elif _RETIRED.search(s):
