@@ -8,6 +8,17 @@ import re
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.negation import subclause
 
+JOBS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|architect|"
+    "pharmacist|dentist|vet|chef|cook|baker|farmer|pilot|firefighter|paramedic|electrician|"
+    "plumber|carpenter|mechanic|journalist|writer|editor|librarian|scientist|researcher|"
+    "professor|lecturer|student|consultant|manager|shift manager|analyst|barista|driver|"
+    "artist|musician|photographer|therapist|surgeon|midwife"
+)
+"""Jobs a value the model read as another kind is plainly one of ("graphic designer" read
+as an exercise, "a paramedic" as a condition)."""
+JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{JOBS})s?", re.IGNORECASE)
+A_JOB = re.compile(rf"(?:an? )?(?:{JOBS})s?", re.IGNORECASE)
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",

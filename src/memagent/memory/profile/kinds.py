@@ -16,6 +16,7 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
+from memagent.memory.profile.jobs import A_JOB, JOB_WORD
 from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
@@ -152,13 +153,6 @@ _MOOD = re.compile(
     r"sick|stable|fine|ok|okay|busy|hungover|sleepy|grumpy|cranky|nervous|excited|"
     r"overwhelmed|lonely|upset|angry|annoyed|frustrated|worried)",
     re.IGNORECASE,
-)
-_JOBS = (
-    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|accountant|architect|"
-    "pharmacist|dentist|vet|chef|cook|baker|farmer|pilot|firefighter|paramedic|electrician|"
-    "plumber|carpenter|mechanic|journalist|writer|editor|librarian|scientist|researcher|"
-    "professor|lecturer|student|consultant|manager|shift manager|analyst|barista|driver|"
-    "artist|musician|photographer|therapist|surgeon|midwife"
 )
 _SPORT = re.compile(
     r"\b(?:run\w*|jog\w*|swim\w*|laps?|cycl\w*|bik\w*|spin\w*|yoga|pilates|gym|lift\w*|"
@@ -383,7 +377,6 @@ _AT_A_TIME = re.compile(
 )
 """When a habit happens (a clock time, a day, every morning): an exercise said so is a
 routine; one said only with how often ("a couple times a week", "most mornings") is not."""
-_JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{_JOBS})s?", re.IGNORECASE)
 _MISFILED = ("condition", "exercise", "routine", "like")
 
 
@@ -400,7 +393,7 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     """The kind a value's own words plainly say, where the model read it as a kind it is
     not: a job ("graphic designer" read as an exercise), an event on a day ahead ("job
     interview next Tuesday" read as a condition), a race on a date ("MARATHON ON OCT 4TH")."""
-    if kind == "exercise" and _JOB_WORD.fullmatch(value.strip()):
+    if kind == "exercise" and JOB_WORD.fullmatch(value.strip()):
         return "work"
     ahead = day_said(clause) and not PAST.search(clause) and not REGULAR.search(clause)
     if kind in _MISFILED and EVENT.search(value) and ahead:
@@ -467,7 +460,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "diet"
     if kind == "condition" and _dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
-    if kind == "condition" and re.fullmatch(rf"(?:an? )?(?:{_JOBS})s?", value.strip(), re.I):
+    if kind == "condition" and A_JOB.fullmatch(value.strip()):
         kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
     if kind in _TASTES and _BARE_QUALITY.fullmatch(value.strip()):
         return None  # "coffee is life. black, no sugar": how it is had, not a taste of its own
