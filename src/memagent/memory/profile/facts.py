@@ -131,8 +131,9 @@ _RULED_OUT = re.compile(
     r"\bcan'?t have\b",
     re.IGNORECASE,
 )
-_HEALTH_REASON = re.compile(r"\b(?:pregnant|allergic|coeliac|celiac|intolerant|diabetic)\b", re.I)
 """What a health fact rules out, said beside it: no taste of its own."""
+_HEALTH_REASON = re.compile(r"\b(?:pregnant|allergic|coeliac|celiac|intolerant|diabetic)\b", re.I)
+"""A reason for ruling a food out, said though not read as a fact ("6 months pregnant")."""
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
 

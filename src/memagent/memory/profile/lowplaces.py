@@ -37,15 +37,19 @@ def _lower_case(sentence: str) -> bool:
     return not re.search(r"\b(?!I\b)[A-Z][a-z]", sentence)
 
 
+def _place(pattern: re.Pattern[str], sentence: str, not_places: frozenset[str]) -> str | None:
+    """The place `pattern` reads in `sentence` typed in lower case, unless it is one of
+    `not_places`."""
+    m = pattern.search(sentence) if _lower_case(sentence) else None
+    return m.group(1) if m and not set(m.group(1).lower().split()) & not_places else None
+
+
 def lower_stay(sentence: str) -> str | None:
     """The place of a stay typed in lower case, or None ("i'm in bed till noon")."""
-    m = _LOWER_STAY.search(sentence) if _lower_case(sentence) else None
-    return m.group(1) if m and not set(m.group(1).split()) & NOT_PLACES else None
+    return _place(_LOWER_STAY, sentence, NOT_PLACES)
 
 
 def lower_home(sentence: str) -> str | None:
     """The home typed in lower case ("I'm a year 6 teacher and I live in leeds"), or None
     ("I live in hope", "we live in a flat")."""
-    m = _LOWER_HOME.search(sentence) if _lower_case(sentence) else None
-    words = set(m.group(1).lower().split()) if m else set()
-    return m.group(1) if m and not words & (NOT_PLACES | _NOT_HOMES) else None
+    return _place(_LOWER_HOME, sentence, NOT_PLACES | _NOT_HOMES)

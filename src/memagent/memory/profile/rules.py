@@ -28,6 +28,7 @@ from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import OPPOSITE
 from memagent.memory.profile.lowplaces import lower_home, lower_stay
 from memagent.memory.profile.statements import SIGN_OFF
+from memagent.memory.profile.subjects import NAME_SAID
 from memagent.memory.profile.timebound import time_bound
 
 _ANIMALS = "|".join(relations.ANIMALS)
@@ -63,7 +64,7 @@ _OWN_NAME = re.compile(
     rf"\b(?:[Mm]y name is|[Mm]y name's|[Cc]all me|I'm called|I am called|I (?:actually )?go by) "
     rf"{_FULL_NAME}|"
     rf"\b(?:[Ee]veryone|[Pp]eople|[Ff]riends|[Mm]ost people|[Tt]hey) calls? me {_FULL_NAME}|"
-    rf"(?:^|[,;:!.]\s*|\b(?i:hi|hey|hiya|hello)\W+)(?i:the )?[Nn]ame'?s {_FULL_NAME}|"
+    rf"{NAME_SAID} {_FULL_NAME}|"
     rf"^\W*{SIGN_OFF}\W+{_FULL_NAME}\W*$|"
     rf"\b(?:[Uu]se|[Ii]t'?s) my (?:full |real |proper |actual )?name,? {_FULL_NAME}|"
     r"^\W*(?:(?i:(?:oh\s+)?(?:hi|hello|hey|hiya|morning|evening)(?:\s+(?:there|dear|all|"

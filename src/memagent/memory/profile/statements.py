@@ -421,15 +421,21 @@ def why_not_a_fact(sentence: str) -> str | None:
     return None
 
 
+def _clause_spans(sentence: str) -> list[tuple[int, int]]:
+    """(start, end) of each clause of `sentence`, split at `_CLAUSE_BREAK`."""
+    breaks = list(_CLAUSE_BREAK.finditer(sentence))
+    starts = [0, *(m.end() for m in breaks)]
+    ends = [*(m.start() for m in breaks), len(sentence)]
+    return list(zip(starts, ends, strict=True))
+
+
 def opening_statement(sentence: str) -> str | None:
     """The plain statement a question or hypothetical opens with, if any (module
     doc): its clauses up to the first one that cannot state a fact, when that is a
     question or a hypothetical and what comes before it is not conditional."""
-    breaks = list(_CLAUSE_BREAK.finditer(sentence))
-    starts = [0, *(m.end() for m in breaks)]
-    ends = [*(m.start() for m in breaks), len(sentence)]
+    spans = _clause_spans(sentence)
     first: int | None = None  # the first clause that may state a fact
-    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+    for i, (start, end) in enumerate(spans):
         part = _LEAD_WORD.sub("", sentence[start:end])
         why = why_not_a_fact(part)
         if why is None:
@@ -439,7 +445,7 @@ def opening_statement(sentence: str) -> str | None:
             continue  # "Quick one: …", "Honestly, …"
         if first is None or why not in ("question", "hypothetical"):
             return None
-        opening = sentence[starts[first] : ends[i - 1]].strip()
+        opening = sentence[spans[first][0] : spans[i - 1][1]].strip()
         if len(_WORD.findall(opening)) < 2 or _CONDITIONAL.search(opening):
             return None
         return opening.rstrip(",;:-") + "."
@@ -461,19 +467,17 @@ def closing_statement(sentence: str) -> str | None:
     ("can you suggest a recipe, I'm vegan", "make me a playlist for my morning runs, I go
     out every day at 6"): its clauses from the first that opens with the writer as "I"
     or "we" and may state a fact, up to the next that cannot."""
-    breaks = list(_CLAUSE_BREAK.finditer(sentence))
-    starts = [0, *(m.end() for m in breaks)]
-    ends = [*(m.start() for m in breaks), len(sentence)]
+    spans = _clause_spans(sentence)
     first: int | None = None
-    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+    for i, (start, end) in enumerate(spans):
         part = _LEAD_WORD.sub("", sentence[start:end])
         fact = why_not_a_fact(part) is None and not _CONDITIONAL.search(part)
         if first is None:
             told = _TOLD_AFTER.match(part) and not _AT_HAND.match(part)
             first = i if i > 0 and fact and told else None
         elif not fact:
-            return sentence[starts[first] : ends[i - 1]].strip().rstrip(",;:-") + "."
-    return None if first is None else sentence[starts[first] :].strip().rstrip("?,;:-") + "."
+            return sentence[spans[first][0] : spans[i - 1][1]].strip().rstrip(",;:-") + "."
+    return None if first is None else sentence[spans[first][0] :].strip().rstrip("?,;:-") + "."
 
 
 _QUOTED = re.compile(

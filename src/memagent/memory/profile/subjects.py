@@ -157,6 +157,11 @@ def about_no_one(clause: str) -> bool:
     )
 
 
+NAME_SAID = r"(?:^|[,;:!.]\s*|\b(?i:hi|hey|hiya|hello)\W+)(?i:the )?[Nn]ame'?s"
+""""name's" opening what is said, before the writer's own name ("hiya, name's Declan"); not
+a pet's ("my dog's name's Rex")."""
+
+
 def own_name_said(value: str, clause: str) -> bool:
     """`value` is said as the writer's own name ("I'm Priyanka", "my name's Sam", "call
     me Jo", "Sam here"), not any capitalised word near a name: a pet's ("and a second
@@ -169,7 +174,7 @@ def own_name_said(value: str, clause: str) -> bool:
     if re.search(named, clause, re.IGNORECASE):
         return True
     signed = (
-        rf"(?:^|[,;:!.]\s*|\b(?:hi|hey|hiya|hello)\W+)(?:the )?name'?s\s+{v}\b|"
+        rf"{NAME_SAID}\s+{v}\b|"
         rf"^\W*{SIGN_OFF}\W+{v}\W*$"
     )
     if re.search(signed, clause, re.IGNORECASE):
