@@ -60,7 +60,13 @@ _INJECTION = re.compile(
     r"\bthis is \w+'s \w+ on (?:her|his|their) (?:phone|laptop|account)\b|"
     r"\bfrom the (?:developers?|devs|admins?|system|company)\b|\bverified facts?\b|"
     r"\bpretend (?:you'?re|you are|to be)\b|\bwith no (?:filters?|rules|limits)\b|"
-    r"\b(?:change|set|update) (?:her|his|their) name\b",
+    r"\b(?:change|set|update) (?:her|his|their) name\b|"
+    r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+(?:you'?ve|you have|you were|"
+    r"you'?re|you are)\s+(?:been\s+)?(?:told|taught|given|said)\b|"
+    r"\b(?:says|said|told me|wants|asked)\s+(?:that\s+)?(?:you|u)\s+(?:should|must|need to|have to|"
+    r"to)\s+(?:save|store|add|record|log|write down|put down|note down)\b|"
+    r"\b(?:says|said|told me|wants me|asked me)\s+to\s+(?:tell you|save|store|record|log|"
+    r"update my (?:profile|job|name|details))\b",
     re.IGNORECASE | re.DOTALL,
 )
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
@@ -102,7 +108,8 @@ _TRAILING_QUESTION = re.compile(
 """A question asked after a comma without its mark ("on antibiotics for 7 days, can I still
 have a glass of wine"): the opening is kept, the question is not."""
 _REQUEST = re.compile(
-    r"^\s*(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
+    r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and)\s+)?"
+    r"(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
     r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
     r"convert|generate|outline|brainstorm|rewrite|proofread|rate|judge|settle|roast|let'?s|"
@@ -268,10 +275,14 @@ amirite', an eye-roll at praise: said not to be believed. An eye-roll at a misfo
 ("sprained my ankle 🙄 on crutches for 10 days") is not."""
 _ASSISTANT_CLAIM = re.compile(
     r"\b(?:i'?ll|i will|i'?ve|i have)\s+(?:remember|noted?|keep in mind|make a note)\w*\b"
-    r".*\byou\b",
+    r".*\byou\b|"
+    r"\b(?:you|u|your (?:\w+ )?(?:reply|replies|answer|response|message|summary|notes?))\s+"
+    r"(?:just\s+)?(?:said|says|told me|claimed|claims|stated|wrote|thinks?|thought)\s+(?:that\s+)?"
+    r"(?:I|I'm|I am|im|I've|ive|my)\b",
     re.IGNORECASE,
 )
-"""'I'll remember that you prefer short answers': the assistant's words about the user."""
+"""'I'll remember that you prefer short answers': the assistant's words about the user.
+'your last reply said I'm a doctor': a claim the assistant made, not the user's word."""
 _STANDING_REQUEST = re.compile(
     r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:always (?:reply|answer|respond|write|"
     r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
@@ -331,8 +342,14 @@ _MEMO = re.compile(
 """"Please remember that I'm vegan", "Kindly note that I am hard of hearing", "remember I
 told you I'm lactose intolerant?": the fact after a request to remember it (asked back, it
 is still told)."""
-_PASTE_MARK = re.compile(r"(?:^|\s)(?:-{3,}|={3,}|_{3,})(?:\s|$)|^>", re.MULTILINE)
-"""A rule line or a quote mark: what follows is pasted (an email, a message), not said."""
+_PASTE_MARK = re.compile(
+    r"(?:^|\s)(?:-{3,}|={3,}|_{3,})(?:\s|$)|^>|"
+    r"\b(?:copied|pasted|copy-?pasted|copy pasted|grabbed|quoting)\s+(?:this\s+|it\s+)?"
+    r"(?:from|off)\b[^:\n]{0,60}:",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A rule line, a quote mark or "copied from a blog:": what follows is pasted (an email,
+a message, someone's "about me"), not said."""
 _CLAUSE_BREAK = re.compile(
     r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*"
 )
