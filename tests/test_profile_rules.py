@@ -579,3 +579,21 @@ def test_a_name_said_before_its_relation(sentence: str, facts: list[tuple[str, s
 )
 def test_the_pet_named(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert [f for f in read(sentence) if f[0] == "pet"] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "job"),
+    [
+        ("ICU nurse here, three 12-hour days a week", "ICU nurse"),
+        ("custody sergeant here, so 10 hour shifts, mostly lates", "custody sergeant"),
+        ("Hi, retired teacher here.", "retired teacher"),
+        ("plumber by trade, 20 years of it", "plumber"),
+        ("passed!! officially a registered nurse now", "registered nurse"),
+        ("knees are done, starting as a site inspector for the council monday", "site inspector"),
+        ("The nurse here is lovely", None),
+        ("My son is now officially a teacher", None),
+        ("my daughter is starting as a nurse", None),
+    ],
+)
+def test_a_job_said_without_im_a(sentence: str, job: str | None) -> None:
+    assert [f.value for f in rule_facts([sentence]) if f.kind == "work"] == ([job] if job else [])

@@ -18,7 +18,22 @@ JOBS = (
 """Jobs a value the model read as another kind is plainly one of ("graphic designer" read
 as an exercise, "a paramedic" as a condition)."""
 JOB_WORD = re.compile(rf"(?:an? )?(?:[\w-]+ )?(?:{JOBS})s?", re.IGNORECASE)
-A_JOB = re.compile(rf"(?:an? )?(?:{JOBS})s?", re.IGNORECASE)
+
+
+def someone_in_the_job(value: str, clause: str) -> bool:
+    """The job word names someone else at work, as the subject of what they did ("dentist
+    has me on metronidazole", "my nurse says"), not the writer's job."""
+    return bool(
+        re.search(
+            rf"(?:^\W*|\b(?:my|the|our|his|her|their|your|a|an)\s+){re.escape(value.strip())}"
+            r"\s+(?:has|have|had|is|was|says|said|told|tells|wants|wanted|gave|gives|put|puts|"
+            r"prescribed|thinks|reckons|reckoned|took|taken|signed|referred|suggested|asked)\b",
+            clause,
+            re.IGNORECASE,
+        )
+    )
+
+
 _ROLE_AT = re.compile(
     r"\bI(?:'m| am)? (?:work as |working as )?(an? )?([a-z][\w -]{1,40}?)\s+(at|for|with|in)\s+"
     r"((?:an? |the )?[\w -]{1,40})$",

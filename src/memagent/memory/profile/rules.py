@@ -129,7 +129,9 @@ OCCUPATIONS = (
     "recruiter|banker|economist|statistician|technician|civil servant|postman|courier|"
     "dev|sre|sysadmin|coder|pharmacy tech|lab tech|vet tech|founder|porter|welder|joiner|"
     "plasterer|decorator|gardener|childminder|care worker|support worker|radiographer|"
-    "dietitian|paralegal|clerk|actor|dancer|singer"
+    "dietitian|paralegal|clerk|actor|dancer|singer|sergeant|constable|detective|inspector|"
+    "scaffolder|roofer|bricklayer|labourer|postie|care assistant|teaching assistant|"
+    "healthcare assistant|shop assistant|surveyor|dispatcher|machinist|miner"
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
@@ -139,6 +141,19 @@ _IM_A = re.compile(
 )
 _AS_JOB = re.compile(rf"\bI work (?:as|like) ((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))\b", re.I)
 """'I work like nurse in the hospital', 'I work as nurse': a job said without its article."""
+_JOB_HERE = re.compile(
+    rf"(?:^|[.!?]\s+)\W*(?:(?:hi|hey|hello|hiya)\W+)?(?:an? )?"
+    rf"(?!(?:the|my|his|her|our|your|their|this|that)\b)"
+    rf"((?:[A-Za-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))(?: here| by trade)\b"
+    rf"(?!\s+(?:is|was|says|said))|"
+    rf"(?:^\W*|[,.;!]\s*|\bI'?m |\bI am )(?:now )?(?:officially|finally|fully) (?:a |an )?"
+    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])|"
+    rf"(?:\bI(?:'m| am) |(?:^|[.,;!]\s*)(?:and )?)(?:starting|beginning|start) (?:work )?as an? "
+    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b",
+    re.IGNORECASE,
+)
+"""'ICU nurse here', 'plumber by trade', 'officially a registered nurse now', 'starting as a
+site inspector monday': the writer's job said without "I'm a"."""
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
     r"|\bI(?:'m| am) not (?:eating|drinking|having) "
@@ -449,9 +464,10 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
         elif low := lower_home(s):
             out.append(Extracted(kind="home", value=low))
-        work = _WORK.search(s) or _IM_A.search(s) or _AS_JOB.search(s)
+        work = _WORK.search(s) or _IM_A.search(s) or _AS_JOB.search(s) or _JOB_HERE.search(s)
         if work is not None:
-            out.append(Extracted(kind="work", value=_clip(work.group(1))))
+            said = next(g for g in work.groups() if g)
+            out.append(Extracted(kind="work", value=_clip(said)))
         elif _RETIRED.search(s):
             out.append(Extracted(kind="work", value="retired"))
         bounded = time_bound(s, day) is not None
