@@ -654,3 +654,30 @@ def test_a_plan_cancelled_is_removed_with_nothing_read(home: MemoryHome) -> None
     assert any(line.startswith("schedule.upcoming") for line in lines(store))
     got = said(store, "dentist cancelled, they'll call to reschedule whenever")
     assert not any(line.startswith("schedule.upcoming") for line in got)
+
+
+def test_a_plan_is_named_by_its_head_without_its_day(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "camping on saturday", ("plan", "camping saturday", ""))
+    assert any(line.startswith("schedule.upcoming") for line in lines(store))
+    got = said(store, "camping's off this weekend, the forecast is biblical")
+    assert not any(line.startswith("schedule.upcoming") for line in got)
+
+
+def test_the_when_of_another_fact_is_no_habit_of_its_own(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "ICU nurse here, three 12-hour days a week, usually mon tue wed",
+        ("work", "ICU nurse", ""),
+        ("routine", "three 12-hour days a week", ""),
+    )
+    assert [line.split(":")[0] for line in got] == ["personal.facts"]
+
+
+def test_days_said_short_make_a_weekly_habit(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "joined a gym and I'm going mon wed fri before work",
+        ("routine", "gym", ""),
+    )
+    assert [line.split(":")[0] for line in got] == ["routine.weekly"]

@@ -367,3 +367,23 @@ def test_no_language_nobody_speaks_and_no_bare_quality(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_like", "vegan sausage roll", "I love a vegan sausage roll", "food_like"),
+        ("food_like", "vegan sausage roll", "tried a vegan sausage roll for the first time", None),
+        ("food_like", "sushi", "had sushi for the first time and now I'm hooked", "food_like"),
+        ("food_like", "vegan food", "I eat vegan food", "diet"),
+        ("exercise", "dentist", "dentist has me on metronidazole for 5 days", None),
+        ("exercise", "graphic designer", "I'm a graphic designer", "work"),
+        ("condition", "ICU nurse", "ICU nurse here, three 12-hour days a week", "work"),
+        ("condition", "nursing apprenticeship", "passed my nursing apprenticeship!!", None),
+        ("exercise", "usually mon tue wed", "three 12-hour days a week, usually mon tue wed", None),
+    ],
+)
+def test_a_food_that_keeps_a_diet_a_first_try_and_someone_elses_job(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memagent.core import MemoryHome
-from memagent.memory.profile.milestones import pregnancy_over, rule_given_up
+from memagent.memory.profile.milestones import eating_again, pregnancy_over, rule_given_up
 from profile_support import profile_lines, seed, store_of
 
 
@@ -45,3 +45,13 @@ def test_a_dry_month_over_ends_no_alcohol(home: MemoryHome) -> None:
     ops = rule_given_up(["so dry july is officially over lol"], resources)
     assert [op.value.item for op in ops] == ["alcohol"]
     assert rule_given_up(["dry july is going great"], resources) == []
+
+
+def test_eating_meat_again_ends_the_diet_that_kept_it_out(home: MemoryHome) -> None:
+    seed(home, "I'm vegetarian", ("diet", "vegetarian", ""))
+    seed(home, "no pork for me", ("diet", "pork", ""))
+    resources = store_of(home).load_all()
+    ops = eating_again(["welp I've started eating meat again after 8 years"], resources)
+    assert [op.value.item for op in ops] == ["vegetarian"]
+    assert eating_again(["back on cheese again, can't help it"], resources) == []  # no vegan held
+    assert eating_again(["I eat meat, always have"], resources) == []

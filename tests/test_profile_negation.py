@@ -171,3 +171,21 @@ def test_a_course_finished_and_a_thing_back_on_the_menu(text: str, things: list[
 )
 def test_a_dislike_said_to_be_over(sentence: str, over: bool) -> None:
     assert unhated(negated_things([sentence])) is over
+
+
+@pytest.mark.parametrize(
+    ("text", "thing"),
+    [
+        ("hung up the running shoes for good, my knees can't take it", "running shoes"),
+        ("honestly I've fallen out of love with F1 this season", "F1"),
+        ("jacked in the joinery, knees are done", "joinery"),
+        ("camping's off this weekend, the forecast is biblical", "camping"),
+        ("lunch is off, dad's got covid", "lunch"),
+    ],
+)
+def test_more_ways_to_say_a_thing_is_over(text: str, thing: str) -> None:
+    assert any(t.lower().startswith(thing.lower()) for t in negated_things([text]))
+
+
+def test_someone_off_sick_is_not_over() -> None:
+    assert not any("boss" in t for t in negated_things(["my boss is off sick today"]))

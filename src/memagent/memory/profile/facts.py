@@ -53,7 +53,7 @@ from memagent.memory.profile.negation import (
     subclause,
     unhated,
 )
-from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY
+from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY, undated, when_only
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.subjects import OTHER_PERSON, about_someone_else, their_subject
 from memagent.memory.profile.timebound import event_day, time_bound
@@ -262,10 +262,15 @@ def _removals(
         paths = (target.path, "routine.weekly") if kind == "routine" else (target.path,)
         for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
             for thing in things:
-                named = same_thing(thing, item.item) or (
-                    kind == "medication"
-                    and (
-                        abbreviates(thing, item.item) or same_thing(thing, swaps.undosed(item.item))
+                named = (
+                    same_thing(thing, item.item)
+                    or (kind in ("plan", "routine") and same_thing(thing, undated(item.item)))
+                    or (
+                        kind == "medication"
+                        and (
+                            abbreviates(thing, item.item)
+                            or same_thing(thing, swaps.undosed(item.item))
+                        )
                     )
                 )
                 if named and match_key(item.item) not in keep:
@@ -274,6 +279,17 @@ def _removals(
                         seen.add(key)
                         ops.append(remove(target.file, path, item.item))
     return ops
+
+
+def _beside(fact: Extracted, facts: list[Extracted], sentences: list[str]) -> bool:
+    """Another fact, not a habit or plan, was read from the same sentence."""
+    clause = clause_of(fact.value, sentences)
+    return any(
+        f is not fact
+        and f.kind not in ("routine", "plan")
+        and clause_of(f.value, sentences) == clause
+        for f in facts
+    )
 
 
 def _relation_ops(
@@ -377,6 +393,9 @@ def plan(
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
+        if fixed.startswith("routine") and when_only(value) and _beside(fact, facts, sentences):
+            dropped.append((value, "the when of another fact, not a habit of its own"))
+            continue  # "ICU nurse here, three 12-hour days a week": the job's hours
         sub = subclause(value, clause)
         theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
         if theirs and fixed in ("routine", "routine_weekly", "plan") and _leads(value, sub):
@@ -551,6 +570,7 @@ def plan(
     ops.extend(changes.sober(sentences, resources))
     ops.extend(milestones.pregnancy_over(sentences, resources))
     ops.extend(milestones.rule_given_up(sentences, resources))
+    ops.extend(milestones.eating_again(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.answer_swaps(ops, resources, ("communication.style", "preferences.likes")))

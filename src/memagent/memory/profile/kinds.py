@@ -16,7 +16,7 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
-from memagent.memory.profile.jobs import A_JOB, JOB_WORD
+from memagent.memory.profile.jobs import JOB_WORD, someone_in_the_job
 from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
@@ -32,6 +32,7 @@ from memagent.memory.profile.occasions import (
     day_said,
     habitual,
     one_day,
+    when_only,
 )
 from memagent.memory.profile.subjects import OTHER_PERSON, own_name_said
 
@@ -51,6 +52,12 @@ _DIET = re.compile(
     r"(?:low[- ])?fodmap|low[- ](?:carb|sugar|salt|sodium|fat))\b",
     re.IGNORECASE,
 )
+_DIET_FOOD = re.compile(
+    rf"(?:{_DIET.pattern})\s+(?!diet\b|food\b|eating\b|lifestyle\b|cooking\b|now\b|for\b|since\b|"
+    r"until\b|till\b|and\b|or\b|at\b|mostly\b|these\b|again\b)[a-z]",
+    re.IGNORECASE,
+)
+"""'vegan sausage roll', 'gluten free brownies': a food that keeps a diet, liked as a food."""
 _DRINKS = re.compile(
     r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beers?|wines?|water|juice|"
     r"milk|sodas?|cola|coke|pepsi|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
@@ -108,7 +115,13 @@ _PROCEDURE = re.compile(
 )
 """A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
 _DOSE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|ml|g|iu|units?|tablets?|pills?)", re.I)
-_ONCE = re.compile(r"\btried\b[^.]*\bonce\b|\bnever again\b", re.IGNORECASE)
+_ONCE = re.compile(
+    r"\btried\b[^.]*\bonce\b|\bnever again\b|"
+    r"\b(?:tried|had|ate|drank|did)\b[^.]*\bfor the first time\b"
+    r"(?![^.]*\b(?:obsessed|love|loving|hooked|addicted|favou?rite|every|always|now)\b)",
+    re.IGNORECASE,
+)
+"""'tried hot yoga once', 'tried a vegan sausage roll for the first time today': a try."""
 _NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _PASSING_ILLNESS = re.compile(
@@ -393,8 +406,8 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     """The kind a value's own words plainly say, where the model read it as a kind it is
     not: a job ("graphic designer" read as an exercise), an event on a day ahead ("job
     interview next Tuesday" read as a condition), a race on a date ("MARATHON ON OCT 4TH")."""
-    if kind == "exercise" and JOB_WORD.fullmatch(value.strip()):
-        return "work"
+    if kind in ("exercise", "condition") and JOB_WORD.fullmatch(value.strip()):
+        return None if someone_in_the_job(value, clause) else "work"
     ahead = day_said(clause) and not PAST.search(clause) and not REGULAR.search(clause)
     if kind in _MISFILED and EVENT.search(value) and ahead:
         return "plan"
@@ -425,6 +438,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "sofa, blanket, telly. that's the plan": a list, no place
     if kind in ("routine", "plan") and _TIME_WORD.match(value) and len(clause.split()) <= 2:
         return None  # "ugh. mondays.": a day said alone is no habit
+    if kind == "exercise" and when_only(value):
+        return None  # "usually mon tue wed": a when, no workout named
     last = value.split()[-1].lower() if value.split() else ""
     if kind == "whereabouts" and relations.singular(last) in relations.RELATIVES:
         return None  # "Priya's sister is staying with us": a person, not a place
@@ -455,13 +470,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         else:
             return None  # "lol yes exactly" forced into an allergy to "lol": nothing said
     if kind in ("condition", "like", "food_like", "allergy", "exercise", "routine", "plan") and (
-        _DIET.search(value)
+        _DIET.search(value) and not (kind in ("like", "food_like") and _DIET_FOOD.search(value))
     ):
         kind = "diet"
     if kind == "condition" and _dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
-    if kind == "condition" and A_JOB.fullmatch(value.strip()):
-        kind = "work"  # "work as a paramedic", "promoted to shift manager": a job
     if kind in _TASTES and _BARE_QUALITY.fullmatch(value.strip()):
         return None  # "coffee is life. black, no sugar": how it is had, not a taste of its own
     if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
@@ -476,6 +489,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         re.search(r"\ballergic\b", value, re.I) or re.fullmatch(r"[a-z]+ing", value.strip(), re.I)
     ):
         return None  # "Epipen-level allergic" (the allergy is read as one), "wheezing": a symptom
+    if kind == "condition" and re.search(
+        r"\b(?:apprenticeship|course|degree|diploma|training|qualification|exams?|placement|"
+        r"internship)$",
+        value.strip(),
+        re.I,
+    ):
+        return None  # "passed my nursing apprenticeship": a course, not a condition
     if kind == "condition" and not _health_said(value, clause):
         return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (

@@ -1,7 +1,8 @@
 """Life events that end a state the profile holds, said without the state's own words.
 
 "baby arrived on sunday!!!" ends "Pregnant" though it never says "pregnant"; "caved,
-back on coffee" ends "No caffeine"; "dry july is officially over" ends "No alcohol".
+back on coffee" ends "No caffeine"; "dry july is officially over" ends "No alcohol";
+"started eating meat again" ends "Vegetarian".
 Neither the model, which reads what a sentence says, nor the negation rules, which
 look for the held item's words, see these: the event itself is the cue.
 """
@@ -39,6 +40,24 @@ _GAVE_IN = re.compile(
     re.IGNORECASE,
 )
 """A rule kept given up ("caved. back on coffee")."""
+_EATING_AGAIN = re.compile(
+    r"\b(?:(?:started|start|starting|back to|back on|went back to|gone back to|going back to)\s+"
+    r"(?:eating\s+|having\s+)?|(?:I'?m|I am|I)\s+(?:now\s+)?(?:eating|eat|having)\s+)"
+    r"(?P<food>meat|chicken|beef|pork|bacon|steak|lamb|fish|seafood|salmon|tuna|prawns|"
+    r"dairy|cheese|eggs|milk)\b[^.!?]{0,25}?\bagain\b",
+    re.IGNORECASE,
+)
+"""'started eating meat again after 8 years': the diet that kept the food out is over."""
+_ENDED_BY = {
+    "meat": ("vegan", "vegetarian", "pescatarian", "pescetarian", "plant"),
+    "fish": ("vegan", "vegetarian", "plant"),
+    "dairy": ("vegan", "plant", "dairy"),
+}
+_FOOD_GROUP = {
+    **dict.fromkeys(("chicken", "beef", "pork", "bacon", "steak", "lamb"), "meat"),
+    **dict.fromkeys(("seafood", "salmon", "tuna", "prawns"), "fish"),
+    **dict.fromkeys(("cheese", "eggs", "milk"), "dairy"),
+}
 _CAFFEINATED = {match_key(w) for w in ("coffee", "espresso", "latte", "tea", "coke")}
 
 
@@ -69,4 +88,20 @@ def rule_given_up(sentences: Sequence[str], resources: Mapping[str, Resource]) -
             caffeine = "caffeine" if said & _CAFFEINATED else ""
             named += [i for i in held if caffeine and caffeine in i.item and i not in named]
             out += [remove(FOOD, "diet.restrictions", i.item) for i in named]
+    return out
+
+
+def eating_again(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of a held diet that a food the writer eats again rules out ("started
+    eating meat again" ends "Vegetarian" and "Vegan"; "back on cheese again" ends "Vegan")."""
+    out: list[AnyOp] = []
+    for s in sentences:
+        for m in _EATING_AGAIN.finditer(s):
+            food = m.group("food").lower()
+            ended = _ENDED_BY[_FOOD_GROUP.get(food, food)]
+            out += [
+                remove(FOOD, "diet.restrictions", i.item)
+                for i in items(resources, FOOD, "diet.restrictions")
+                if any(i.item.startswith(d) for d in ended)
+            ]
     return out

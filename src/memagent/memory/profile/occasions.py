@@ -60,6 +60,8 @@ ASKED_OF_ME = re.compile(
 WEEKLY = re.compile(
     r"\b(every|each)\s+(?:other\s+|second\s+|alternate\s+)?(mon|tue|wed|thu|fri|sat|sun)\w*|\bweekends?\b|\bweekly\b|"
     r"\b(mon|tue|wed|thu|fri|sat|sun)\w*\s*/\s*(mon|tue|wed|thu|fri|sat|sun)|"
+    r"\b(mon|tues?|wed|thu|thurs|fri|sat|sun)(?:,?\s+(?:and\s+|&\s+)?(mon|tues?|wed|thu|thurs|fri|sat|"
+    r"sun))+\b|"
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
     r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
     r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
@@ -137,3 +139,29 @@ def day_said(clause: str) -> bool:
     """The clause says on what day or in what time ahead something happens ("on the 3rd",
     "next week", "in June", "tomorrow"), not only a clock time ("at three")."""
     return bool(_DAY_SAID.search(clause))
+
+
+_WHEN_ONLY = re.compile(
+    r"^\W*(?:(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:days?)?|mornings?|"
+    r"evenings?|nights?|afternoons?|lunchtimes?|weekends?|weekdays?|week|weekly|daily|nightly|"
+    r"every|each|usually|always|often|mostly|sometimes|times?|twice|once|a|an|the|per|and|on|at|"
+    r"in|\d+(?:-hour|am|pm)?|one|two|three|four|five|six|days?|hours?|home|here|there|work)"
+    r"\W*)+$",
+    re.IGNORECASE,
+)
+
+
+def when_only(value: str) -> bool:
+    """`value` says only when or where ("mon wed fri", "weekly", "three days a week"):
+    no habit or workout named by itself."""
+    return bool(_WHEN_ONLY.match(value))
+
+
+def undated(key: str) -> str:
+    """A plan's or habit's key without its when ("camping_saturday_soon" → "camping"), so
+    "camping's off" names it."""
+    return " ".join(
+        w
+        for w in key.split("_")
+        if not (day_said(w) or HABIT.search(w) or w in ("soon", "this", "every", "on", "at"))
+    )
