@@ -387,3 +387,23 @@ def test_a_food_that_keeps_a_diet_a_first_try_and_someone_elses_job(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        (
+            "routine",
+            "second year physio student at Cardiff uni",
+            "second year physio student at Cardiff uni, lectures all day on thursdays",
+            "work",
+        ),
+        ("routine", "dentist", "dentist on friday at 3", "plan"),
+        ("condition", "COPD", "but the COPD has other ideas these days", "condition"),
+        ("allergy", "hay fever", "I'm the one with hay fever", "allergy"),
+    ],
+)
+def test_a_job_with_its_place_and_more_health_words(
+    kind: str, value: str, clause: str, fixed: str
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

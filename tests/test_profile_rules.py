@@ -597,3 +597,25 @@ def test_the_pet_named(sentence: str, facts: list[tuple[str, str, str]]) -> None
 )
 def test_a_job_said_without_im_a(sentence: str, job: str | None) -> None:
     assert [f.value for f in rule_facts([sentence]) if f.kind == "work"] == ([job] if job else [])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        (
+            "electrician, 1 very daft springer spaniel called Bramble, live in Swindon",
+            [("pet", "spaniel", "Bramble")],
+        ),
+        ("retired in march after 38 years teaching chemistry.", [("work", "retired", "")]),
+        (
+            "I grew up speaking Gujarati with my nani and English at school, so both really",
+            [("language", "Gujarati", ""), ("language", "English", "")],
+        ),
+        ("grew up speaking Python with my dad lol", []),
+    ],
+)
+def test_a_pet_with_words_before_it_a_retirement_and_languages_grown_up_with(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    got = [(f.kind, f.value, f.name) for f in rule_facts([sentence])]
+    assert [g for g in got if g[0] in ("pet", "work", "language")] == facts

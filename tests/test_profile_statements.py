@@ -519,3 +519,17 @@ def test_the_assistants_claims_a_request_and_a_paste_are_not_the_writers(
 ) -> None:
     screened = screen(text)
     assert screened.kept == kept and not screened.injection
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("pls dont ever put beetroot in anything you suggest for me, cant stand it", None),
+        ("when you explain stuff can you go step by step, numbered?", None),
+        ("can you go step by step through this recipe?", "question"),
+    ],
+)
+def test_a_standing_avoidance_and_a_standing_way_of_explaining(
+    sentence: str, why: str | None
+) -> None:
+    assert why_not_a_fact(sentence) == why

@@ -16,7 +16,7 @@ import re
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.item_keys import tokens
-from memagent.memory.profile.jobs import JOB_WORD, someone_in_the_job
+from memagent.memory.profile.jobs import JOB_WORD, JOBS, someone_in_the_job
 from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
@@ -135,6 +135,7 @@ _PASSING_ILLNESS = re.compile(
 
 _ALLERGY_WORDS = re.compile(
     r"allerg|alerg|anaphyla|epipen|\bhives\b|\bswell(?:s|ing)? up\b|throat (?:swell|close|closes)|"
+    r"\bhay ?fever\b|"
     r"\breact(?:s|ion)? (?:badly )?to\b",
     re.IGNORECASE,
 )
@@ -236,7 +237,9 @@ _HEALTH_WORD = re.compile(
     r"pregnan|sober|recover|cancer|tumou?r|fracture|broken|sprain|concussion|covid|flu\b|"
     r"cold\b|infection|virus|condition|chronic|dyslex|ptsd|ocd|bipolar|thyroid|anaem|anem|"
     r"heart|kidney|liver|lung|stomach|gut\b|reflux|ulcer|gout|lupus|ms\b|fibromyalgia|fever|"
-    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|anorexi|bulimi|headache",
+    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|"
+    r"anorexi|bulimi|headache|\bcopd\b|emphysema|angina|dementia|parkinson|alzheimer|stroke|"
+    r"glaucoma|cataract|hernia|incontinen|haemophil|hemophil|sickle cell|hay ?fever",
     re.IGNORECASE,
 )
 _NOT_HEALTH = re.compile(r"\b(?:laid off|fired|promoted|redundant|dumped|engaged)\b", re.I)
@@ -402,11 +405,23 @@ def _asked_for(value: str) -> re.Pattern[str]:
     )
 
 
+_AS_A_JOB = re.compile(
+    rf"(?:an? )?(?:(?:first|second|third|final|\d+(?:st|nd|rd|th)) year )?(?:[\w-]+ )?"
+    rf"(?:{JOBS})s?(?: (?:at|for|in|with) [\w' -]+)?",
+    re.IGNORECASE,
+)
+"""'second year physio student at Cardiff uni': a job with where it is done."""
+
+
 def _refiled(kind: str, value: str, clause: str) -> str | None:
     """The kind a value's own words plainly say, where the model read it as a kind it is
     not: a job ("graphic designer" read as an exercise), an event on a day ahead ("job
     interview next Tuesday" read as a condition), a race on a date ("MARATHON ON OCT 4TH")."""
-    if kind in ("exercise", "condition") and JOB_WORD.fullmatch(value.strip()):
+    if (kind in ("exercise", "condition") and JOB_WORD.fullmatch(value.strip())) or (
+        kind in ("exercise", "condition", "routine", "like")
+        and _AS_A_JOB.fullmatch(value.strip())
+        and len(value.split()) > 2  # "dentist" alone is more often the appointment
+    ):
         return None if someone_in_the_job(value, clause) else "work"
     ahead = day_said(clause) and not PAST.search(clause) and not REGULAR.search(clause)
     if kind in _MISFILED and EVENT.search(value) and ahead:

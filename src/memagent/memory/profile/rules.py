@@ -26,6 +26,7 @@ from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.kinds import OPPOSITE
+from memagent.memory.profile.languages import is_spoken
 from memagent.memory.profile.lowplaces import lower_home, lower_stay
 from memagent.memory.profile.statements import SIGN_OFF
 from memagent.memory.profile.subjects import NAME_SAID
@@ -42,7 +43,13 @@ _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:[Mm]y|[Tt]he|[Oo]ur) ({_ANIMALS})(?:'s)? {_CALLED} {_NAME}"), "pet"),
-    (re.compile(rf"\b(?:[Mm]y|a|an|our) ({_ANIMALS})(?:,? an? \w+)?,? {_CALLED} {_NAME}"), "pet"),
+    (
+        re.compile(
+            rf"\b(?:[Mm]y|a|an|our|1|one)(?: (?!called\b|named\b)[a-z-]+){{0,3}}? ({_ANIMALS})"
+            rf"(?:,? an? \w+)?,? {_CALLED} {_NAME}"
+        ),
+        "pet",
+    ),
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_RELATIVES}),? {_NAME}\b"), "family"),
@@ -106,7 +113,7 @@ _HOME = re.compile(
 _RETIRED = re.compile(
     r"\bI(?:'m| am|'ve| have)?\s+(?:an? )?(?:just |recently |finally |now |officially |fully )?"
     r"retired\b"
-    r"(?! from\b)",
+    r"(?! from\b)|^\W*(?:just |recently |finally |officially )?retired (?:in|last|this|after|at)\b",
     re.IGNORECASE,
 )
 """"I retired in January", "I'm retired": no job now, which is the work fact."""
@@ -291,6 +298,10 @@ _SPEAK = re.compile(
     r"\b([A-Z][a-z]+) is my (?:mother tongue|first language|native language)\b|"
     r"\b[Mm]y (?:mother tongue|first language|native language) is ([A-Z][a-z]+)\b"
 )
+_GREW_UP_SPEAKING = re.compile(
+    r"\b(?:grew up|was raised|was brought up|raised|brought up) speaking ([A-Z][a-z]+)([^.;!?]*)"
+)
+"""'I grew up speaking Gujarati with my nani and English at school': each spoken language named."""
 _FAN_OF = r"fan of (?:the )?([\w'-]+(?: [\w'-]+){0,2}?)(?=[,.;!]|$| and | but | since | with )"
 _FAN_NAMED = r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) (?:fan|supporter)\b"
 _KEEN = r"(?i:big|huge|massive|great|die-hard|diehard|lifelong|long-time) "
@@ -508,6 +519,9 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
         for m in _SPEAK.finditer(s):
             said = next(g for g in m.groups() if g)
             out.extend(Extracted(kind="language", value=v) for v in _items(said))
+        for m in _GREW_UP_SPEAKING.finditer(s):
+            named = [m.group(1), *re.findall(r"\b[A-Z][a-z]+\b", m.group(2))]
+            out.extend(Extracted(kind="language", value=v) for v in named if is_spoken(v))
         for m in _WEAKNESS.finditer(s):
             food = re.search(r"\b(?:food|snack|treat|meal|dish|cuisine|order)\b", m.group(0), re.I)
             drink = re.search(r"\b(?:drink|tea|coffee|beer|wine|poison)\b", m.group(0), re.I)

@@ -284,7 +284,10 @@ _ASSISTANT_CLAIM = re.compile(
 """'I'll remember that you prefer short answers': the assistant's words about the user.
 'your last reply said I'm a doctor': a claim the assistant made, not the user's word."""
 _STANDING_REQUEST = re.compile(
-    r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:always (?:reply|answer|respond|write|"
+    r"^\W*when(?:ever)? you (?:explain|answer|reply|write|help)\b[^,?]{0,30}?,?\s*"
+    r"(?:can|could|would|will) (?:you|u) (?:please )?(?:go|do it|explain|break|number|keep|use)\b|"
+    r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:"
+    r"always (?:reply|answer|respond|write|"
     r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
     r".*\b(?:from now on|going forward|always|in future|by default)\b|"
     r"(?:write|talk|speak|explain things) to me (?:in|with|using) |"
@@ -296,8 +299,8 @@ _STANDING_REQUEST = re.compile(
 Spanish from now on?", "Could you write to me in simple English?") tells how the writer
 wants to be answered."""
 _NEVER_OFFER = re.compile(
-    r"^\W*(?:please\s+)?(?:never|don'?t ever|do not ever)\s+(?:suggest|recommend|offer|give|"
-    r"serve|send|show)\b",
+    r"^\W*(?:(?:please|pls|plz)\s+)?(?:never|don'?t ever|dont ever|do not ever)\s+(?:suggest|"
+    r"recommend|offer|give|serve|send|show|put|add|include|use)\b",
     re.IGNORECASE,
 )
 """'please never suggest me liver, I hate it': a standing avoidance, which says a dislike."""
