@@ -564,3 +564,9 @@ def test_what_a_health_fact_rules_out_is_no_taste(
     home: MemoryHome, text: str, facts: list[tuple[str, str, str]], lines: list[str]
 ) -> None:
     assert said(home, text, *facts) == lines
+
+
+def test_a_pets_real_name_found_out_renames_it(home: MemoryHome) -> None:
+    said(home, "we've got a rescue greyhound now, Dotty", ("pet", "greyhound", "Dotty"))
+    got = said(home, "vet scanned her chip and it turns out her real name is Dolly, so that's it")
+    assert got == ["personal.facts: Greyhound named Dolly"]

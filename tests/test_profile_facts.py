@@ -681,3 +681,17 @@ def test_days_said_short_make_a_weekly_habit(home: MemoryHome) -> None:
         ("routine", "gym", ""),
     )
     assert [line.split(":")[0] for line in got] == ["routine.weekly"]
+
+
+def test_two_pets_said_to_be_friends_are_no_relatives(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "i've got a rabbit called Clover and a guinea pig called Fudge, they're best mates",
+        ("pet", "rabbit", "Clover"),
+        ("pet", "guinea pig", "Fudge"),
+        ("family", "best mates", "Clover and Fudge"),
+    )
+    assert sorted(got) == [
+        "personal.facts: Guinea pig named Fudge",
+        "personal.facts: Rabbit named Clover",
+    ]

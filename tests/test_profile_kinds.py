@@ -407,3 +407,23 @@ def test_a_job_with_its_place_and_more_health_words(
     kind: str, value: str, clause: str, fixed: str
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        (
+            "condition",
+            "dreading the secret santa",
+            "party on the 11th, i'm dreading the secret santa",
+            None,
+        ),
+        ("exercise", "rescue", "we've got a rescue greyhound now, Dotty", None),
+        ("medication", "flu jab", "got my flu jab booked at the pharmacy for monday", "plan"),
+        ("medication", "flu jab", "had my flu jab yesterday", None),
+    ],
+)
+def test_a_feeling_what_a_pet_is_and_a_jab_booked(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

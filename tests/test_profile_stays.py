@@ -132,3 +132,13 @@ def test_the_stays_sentence_copied_as_a_plan_is_the_stay(home: MemoryHome) -> No
     text = "in Nairobi till Sunday for a conference"
     got = said(home, text, ("plan", text, ""), ("whereabouts", "Nairobi", ""))
     assert [line.split(" (")[0] for line in got] == ["whereabouts.current: In Nairobi"]
+
+
+def test_a_stay_at_someones_is_in_the_place_the_clause_names(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "on annual leave and staying at my cousin's in Kerry for the next 6 days",
+        ("whereabouts", "my cousin's", ""),
+        today=date(2026, 7, 31),
+    )
+    assert got == ["whereabouts.current: In Kerry (until Thu 2026-08-06) @2026-08-06"]

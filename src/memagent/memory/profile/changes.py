@@ -58,6 +58,11 @@ _RENAME = re.compile(
 )
 _NOW_CALLED = re.compile(rf"\b{_NAME} is now (?:officially |called |named )?{_NAME}\b")
 """"Pickle is now officially Luna": the pet named Pickle is named Luna."""
+_REAL_NAME = re.compile(
+    rf"\b(?:[Hh]er|[Hh]is|[Ii]ts|[Tt]heir) (?:real|actual|proper|official|registered) name "
+    rf"(?:is|was) (?:actually )?{_NAME}"
+)
+""""turns out her real name is Dolly": the pet the statement is about is named anew."""
 _RENAMED = re.compile(r"\brenam\w*\s+(?:him|her|it|them|(?:the|our|my)\s+\w+)\b")
 _NEW_NAME = re.compile(
     rf"\b(?:[Hh]e|[Ss]he|[Ii]t|[Tt]hey)(?:'s| is| are)(?: now| called)? {_NAME}(?: now)?\b|"
@@ -190,7 +195,7 @@ def renames(
         for m in _MEANT.finditer(s):
             new, old = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
             pairs.append((new, old))
-        pairs += [(m.group(1), None) for m in _RENAME.finditer(s)]
+        pairs += [(m.group(1), None) for m in (*_RENAME.finditer(s), *_REAL_NAME.finditer(s))]
         pairs += [(m.group(2), m.group(1)) for m in _NOW_CALLED.finditer(s)]
         if not pairs and _TYPO.search(" ".join(sentences)):
             for m in _ITS_NAME.finditer(s):

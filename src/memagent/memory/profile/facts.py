@@ -440,6 +440,8 @@ def plan(
         ):
             dropped.append((value, "a remark on another fact, not a taste"))
             continue
+        if fixed == "whereabouts":
+            value = stays.named_place(value, clause)  # "at my cousin's in Kerry": Kerry
         if fixed == "whereabouts" and match_key(value) in homes:
             dropped.append((value, "where the user lives, not a stay"))
             continue
@@ -470,6 +472,9 @@ def plan(
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
             if kind == "pet" and relations.THEIR_PET.search(clause):
                 pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
+            if kind == "family":  # "a rabbit called Clover …, they're best mates": pets
+                pets = {(f.name or "").lower() for f in facts if f.kind == "pet"}
+                pairs = [p for p in pairs if p[1].lower() not in pets]
             if not pairs:
                 dropped.append((value, "no name said"))
                 continue

@@ -110,7 +110,8 @@ _STATUS = re.compile(
     re.I,
 )
 _PROCEDURE = re.compile(
-    r"\b(?:test|tests|scan|surgery|operation|procedure|appointment|check-?up|biopsy|x-?ray)$",
+    r"\b(?:test|tests|scan|surgery|operation|procedure|appointment|check-?up|biopsy|x-?ray|"
+    r"jab|vaccine|vaccination|booster)$",
     re.IGNORECASE,
 )
 """A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
@@ -240,6 +241,11 @@ _HEALTH_WORD = re.compile(
     r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|"
     r"anorexi|bulimi|headache|\bcopd\b|emphysema|angina|dementia|parkinson|alzheimer|stroke|"
     r"glaucoma|cataract|hernia|incontinen|haemophil|hemophil|sickle cell|hay ?fever",
+    re.IGNORECASE,
+)
+_FEELING = re.compile(
+    r"\W*(?:dreading|worried|worrying|nervous|anxious about|excited|looking forward|"
+    r"stress(?:ed|ing) about|bricking it|panicking|gutted|buzzing)\b",
     re.IGNORECASE,
 )
 _NOT_HEALTH = re.compile(r"\b(?:laid off|fired|promoted|redundant|dumped|engaged)\b", re.I)
@@ -511,6 +517,12 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         re.I,
     ):
         return None  # "passed my nursing apprenticeship": a course, not a condition
+    if kind in ("condition", "like", "exercise") and _FEELING.match(value):
+        return None  # "dreading the secret santa": a feeling about an event, not a condition
+    if kind in ("like", "exercise", "food_like") and re.search(
+        rf"\b{re.escape(value)}\s+(?:{'|'.join(relations.ANIMALS)})\b", clause, re.I
+    ):
+        return None  # "a rescue greyhound": what the pet is, not a liking
     if kind == "condition" and not _health_said(value, clause):
         return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (

@@ -39,7 +39,8 @@ AHEAD = re.compile(
     r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
     r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
-    r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b",
+    r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b|"
+    r"\bbooked\b[^.;]{0,40}?\bfor (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
     re.IGNORECASE,
 )
 

@@ -177,3 +177,16 @@ def left(place: str, clause: str) -> bool:
     """`clause` says the user left `place` ("left Madrid this morning, now in Valencia":
     Madrid's stay is over, Valencia's is not)."""
     return re.search(rf"\bleft\s+(?:the\s+)?{re.escape(place)}\b", clause, re.I) is not None
+
+
+def named_place(value: str, clause: str) -> str:
+    """The place a stay at someone's is in, where the clause names it ("staying at my
+    cousin's in Kerry" read as "my cousin's": Kerry), else `value`."""
+    if not re.match(r"(?:my|our|the)\s", value, re.IGNORECASE):
+        return value
+    m = re.search(
+        rf"\b{re.escape(value)}\s+(?:in|near|outside|just outside)\s+"
+        r"([A-Z][\w'-]+(?: [A-Z][\w'-]+){0,2})",
+        clause,
+    )
+    return m.group(1) if m else value
