@@ -23,6 +23,7 @@ from memagent.memory.profile.revise import (
     REWRITE_SCHEMA,
     STILL_SCHEMA,
     candidates,
+    change_near,
     checked_rewrite,
     question,
     rewrite_question,
@@ -413,3 +414,28 @@ def test_a_line_named_only_in_someone_elses_part_is_not_asked(home: MemoryHome) 
     learn_statement(store_of(home), llm, "my girlfriend's not vegan though, she cooks fish")
     assert asked(llm) == []
     assert profile_lines(home) == ["diet.restrictions: Vegan"]
+
+
+@pytest.mark.parametrize(
+    ("display", "sentences", "asked"),
+    [
+        (
+            "Works as scaffolder",
+            ["gone right off lager.", "the scaffolding lads think i've lost it"],
+            False,
+        ),
+        (
+            "Rabbit named Clover",
+            ["sad news, Fudge passed away.", "Clover seems lost without him"],
+            False,
+        ),
+        ("Likes tennis", ["Tennis.", "Not any more, my knee."], True),
+        ("Bad knee", ["my knee, it's fully healed now"], True),
+        ("Vegetarian", ["I eat meat again now"], True),  # named by no sentence: one at a time
+    ],
+)
+def test_a_line_is_asked_about_only_where_a_change_is_said_beside_it(
+    display: str, sentences: list[str], asked: bool
+) -> None:
+    item = Item(item=display.lower().replace(" ", "_"), display=display, added="2026-01-01")
+    assert change_near(item, sentences) is asked

@@ -183,6 +183,26 @@ def line_words(key: str, display: str) -> set[str]:
     }
 
 
+_NO_CHANGE = re.compile(
+    r"\blost it\b|\b(?:seems?|looks?|feels?|felt|am|is|was|get|got|getting|a bit)\s+lost\b|"
+    r"\blost without\b|\blost track\b|\blost for words\b",
+    re.IGNORECASE,
+)
+"""'I've lost it', 'Clover seems lost without him': "lost" that ends nothing."""
+
+
+def change_near(item: Item, sentences: Sequence[str]) -> bool:
+    """A word of change is said in a sentence that names `item`, or in the one after it
+    ("Tennis. Not any more."); an item no sentence names (a new fact of a kind held one
+    at a time) goes by the statement's change words."""
+    plain = [_NO_CHANGE.sub(" ", s) for s in sentences]
+    words = _item_words(item)
+    naming = [i for i, s in enumerate(sentences) if any(said_word(w, _said([s])) for w in words)]
+    if not naming:
+        return any(CHANGE.search(s) for s in plain)
+    return any(CHANGE.search(" ".join(plain[i : i + 2])) for i in naming)
+
+
 def _said(sentences: Sequence[str]) -> set[str]:
     """The words the writer says of themselves: not in a part said of someone else
     ("my girlfriend's not vegan though" names no line of the writer's)."""
@@ -382,6 +402,8 @@ def revise(
     written = {k for ks in _touched(ops).values() for k in ks}
     said = _said(sentences)
     for cand in candidates(sentences, resources, ops, today):
+        if not change_near(cand.item, sentences):
+            continue  # "the scaffolding lads think i've lost it": named, said of no change
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:
             memo[key] = ended_p(llm, statement, cand.item)
