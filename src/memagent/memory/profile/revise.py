@@ -184,7 +184,8 @@ def line_words(key: str, display: str) -> set[str]:
 
 
 _NO_CHANGE = re.compile(
-    r"\blost it\b|\b(?:seems?|looks?|feels?|felt|am|is|was|get|got|getting|a bit)\s+lost\b|"
+    r"\blost it\b|\b(?:seems?|looks?|feels?|felt|am|is|was|get|got|getting|a bit)\s+lost"
+    r"(?:\s+without)?\b|"
     r"\blost without\b|\blost track\b|\blost for words\b",
     re.IGNORECASE,
 )
