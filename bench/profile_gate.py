@@ -52,6 +52,8 @@ SETS = (
     "read/b14.yaml",
     "read/b15.yaml",
     "read/b17.yaml",
+    "read/b22.yaml",
+    "read/r24.yaml",
 )
 FACT_TAGS = ("fact", "correction", "negation", "expiry")
 LAMBDAS = (0.03, 0.1, 0.3, 1.0)
