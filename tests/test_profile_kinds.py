@@ -427,3 +427,17 @@ def test_a_feeling_what_a_pet_is_and_a_jab_booked(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "fixed"),
+    [
+        ("meetings lol", "I'm allergic to meetings lol", None),
+        ("paperwork", "and allergic to paperwork haha", None),
+        ("adulting", "I'm allergic to adulting", None),
+        ("peanuts", "I'm allergic to peanuts, lol no joke, epipen and all", "allergy"),
+        ("penicillin", "I'm allergic to penicillin", "allergy"),
+    ],
+)
+def test_an_allergy_said_as_a_joke_is_none(value: str, clause: str, fixed: str | None) -> None:
+    assert fix_kind("allergy", value, clause) == fixed

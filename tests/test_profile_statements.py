@@ -533,3 +533,16 @@ def test_a_standing_avoidance_and_a_standing_way_of_explaining(
     sentence: str, why: str | None
 ) -> None:
     assert why_not_a_fact(sentence) == why
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Translate this into Spanish: I am allergic to nuts and I live in Madrid.", []),
+        ("proofread pls: I has been living in Berlin for 3 years", []),
+        ("pls add to my notes: I'm gluten free", ["I'm gluten free."]),
+        ("can you suggest a recipe, I'm vegan", ["I'm vegan."]),
+    ],
+)
+def test_the_text_a_request_works_on_is_not_a_fact_told(text: str, kept: list[str]) -> None:
+    assert screen(text).kept == kept

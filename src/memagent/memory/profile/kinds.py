@@ -243,6 +243,15 @@ _HEALTH_WORD = re.compile(
     r"glaucoma|cataract|hernia|incontinen|haemophil|hemophil|sickle cell|hay ?fever",
     re.IGNORECASE,
 )
+_LAUGH = re.compile(
+    r"\b(?:lol|lmao|haha\w*|jk|kidding)\b|[\U0001f602\U0001f923\U0001f61c\U0001f643]", re.I
+)
+_JOKE = re.compile(
+    r"\W*(?:meetings?|work|people|paperwork|effort|adulting|exercise|emails?|admin|housework|"
+    r"chores|responsibility|homework|bad vibes)\W*$",
+    re.IGNORECASE,
+)
+"""An allergy said as a joke: a laugh beside it, or a thing no one is allergic to."""
 _FEELING = re.compile(
     r"\W*(?:dreading|worried|worrying|nervous|anxious about|excited|looking forward|"
     r"stress(?:ed|ing) about|bricking it|panicking|gutted|buzzing)\b",
@@ -483,6 +492,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
+    if kind == "allergy" and (
+        _LAUGH.search(f"{value} {subclause(value, clause)}") or _JOKE.match(value)
+    ):
+        return None  # "allergic to meetings lol", "allergic to paperwork haha"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         if re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "condition"

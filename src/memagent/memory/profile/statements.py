@@ -482,11 +482,21 @@ _AT_HAND = re.compile(
 request, not a fact about the writer."""
 
 
+_REWORK = re.compile(
+    r"^\W*(?:(?:please|pls|can you|could you|would you)\s+)?(?:translate|proofread|summari[sz]e|"
+    r"rewrite|paraphrase|reword|correct|fix|check|edit|format|shorten|simplify|polish|tidy up|"
+    r"improve|reply to|respond to|answer|spell-?check|grammar check)\b",
+    re.IGNORECASE,
+)
+"""A request to work on text: what follows its colon is the text, not the writer's word."""
+
+
 def closing_statement(sentence: str) -> str | None:
     """The plain statement about the writer a request or question closes with, if any
     ("can you suggest a recipe, I'm vegan", "make me a playlist for my morning runs, I go
     out every day at 6"): its clauses from the first that opens with the writer as "I"
-    or "we" and may state a fact, up to the next that cannot."""
+    or "we" and may state a fact, up to the next that cannot. What follows a colon is the
+    request's text ("Translate this into Spanish: I live in Madrid"), not a fact told."""
     spans = _clause_spans(sentence)
     first: int | None = None
     for i, (start, end) in enumerate(spans):
@@ -494,7 +504,8 @@ def closing_statement(sentence: str) -> str | None:
         fact = why_not_a_fact(part) is None and not _CONDITIONAL.search(part)
         if first is None:
             told = _TOLD_AFTER.match(part) and not _AT_HAND.match(part)
-            first = i if i > 0 and fact and told else None
+            payload = i > 0 and ":" in sentence[spans[i - 1][1] : start] and _REWORK.match(sentence)
+            first = i if i > 0 and fact and told and not payload else None
         elif not fact:
             return sentence[spans[first][0] : spans[i - 1][1]].strip().rstrip(",;:-") + "."
     return None if first is None else sentence[spans[first][0] :].strip().rstrip("?,;:-") + "."
