@@ -417,25 +417,40 @@ def test_a_line_named_only_in_someone_elses_part_is_not_asked(home: MemoryHome) 
 
 
 @pytest.mark.parametrize(
-    ("display", "sentences", "asked"),
+    ("display", "sentences", "others", "asked"),
     [
         (
             "Works as scaffolder",
             ["gone right off lager.", "the scaffolding lads think i've lost it"],
+            ["Likes lager"],
             False,
         ),
         (
             "Rabbit named Clover",
             ["sad news, Fudge passed away.", "Clover seems lost without him"],
+            ["Guinea pig named Fudge"],
             False,
         ),
-        ("Likes tennis", ["Tennis.", "Not any more, my knee."], True),
-        ("Bad knee", ["my knee, it's fully healed now"], True),
-        ("Vegetarian", ["I eat meat again now"], True),  # named by no sentence: one at a time
+        ("Likes tennis", ["Tennis.", "Not any more, my knee."], [], True),
+        ("Bad knee", ["my knee, it's fully healed now"], [], True),
+        ("Vegetarian", ["I eat meat again now"], [], True),  # named by none: one at a time
     ],
 )
 def test_a_line_is_asked_about_only_where_a_change_is_said_beside_it(
-    display: str, sentences: list[str], asked: bool
+    display: str, sentences: list[str], others: list[str], asked: bool
 ) -> None:
-    item = Item(item=display.lower().replace(" ", "_"), display=display, added="2026-01-01")
-    assert change_near(item, sentences) is asked
+    def item(d: str) -> Item:
+        return Item(item=d.lower().replace(" ", "_"), display=d, added="2026-01-01")
+
+    this = item(display)
+    assert change_near(this, sentences, [this, *map(item, others)]) is asked
+
+
+def test_a_change_beside_a_line_counts_unless_it_names_another() -> None:
+    arm = Item(item="broken_arm", display="Broken arm", added="2026-01-01")
+    assert change_near(arm, ["cast came off today!", "arm's good as new"], [arm])
+    fudge = Item(item="pet_fudge", display="Guinea pig named Fudge", added="2026-01-01")
+    clover = Item(item="pet_clover", display="Rabbit named Clover", added="2026-01-01")
+    said = ["sad news, Fudge passed away last night.", "Clover is off her food"]
+    assert change_near(fudge, said, [fudge, clover])
+    assert not change_near(clover, [*said[:1], "Clover seems sad"], [fudge, clover])

@@ -252,6 +252,15 @@ _JOKE = re.compile(
     re.IGNORECASE,
 )
 """An allergy said as a joke: a laugh beside it, or a thing no one is allergic to."""
+
+
+def _after(value: str, clause: str) -> str:
+    """`value` and what follows it in its part of `clause` ("meetings lol")."""
+    part = subclause(value, clause)
+    at = part.lower().find(value.lower())
+    return value if at < 0 else part[at:]
+
+
 _FEELING = re.compile(
     r"\W*(?:dreading|worried|worrying|nervous|anxious about|excited|looking forward|"
     r"stress(?:ed|ing) about|bricking it|panicking|gutted|buzzing)\b",
@@ -492,9 +501,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
     if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
-    if kind == "allergy" and (
-        _LAUGH.search(f"{value} {subclause(value, clause)}") or _JOKE.match(value)
-    ):
+    if kind == "allergy" and (_LAUGH.search(_after(value, clause)) or _JOKE.match(value)):
         return None  # "allergic to meetings lol", "allergic to paperwork haha"
     if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
         if re.search(r"intoleran|celiac|coeliac", clause, re.I):

@@ -192,16 +192,24 @@ _NO_CHANGE = re.compile(
 """'I've lost it', 'Clover seems lost without him': "lost" that ends nothing."""
 
 
-def change_near(item: Item, sentences: Sequence[str]) -> bool:
-    """A word of change is said in a sentence that names `item`, or in the one after it
-    ("Tennis. Not any more."); an item no sentence names (a new fact of a kind held one
-    at a time) goes by the statement's change words."""
+def change_near(item: Item, sentences: Sequence[str], others: Sequence[Item] = ()) -> bool:
+    """A word of change is said in a sentence that names `item`, or in one beside it that
+    names none of `others` (the other held lines the statement names: "Fudge passed away.
+    Clover seems lost without him" ends Fudge, not Clover); an item no sentence names (a
+    new fact of a kind held one at a time) goes by the statement's change words."""
     plain = [_NO_CHANGE.sub(" ", s) for s in sentences]
     words = _item_words(item)
-    naming = [i for i, s in enumerate(sentences) if any(said_word(w, _said([s])) for w in words)]
+    other = {w for o in others if o.item != item.item for w in _item_words(o)} - words
+
+    def names(i: int, these: set[str]) -> bool:
+        return any(said_word(w, _said([sentences[i]])) for w in these)
+
+    naming = [i for i in range(len(sentences)) if names(i, words)]
     if not naming:
         return any(CHANGE.search(s) for s in plain)
-    return any(CHANGE.search(" ".join(plain[i : i + 2])) for i in naming)
+    beside = {j for i in naming for j in (i - 1, i + 1) if 0 <= j < len(sentences)}
+    near = set(naming) | {j for j in beside if not names(j, other)}
+    return any(CHANGE.search(plain[j]) for j in near)
 
 
 def _said(sentences: Sequence[str]) -> set[str]:
@@ -402,8 +410,9 @@ def revise(
     lines = rewrites_known if rewrites_known is not None else {}
     written = {k for ks in _touched(ops).values() for k in ks}
     said = _said(sentences)
-    for cand in candidates(sentences, resources, ops, today):
-        if not change_near(cand.item, sentences):
+    asked = candidates(sentences, resources, ops, today)
+    for cand in asked:
+        if not change_near(cand.item, sentences, [c.item for c in asked]):
             continue  # "the scaffolding lads think i've lost it": named, said of no change
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:
