@@ -695,3 +695,58 @@ def test_two_pets_said_to_be_friends_are_no_relatives(home: MemoryHome) -> None:
         "personal.facts: Guinea pig named Fudge",
         "personal.facts: Rabbit named Clover",
     ]
+
+
+def test_a_class_cancelled_ends_the_plan_not_the_liking(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I love pottery", ("like", "pottery", ""))
+    got = said(store, "pottery class is cancelled for good, the studio's closing down")
+    assert got == ["preferences.likes: Likes pottery"]
+
+
+def test_off_one_medicine_onto_another_keeps_the_new_one(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I take lisinopril", ("medication", "lisinopril", ""))
+    got = said(
+        store,
+        "gp switched me off lisinopril onto amlodipine, that dry cough was driving me mad",
+        ("medication", "amlodipine", ""),
+        ("medication", "lisinopril", ""),
+    )
+    assert got == ["health.medications: Takes amlodipine"]
+
+
+def test_gone_off_a_food_with_the_dislike_in_the_next_sentence(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I love olives", ("food_like", "olives", ""))
+    got = said(
+        store,
+        "weirdly i've gone right off olives?? used to eat them out the jar, now i can't stand them",
+        ("food_dislike", "olive", ""),
+    )
+    assert got == ["food.dislikes: Dislikes olives"]
+
+
+def test_a_relatives_diet_and_an_interjection_read_with_a_value(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "my girlfriend is called Lena", ("family", "girlfriend", "Lena"))
+    got = said(
+        store, "lena went vegan last month so i'm cooking plant based", ("diet", "vegan", "")
+    )
+    assert not any(line.startswith("diet") for line in got)
+    got = said(
+        store,
+        "sorry PISTACHIOS not cashews, it's pistachios that make me itch, i'm allergic",
+        ("allergy", "sorry PISTACHIOS", ""),
+    )
+    assert "health.allergies: Allergic to PISTACHIOS" in got
+
+
+def test_a_day_corrected_and_the_own_name_respelled(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "I swim on tuesdays", ("routine", "swim", ""))
+    said(store, "my name is Pria", ("name", "Pria", ""))
+    said(store, "sorry thursday not tuesday. tuesdays r my late shift lol")
+    got = said(store, "argh autocorrect. PRIYA. with a y")
+    assert "routine.weekly: I swim on Thursdays" in got and "personal.facts: Name: Priya" in got
+    assert said(store, "Priyanka from work says hi") == got

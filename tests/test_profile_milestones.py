@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from memagent.core import MemoryHome
-from memagent.memory.profile.milestones import eating_again, pregnancy_over, rule_given_up
+from memagent.memory.profile.milestones import (
+    eating_again,
+    off_coffee,
+    pregnancy_over,
+    rule_given_up,
+)
 from profile_support import profile_lines, seed, store_of
 
 
@@ -55,3 +60,13 @@ def test_eating_meat_again_ends_the_diet_that_kept_it_out(home: MemoryHome) -> N
     assert [op.value.item for op in ops] == ["vegetarian"]
     assert eating_again(["back on cheese again, can't help it"], resources) == []  # no vegan held
     assert eating_again(["I eat meat, always have"], resources) == []
+
+
+def test_no_more_coffee_ends_liked_coffees_but_a_break_does_not(home: MemoryHome) -> None:
+    seed(home, "I love a flat white", ("drink_like", "flat white", ""))
+    seed(home, "I love rooibos", ("drink_like", "rooibos", ""))
+    resources = store_of(home).load_all()
+    ops = off_coffee(["no more coffee for me, it's wrecking my sleep"], resources)
+    assert [op.value.item for op in ops] == ["flat_white"]
+    assert off_coffee(["no coffee for me this week"], resources) == []
+    assert eating_again(["i've been eating meat again since christmas"], resources) == []

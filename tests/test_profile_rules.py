@@ -619,3 +619,10 @@ def test_a_pet_with_words_before_it_a_retirement_and_languages_grown_up_with(
 ) -> None:
     got = [(f.kind, f.value, f.name) for f in rule_facts([sentence])]
     assert [g for g in got if g[0] in ("pet", "work", "language")] == facts
+
+
+def test_retired_said_first_and_something_else_retired() -> None:
+    assert [
+        f.value for f in rule_facts(["Retired yesterday after 38 years."]) if f.kind == "work"
+    ] == ["retired"]
+    assert not [f for f in rule_facts(["Retired the old car finally"]) if f.kind == "work"]

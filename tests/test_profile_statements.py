@@ -546,3 +546,15 @@ def test_a_standing_avoidance_and_a_standing_way_of_explaining(
 )
 def test_the_text_a_request_works_on_is_not_a_fact_told(text: str, kept: list[str]) -> None:
     assert screen(text).kept == kept
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "can you do bullet points from now on, i just skim everything",
+        "from now on can you answer me in spanish?",
+        "normal paragraphs pls",
+    ],
+)
+def test_more_standing_ways_of_answering_are_kept(sentence: str) -> None:
+    assert why_not_a_fact(sentence) is None

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.subjects import about_no_one, about_someone_else, their_subject
+from memagent.memory.profile.subjects import (
+    about_no_one,
+    about_someone_else,
+    led_by_a_name,
+    their_subject,
+)
 
 
 @pytest.mark.parametrize(
@@ -124,3 +129,16 @@ def test_she_is_a_subject_and_my_sisters_is_not() -> None:
 def test_they_after_an_aside_is_their_subject() -> None:
     assert their_subject("apparently in iceland they eat fermented shark")
     assert not their_subject("apparently I eat like a bird")
+
+
+@pytest.mark.parametrize(
+    ("part", "theirs"),
+    [
+        ("lena went vegan last month", True),
+        ("Lena's just started keto", True),
+        ("I went vegan last month", False),
+        ("lemons are great", False),
+    ],
+)
+def test_a_part_led_by_a_held_name_is_theirs(part: str, theirs: bool) -> None:
+    assert led_by_a_name(part, {"lena"}) is theirs

@@ -111,3 +111,16 @@ def test_until_a_month_holds_through_the_month_before() -> None:
     assert time_bound("no alcohol at all till august", jul) == date(2026, 7, 31)
     assert time_bound("until January", date(2026, 12, 7)) == date(2026, 12, 31)
     assert time_bound("until August 3", jul) == date(2026, 8, 3)  # a day said: that day
+
+
+@pytest.mark.parametrize(
+    ("text", "until"),
+    [
+        ("I am working from my parents house in Kerala till 20th", date(2026, 3, 20)),
+        ("in Kerala until 2nd", date(2026, 4, 2)),
+        ("till 5 pm", None),
+        ("until 3", None),
+    ],
+)
+def test_a_day_of_the_month_without_the(text: str, until: date | None) -> None:
+    assert time_bound(text, date(2026, 3, 4)) == until

@@ -76,7 +76,11 @@ _MEANT = re.compile(
     rf"{_NAME},?\s+not\s+{_NAME}\b"
     rf"|\bnot\s+{_NAME},?\s+(?:but|it'?s|it is)\s+{_NAME}\b"
 )
-_TYPO = re.compile(r"\b(?:autocorrect\w*|typo|misspel\w*|spelt|spelled|I meant)\b", re.I)
+_TYPO = re.compile(
+    r"\b(?:autocorrect\w*|auto-correct\w*|typo|misspel\w*|spelt|spelled|spelling|I meant|"
+    r"with an? [a-z]\b)",
+    re.I,
+)
 _ITS_NAME = re.compile(rf"\b(?:[Ii]t'?s|[Ii]t is|[Ii]t should be|[Ii]t was meant to be) {_NAME}\b")
 """"sorry autocorrect!! it's Oliver": a held name spelt nearly so (Olive) is the one meant."""
 _SHORT = re.compile(r"\b(brief|short|shorter|concise|succinct|terse|to the point)\b", re.I)
@@ -423,7 +427,9 @@ _WEEK = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _DAY_SWAP = re.compile(
     rf"\bit(?:'s| is| was)? not (?:on )?(?P<old>{_DAYS})\b,?\s*(?:it'?s |it is |but )?(?:on )?"
     rf"(?P<new>{_DAYS})\b|"
-    rf"\bit(?:'s| is) (?:on )?(?P<new2>{_DAYS}),?\s*not (?:on )?(?P<old2>{_DAYS})\b",
+    rf"\bit(?:'s| is) (?:on )?(?P<new2>{_DAYS}),?\s*not (?:on )?(?P<old2>{_DAYS})\b|"
+    rf"^\W*(?:(?:sorry|oops|whoops|no|actually|correction|my bad|argh)\W+)+(?:on )?"
+    rf"(?P<new3>{_DAYS}),?\s*not (?:on )?(?P<old3>{_DAYS})\b",
     re.IGNORECASE,
 )
 
@@ -435,8 +441,9 @@ def _day_swaps(sentences: Sequence[str], resources: Mapping[str, Resource]) -> l
     out: list[AnyOp] = []
     for sentence in sentences:
         for m in _DAY_SWAP.finditer(sentence):
-            old = (m.group("old") or m.group("old2")).lower()
-            new = (m.group("new") or m.group("new2")).capitalize().removesuffix("s")
+            old = (m.group("old") or m.group("old2") or m.group("old3")).lower()
+            new = (m.group("new") or m.group("new2") or m.group("new3")).capitalize()
+            new = new.removesuffix("s")
             day = re.compile(rf"\b{old[:3]}\w*day(s?)\b", re.IGNORECASE)
             held = [
                 (file, path, i)
@@ -585,3 +592,30 @@ def single_over(
         if item.item == key and want <= {match_key(t) for t in tokens(item.display or "")}:
             return [remove(file, path, item.item)]
     return []
+
+
+def own_name_respelled(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """The user's own name spelt anew after a typo is owned ("argh autocorrect. PRIYA. with
+    a y" with "Pria" held): a word of the statement that starts as the held name does
+    and is not it."""
+    said = " ".join(sentences)
+    if not _TYPO.search(said) or any(
+        isinstance(o, AppendOp | UpdateOp) and o.value.item == "name" for o in ops
+    ):
+        return []
+    held = [i for i in items(resources, GENERAL, PEOPLE) if i.item == "name"]
+    if len(held) != 1:
+        return []
+    old = (held[0].display or "").removeprefix("Name: ").strip()
+    near = {
+        w
+        for w in re.findall(r"\b[A-Za-z][a-z]+\b|\b[A-Z]{3,}\b", said)
+        if len(w) >= 3 and w[:3].lower() == old[:3].lower() and w.lower() != old.lower()
+    }
+    if not old or len(near) != 1:
+        return []
+    new = near.pop().capitalize()
+    value = {"item": "name", "display": f"Name: {new}"}
+    return [UpdateOp(operation="update", file=GENERAL, path=PEOPLE, value=value)]

@@ -45,6 +45,7 @@ from memagent.memory.profile.kinds import (
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import (
     SAID_NOT,
+    cancelled_things,
     disliked,
     disliked_after,
     ended,
@@ -55,7 +56,12 @@ from memagent.memory.profile.negation import (
 )
 from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY, undated, when_only
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
-from memagent.memory.profile.subjects import OTHER_PERSON, about_someone_else, their_subject
+from memagent.memory.profile.subjects import (
+    OTHER_PERSON,
+    about_someone_else,
+    led_by_a_name,
+    their_subject,
+)
 from memagent.memory.profile.timebound import event_day, time_bound
 
 
@@ -134,6 +140,9 @@ _RULED_OUT = re.compile(
 """What a health fact rules out, said beside it: no taste of its own."""
 _HEALTH_REASON = re.compile(r"\b(?:pregnant|allergic|coeliac|celiac|intolerant|diabetic)\b", re.I)
 """A reason for ruling a food out, said though not read as a fact ("6 months pregnant")."""
+_INTERJECTION = re.compile(
+    r"^(?:sorry|oops|whoops|actually|ugh|argh|wait|omg|lol|ok|okay)\b[,!.]*\s+", re.IGNORECASE
+)
 _BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
 
@@ -377,6 +386,7 @@ def plan(
     back_home = stays.back_home(sentences, resources)
     for fact in facts:
         value = SAID_NOT.sub("", " ".join(fact.value.split()).strip(" .,!;:\"'"))
+        value = _INTERJECTION.sub("", value)  # "sorry PISTACHIOS not cashews"
         if not value or "<" in value or not grounded(value, statement):
             dropped.append((fact.value, "not said in the statement"))
             continue
@@ -400,6 +410,8 @@ def plan(
         theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
         if theirs and fixed in ("routine", "routine_weekly", "plan") and _leads(value, sub):
             theirs = False  # "Choir practice has moved to Wednesday nights": the habit itself
+        if fixed not in ("pet", "family") and led_by_a_name(sub, names_held):
+            theirs = True  # "lena went vegan last month": Lena's
         if (theirs and not swapped) or (
             sub != clause and fixed not in ("pet", "family") and their_subject(sub)
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
@@ -493,7 +505,9 @@ def plan(
                 ops.append(remove(target.file, path, "whereabouts"))
             kept.append(fact)
             continue
-        later = over and disliked_after(value, clause)  # "gone off X, can't stand them"
+        later = over and (  # "gone off X, can't stand them"; "gone off X?? … can't stand them"
+            disliked_after(value, clause) or disliked_after(value, statement)
+        )
         if (
             over
             and kind in ("food_like", "drink_like", "like")
@@ -565,9 +579,12 @@ def plan(
     kinds = _with_pairs(touched) | ALWAYS_CHECKED
     if unhated(negated):  # "don't hate the treadmill any more"
         kinds |= {"food_dislike", "drink_dislike", "dislike"}
-    ops.extend(_removals(negated, resources, kinds, keep))
+    cancelled = cancelled_things(mine)
+    ops.extend(_removals([t for t in negated if t not in cancelled], resources, kinds, keep))
+    ops.extend(_removals(cancelled, resources, {"plan", "routine"}, keep))
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))
+    ops.extend(changes.own_name_respelled(sentences, resources, ops))
     ops.extend(changes.partner_steps(sentences, resources, ops))
     ops.extend(stays.stay_changes(sentences, resources, ops, today))
     ops.extend(changes.routine_moved(sentences, resources, ops))
@@ -576,6 +593,7 @@ def plan(
     ops.extend(milestones.pregnancy_over(sentences, resources))
     ops.extend(milestones.rule_given_up(sentences, resources))
     ops.extend(milestones.eating_again(sentences, resources))
+    ops.extend(milestones.off_coffee(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.answer_swaps(ops, resources, ("communication.style", "preferences.likes")))

@@ -42,7 +42,8 @@ _GAVE_IN = re.compile(
 """A rule kept given up ("caved. back on coffee")."""
 _EATING_AGAIN = re.compile(
     r"\b(?:(?:started|start|starting|back to|back on|went back to|gone back to|going back to)\s+"
-    r"(?:eating\s+|having\s+)?|(?:I'?m|I am|I)\s+(?:now\s+)?(?:eating|eat|having)\s+)"
+    r"(?:eating\s+|having\s+)?|(?:I'?m|I am|I|I'?ve been|I have been|been)\s+(?:now\s+)?"
+    r"(?:eating|eat|having)\s+)"
     r"(?P<food>meat|chicken|beef|pork|bacon|steak|lamb|fish|seafood|salmon|tuna|prawns|"
     r"dairy|cheese|eggs|milk)\b[^.!?]{0,25}?\bagain\b",
     re.IGNORECASE,
@@ -105,3 +106,32 @@ def eating_again(sentences: Sequence[str], resources: Mapping[str, Resource]) ->
                 if any(i.item.startswith(d) for d in ended)
             ]
     return out
+
+
+_OFF_COFFEE = re.compile(
+    r"\b(?:no more|quit|quitting|stopped|given up|gave up|giving up|off|cut out|done with|"
+    r"no longer drinking|not drinking)\s+(?:the\s+|drinking\s+)?(?:coffee|caffeine)\b",
+    re.IGNORECASE,
+)
+_FOR_A_WHILE = re.compile(
+    r"\b(?:for (?:a|an|one|two|three|a few|\d+) (?:days?|weeks?|months?)|this (?:week|month)|"
+    r"until|till|for now|for lent|for (?:dry )?january)\b",
+    re.IGNORECASE,
+)
+_COFFEES = re.compile(
+    r"\b(?:coffee|flat whites?|lattes?|espressos?|cappuccinos?|americanos?|macchiatos?|mochas?|"
+    r"cortados?|cold brew|iced coffee)\b",
+    re.IGNORECASE,
+)
+
+
+def off_coffee(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of liked coffees when the writer gives up coffee ("no more coffee for
+    me" ends "Likes flat white", which never says "coffee")."""
+    if not any(_OFF_COFFEE.search(s) and not _FOR_A_WHILE.search(s) for s in sentences):
+        return []  # "off coffee for a week": a break, the taste stays
+    return [
+        remove(FOOD, "drink.likes", i.item)
+        for i in items(resources, FOOD, "drink.likes")
+        if _COFFEES.search(f"{i.item.replace('_', ' ')} {i.display or ''}")
+    ]

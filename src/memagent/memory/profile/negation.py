@@ -64,7 +64,7 @@ _NEGATED_THING = re.compile(
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over|"
     r"(?:done|finished) with(?: the| my)?)"
-    r"\s+((?:(?!(?:for|with|and|but|because|so|since)\b)[\w'-]+\s?){1,3})",
+    r"\s+((?:(?!(?:for|with|and|but|because|so|since|onto|into)\b)[\w'-]+\s?){1,3})",
     re.IGNORECASE,
 )
 _NOT_ANY_MORE = re.compile(
@@ -79,9 +79,6 @@ _LEFT_BEHIND = re.compile(
     r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:out|off the table|off the menu|"
     r"over|done|finished|off(?!\s+(?:to|for|work|sick|school|duty|today|now)\b))\b"
-    r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
-    r"(?:cancell?ed|called off|scrapped)\b"
-    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b"
     r"|\bfinished (?:the |my )?course of (?:the )?([\w-]+)"
     r"|\bfinished (?:the |my )?([\w-]+) course\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:all |fully |completely )?"
@@ -90,6 +87,13 @@ _LEFT_BEHIND = re.compile(
 )
 """"I switched from coffee to green tea", "my doctor switched me from X to Y", "running is
 out for now", "keto's done": the first thing is over."""
+_CANCELLED = re.compile(
+    r"((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
+    r"(?:cancell?ed|called off|scrapped)\b"
+    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b",
+    re.IGNORECASE,
+)
+""""the concert was called off", "dentist cancelled": a plan or a class over, not a liking."""
 _SUBCLAUSE = re.compile(
     r"\s*[,;:\u2014\u2013]\s*(?:(?:and|but|so)\s+)?|\s+-\s+|"
     r"\s+(?:but|so|though|although|because|since|whereas)\s+|"
@@ -173,10 +177,18 @@ def negated_things(sentences: list[str]) -> list[str]:
     """The things a statement says are over or wrong ("no more sushi", "not coffee")."""
     out: list[str] = []
     for s in sentences:
-        for pattern in (_NEGATED_THING, _NOT_ANY_MORE, _LEFT_BEHIND):
+        for pattern in (_NEGATED_THING, _NOT_ANY_MORE, _LEFT_BEHIND, _CANCELLED):
             for m in pattern.finditer(s):
                 out.append(next(g for g in m.groups() if g).strip())
     return out
+
+
+def cancelled_things(sentences: list[str]) -> list[str]:
+    """The things a statement says are cancelled: plans and classes, which end a plan or
+    a habit and leave a liking alone ("pottery class is cancelled for good")."""
+    return [
+        next(g for g in m.groups() if g).strip() for s in sentences for m in _CANCELLED.finditer(s)
+    ]
 
 
 def is_negated(value: str, text: str, *, directly: bool = False) -> bool:

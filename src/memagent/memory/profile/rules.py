@@ -113,7 +113,8 @@ _HOME = re.compile(
 _RETIRED = re.compile(
     r"\bI(?:'m| am|'ve| have)?\s+(?:an? )?(?:just |recently |finally |now |officially |fully )?"
     r"retired\b"
-    r"(?! from\b)|^\W*(?:just |recently |finally |officially )?retired (?:in|last|this|after|at)\b",
+    r"(?! from\b)|^\W*(?:just |recently |finally |officially )?retired\b"
+    r"(?!\s+(?:from|the|my|his|her|our|their|a|an|it|that|this|those|these)\b)",
     re.IGNORECASE,
 )
 """"I retired in January", "I'm retired": no job now, which is the work fact."""

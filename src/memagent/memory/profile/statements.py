@@ -244,7 +244,8 @@ _HYPOTHETICAL = re.compile(
 _COMMUNICATION = re.compile(
     r"\b(answers?|answered|answering|replies|reply|responses?|respond|emojis?|call me|address me|"
     r"addressed as|refer to me as|"
-    r"bullet points?|formal|casual|tone|talk to me|speak to me|write to me|explanations?|"
+    r"bullet points?|bullets|paragraphs?|formal|casual|tone|talk to me|speak to me|write to me|"
+    r"explanations?|"
     r"spelling|metric|imperial|units|code blocks?|plain english|simple english|simple words|"
     r"layman'?s terms|explain(?: things| stuff)? (?:in|with|using) (?:simple|plain|short|more|less|"
     r"examples|layman))\b",
@@ -286,9 +287,13 @@ _ASSISTANT_CLAIM = re.compile(
 _STANDING_REQUEST = re.compile(
     r"^\W*when(?:ever)? you (?:explain|answer|reply|write|help)\b[^,?]{0,30}?,?\s*"
     r"(?:can|could|would|will) (?:you|u) (?:please )?(?:go|do it|explain|break|number|keep|use)\b|"
+    r"^\W*(?:from now on|going forward|in future),? (?:can|could|would|will) (?:you|u) "
+    r"(?:please )?(?:always )?(?:reply|answer|respond|write|talk|speak|use|keep|do|stick to|"
+    r"switch to)\b|"
     r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:"
     r"always (?:reply|answer|respond|write|"
-    r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep)\b"
+    r"talk|speak|use|keep)\b|(?:only |just )?(?:reply|answer|respond|write|talk|speak|use|keep|do|"
+    r"stick to|switch to)\b"
     r".*\b(?:from now on|going forward|always|in future|by default)\b|"
     r"(?:write|talk|speak|explain things) to me (?:in|with|using) |"
     r"(?:give|keep|make)(?: me)? (?:your |the |all )?(?:answers|replies|responses) (?:as|in|"

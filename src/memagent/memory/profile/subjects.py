@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.occasions import EVENT_WORDS
 from memagent.memory.profile.statements import SIGN_OFF
 
@@ -185,3 +186,19 @@ def own_name_said(value: str, clause: str) -> bool:
     )
     m = re.search(plain, clause, re.IGNORECASE)
     return m is not None and (m.group(1) or m.group(2))[:1].isupper()
+
+
+_NAME_LEADS = re.compile(
+    r"^\W*(?:and |but |so |oh |ok |well )?([A-Za-z][a-z'-]+?)(?:'s)?\s+"
+    r"(?:(?:just|also|now|finally|recently|\w+ly)\s+)?"
+    r"(?:went|goes|is|was|has|had|got|gets|became|becomes|turned|started|starts|quit|stopped|"
+    r"does|doesn't|can't|cannot|won't|loves|hates|likes|eats|drinks|needs|wants|takes)\b",
+    re.IGNORECASE,
+)
+
+
+def led_by_a_name(part: str, names: set[str]) -> bool:
+    """`part` opens with the name of a pet or person the profile holds (`names`: match
+    keys), as chat types it ("lena went vegan last month"): it is said of them."""
+    m = _NAME_LEADS.match(part)
+    return m is not None and match_key(m.group(1)) in names

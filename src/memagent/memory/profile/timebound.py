@@ -55,6 +55,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         "day_month",
     ),
     (re.compile(rf"\b{_UNTIL_EVENT}\s+the\s+{_ORD}\b", re.I), "day"),
+    (re.compile(rf"\b{_UNTIL}\s+(\d{{1,2}})(?:st|nd|rd|th)\b", re.I), "day"),  # "till 20th"
     (re.compile(rf"\b{_UNTIL}\s+tomorrow\b", re.I), "tomorrow"),
     (
         re.compile(
