@@ -750,3 +750,15 @@ def test_a_day_corrected_and_the_own_name_respelled(home: MemoryHome) -> None:
     got = said(store, "argh autocorrect. PRIYA. with a y")
     assert "routine.weekly: I swim on Thursdays" in got and "personal.facts: Name: Priya" in got
     assert said(store, "Priyanka from work says hi") == got
+
+
+def test_a_plan_called_off_by_any_of_its_words(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(
+        store,
+        "dad's 80th is on saturday, we're doing a big lunch at the pub",
+        ("plan", "dad's 80th", ""),
+    )
+    assert any(line.startswith("schedule.upcoming") for line in lines(store))
+    got = said(store, "lunch is off, dad's got covid, we'll do it another time")
+    assert not any(line.startswith("schedule.upcoming") for line in got)

@@ -441,3 +441,24 @@ def test_a_feeling_what_a_pet_is_and_a_jab_booked(
 )
 def test_an_allergy_said_as_a_joke_is_none(value: str, clause: str, fixed: str | None) -> None:
     assert fix_kind("allergy", value, clause) == fixed
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        (
+            "routine",
+            "remind me the day before",
+            "dentist on the 14th at 9:30, remind me the day before",
+            "plan",
+        ),
+        ("routine", "tenerife", "off to tenerife on the 14th for a week!!!", "plan"),
+        ("routine", "job hunting", "I got laid off on Monday, so I'm job hunting now.", None),
+        ("routine", "swim", "I swim every morning before work", "routine"),
+        ("whereabouts", "28th", "party's been moved to the 28th", None),
+    ],
+)
+def test_a_habit_said_on_one_date_is_a_plan_and_a_date_no_place(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == fixed

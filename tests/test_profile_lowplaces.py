@@ -36,3 +36,15 @@ def test_a_home_typed_in_lower_case(sentence: str, home: str | None) -> None:
 )
 def test_a_stay_typed_in_lower_case(sentence: str, place: str | None) -> None:
     assert lower_stay(sentence) == place
+
+
+@pytest.mark.parametrize(
+    ("sentence", "place"),
+    [
+        ("in lisbon for work till friday, send me pastel de nata recs lol", "lisbon"),
+        ("staying at my sister's in cork for 3 nights, she's just had twins", "cork"),
+        ("in bed for 3 days with flu", None),
+    ],
+)
+def test_a_stay_with_its_reason_or_its_nights(sentence: str, place: str | None) -> None:
+    assert lower_stay(sentence) == place

@@ -454,3 +454,10 @@ def test_a_change_beside_a_line_counts_unless_it_names_another() -> None:
     said = ["sad news, Fudge passed away last night.", "Clover is off her food"]
     assert change_near(fudge, said, [fudge, clover])
     assert not change_near(clover, [*said[:1], "Clover seems sad"], [fudge, clover])
+
+
+def test_a_sentence_naming_what_the_plan_writes_lends_no_change() -> None:
+    job = Item(item="work", display="Works as scaffolder", added="2026-01-01")
+    said = ["gone right off lager, it's all cider for me now.", "the scaffolding lads are great"]
+    assert change_near(job, said, [job])
+    assert not change_near(job, said, [job], ["lager", "cider"])

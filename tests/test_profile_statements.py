@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.statements import screen, why_not_a_fact
+from memagent.memory.profile.statements import as_written, screen, why_not_a_fact
 
 
 @pytest.mark.parametrize(
@@ -558,3 +558,7 @@ def test_the_text_a_request_works_on_is_not_a_fact_told(text: str, kept: list[st
 )
 def test_more_standing_ways_of_answering_are_kept(sentence: str) -> None:
     assert why_not_a_fact(sentence) is None
+
+
+def test_chat_shorthand_for_days_is_written_out() -> None:
+    assert as_written("physio tmrw at 4, gym 2nite") == "physio tomorrow at 4, gym tonight"

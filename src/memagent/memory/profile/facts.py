@@ -257,11 +257,18 @@ def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str)
 
 
 def _removals(
-    things: list[str], resources: Mapping[str, Resource], kinds: set[str], keep: set[str]
+    things: list[str],
+    resources: Mapping[str, Resource],
+    kinds: set[str],
+    keep: set[str],
+    *,
+    cancel: bool = False,
 ) -> list[AnyOp]:
     """Remove existing items (of the kinds this statement is about) that it says are
     over. `keep`: match keys appended by the same statement (an append moves an item
-    across likes/dislikes itself; removing it too would name a missing item)."""
+    across likes/dislikes itself; removing it too would name a missing item). `cancel`:
+    the things are cancelled, and a plan any of whose words they say is over ("lunch is
+    off" ends "Dad's 80th is on saturday, we're doing a big lunch at the pub")."""
     ops: list[AnyOp] = []
     seen: set[tuple[str, str, str]] = set()
     for kind in kinds:
@@ -274,6 +281,11 @@ def _removals(
                 named = (
                     same_thing(thing, item.item)
                     or (kind in ("plan", "routine") and same_thing(thing, undated(item.item)))
+                    or (
+                        kind == "plan"
+                        and cancel
+                        and set(_content(thing)) <= set(_content(f"{item.item} {item.display}"))
+                    )
                     or (
                         kind == "medication"
                         and (
@@ -581,7 +593,7 @@ def plan(
         kinds |= {"food_dislike", "drink_dislike", "dislike"}
     cancelled = cancelled_things(mine)
     ops.extend(_removals([t for t in negated if t not in cancelled], resources, kinds, keep))
-    ops.extend(_removals(cancelled, resources, {"plan", "routine"}, keep))
+    ops.extend(_removals(cancelled, resources, {"plan", "routine"}, keep, cancel=True))
     ops.extend(changes.relation_endings(sentences, resources, ops))
     ops.extend(changes.renames(sentences, resources, ops))
     ops.extend(changes.own_name_respelled(sentences, resources, ops))

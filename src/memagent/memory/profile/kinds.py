@@ -261,6 +261,13 @@ def _after(value: str, clause: str) -> str:
     return value if at < 0 else part[at:]
 
 
+_FOR_A_SPAN = re.compile(
+    r"\bfor (?:a|an|one|two|three|four|five|six|seven|a few|\d+) "
+    r"(?:days?|weeks?|nights?|months?)\b",
+    re.IGNORECASE,
+)
+_GOING_ON = re.compile(r"\b(?:now|these days|currently|at the moment|atm)\b", re.IGNORECASE)
+"""'so I'm job hunting now': what goes on, not a plan on the day said beside it."""
 _FEELING = re.compile(
     r"\W*(?:dreading|worried|worrying|nervous|anxious about|excited|looking forward|"
     r"stress(?:ed|ing) about|bricking it|panicking|gutted|buzzing)\b",
@@ -469,6 +476,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None
     if _TIME_WORD.match(value) and kind not in _TIMED_KINDS:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
+    if kind in ("whereabouts", "home") and re.fullmatch(
+        r"\W*(?:the )?\d{1,2}(?:st|nd|rd|th)\W*", value
+    ):
+        return None  # "moved to the 28th": a day, no place
     if kind == "whereabouts" and (_TIME_WORD.match(value) or _NO_PLACE.fullmatch(value)):
         return None  # "staying till Sunday now", "staying with us": no place named
     if kind == "whereabouts" and re.search(r"\bnever (?:been|gone|lived)\b", clause, re.I):
@@ -555,7 +566,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         )
     ):
         kind = "whereabouts"  # "I'm in hospital until Monday": a stay
-    if kind == "routine" and (EVENT.search(clause) or one_day(subclause(value, clause))):
+    timed = _FOR_A_SPAN.sub(" ", clause)  # "off to tenerife on the 14th for a week"
+    dated = one_day(timed) and not (REGULAR.search(timed) or PAST.search(timed))
+    if kind == "routine" and (
+        EVENT.search(clause)
+        or one_day(subclause(value, clause))
+        or (dated and not _GOING_ON.search(subclause(value, clause)))
+    ):
         kind = "plan"  # "dentist on friday at 3": one day, not every Friday
     if (
         kind == "plan"

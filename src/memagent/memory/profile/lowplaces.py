@@ -10,7 +10,9 @@ import re
 _LOWER_STAY = re.compile(
     r"(?:^\W*|\b[iI]'?m\s+|\bim\s+|\b[iI] am\s+|,\s*)(?:(?:staying|working|crashing|stopping|"
     r"stuck|based|holed up)(?: remotely)?\s+)?(?:at (?:a|my) [a-z]+'s\s+)?(?:in|from) "
-    r"([a-z]{3,}(?: [a-z]{3,})?) (?:till|until|thru|through|for the next|tonight|this week)\b"
+    r"([a-z]{3,}(?: [a-z]{3,})?) (?:(?:for work|for a \w+|on business|with work|visiting \w+) )?"
+    r"(?:till|until|thru|through|for the next|tonight|this week|"
+    r"for (?:a|one|two|three|four|five|six|seven|a few|\d+) (?:nights?|days?|weeks?))\b"
 )
 """A stay typed in lower case ("i'm in tokyo till the 20th!!", "working from lisbon for the
 next two weeks", "crashing at a friend's in munich tonight"): the place is the word after

@@ -78,7 +78,7 @@ _LEFT_BEHIND = re.compile(
     r"(?:over\s+)?from\s+"
     r"((?:[\w'-]+\s){0,2}?[\w'-]+)\s+to\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:out|off the table|off the menu|"
-    r"over|done|finished|off(?!\s+(?:to|for|work|sick|school|duty|today|now)\b))\b"
+    r"over|done|finished)\b"
     r"|\bfinished (?:the |my )?course of (?:the )?([\w-]+)"
     r"|\bfinished (?:the |my )?([\w-]+) course\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:all |fully |completely )?"
@@ -90,10 +90,13 @@ out for now", "keto's done": the first thing is over."""
 _CANCELLED = re.compile(
     r"((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
     r"(?:cancell?ed|called off|scrapped)\b"
-    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b",
+    r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b"
+    r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:all |totally )?off"
+    r"(?!\s+(?:to|for|work|sick|school|duty|today|now|the|my|her|his|its)\b)\b",
     re.IGNORECASE,
 )
-""""the concert was called off", "dentist cancelled": a plan or a class over, not a liking."""
+""""the concert was called off", "dentist cancelled", "camping's off this weekend": a plan or a
+class over, not a liking."""
 _SUBCLAUSE = re.compile(
     r"\s*[,;:\u2014\u2013]\s*(?:(?:and|but|so)\s+)?|\s+-\s+|"
     r"\s+(?:but|so|though|although|because|since|whereas)\s+|"

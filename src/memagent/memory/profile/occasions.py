@@ -80,7 +80,9 @@ REGULAR = re.compile(
 
 
 _ONE_DAY = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)|\b(?:tomorrow|tonight)\b", re.I
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b(?!s)|\b(?:tomorrow|tonight)\b|"
+    r"\b(?:on|the) \d{1,2}(?:st|nd|rd|th)\b",
+    re.I,
 )
 
 

@@ -192,14 +192,18 @@ _NO_CHANGE = re.compile(
 """'I've lost it', 'Clover seems lost without him': "lost" that ends nothing."""
 
 
-def change_near(item: Item, sentences: Sequence[str], others: Sequence[Item] = ()) -> bool:
+def change_near(
+    item: Item, sentences: Sequence[str], others: Sequence[Item] = (), said: Sequence[str] = ()
+) -> bool:
     """A word of change is said in a sentence that names `item`, or in one beside it that
     names none of `others` (the other held lines the statement names: "Fudge passed away.
     Clover seems lost without him" ends Fudge, not Clover); an item no sentence names (a
-    new fact of a kind held one at a time) goes by the statement's change words."""
+    new fact of a kind held one at a time) goes by the statement's change words. `said`:
+    the values the plan already writes or ends, which name other things too."""
     plain = [_NO_CHANGE.sub(" ", s) for s in sentences]
     words = _item_words(item)
-    other = {w for o in others if o.item != item.item for w in _item_words(o)} - words
+    other = {w for o in others if o.item != item.item for w in _item_words(o)}
+    other = (other | {match_key(t) for v in said for t in tokens(v)}) - words
 
     def names(i: int, these: set[str]) -> bool:
         return any(said_word(w, _said([sentences[i]])) for w in these)
@@ -411,8 +415,9 @@ def revise(
     written = {k for ks in _touched(ops).values() for k in ks}
     said = _said(sentences)
     asked = candidates(sentences, resources, ops, today)
+    planned = [str(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp | RemoveOp)]
     for cand in asked:
-        if not change_near(cand.item, sentences, [c.item for c in asked]):
+        if not change_near(cand.item, sentences, [c.item for c in asked], planned):
             continue  # "the scaffolding lads think i've lost it": named, said of no change
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:

@@ -544,6 +544,15 @@ _CHAT_SPELLING = {
     "isnt": "isn't",
     "wasnt": "wasn't",
     "havent": "haven't",
+    "tmrw": "tomorrow",
+    "tmr": "tomorrow",
+    "tmrow": "tomorrow",
+    "tmoro": "tomorrow",
+    "2moro": "tomorrow",
+    "2morrow": "tomorrow",
+    "tonite": "tonight",
+    "2nite": "tonight",
+    "wknd": "weekend",
 }
 _CHAT_WORD = re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, _CHAT_SPELLING))})(?![\w'])")
 
