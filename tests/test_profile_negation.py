@@ -189,3 +189,11 @@ def test_more_ways_to_say_a_thing_is_over(text: str, thing: str) -> None:
 
 def test_someone_off_sick_is_not_over() -> None:
     assert not any("boss" in t for t in negated_things(["my boss is off sick today"]))
+
+
+def test_they_cancelled_names_the_plan_the_sentence_opens_with() -> None:
+    from memagent.memory.profile.negation import cancelled_things
+
+    said = "dentist just rang, hygienist is off sick so they've cancelled and i have to rebook"
+    assert cancelled_things([said]) == ["dentist"]
+    assert cancelled_things(["we had to cancel"]) == []

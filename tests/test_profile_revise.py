@@ -461,3 +461,23 @@ def test_a_sentence_naming_what_the_plan_writes_lends_no_change() -> None:
     said = ["gone right off lager, it's all cider for me now.", "the scaffolding lads are great"]
     assert change_near(job, said, [job])
     assert not change_near(job, said, [job], ["lager", "cider"])
+
+
+def test_a_person_is_asked_about_only_when_a_person_can_be_over(home: MemoryHome) -> None:
+    seed(home, "my wife is called Nkechi", ("family", "wife", "Nkechi"))
+    llm = model(verdicts=["1.0"])
+    learn_statement(
+        store_of(home), llm, "omg i spelled it wrong, it's Amaarah. nkechi will kill me"
+    )
+    assert asked(llm) == []
+    assert profile_lines(home) == ["personal.facts: Wife: Nkechi"]
+
+
+def test_a_class_cancelled_asks_nothing_of_the_liking(home: MemoryHome) -> None:
+    seed(home, "I love pottery", ("like", "pottery", ""))
+    llm = model(verdicts=["1.0"])
+    learn_statement(
+        store_of(home), llm, "pottery class is cancelled for good, the studio's closing"
+    )
+    assert asked(llm) == []
+    assert profile_lines(home) == ["preferences.likes: Likes pottery"]

@@ -91,6 +91,8 @@ _CANCELLED = re.compile(
     r"((?:[\w'-]+\s){0,2}?[\w-]+?)(?:'s|\s+(?:got|was|has been|is|'s been|been))\s+"
     r"(?:cancell?ed|called off|scrapped)\b"
     r"|^\W*((?:[\w'-]+\s){0,2}?[\w-]+?)\s+(?:cancell?ed|called off|scrapped)\b"
+    r"|^\W*([\w-]+)\b[^.!?]{0,60}?\b(?:they'?ve|they have|they|we'?ve|we have|I'?ve|I have|"
+    r"had to) (?:just )?(?:cancell?ed|called (?:it )?off)\b"
     r"|((?:[\w'-]+\s){0,2}?[\w-]+?)(?:\s+(?:is|are)\s+|'s\s+)(?:all |totally )?off"
     r"(?!\s+(?:to|for|work|sick|school|duty|today|now|the|my|her|his|its)\b)\b",
     re.IGNORECASE,

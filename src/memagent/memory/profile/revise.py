@@ -49,6 +49,7 @@ from typing import Any
 from memagent.llm import LLM, LLMError, Message
 from memagent.llm.yesno import ask_yes_no, verdict_schema
 from memagent.memory.profile._prompts import load_prompt, render
+from memagent.memory.profile.changes import RELATION_OVER, who
 from memagent.memory.profile.item_keys import match_key, said_word, slug, tokens
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import parts
@@ -183,6 +184,15 @@ def line_words(key: str, display: str) -> set[str]:
     }
 
 
+_SOMEONE_NEW = re.compile(
+    r"\bnot (?:with )?\w+ any ?more\b|\bseeing (?:someone|somebody|a (?:guy|girl|man|woman|lad))\b|"
+    r"\bnew (?:boyfriend|girlfriend|partner|bf|gf)\b|\brenamed\b|\bcalled \w+ now\b",
+    re.IGNORECASE,
+)
+"""Words that may end a pet's or person's line besides `changes.RELATION_OVER`."""
+_CANCELS = re.compile(
+    r"\b(?:cancell?ed|cancel|called off|scrapped|closing down|closed down|shut down)\b", re.I
+)
 _NO_CHANGE = re.compile(
     r"\blost it\b|\b(?:seems?|looks?|feels?|felt|am|is|was|get|got|getting|a bit)\s+lost"
     r"(?:\s+without)?\b|"
@@ -419,6 +429,12 @@ def revise(
     for cand in asked:
         if not change_near(cand.item, sentences, [c.item for c in asked], planned):
             continue  # "the scaffolding lads think i've lost it": named, said of no change
+        if who(cand.item) is not None and not (
+            RELATION_OVER.search(statement) or _SOMEONE_NEW.search(statement)
+        ):
+            continue  # "nkechi is going to kill me": a pet or person ends only as one does
+        if cand.path not in _DATED and not CHANGE.search(_CANCELS.sub(" ", statement)):
+            continue  # "pottery class is cancelled": the class, not the liking
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:
             memo[key] = ended_p(llm, statement, cand.item)
