@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memagent.memory.profile.negation import (
+    cancelled_things,
     disliked,
     disliked_after,
     ended,
@@ -192,8 +193,6 @@ def test_someone_off_sick_is_not_over() -> None:
 
 
 def test_they_cancelled_names_the_plan_the_sentence_opens_with() -> None:
-    from memagent.memory.profile.negation import cancelled_things
-
     said = "dentist just rang, hygienist is off sick so they've cancelled and i have to rebook"
     assert cancelled_things([said]) == ["dentist"]
     assert cancelled_things(["we had to cancel"]) == []
