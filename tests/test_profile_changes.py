@@ -570,3 +570,18 @@ def test_a_pets_real_name_found_out_renames_it(home: MemoryHome) -> None:
     said(home, "we've got a rescue greyhound now, Dotty", ("pet", "greyhound", "Dotty"))
     got = said(home, "vet scanned her chip and it turns out her real name is Dolly, so that's it")
     assert got == ["personal.facts: Greyhound named Dolly"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("mark got made redundant today. bit of a shock tbh", True),
+        ("my husband got laid off today", True),
+        ("got made redundant today. bit of a shock tbh", False),
+    ],
+)
+def test_someone_elses_job_lost_leaves_the_users(home: MemoryHome, text: str, kept: bool) -> None:
+    said(home, "My husband is called Mark.", ("family", "husband", "Mark"))
+    said(home, "I'm a teacher.", ("work", "teacher", ""))
+    got = said(home, text)
+    assert ("personal.facts: Works as teacher" in got) is kept

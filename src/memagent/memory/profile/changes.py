@@ -30,8 +30,9 @@ from datetime import date, timedelta
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Item, Resource
-from memagent.memory.profile.negation import subclause
+from memagent.memory.profile.negation import parts, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.subjects import led_by_a_name, their_subject
 
 FOOD, GENERAL = "resource_user_food_prefs.json", "resource_user_general_prefs.json"
 HEALTH, ROUTINE = "resource_user_health.json", "resource_user_routine.json"
@@ -561,8 +562,12 @@ def job_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> lis
     if job is None:
         return []
     held = {match_key(t) for t in tokens(job.display or "")}
+    names = held_names(resources)
     for s in sentences:
         for m in _JOB_OVER.finditer(s):
+            part = next((p for p in parts(s) if m.group(0) in p), s)
+            if their_subject(part) or led_by_a_name(part, names):
+                continue  # "mark got made redundant today": his job
             named = {match_key(t) for t in tokens(m.group(1) or "")}
             if not named or named <= held:
                 return [remove(GENERAL, PEOPLE, job.item)]
