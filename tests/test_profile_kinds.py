@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from memagent.memory.profile.health import with_type
 from memagent.memory.profile.kinds import (
     figurative,
     fix_kind,
@@ -12,7 +13,6 @@ from memagent.memory.profile.kinds import (
     names_nothing,
     passing_taste,
     timed_apart,
-    with_type,
 )
 
 

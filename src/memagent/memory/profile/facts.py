@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from datetime import date
 
 from memagent.memory.profile import changes, milestones, relations, stays, swaps
-from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, STAY, remove
+from memagent.memory.profile.changes import HEALTH, ROUTINE, STAY, remove
 from memagent.memory.profile.fact_schema import Extracted
+from memagent.memory.profile.health import with_type
 from memagent.memory.profile.item_keys import abbreviates, match_key, said_word, slug, tokens
 from memagent.memory.profile.jobs import job
 from memagent.memory.profile.kinds import (
@@ -40,9 +41,8 @@ from memagent.memory.profile.kinds import (
     liking_said,
     names_nothing,
     timed_apart,
-    with_type,
 )
-from memagent.memory.profile.models import Item, Resource
+from memagent.memory.profile.models import Resource
 from memagent.memory.profile.negation import (
     SAID_NOT,
     cancelled_things,
@@ -62,42 +62,16 @@ from memagent.memory.profile.subjects import (
     led_by_a_name,
     their_subject,
 )
+from memagent.memory.profile.targets import (
+    TARGETS,
+    Target,
+    display_line,
+    existing,
+    held_items,
+    path_in,
+)
 from memagent.memory.profile.timebound import event_day, time_bound
 
-
-@dataclass(frozen=True)
-class Target:
-    file: str
-    path: str
-    template: str
-    single: str | None = None
-    """The fixed key of a single-valued fact ("home"): a new value updates it."""
-    fallback: str | None = None
-
-
-TARGETS: dict[str, Target] = {
-    "allergy": Target(HEALTH, "health.allergies", "Allergic to {v}"),
-    "diet": Target(FOOD, "diet.restrictions", "{V}"),
-    "food_like": Target(FOOD, "food.likes", "Likes {v}"),
-    "food_dislike": Target(FOOD, "food.dislikes", "Dislikes {v}"),
-    "drink_like": Target(FOOD, "drink.likes", "Likes {v}"),
-    "drink_dislike": Target(FOOD, "drink.dislikes", "Dislikes {v}"),
-    "condition": Target(HEALTH, "health.conditions", "{V}"),
-    "medication": Target(HEALTH, "health.medications", "Takes {v}"),
-    "exercise": Target(HEALTH, "fitness.activities", "{V}"),
-    "routine": Target(ROUTINE, "routine.daily", "{S}"),
-    "plan": Target(ROUTINE, "schedule.upcoming", "{S}"),
-    "whereabouts": Target(ROUTINE, "whereabouts.current", "In {V}", single="whereabouts"),
-    "home": Target(GENERAL, "personal.facts", "Lives in {V}", single="home"),
-    "work": Target(GENERAL, "personal.facts", "Works as {v}", single="work"),
-    "name": Target(GENERAL, "personal.facts", "Name: {V}", single="name"),
-    "pet": Target(GENERAL, "personal.facts", "{V} named {N}", single="pet"),
-    "family": Target(GENERAL, "personal.facts", "{V}: {N}", single="family"),
-    "language": Target(GENERAL, "personal.facts", "Speaks {V}"),
-    "like": Target(GENERAL, "preferences.likes", "Likes {v}"),
-    "dislike": Target(GENERAL, "preferences.dislikes", "Dislikes {v}"),
-    "communication": Target(GENERAL, "communication.style", "{S}", fallback="preferences.likes"),
-}
 ALWAYS_CHECKED = frozenset(
     {
         "food_like",
@@ -225,37 +199,6 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
     return [(value, n) for n in names] if value else []
 
 
-def _display(template: str, value: str, name: str, clause: str) -> str:
-    sentence = clause.strip().rstrip(".!")
-    if len(sentence) > 120:
-        sentence = value
-    if template == "In {V}" and re.match(r"(?:my|our) ", value, re.I):
-        return f"At {value}"  # "staying at my mum's": At my mum's
-    return template.format(
-        v=value, V=value[:1].upper() + value[1:], N=name, S=sentence[:1].upper() + sentence[1:]
-    )
-
-
-def _path_in(resources: Mapping[str, Resource], target: Target) -> str | None:
-    res = resources.get(target.file)
-    if res is None:
-        return None
-    paths = res.paths()
-    if target.path in paths:
-        return target.path
-    return target.fallback if target.fallback in paths else None
-
-
-def _items(resources: Mapping[str, Resource], file: str, path: str) -> list[Item]:
-    res = resources.get(file)
-    return (res.items_at(path) if res is not None else None) or []
-
-
-def _existing(resources: Mapping[str, Resource], file: str, path: str, key: str) -> bool:
-    mk = match_key(key)
-    return any(match_key(i.item) == mk for i in _items(resources, file, path))
-
-
 def _removals(
     things: list[str],
     resources: Mapping[str, Resource],
@@ -276,7 +219,7 @@ def _removals(
         if target is None or target.single:
             continue
         paths = (target.path, "routine.weekly") if kind == "routine" else (target.path,)
-        for path, item in ((p, i) for p in paths for i in _items(resources, target.file, p)):
+        for path, item in ((p, i) for p in paths for i in held_items(resources, target.file, p)):
             for thing in things:
                 named = (
                     same_thing(thing, item.item)
@@ -323,11 +266,11 @@ def _relation_ops(
     """Operations for pets or relatives (`relations`): one item per name; a
     correction replaces the relation's other names."""
     target = TARGETS[kind]
-    items = _items(resources, target.file, path)
+    items = held_items(resources, target.file, path)
     pairs_of = [(i.item, i.display) for i in items]
     ops: list[AnyOp] = []
     for relation, name in pairs:
-        display = _display(target.template, relation, name, clause)
+        display = display_line(target.template, relation, name, clause)
         key = relations.key(kind, relation, name)
         mk = match_key(key)
         if relations.already_named(pairs_of, kind, relation, name) is not None:
@@ -442,7 +385,7 @@ def plan(
             (UNTIL.search(clause) and clause in lasting and not EVENT.search(value))
             or (
                 stays.GOING_BACK.search(clause)
-                and _existing(resources, ROUTINE, STAY, "whereabouts")
+                and existing(resources, ROUTINE, STAY, "whereabouts")
             )
         ):  # "dry january, no alcohol till the end of the month"; "flying home tomorrow"
             dropped.append((value, "the end of another fact, not a plan"))
@@ -486,7 +429,7 @@ def plan(
         weekly = fixed == "routine_weekly"
         kind = "routine" if weekly else fixed
         target = TARGETS[kind]
-        path = "routine.weekly" if weekly else _path_in(resources, target)
+        path = "routine.weekly" if weekly else path_in(resources, target)
         if path is None:
             dropped.append((value, f"no {target.path} in {target.file}"))
             continue
@@ -513,7 +456,7 @@ def plan(
         if kind == "whereabouts" and (
             _BACK.search(clause) or back_home or stays.left(value, clause)
         ):
-            if _existing(resources, target.file, path, "whereabouts"):
+            if existing(resources, target.file, path, "whereabouts"):
                 ops.append(remove(target.file, path, "whereabouts"))
             kept.append(fact)
             continue
@@ -527,7 +470,7 @@ def plan(
         ):
             kind, over = OPPOSITE[kind], False  # "I don't like X any more": a dislike now
             target = TARGETS[kind]
-            path = _path_in(resources, target) or target.path
+            path = path_in(resources, target) or target.path
             touched.add(kind)
         elif later and kind in ("food_dislike", "drink_dislike", "dislike"):
             over = False  # the dislike itself, not the end of one
@@ -546,14 +489,14 @@ def plan(
             ops.extend(_removals([value], resources, {kind, *_pair(kind)}, set()))
             kept.append(fact)
             continue
-        display = _display(template, value, "", clause)
+        display = display_line(template, value, "", clause)
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
         if kind == "diet" and not named_diet and _WITHOUT.search(clause):
             display = f"No {re.sub(r'^no ', '', value, flags=re.IGNORECASE)}"
         if kind == "diet" and value.lower() in _DIET_TYPES:
             ops.extend(
                 remove(target.file, path, i.item)
-                for i in _items(resources, target.file, path)
+                for i in held_items(resources, target.file, path)
                 if i.item.removesuffix("ism") in _DIET_TYPES and i.item != value.lower()
             )
         bound_in = clause if kind in ("whereabouts", "plan") else subclause(value, clause)
@@ -575,7 +518,7 @@ def plan(
         appended |= {(path, match_key(key)), (path, display)}
         spec = expiry.isoformat() if expiry is not None else None
         item = {"item": key, "display": display}
-        if _existing(resources, target.file, path, key) and (target.single or expiry):
+        if existing(resources, target.file, path, key) and (target.single or expiry):
             ops.append(
                 UpdateOp(operation="update", file=target.file, path=path, value=item, expiry=spec)
             )
@@ -632,7 +575,7 @@ def _as_named(value: str, resources: Mapping[str, Resource], other: Target) -> s
     of it in the item's: "spicy" said of `spicy_food` in the likes is spicy food),
     so a like that turns into a dislike moves across rather than leaving both."""
     named = set(_content(value))
-    for item in _items(resources, other.file, other.path):
+    for item in held_items(resources, other.file, other.path):
         if same_thing(value, item.item) or (named and named <= set(_content(item.item))):
             return " ".join(tokens(item.item))
     return value

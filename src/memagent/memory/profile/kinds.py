@@ -15,6 +15,18 @@ import re
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.events import episodic
+from memagent.memory.profile.health import (
+    ALLERGY_WORDS,
+    DIET_CONDITION,
+    DOSE,
+    FEELING,
+    GENERIC,
+    PASSING_ILLNESS,
+    PROCEDURE,
+    dosed,
+    health_said,
+    joke_allergy,
+)
 from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.jobs import JOB_WORD, JOBS, someone_in_the_job
 from memagent.memory.profile.languages import answered_in, is_spoken
@@ -103,19 +115,11 @@ _BARE_QUALITY = re.compile(
 )
 """A colour, warmth or strength said alone is how a thing is had, not a thing."""
 """Kinds a day or time of day may be ("I hate mornings" is a taste)."""
-_DIET_CONDITION = re.compile(r"(?:an? )?(?:coeliac|celiac)(?: disease)?|lactose intoleran\w+", re.I)
 _STATUS = re.compile(
     r"(?:happily |newly )?(?:single|married|divorced|engaged|separated|widowed)|"
     r"(?:a )?(?:muslim|christian|catholic|jewish|hindu|sikh|buddhist|atheist)",
     re.I,
 )
-_PROCEDURE = re.compile(
-    r"\b(?:test|tests|scan|surgery|operation|procedure|appointment|check-?up|biopsy|x-?ray|"
-    r"jab|vaccine|vaccination|booster)$",
-    re.IGNORECASE,
-)
-"""A medical appointment or procedure is a date in the calendar, not a condition or medicine."""
-_DOSE = re.compile(r"\d+(?:\.\d+)?\s*(?:mg|mcg|µg|ml|g|iu|units?|tablets?|pills?)", re.I)
 _ONCE = re.compile(
     r"\btried\b[^.]*\bonce\b|\bnever again\b|"
     r"\b(?:tried|had|ate|drank|did)\b[^.]*\bfor the first time\b"
@@ -125,29 +129,12 @@ _ONCE = re.compile(
 """'tried hot yoga once', 'tried a vegan sausage roll for the first time today': a try."""
 _NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
-_PASSING_ILLNESS = re.compile(
-    r"^\W*(?:(?:a|an|the|bad|stinking|nasty|horrible|awful|terrible|slight|mild|heavy|rotten|"
-    r"streaming|killer)\s+)*(?:cold|flu|hangover|headache|sore throat|cough|sniffles|bug|"
-    r"stomach bug|jet ?lag|sunburn|runny nose|fever|tummy ache|stomach ache)\W*$",
-    re.IGNORECASE,
-)
-"""An illness of a week or a day ("a stinking cold", "a hangover"): no lasting condition."""
-
-
-_ALLERGY_WORDS = re.compile(
-    r"allerg|alerg|anaphyla|epipen|\bhives\b|\bswell(?:s|ing)? up\b|throat (?:swell|close|closes)|"
-    r"\bhay ?fever\b|"
-    r"\breact(?:s|ion)? (?:badly )?to\b",
-    re.IGNORECASE,
-)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
     r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",
     re.IGNORECASE,
 )
 """Words that make a food a rule kept (a diet restriction) rather than a taste."""
-_GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medication)$", re.I)
-"""A 'value' that names the kind of fact, not the fact ("condition: allergy")."""
 _LIKING = re.compile(
     r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
     r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
@@ -230,37 +217,6 @@ _SARCASM = re.compile(
 "I just love sitting in traffic"): no taste at all."""
 
 
-_HEALTH_WORD = re.compile(
-    r"itis\b|osis\b|\bdisease|disorder|syndrome|allerg|intoleran|diabet|asthma|migraine|"
-    r"\bpain\b|ache\b|injur|deficien|anxiety|depress|adhd|autis|\bibs\b|hypertension|"
-    r"blood pressure|cholesterol|coeliac|celiac|crohn|arthritis|eczema|psoriasis|epilep|"
-    r"insomnia|apnoea|apnea|hearing|deaf|blind|sight|vision|knee|back\b|hip\b|shoulder|"
-    r"pregnan|sober|recover|cancer|tumou?r|fracture|broken|sprain|concussion|covid|flu\b|"
-    r"cold\b|infection|virus|condition|chronic|dyslex|ptsd|ocd|bipolar|thyroid|anaem|anem|"
-    r"heart|kidney|liver|lung|stomach|gut\b|reflux|ulcer|gout|lupus|ms\b|fibromyalgia|fever|"
-    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|"
-    r"anorexi|bulimi|headache|\bcopd\b|emphysema|angina|dementia|parkinson|alzheimer|stroke|"
-    r"glaucoma|cataract|hernia|incontinen|haemophil|hemophil|sickle cell|hay ?fever",
-    re.IGNORECASE,
-)
-_LAUGH = re.compile(
-    r"\b(?:lol|lmao|haha\w*|jk|kidding)\b|[\U0001f602\U0001f923\U0001f61c\U0001f643]", re.I
-)
-_JOKE = re.compile(
-    r"\W*(?:meetings?|work|people|paperwork|effort|adulting|exercise|emails?|admin|housework|"
-    r"chores|responsibility|homework|bad vibes)\W*$",
-    re.IGNORECASE,
-)
-"""An allergy said as a joke: a laugh beside it, or a thing no one is allergic to."""
-
-
-def _after(value: str, clause: str) -> str:
-    """`value` and what follows it in its part of `clause` ("meetings lol")."""
-    part = subclause(value, clause)
-    at = part.lower().find(value.lower())
-    return value if at < 0 else part[at:]
-
-
 _FOR_A_SPAN = re.compile(
     r"\bfor (?:a|an|one|two|three|four|five|six|seven|a few|\d+) "
     r"(?:days?|weeks?|nights?|months?)\b",
@@ -268,46 +224,6 @@ _FOR_A_SPAN = re.compile(
 )
 _GOING_ON = re.compile(r"\b(?:now|these days|currently|at the moment|atm)\b", re.IGNORECASE)
 """'so I'm job hunting now': what goes on, not a plan on the day said beside it."""
-_FEELING = re.compile(
-    r"\W*(?:dreading|worried|worrying|nervous|anxious about|excited|looking forward|"
-    r"stress(?:ed|ing) about|bricking it|panicking|gutted|buzzing)\b",
-    re.IGNORECASE,
-)
-_NOT_HEALTH = re.compile(r"\b(?:laid off|fired|promoted|redundant|dumped|engaged)\b", re.I)
-
-
-def _health_said(value: str, clause: str) -> bool:
-    """A condition is said as one: a word of health in it ("IBS", "a bad knee", "type 1
-    diabetic"), or said the way a condition is ("I have X", "diagnosed with X", "I'm X"),
-    and not a life event ("laid off")."""
-    if _NOT_HEALTH.search(value):
-        return False
-    if _HEALTH_WORD.search(value):
-        return True
-    v = re.escape(value)
-    return bool(
-        re.search(
-            rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"
-            rf"getting|chronic)\s+(?:(?:a|an|some|mild|severe|bad|terrible|bit of|touch of)\s+)?"
-            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|\b{v}\s+here\b",
-            clause,
-            re.IGNORECASE,
-        )
-    )
-
-
-def _dosed(value: str, clause: str) -> bool:
-    """`value` is said as a medicine taken: "on 20mg citalopram", "I take metformin",
-    "switched me from sertraline to fluoxetine", "prescribed X"."""
-    v = re.escape(value)
-    return bool(
-        re.search(
-            rf"\b(?:take|takes|taking|took|on|prescribed|from|to|started|stopped)\s+"
-            rf"(?:\d+\s?mg\s+(?:of\s+)?|some\s+|a\s+course of\s+)?{v}\b",
-            clause,
-            re.IGNORECASE,
-        )
-    ) and not re.search(rf"\b(?:my|for|of)\s+{v}\b", clause, re.IGNORECASE)
 
 
 def figurative(value: str, clause: str) -> bool:
@@ -472,7 +388,7 @@ _KITCHEN_WORK = re.compile(
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
-    if _GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
+    if GENERIC.match(value) and kind in ("condition", "medication", "allergy"):
         return None
     if _TIME_WORD.match(value) and kind not in _TIMED_KINDS:
         return None  # "allergic to Mondays, haha": a day is no thing one has or eats
@@ -497,7 +413,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I could eat a horse": no horse
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
         return None  # "My head is killing me": a moment, not a condition
-    if kind == "condition" and _PASSING_ILLNESS.search(value):
+    if kind == "condition" and PASSING_ILLNESS.search(value):
         return None  # "I've got a stinking cold": a week's illness, not a condition
     if kind == "name" and not own_name_said(value, clause):
         return None  # "I'm basically a vampire", "my coworker Dan": no own name said as one
@@ -510,11 +426,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "communication"  # "My pronouns are they/them"
     if kind == "pet" and re.search(r"\b(?:baby|boy|girl|son|daughter|newborn)\b", value, re.I):
         kind = "family"  # "baby boy arrived! his name is Noah": no pet
-    if kind in ("diet", "allergy") and _DIET_CONDITION.fullmatch(value.strip()):
+    if kind in ("diet", "allergy") and DIET_CONDITION.fullmatch(value.strip()):
         return "condition"  # "As a coeliac I have to be careful with bread"
-    if kind == "allergy" and (_LAUGH.search(_after(value, clause)) or _JOKE.match(value)):
+    if kind == "allergy" and joke_allergy(value, clause):
         return None  # "allergic to meetings lol", "allergic to paperwork haha"
-    if kind == "allergy" and not _ALLERGY_WORDS.search(clause):
+    if kind == "allergy" and not ALLERGY_WORDS.search(clause):
         if re.search(r"intoleran|celiac|coeliac", clause, re.I):
             kind = "condition"
         elif disliked(value, clause) or _AVOIDED.search(subclause(value, clause)):
@@ -525,7 +441,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         _DIET.search(value) and not (kind in ("like", "food_like") and _DIET_FOOD.search(value))
     ):
         kind = "diet"
-    if kind == "condition" and _dosed(value, clause):
+    if kind == "condition" and dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
     if kind in _TASTES and _BARE_QUALITY.fullmatch(value.strip()):
         return None  # "coffee is life. black, no sugar": how it is had, not a taste of its own
@@ -533,9 +449,9 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
     if kind == "condition" and _STATUS.fullmatch(value.strip()):
         return None  # "so I'm single now": how one lives, not a health condition
-    if kind == "medication" and _DOSE.fullmatch(value.strip()):
+    if kind == "medication" and DOSE.fullmatch(value.strip()):
         return None  # "Takes 50 mg": a dose, not the medicine
-    if kind in ("condition", "medication") and _PROCEDURE.search(value):
+    if kind in ("condition", "medication") and PROCEDURE.search(value):
         return "plan" if AHEAD.search(clause) else None  # "shoulder surgery on the 18th"
     if kind == "condition" and (
         re.search(r"\ballergic\b", value, re.I) or re.fullmatch(r"[a-z]+ing", value.strip(), re.I)
@@ -548,13 +464,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         re.I,
     ):
         return None  # "passed my nursing apprenticeship": a course, not a condition
-    if kind in ("condition", "like", "exercise") and _FEELING.match(value):
+    if kind in ("condition", "like", "exercise") and FEELING.match(value):
         return None  # "dreading the secret santa": a feeling about an event, not a condition
     if kind in ("like", "exercise", "food_like") and re.search(
         rf"\b{re.escape(value)}\s+(?:{'|'.join(relations.ANIMALS)})\b", clause, re.I
     ):
         return None  # "a rescue greyhound": what the pet is, not a liking
-    if kind == "condition" and not _health_said(value, clause):
+    if kind == "condition" and not health_said(value, clause):
         return None  # "I'm a wreck", "an insurance company", "got laid off": no condition
     if (
         kind in ("routine", "plan")
@@ -666,16 +582,3 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "routine" and WEEKLY.search(clause):
         return "routine_weekly"
     return kind
-
-
-_DIABETES_TYPE = re.compile(r"\btype[- ]?(1|2|one|two|i{1,2})\b", re.IGNORECASE)
-
-
-def with_type(value: str, clause: str) -> str:
-    """Diabetes read without the type said beside it ("im type 1 diabetic" read as
-    "diabetes"): "type 1 diabetes", which is what matters for what one can eat."""
-    m = _DIABETES_TYPE.search(clause)
-    if m is None or not re.search(r"diabet", value, re.IGNORECASE) or _DIABETES_TYPE.search(value):
-        return value
-    number = {"one": "1", "two": "2", "i": "1", "ii": "2"}.get(m.group(1).lower(), m.group(1))
-    return f"type {number} diabetes"
