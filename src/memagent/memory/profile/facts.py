@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from memagent.memory.profile import changes, milestones, relations, stays, swaps
+from memagent.memory.profile import changes, milestones, relations, reschedules, stays, swaps
 from memagent.memory.profile.changes import HEALTH, ROUTINE, STAY, remove
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.health import with_type
@@ -542,7 +542,7 @@ def plan(
     ops.extend(changes.own_name_respelled(sentences, resources, ops))
     ops.extend(changes.partner_steps(sentences, resources, ops))
     ops.extend(stays.stay_changes(sentences, resources, ops, today))
-    ops.extend(changes.routine_moved(sentences, resources, ops))
+    ops.extend(reschedules.routine_moved(sentences, resources, ops))
     ops.extend(changes.move_done(ops, resources))
     ops.extend(changes.sober(sentences, resources))
     ops.extend(milestones.pregnancy_over(sentences, resources))

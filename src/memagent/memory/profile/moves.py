@@ -1,6 +1,6 @@
 """A held habit the plan moves to another day or time, written as one short line.
 
-`changes.routine_moved` reads a move ("choir's moved to Wednesday nights this term,
+`reschedules.routine_moved` reads a move ("choir's moved to Wednesday nights this term,
 the church hall got double booked" with "I sing in a choir on Tuesdays" held) and
 the plan removes the held line and writes the new one as the whole clause. A profile
 should read one short line per habit, so the new line is the held one with only its
@@ -45,7 +45,7 @@ def _moves(
 ) -> list[tuple[Candidate, AppendOp | UpdateOp]]:
     """(held habit, the plan's new line for it) for each held habit or plan the plan
     removes while appending exactly one new timed line that names the same thing, or
-    says anew under its own key (`changes.routine_moved`'s update)."""
+    says anew under its own key (`reschedules.routine_moved`'s update)."""
     appends = [o for o in ops if isinstance(o, AppendOp) and o.path in TIMED]
     out: list[tuple[Candidate, AppendOp | UpdateOp]] = []
     for op in ops:
