@@ -1,5 +1,7 @@
-"""A job's line: the role with its employer, read from the part of the statement that
-says the job, when the model copied only one of them."""
+"""A job: the writer's job as fixed phrasings say it ("I'm a nurse", "ICU nurse here",
+"retired in march"), a job word the model read as another kind, and a job's line, the
+role with its employer, read from the part of the statement that says the job, when the
+model copied only one of them."""
 
 from __future__ import annotations
 
@@ -60,3 +62,67 @@ def job(value: str, clause: str, template: str) -> tuple[str, str]:
         return value, "Works at {v}" if at in ("at", "for") else template
     text = f"{role} {at} {where}"
     return text, ("Works as {v}" if m.group(1) or "work" in part.lower() else "Work: {v}")
+
+
+_RETIRED = re.compile(
+    r"\bI(?:'m| am|'ve| have)?\s+(?:an? )?(?:just |recently |finally |now |officially |fully )?"
+    r"retired\b"
+    r"(?! from\b)|^\W*(?:just |recently |finally |officially )?retired\b"
+    r"(?!\s+(?:from|the|my|his|her|our|their|a|an|it|that|this|those|these)\b)",
+    re.IGNORECASE,
+)
+""""I retired in January", "I'm retired": no job now, which is the work fact."""
+_WORK = re.compile(
+    r"\b(?:I (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
+    r"qualified|have qualified|(?:just )?started|'ve started|have started)|"
+    r"(?:^|[,;]\s*)\W*(?:just )?started|\b(?:new|got a) job|"
+    r"\b[Jj]oined [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*) as an? ([a-z][\w -]{1,40}?)"
+    r"(?= at | for | in | when |[,.;!]|$| now\b| last\b| (?:\w+ )?ago\b)"
+)
+OCCUPATIONS = (
+    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
+    "accountant|architect|pharmacist|dentist|vet|veterinarian|chef|cook|baker|butcher|"
+    "farmer|pilot|firefighter|paramedic|electrician|plumber|carpenter|builder|mechanic|"
+    "journalist|writer|editor|librarian|scientist|researcher|professor|lecturer|tutor|"
+    "student|consultant|manager|analyst|cashier|waiter|waitress|barista|bartender|driver|"
+    "police officer|soldier|artist|musician|photographer|therapist|psychologist|"
+    "social worker|translator|secretary|receptionist|entrepreneur|surgeon|midwife|"
+    "physiotherapist|optician|hairdresser|cleaner|caregiver|carer|nanny|salesperson|"
+    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier|"
+    "dev|sre|sysadmin|coder|pharmacy tech|lab tech|vet tech|founder|porter|welder|joiner|"
+    "plasterer|decorator|gardener|childminder|care worker|support worker|radiographer|"
+    "dietitian|paralegal|clerk|actor|dancer|singer|sergeant|constable|detective|inspector|"
+    "scaffolder|roofer|bricklayer|labourer|postie|care assistant|teaching assistant|"
+    "healthcare assistant|shop assistant|surveyor|dispatcher|machinist|miner"
+)
+"""Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
+_IM_A = re.compile(
+    rf"\bI(?:'m| am) an? ((?:[a-z0-9-]+ ){{0,3}}(?:{OCCUPATIONS})(?: (?:practitioner|assistant|"
+    rf"manager|technician|specialist|officer|supervisor|lead))?)\b(?!['-])",
+    re.IGNORECASE,
+)
+_AS_JOB = re.compile(rf"\bI work (?:as|like) ((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))\b", re.I)
+"""'I work like nurse in the hospital', 'I work as nurse': a job said without its article."""
+_JOB_HERE = re.compile(
+    rf"(?:^|[.!?]\s+)\W*(?:(?:hi|hey|hello|hiya)\W+)?(?:an? )?"
+    rf"(?!(?:the|my|his|her|our|your|their|this|that)\b)"
+    rf"((?:[A-Za-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))(?: here| by trade)\b"
+    rf"(?!\s+(?:is|was|says|said))|"
+    rf"(?:^\W*|[,.;!]\s*|\bI'?m |\bI am )(?:now )?(?:officially|finally|fully) (?:a |an )?"
+    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])|"
+    rf"(?:\bI(?:'m| am) |(?:^|[.,;!]\s*)(?:and )?)(?:starting|beginning|start) (?:work )?as an? "
+    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b",
+    re.IGNORECASE,
+)
+"""'ICU nurse here', 'plumber by trade', 'officially a registered nurse now', 'starting as a
+site inspector monday': the writer's job said without "I'm a"."""
+
+
+def job_said(sentence: str) -> str | None:
+    """The writer's job a fixed phrasing says in `sentence` ("I work as a nurse", "I'm a
+    backend dev", "ICU nurse here"), "retired", or None."""
+    m = _WORK.search(sentence) or _IM_A.search(sentence) or _AS_JOB.search(sentence)
+    m = m or _JOB_HERE.search(sentence)
+    if m is not None:
+        return next(g for g in m.groups() if g)
+    return "retired" if _RETIRED.search(sentence) else None

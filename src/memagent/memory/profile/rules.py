@@ -4,7 +4,7 @@ A small model often lists nothing for "My dog is called Rex." or copies a
 value from its instructions for "I don't eat red meat.", while the words say
 plainly what they mean. So a few patterns run on every kept sentence, before
 the model: a pet's or relative's name ("I have two daughters, Ana and Bea"), the
-user's own name, where they live, their job ("I work as …", "I'm a teacher"),
+user's own name, where they live, their job (`jobs.job_said`: "I work as …", "I'm a teacher"),
 an allergy ("I'm allergic to X", "a nut allergy"), a language they speak, "I
 collect X", "I'm a big Arsenal fan", a trip ahead with a time ("I'm flying to Tokyo
 next month"), "I don't eat/drink X" (a diet restriction), a diet kept until a day
@@ -25,6 +25,7 @@ from datetime import date
 from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
 from memagent.memory.profile.item_keys import match_key
+from memagent.memory.profile.jobs import job_said
 from memagent.memory.profile.kinds import OPPOSITE
 from memagent.memory.profile.languages import is_spoken
 from memagent.memory.profile.lowplaces import lower_home, lower_stay
@@ -110,58 +111,6 @@ _HOME = re.compile(
     r"\bI live in an? (?:small |little |tiny |quiet )?(?:village|town|suburb|hamlet) (?:just )?"
     r"(?:outside|near|north of|south of|east of|west of) ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)"
 )
-_RETIRED = re.compile(
-    r"\bI(?:'m| am|'ve| have)?\s+(?:an? )?(?:just |recently |finally |now |officially |fully )?"
-    r"retired\b"
-    r"(?! from\b)|^\W*(?:just |recently |finally |officially )?retired\b"
-    r"(?!\s+(?:from|the|my|his|her|our|their|a|an|it|that|this|those|these)\b)",
-    re.IGNORECASE,
-)
-""""I retired in January", "I'm retired": no job now, which is the work fact."""
-_WORK = re.compile(
-    r"\b(?:I (?:work|now work|retrained|re-trained|have retrained|'ve retrained|qualified|'ve "
-    r"qualified|have qualified|(?:just )?started|'ve started|have started)|"
-    r"(?:^|[,;]\s*)\W*(?:just )?started|\b(?:new|got a) job|"
-    r"\b[Jj]oined [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*) as an? ([a-z][\w -]{1,40}?)"
-    r"(?= at | for | in | when |[,.;!]|$| now\b| last\b| (?:\w+ )?ago\b)"
-)
-OCCUPATIONS = (
-    "teacher|nurse|doctor|engineer|developer|programmer|designer|lawyer|solicitor|"
-    "accountant|architect|pharmacist|dentist|vet|veterinarian|chef|cook|baker|butcher|"
-    "farmer|pilot|firefighter|paramedic|electrician|plumber|carpenter|builder|mechanic|"
-    "journalist|writer|editor|librarian|scientist|researcher|professor|lecturer|tutor|"
-    "student|consultant|manager|analyst|cashier|waiter|waitress|barista|bartender|driver|"
-    "police officer|soldier|artist|musician|photographer|therapist|psychologist|"
-    "social worker|translator|secretary|receptionist|entrepreneur|surgeon|midwife|"
-    "physiotherapist|optician|hairdresser|cleaner|caregiver|carer|nanny|salesperson|"
-    "recruiter|banker|economist|statistician|technician|civil servant|postman|courier|"
-    "dev|sre|sysadmin|coder|pharmacy tech|lab tech|vet tech|founder|porter|welder|joiner|"
-    "plasterer|decorator|gardener|childminder|care worker|support worker|radiographer|"
-    "dietitian|paralegal|clerk|actor|dancer|singer|sergeant|constable|detective|inspector|"
-    "scaffolder|roofer|bricklayer|labourer|postie|care assistant|teaching assistant|"
-    "healthcare assistant|shop assistant|surveyor|dispatcher|machinist|miner"
-)
-"""Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
-_IM_A = re.compile(
-    rf"\bI(?:'m| am) an? ((?:[a-z0-9-]+ ){{0,3}}(?:{OCCUPATIONS})(?: (?:practitioner|assistant|"
-    rf"manager|technician|specialist|officer|supervisor|lead))?)\b(?!['-])",
-    re.IGNORECASE,
-)
-_AS_JOB = re.compile(rf"\bI work (?:as|like) ((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))\b", re.I)
-"""'I work like nurse in the hospital', 'I work as nurse': a job said without its article."""
-_JOB_HERE = re.compile(
-    rf"(?:^|[.!?]\s+)\W*(?:(?:hi|hey|hello|hiya)\W+)?(?:an? )?"
-    rf"(?!(?:the|my|his|her|our|your|their|this|that)\b)"
-    rf"((?:[A-Za-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))(?: here| by trade)\b"
-    rf"(?!\s+(?:is|was|says|said))|"
-    rf"(?:^\W*|[,.;!]\s*|\bI'?m |\bI am )(?:now )?(?:officially|finally|fully) (?:a |an )?"
-    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])|"
-    rf"(?:\bI(?:'m| am) |(?:^|[.,;!]\s*)(?:and )?)(?:starting|beginning|start) (?:work )?as an? "
-    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b",
-    re.IGNORECASE,
-)
-"""'ICU nurse here', 'plumber by trade', 'officially a registered nurse now', 'starting as a
-site inspector monday': the writer's job said without "I'm a"."""
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
     r"|\bI(?:'m| am) not (?:eating|drinking|having) "
@@ -476,12 +425,9 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="home", value=_clip(next(g for g in home.groups() if g))))
         elif low := lower_home(s):
             out.append(Extracted(kind="home", value=low))
-        work = _WORK.search(s) or _IM_A.search(s) or _AS_JOB.search(s) or _JOB_HERE.search(s)
+        work = job_said(s)
         if work is not None:
-            said = next(g for g in work.groups() if g)
-            out.append(Extracted(kind="work", value=_clip(said)))
-        elif _RETIRED.search(s):
-            out.append(Extracted(kind="work", value="retired"))
+            out.append(Extracted(kind="work", value=_clip(work)))
         bounded = time_bound(s, day) is not None
         if bounded:
             stay = _stay_place(_bound_part(s, day)) or _stay_place(s)
