@@ -762,3 +762,15 @@ def test_a_plan_called_off_by_any_of_its_words(home: MemoryHome) -> None:
     assert any(line.startswith("schedule.upcoming") for line in lines(store))
     got = said(store, "lunch is off, dad's got covid, we'll do it another time")
     assert not any(line.startswith("schedule.upcoming") for line in got)
+
+
+def test_a_day_corrected_moves_the_habit_line_not_the_sport(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(
+        store,
+        "I swim every tuesday before work",
+        ("routine", "swim", ""),
+        ("exercise", "swimming", ""),
+    )
+    got = said(store, "sorry thursday not tuesday. tuesdays r my late shift lol")
+    assert "routine.weekly: I swim every Thursday before work" in got

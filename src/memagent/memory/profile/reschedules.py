@@ -189,7 +189,9 @@ def _day_swaps(sentences: Sequence[str], resources: Mapping[str, Resource]) -> l
             ]
             said = _what(sentence)
             named = [h for h in held if said & _what(f"{h[2].item} {h[2].display or ''}")]
-            for file, path, item in named or (held if len(held) == 1 else []):
+            timed = [h for h in held if h[1] in _TIMED]  # the habit's line, not the sport's
+            only = timed if len(timed) == 1 else held if len(held) == 1 else []
+            for file, path, item in named or only:
                 line = day.sub(new + r"\1", item.display or item.item, count=1)
                 spec: dict[str, object] = {"operation": "update", "file": file, "path": path}
                 spec["value"] = {"item": item.item, "display": line}
