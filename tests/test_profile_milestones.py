@@ -70,3 +70,11 @@ def test_no_more_coffee_ends_liked_coffees_but_a_break_does_not(home: MemoryHome
     assert [op.value.item for op in ops] == ["flat_white"]
     assert off_coffee(["no coffee for me this week"], resources) == []
     assert eating_again(["i've been eating meat again since christmas"], resources) == []
+
+
+def test_back_on_the_coffee_ends_the_rule_against_it(home: MemoryHome) -> None:
+    seed(home, "i'm off coffee for january", ("diet", "coffee", ""))
+    resources = store_of(home).load_all()
+    ops = rule_given_up(["actually scrap that, failed already, back on the coffee"], resources)
+    assert [op.value.item for op in ops] == ["coffee"]
+    assert rule_given_up(["back on the bike next week"], resources) == []

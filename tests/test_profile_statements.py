@@ -562,3 +562,27 @@ def test_more_standing_ways_of_answering_are_kept(sentence: str) -> None:
 
 def test_chat_shorthand_for_days_is_written_out() -> None:
     assert as_written("physio tmrw at 4, gym 2nite") == "physio tomorrow at 4, gym tonight"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "bio for the conference programme pls: Dr Amara Okafor is a marine biologist who "
+            "is allergic to shellfish. 80 words max",
+            [],
+        ),
+        ("reply to this email pls: Hi Sam, the meeting is moved to Friday. Thanks, Jo", []),
+        ("write a linkedin post about our launch, tone: humble brag, no emojis pls", []),
+        (
+            "Write me a bio: I'm a nurse from Leeds who loves hiking",
+            ["I'm a nurse from Leeds who loves hiking."],
+        ),
+        ("please note: allergic to nuts", ["allergic to nuts"]),
+        ("no emojis in your answers please", ["no emojis in your answers please"]),
+    ],
+)
+def test_someone_elses_text_to_work_on_and_a_thing_to_write_are_not_the_writers(
+    text: str, kept: list[str]
+) -> None:
+    assert screen(text).kept == kept

@@ -36,7 +36,8 @@ _CHALLENGE = re.compile(
 """A named month without alcohol said to be over ("dry july is officially over lol")."""
 _GAVE_IN = re.compile(
     r"\b(?:caved|cracked|gave in|fell off the wagon|broke my (?:diet|fast|streak)|"
-    r"cheated on my diet)\b",
+    r"cheated on my diet|back on (?:the )?(?:coffee|caffeine|sugar|booze|alcohol|wine|beer|"
+    r"meat|dairy|carbs|bread|chocolate|sweets|fizzy drinks|coke))\b",
     re.IGNORECASE,
 )
 """A rule kept given up ("caved. back on coffee")."""

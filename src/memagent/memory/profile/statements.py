@@ -344,7 +344,8 @@ _MEMO = re.compile(
     r"bear in mind|make a note|take note|don'?t forget|for the record|fyi|as you know)"
     r"(?: that| of this| this)?\s*[,:]?\s+"
     r"(?P<told>I (?:told you|said|mentioned)(?: before| earlier)?(?: that)?\s*,?\s+)?"
-    r"(?=(?:I|I'm|I've|I'll|I'd|im|ive|my|we|we're|our)\b)",
+    r"(?=(?:I|I'm|I've|I'll|I'd|im|ive|my|we|we're|our|allergic|intolerant|vegan|vegetarian|"
+    r"pescatarian|coeliac|celiac|diabetic|lactose|gluten)\b)",
     re.IGNORECASE,
 )
 """"Please remember that I'm vegan", "Kindly note that I am hard of hearing", "remember I
@@ -428,6 +429,8 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "someone else's life"  # "My mate Dov is moving to Perth": not the writer's
     if _CRAVING.search(s):
         return "a passing craving"
+    if _WRITE_ME_ONE.match(s) and not _STANDING.search(s):
+        return "request"  # "write a linkedin post …, tone: humble brag": the post's tone
     if _COMMUNICATION.search(s) and not _HYPOTHETICAL.search(s):
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
@@ -487,6 +490,27 @@ _AT_HAND = re.compile(
 request, not a fact about the writer."""
 
 
+_WRITE_ME_ONE = re.compile(
+    r"^\W*(?:(?:please|pls|plz|can you|could you)\s+)?(?:write|draft|compose|create|generate|"
+    r"make|prepare)\s+(?:me\s+|us\s+)?(?:a|an|the|some|this|that|my|our)\b|"
+    r"^\W*(?:(?:please|pls|plz|can you|could you)\s+)?(?:reply|respond|answer)\s+to\s+"
+    r"(?:this|that|the|my|his|her|their|these)\b",
+    re.IGNORECASE,
+)
+"""A request to write a thing ("write a linkedin post, tone: humble brag, no emojis pls"):
+the tone is the thing's, not how the writer wants to be answered."""
+_STANDING = re.compile(r"(?:from now on|going forward|in future|always|by default)", re.I)
+_PAYLOAD = re.compile(
+    r"^(?P<ask>[^:\n]{0,80}?\b(?:pls|please|plz|bio|blurb|caption|post|email|reply|summary|"
+    r"description|intro|write|draft|translate|proofread|rewrite|edit|format)\b[^:\n]{0,40}):"
+    r"\s*(?P<text>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_NOTED = re.compile(r"\b(?:note|remember|save|add|store|fyi|update|correction|profile)\b", re.I)
+_OWN_WORDS = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|me|my|mine|we|we're|our|us)\b", re.I)
+"""A request before a colon and, after it, text with no first person ("bio for the
+conference programme pls: Dr Amara Okafor is a marine biologist … allergic to shellfish"):
+someone else's text to work on."""
 _REWORK = re.compile(
     r"^\W*(?:(?:please|pls|can you|could you|would you)\s+)?(?:translate|proofread|summari[sz]e|"
     r"rewrite|paraphrase|reword|correct|fix|check|edit|format|shorten|simplify|polish|tidy up|"
@@ -582,6 +606,14 @@ def screen(text: str) -> Screened:
     if pasted is not None:  # "--- Hi team, …": someone else's text pasted below the line
         dropped.append((text[pasted.start() :][:200], "pasted text"))
         text = text[: pasted.start()]
+    payload = _PAYLOAD.match(text)
+    if (
+        payload is not None
+        and not _OWN_WORDS.search(payload.group("text"))
+        and not _NOTED.search(payload.group("ask"))
+    ):
+        dropped.append((payload.group("text")[:200], "pasted text"))
+        text = payload.group("ask")
     text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
     text = _SIGNED.sub(r"\1, ", text)
     previous: str | None = None  # why the sentence before was dropped (None: kept)
