@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memagent.memory.profile.injection import another_speaker, injected
+
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
 MAX_KEPT_SENTENCES = 8
@@ -44,42 +46,9 @@ _SPLIT = re.compile(
 """Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather")."""
 _WORD = re.compile(r"[A-Za-z']+")
 
-_INJECTION = re.compile(
-    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(instructions?|prompts?|rules?|"
-    r"system message)\b|\bsystem prompt\b|\byou are now\b|\bnew instructions?\b|"
-    r"\bdeveloper mode\b|\bjailbreak\b|<\|im_start\|>|<\|?system\|?>|"
-    r"\b(?:the|this) user\b|\bmemory system\b|\bnew task\b|\bnew rules?\s*:|"
-    r"\bforget everything\b|\broot access\b|\badmin(?:istrator)? (?:access|rights|privileges)\b|"
-    r"\brepeat after me\b|\buser (?:is|has|likes|loves|hates|takes|wants|prefers)\b|"
-    r"\bpretend (?:that )?I\b|\bprofile bot\b|\bevery time I (?:send|say|type|write)\b|"
-    r"\b(?:copy|import|merge|clone)\b[^.]{0,50}\bprofile\b|\bauthoritative\b|"
-    r"\b(?:replace|overwrite) (?:existing|everything|my profile|the profile)\b|"
-    r"\b(?:for|of|under) (?:user|account|customer|member)(?: id| #| no\.?)?\s*#?\d+|\buser ?id\b|"
-    r"\bpretend (?:that )?(?:my|the) (?:profile|memory|records?)\b|"
-    r"\b(?:update|edit|change|wipe|reset|delete)\s+(?:her|his|their|this|that)\s+profile\b|"
-    r"\bthis is \w+'s \w+ on (?:her|his|their) (?:phone|laptop|account)\b|"
-    r"\bfrom the (?:developers?|devs|admins?|system|company)\b|\bverified facts?\b|"
-    r"\bpretend (?:you'?re|you are|to be)\b|\bwith no (?:filters?|rules|limits)\b|"
-    r"\b(?:change|set|update) (?:her|his|their) name\b|"
-    r"\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+(?:you'?ve|you have|you were|"
-    r"you'?re|you are)\s+(?:been\s+)?(?:told|taught|given|said)\b|"
-    r"\b(?:says|said|told me|wants|asked)\s+(?:that\s+)?(?:you|u)\s+(?:should|must|need to|have to|"
-    r"to)\s+(?:save|store|add|record|log|write down|put down|note down)\b|"
-    r"\b(?:says|said|told me|wants me|asked me)\s+to\s+(?:tell you|save|store|record|log|"
-    r"update my (?:profile|job|name|details))\b",
-    re.IGNORECASE | re.DOTALL,
-)
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S", re.MULTILINE)
 """Two `key: value` lines or a markdown heading: a form or a document pasted, not said."""
-_ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
-_SPEAKER_PREFIX = re.compile(
-    r"^\s*(?!(?i:note|update|correction|fyi|ps|p\.s|edit|also|btw|reminder|context|"
-    r"background|info|heads up|quick note|oh|and|but|so|ok|okay)\s*:)"
-    r"(?!I\b|I'm\b)[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?\s*:\s"
-)
-"""`Maria: I'm allergic to peanuts.`: a line quoted from someone else (a chat export,
-another user), not the writer speaking."""
 _ASSISTANT_VOICE = re.compile(
     r"^\s*(sure|certainly|of course|absolutely|great question|happy to help|got it|noted|"
     r"understood|here'?s|here is|here are)\b|"
@@ -408,7 +377,7 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "no words"
     if _PASTED.search(s):
         return "pasted data"
-    if _ROLE_PREFIX.match(s) or _SPEAKER_PREFIX.match(s):
+    if another_speaker(s):
         return "another speaker's line"
     if _FICTION.search(s):
         return "fiction"
@@ -593,8 +562,8 @@ def screen(text: str) -> Screened:
     quotes are taken out: a sentence left with nothing said by the writer as "I" or
     "we" goes ("Song lyric stuck in my head: '…'"), one with it keeps the rest ("My
     doctor said 'cut the sugar' so I have")."""
-    if _INJECTION.search(text) or _ROLE_PREFIX.match(text) or _SPEAKER_PREFIX.match(text):
-        whole = "prompt injection" if _INJECTION.search(text) else "another speaker's line"
+    if injected(text) or another_speaker(text):
+        whole = "prompt injection" if injected(text) else "another speaker's line"
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
     if len(_FIELD_LINE.findall(text)) >= 2 or _HEADING.search(text):
         return Screened([], [(text[:200], "pasted data")])
