@@ -55,3 +55,9 @@ def lower_home(sentence: str) -> str | None:
     """The home typed in lower case ("I'm a year 6 teacher and I live in leeds"), or None
     ("I live in hope", "we live in a flat")."""
     return _place(_LOWER_HOME, sentence, NOT_PLACES | _NOT_HOMES)
+
+
+def lower_place_after(words: str, sentence: str) -> str | None:
+    """The place typed in lower case after `words` and "in" ("staying at my sister's in
+    cork"), or None ("at my mum's in bed")."""
+    return _place(re.compile(rf"\b{re.escape(words)}\s+in\s+([a-z]{{3,}})\b"), sentence, NOT_PLACES)

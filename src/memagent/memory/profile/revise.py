@@ -426,14 +426,14 @@ def revise(
     said = _said(sentences)
     asked = candidates(sentences, resources, ops, today)
     planned = [str(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp | RemoveOp)]
+    someone_over = bool(RELATION_OVER.search(statement) or _SOMEONE_NEW.search(statement))
+    more_than_cancelled = bool(CHANGE.search(_CANCELS.sub(" ", statement)))
     for cand in asked:
         if not change_near(cand.item, sentences, [c.item for c in asked], planned):
             continue  # "the scaffolding lads think i've lost it": named, said of no change
-        if who(cand.item) is not None and not (
-            RELATION_OVER.search(statement) or _SOMEONE_NEW.search(statement)
-        ):
+        if who(cand.item) is not None and not someone_over:
             continue  # "nkechi is going to kill me": a pet or person ends only as one does
-        if cand.path not in _DATED and not CHANGE.search(_CANCELS.sub(" ", statement)):
+        if cand.path not in _DATED and not more_than_cancelled:
             continue  # "pottery class is cancelled": the class, not the liking
         key = (cand.file, cand.path, cand.item.item)
         if key not in memo:

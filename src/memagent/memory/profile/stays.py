@@ -26,7 +26,7 @@ from memagent.memory.profile.changes import (
     written_at,
 )
 from memagent.memory.profile.item_keys import match_key, tokens
-from memagent.memory.profile.lowplaces import NOT_PLACES
+from memagent.memory.profile.lowplaces import lower_place_after
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.subjects import about_someone_else
@@ -190,8 +190,6 @@ def named_place(value: str, clause: str) -> str:
         r"([A-Z][\w'-]+(?: [A-Z][\w'-]+){0,2})",
         clause,
     )
-    if m is None and not re.search(r"\b(?!I\b)[A-Z][a-z]", clause):  # "my sister's in cork"
-        m = re.search(rf"\b{re.escape(value)}\s+in\s+([a-z]{{3,}})\b", clause)
-        if m is not None and m.group(1) in NOT_PLACES:
-            m = None
-    return m.group(1) if m else value
+    if m is None:  # "my sister's in cork"
+        return lower_place_after(value, clause) or value
+    return m.group(1)
