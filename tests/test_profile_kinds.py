@@ -41,6 +41,11 @@ from memagent.memory.profile.kinds import (
         ("condition", "ironman", "I'm 34 and training for my first ironman in september!"),
         ("exercise", "like clockwork", "I have oatmeal for breakfast every day like clockwork"),
         ("diet", "cold turkey", "quit diet coke cold turkey two weeks ago"),
+        (
+            "exercise",
+            "stuck on a train outside reading for 40 mins",
+            "stuck on a train outside reading for 40 mins anyway while i wait",
+        ),
     ],
 )
 def test_no_fact_in_an_idiom_a_moment_or_sarcasm(kind: str, value: str, clause: str) -> None:

@@ -36,3 +36,10 @@ def test_an_item_from_before_names_were_keys_is_read_as_that_pet() -> None:
 def test_the_words_for_a_child_name_the_relation() -> None:
     assert relations.singular("baby boy") == "son"
     assert relations.singular("Baby girl") == "daughter"
+
+
+def test_a_pet_told_only_as_someone_elses_is_not_the_writers() -> None:
+    said = "client's dog bit the courier. dog is a 4yo staffie called Bruno, never bitten before"
+    assert relations.anothers_pet(said)
+    assert not relations.anothers_pet("my sister's dog bit me, my own dog Rex is fine")
+    assert not relations.anothers_pet("our dog is called Bruno")

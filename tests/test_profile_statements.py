@@ -586,3 +586,49 @@ def test_someone_elses_text_to_work_on_and_a_thing_to_write_are_not_the_writers(
     text: str, kept: list[str]
 ) -> None:
     assert screen(text).kept == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "Write a role description for our new Senior Nurse Practitioner. They will plan "
+            "the ward menus, work nights, and must be fluent in Polish. Keep it under 300 words.",
+            [],
+        ),
+        (
+            "Can you scale this recipe from 4 to 30 portions? It's for the school fete, not for "
+            "me:\n- 400g penne\n- 2 tins tomatoes",
+            ["It's for the school fete, not for me:"],
+        ),
+        ("patient refused her evening meds again, how do i document this properly", []),
+        ("the client wants it in blue. like navy not royal. can you redo the palette", []),
+        (
+            "finally booked flights to rome for the 12th. what should I pack?",
+            ["finally booked flights to rome for the 12th."],
+        ),
+        ("allergic to nuts. suggest a snack", ["allergic to nuts."]),
+        ("just started running, any tips?", ["just started running."]),
+    ],
+)
+def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept: list[str]) -> None:
+    assert screen(text).kept == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "can you convert this to a table\nname,dose,route\nmetformin,500mg,PO\nramipril,5mg,PO",
+            [],
+        ),
+        ("in the play i'm directing the lead is a recovering alcoholic, write him 4 lines", []),
+        ("save this for later: the API key rotation is every 90 days", ["save this for later"]),
+        ("save this: I'm vegan now", ["save this: I'm vegan now"]),
+        ("I earn 1,000,000 a year", ["I earn 1,000,000 a year"]),
+    ],
+)
+def test_rows_a_play_and_a_note_about_a_thing_are_not_the_writers(
+    text: str, kept: list[str]
+) -> None:
+    assert screen(text).kept == kept

@@ -437,7 +437,9 @@ def plan(
         if kind in ("pet", "family"):
             pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
-            if kind == "pet" and relations.THEIR_PET.search(clause):
+            if kind == "pet" and (
+                relations.THEIR_PET.search(clause) or relations.anothers_pet(statement)
+            ):
                 pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if kind == "family":  # "a rabbit called Clover …, they're best mates": pets
                 pets = {(f.name or "").lower() for f in facts if f.kind == "pet"}

@@ -406,6 +406,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "ugh. mondays.": a day said alone is no habit
     if kind == "exercise" and when_only(value):
         return None  # "usually mon tue wed": a when, no workout named
+    if kind == "exercise" and len(value.split()) > 4:
+        return None  # "stuck on a train outside reading for 40 mins": a clause, no workout
     last = value.split()[-1].lower() if value.split() else ""
     if kind == "whereabouts" and relations.singular(last) in relations.RELATIVES:
         return None  # "Priya's sister is staying with us": a person, not a place

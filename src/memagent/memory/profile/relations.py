@@ -222,3 +222,15 @@ THEIR_PET = re.compile(
 )
 """A pet someone else has ("my friend Jonas just got a puppy named Biscotti"): not the
 writer's."""
+_OWNED_BY_ANOTHER = re.compile(
+    rf"\b(?!(?:my|our|mine)\b)(?:[a-z]+['\u2019]s|his|her|their)\s+(?:[\w-]+\s+)?"
+    rf"(?:{'|'.join(ANIMALS)})s?\b",
+    re.IGNORECASE,
+)
+_WRITER = re.compile(r"\b(?:i|i'm|im|i've|ive|me|my|mine|we|we've|we're|our|ours|us)\b", re.I)
+
+
+def anothers_pet(statement: str) -> bool:
+    """A statement that tells of someone else's animal and never of the writer ("client's
+    dog bit the courier … dog is a 4yo staffie called Bruno"): no pet of the writer's."""
+    return bool(_OWNED_BY_ANOTHER.search(statement)) and not _WRITER.search(statement)

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from memagent.memory.profile.injection import another_speaker, injected
+from memagent.memory.profile.material import request_material
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -71,7 +72,9 @@ _QUESTION_START = re.compile(
 )
 _TRAILING_QUESTION = re.compile(
     r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:can|could|should|may|might|do|does|is|are)\s+(?:I|we|it)\b"
-    r"(?!.*[.!]\s*$)",
+    r"(?!.*[.!]\s*$)|"
+    r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:how|what|where|which|who)\s+(?:do|can|should|would|could|"
+    r"does|did)\s+(?:I|we|you)\b(?!.*[.!]\s*$)",
     re.IGNORECASE,
 )
 """A question asked after a comma without its mark ("on antibiotics for 7 days, can I still
@@ -280,8 +283,10 @@ _NEVER_OFFER = re.compile(
 """'please never suggest me liver, I hate it': a standing avoidance, which says a dislike."""
 _FICTION = re.compile(
     r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
-    r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script)\b"
-    r"[^.]{0,40}\bthe (?:main )?(?:character|hero|heroine|protagonist|villain)\b|"
+    r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script|play|"
+    r"musical|sitcom|episode|podcast|sketch)\b"
+    r"[^.]{0,40}\bthe (?:main |lead )?(?:character|hero|heroine|protagonist|villain|lead|"
+    r"narrator)\b|"
     r"\bthe (?:main )?(?:character|hero|heroine|protagonist|villain) (?:in|of) (?:my|the|a|this) "
     r"(?:novel|book|story|script|screenplay|game|film|comic|play|fic)\b|"
     r"\bmy (?:main )?(?:character|protagonist|oc|d&d character|dnd character)\b",
@@ -302,7 +307,7 @@ _WRITER = re.compile(
     r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
 )
 _PASTED = re.compile(
-    r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)[A-Za-z]+(?:,[A-Za-z]+){2,}(?:\s|$)|"
+    r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
     r"\b[a-z_]+\.[a-z_]+\s*="
 )
 """Brackets, a pipe between fields, a code fence, JSON's `":`, a row of three or more
@@ -334,7 +339,7 @@ _CLAUSE_BREAK = re.compile(
 _PLEASE_END = re.compile(r"\b(?:pls|plz|please)\W*$", re.IGNORECASE)
 _RULE_KEPT = re.compile(r"\b(?:no|not|never|without|don'?t|nothing)\b", re.IGNORECASE)
 """'no pork please' keeps a rule; 'pros and cons pls' only asks."""
-_CONTINUES = re.compile(r"^\W*(?:or|and|nor|plus)\b", re.IGNORECASE)
+_CONTINUES = re.compile(r"^\W*(?:or|and|nor|plus|like|e\.g\.|i\.e\.|as in)(?:\s|$)", re.I)
 _CARRIED = ("question", "hypothetical", "fiction", "sarcasm", "someone else's life")
 """Reasons a sentence that goes on from the one before ("…I'd call it Pickles. or Sergeant
 Sausage") shares: it says no more of the writer than the sentence it continues."""
@@ -470,7 +475,8 @@ _WRITE_ME_ONE = re.compile(
 the tone is the thing's, not how the writer wants to be answered."""
 _STANDING = re.compile(r"(?:from now on|going forward|in future|always|by default)", re.I)
 _PAYLOAD = re.compile(
-    r"^(?P<ask>[^:\n]{0,80}?\b(?:pls|please|plz|bio|blurb|caption|post|email|reply|summary|"
+    r"^(?P<ask>[^:\n]{0,80}?\b(?:pls|please|plz|save|store|jot|bio|blurb|caption|post|email|"
+    r"reply|summary|"
     r"description|intro|write|draft|translate|proofread|rewrite|edit|format)\b[^:\n]{0,40}):"
     r"\s*(?P<text>\S.*)$",
     re.IGNORECASE | re.DOTALL,
@@ -579,7 +585,7 @@ def screen(text: str) -> Screened:
     if (
         payload is not None
         and not _OWN_WORDS.search(payload.group("text"))
-        and not _NOTED.search(payload.group("ask"))
+        and (not _NOTED.search(payload.group("ask")) or request_material(payload.group("text")))
     ):
         dropped.append((payload.group("text")[:200], "pasted text"))
         text = payload.group("ask")
@@ -621,4 +627,8 @@ def screen(text: str) -> Screened:
         else:
             previous = why or "too many sentences"
             dropped.append((sentence[:200], previous))
+    if any(why.startswith(("request", "question")) for _, why in dropped):
+        material = [s for s in kept if request_material(s)]
+        kept = [s for s in kept if s not in material]
+        dropped += [(s[:200], "the material of a request") for s in material]
     return Screened(kept, dropped)

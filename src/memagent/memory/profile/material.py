@@ -1,0 +1,43 @@
+"""The material a request or question brings with it, which is not the writer's life.
+
+A line that asks the assistant for something often carries what the work is about:
+"Write a role description for our new Senior Nurse Practitioner. They will … be fluent
+in Polish", "Can you scale this recipe? It's for the school fete, not for me:\\n- 400g
+penne", "the client wants it in blue. the accent should be navy". A 1.5B model reads a
+fact of the writer's in each. Beside a request or a question, a sentence that names no
+one as "I", "we", "me" or "my" and opens with another subject (a person, a thing, "they",
+"it") or is an item of a list is taken as that material; a sentence with no subject at
+all ("allergic to nuts, so no satay") is still the writer's, as it is anywhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:I|I'm|I've|I'd|I'll|im|ive|me|my|mine|myself|we|we're|we've|we'll|our|ours|us)\b",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
+_OTHER_LEAD = re.compile(
+    r"^\W*(?!(?:home|name|job|work)\b)(?:(?:the|a|an|this|that|these|those|its|it|it's|they|they're|their|he|he's|his|she|"
+    r"she's|her|there's|there is|there are)\b|[A-Za-z][\w-]*['\u2019]s\s|"
+    r"[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:is|are|was|were|has|have|had|wants|needs|will|"
+    r"must|should|can|says|said)\b|"
+    r"(?!(?:just|now|also|still|only|really|always|never|finally|recently|then|so|and)\b)"
+    r"(?![a-z]+ly\b)[a-z][\w-]*\s+[a-z]+ed\b|(?:keep|make) (?:it|them|this)\b)",
+    re.IGNORECASE,
+)
+_SUBJECTLESS = re.compile(
+    r"^\W*(?:allergic|intolerant|vegan|vegetarian|pescatarian|coeliac|celiac|diabetic|"
+    r"lactose|gluten|nut|peanut|off|on|back|based|living|moving|moved|staying|working)\b",
+    re.IGNORECASE,
+)
+
+
+def request_material(sentence: str) -> bool:
+    """`sentence`, kept beside a request or a question in the same message, is the
+    request's material (module doc), not something the writer says of themselves."""
+    if _FIRST_PERSON.search(sentence) or _SUBJECTLESS.match(sentence):
+        return False
+    return bool(_LIST_ITEM.match(sentence) or _OTHER_LEAD.match(sentence))
