@@ -774,3 +774,65 @@ def test_a_day_corrected_moves_the_habit_line_not_the_sport(home: MemoryHome) ->
     )
     got = said(store, "sorry thursday not tuesday. tuesdays r my late shift lol")
     assert "routine.weekly: I swim every Thursday before work" in got
+
+
+@pytest.mark.parametrize(
+    ("text", "fact", "line"),
+    [
+        (
+            "booking a table for friday - I'm not a beer person at all",
+            ("drink_dislike", "beer", ""),
+            "drink.dislikes: Dislikes beer",
+        ),
+        (
+            "I'll always go for a glass of red, so somewhere with a decent wine list pls",
+            ("drink_like", "red", ""),
+            "drink.likes: Likes red",
+        ),
+        (
+            "coeliac here so i have to be super strict about gluten",
+            ("diet", "gluten", ""),
+            "diet.restrictions: Gluten",
+        ),
+        (
+            "wrist is in a splint until the end of the month so no climbing for me",
+            ("condition", "wrist", ""),
+            "health.conditions: Wrist (until Tue 2026-03-31) @2026-03-31",
+        ),
+        (
+            "signed up for the berlin marathon on sept 27th!! need a plan",
+            ("plan", "berlin marathon", ""),
+            "schedule.upcoming: Signed up for the berlin marathon on sept 27th @2026-09-27",
+        ),
+        (
+            "we're living with my in-laws in Leeds while our house gets renovated",
+            ("home", "Leeds", ""),
+            "whereabouts.current: In Leeds",
+        ),
+        (
+            "im in Seoul for my year abroad, the food here is unreal",
+            ("whereabouts", "seoul", ""),
+            "whereabouts.current: In Seoul",
+        ),
+        (
+            "thursday night is pub quiz night with the lads, non negotiable 😂 so dont book anything",
+            ("routine", "quiz", ""),
+            "routine.weekly: Thursday night is pub quiz night with the lads",
+        ),
+    ],
+)
+def test_ways_of_saying_found_in_r31(
+    home: MemoryHome, text: str, fact: tuple[str, str, str], line: str
+) -> None:
+    assert line in said(store_of(home), text, fact)
+
+
+def test_flying_back_early_from_a_stay_ends_it(home: MemoryHome) -> None:
+    store = store_of(home)
+    said(store, "in Rome till the 20th", ("whereabouts", "Rome", ""))
+    got = said(
+        store,
+        "had to fly back early from Rome, my mum's in hospital. home now",
+        ("whereabouts", "rome", ""),
+    )
+    assert not any(line.startswith("whereabouts") for line in got)

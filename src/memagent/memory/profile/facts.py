@@ -117,7 +117,7 @@ _HEALTH_REASON = re.compile(r"\b(?:pregnant|allergic|coeliac|celiac|intolerant|d
 _INTERJECTION = re.compile(
     r"^(?:sorry|oops|whoops|actually|ugh|argh|wait|omg|lol|ok|okay)\b[,!.]*\s+", re.IGNORECASE
 )
-_BACK = re.compile(r"(?<!then )\bback (home|from)\b|\bhome again\b", re.IGNORECASE)
+_BACK = re.compile(r"(?<!then )\bback (?:early |already )?(home|from)\b|\bhome again\b", re.I)
 """Back home ends a stay; "…until Friday, then back home" is a stay with its end."""
 
 
@@ -320,7 +320,11 @@ def plan(
     dropped: list[tuple[str, str]] = []
     touched: set[str] = set()
     appended: set[tuple[str, str]] = set()
-    homes = {match_key(f.value) for f in facts if f.kind == "home"}
+    homes = {  # a home read as one, not a stay for as long as something lasts
+        match_key(f.value)
+        for f in facts
+        if f.kind == "home" and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "home"
+    }
     names_held = changes.held_names(resources)  # pets' and relatives' names
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
@@ -569,6 +573,8 @@ def _unnamed(place: str, statement: str) -> bool:
     """`place` names no place (no capital: "the supermarket", "the sun") in a statement
     written with capitals (one typed all in lower case says nothing by its case)."""
     cased = any(c.isupper() for c in statement)
+    said = re.search(re.escape(place), statement, re.IGNORECASE)  # as the user wrote it
+    place = said.group(0) if said else place
     return cased and not any(w[:1].isupper() for w in place.split())
 
 

@@ -91,6 +91,12 @@ _STAY_END = re.compile(
     r"this week(?:end)?|today|tonight)\b",
     re.IGNORECASE,
 )
+_MEANWHILE = re.compile(
+    r"\bwhile (?:our|my|the) (?:[\w-]+ ){0,2}(?:is|are|gets?|being)\b|\bfor the foreseeable\b|"
+    r"\btemporarily\b|\bfor (?:my|a|the) (?:year|semester|term|summer) abroad\b",
+    re.IGNORECASE,
+)
+"""A stay for as long as something lasts ("while our house gets renovated"), not a home."""
 _HOW_TO_ANSWER = re.compile(
     r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|told|writ\w*|"
     r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
@@ -130,7 +136,7 @@ _ONCE = re.compile(
 _NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _RESTRICTS = re.compile(
-    r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|"
+    r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|strict|"
     r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",
     re.IGNORECASE,
 )
@@ -445,7 +451,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "diet"
     if kind == "condition" and dosed(value, clause):
         kind = "medication"  # "switched me from sertraline to fluoxetine"
-    if kind in _TASTES and _BARE_QUALITY.fullmatch(value.strip()):
+    if (
+        kind in _TASTES
+        and _BARE_QUALITY.fullmatch(value.strip())
+        and not re.search(rf"\b(?:glass|bottle|carafe) of {re.escape(value)}\b", clause, re.I)
+    ):
         return None  # "coffee is life. black, no sugar": how it is had, not a taste of its own
     if kind in ("condition", "like", "food_like", "drink_like") and _MOOD.fullmatch(value.strip()):
         return None  # "bored", "stable", "sick": how one feels, not a condition or a taste
@@ -512,7 +522,9 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "whereabouts" and _MOVING_TO.search(clause) and AHEAD.search(clause):
         return "plan"  # "we're moving to Sheffield next month": a move ahead, not a stay now
     if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):
-        kind = "home"  # "We moved out of Leeds, we're in York now"
+        kind = "whereabouts" if _MEANWHILE.search(clause) else "home"  # "moved to York"
+    if kind == "home" and _MEANWHILE.search(clause):
+        kind = "whereabouts"  # "living with my in-laws in Leeds while our house gets redone"
     if kind == "communication" and not _HOW_TO_ANSWER.search(clause):
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):

@@ -29,7 +29,8 @@ DISLIKE_CUE = re.compile(
     r"\b(don'?t|do not|doesn'?t|never) (really )?(like|love|enjoy|eat|drink)\b|\bhate[ds]?\b|"
     r"\bcan'?t stand\b|\bcannot stand\b|\bdislike\b|\bnot a fan of\b|\bloathe\b|\bdetest\b|"
     r"\bnot into\b|\bcan'?t bear\b|\b(?:vile|gross|disgusting|revolting|yuck|yuk|nasty|rank|"
-    r"the worst)\b",
+    r"the worst)\b|"
+    r"\b(?:not|never|never been) (?:really |much of )?an? [\w-]+ (?:person|fan|drinker|eater)\b",
     re.IGNORECASE,
 )
 ENDED = re.compile(

@@ -14,11 +14,16 @@ import re
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.timebound import UNTIL_WORDS
 
+_DAY_FOR = (
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day (?:(?:night|evening|morning|lunch(?:time)?)s? )?"
+    r"(?:is|=) (?:[\w-]+ ){0,3}(?:night|day|evening|morning)\b"
+)
+"""A weekday named by what it is for ("thursday night is pub quiz night"): every week."""
 HABIT = re.compile(
     r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
     r"rarely|mostly|most (days|nights|mornings|evenings|weeks)|mornings|evenings|nights|"
     r"weekdays?|weekends?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
-    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b",
+    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b|" + _DAY_FOR,
     re.IGNORECASE,
 )
 
@@ -36,8 +41,8 @@ PAST = re.compile(r"\b(yesterday|last (night|week|month|year)|ago|earlier today)
 
 
 AHEAD = re.compile(
-    r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:january|february|march|april|may|june|"
-    r"july|august|september|october|november|december|monday|tuesday|wednesday|thursday|"
+    r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|"
+    r"may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
     r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b|"
     r"\bbooked\b[^.;]{0,40}?\bfor (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
@@ -66,7 +71,7 @@ WEEKLY = re.compile(
     r"\b(mon|tues|wednes|thurs|fri|satur|sun)days\b|\b(mon|tues|wednes|thurs|fri|satur|sun)day "
     r"(morning|afternoon|evening|night)s\b|\b(every|each|per) week\b|"
     r"\b(\d+|once|twice|one|two|three|four|five|six)\s*(x|times?|mornings?|evenings?|nights?|"
-    r"days?)?\s+a\s+week\b",
+    r"days?)?\s+a\s+week\b|" + _DAY_FOR,
     re.IGNORECASE,
 )
 
@@ -74,7 +79,7 @@ WEEKLY = re.compile(
 REGULAR = re.compile(
     r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|before (?:bed|work|"
-    r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b",
+    r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b|" + _DAY_FOR,
     re.IGNORECASE,
 )
 

@@ -51,7 +51,7 @@ TARGETS: dict[str, Target] = {
 def display_line(template: str, value: str, name: str, clause: str) -> str:
     """The line `template` writes for `value` (and a pet's or person's `name`); a habit's,
     plan's or way of answering's line is its clause, when the clause is not too long."""
-    sentence = clause.strip().rstrip(".!")
+    sentence = _told_part(clause.strip(), value).rstrip(".!,; ")
     if len(sentence) > 120:
         sentence = value
     if template == "In {V}" and re.match(r"(?:my|our) ", value, re.I):
@@ -59,6 +59,23 @@ def display_line(template: str, value: str, name: str, clause: str) -> str:
     return template.format(
         v=value, V=value[:1].upper() + value[1:], N=name, S=sentence[:1].upper() + sentence[1:]
     )
+
+
+_TAIL = re.compile(
+    r"\s*[\U0001f300-\U0001faff\u2600-\u27bf]|,?\s+(?:so|but|because|cos|coz|lol|haha|tbh|"
+    r"btw|though|which)\b|\s+-\s+|[;:!?]|,\s+(?:non[- ]negotiable|obviously|honestly)\b",
+    re.IGNORECASE,
+)
+
+
+def _told_part(sentence: str, value: str) -> str:
+    """`sentence` up to the first aside after `value` ("thursday night is pub quiz night with
+    the lads, non negotiable 😂 so don't let me book anything then": up to "lads")."""
+    at = sentence.lower().find(value.lower())
+    if at < 0:
+        return sentence
+    tail = _TAIL.search(sentence, at + len(value))
+    return sentence[: tail.start()] if tail else sentence
 
 
 def path_in(resources: Mapping[str, Resource], target: Target) -> str | None:
