@@ -815,7 +815,7 @@ def test_a_day_corrected_moves_the_habit_line_not_the_sport(home: MemoryHome) ->
             "whereabouts.current: In Seoul",
         ),
         (
-            "thursday night is pub quiz night with the lads, non negotiable 😂 so dont book anything",
+            "thursday night is pub quiz night with the lads, non negotiable 😂 so no plans then",
             ("routine", "quiz", ""),
             "routine.weekly: Thursday night is pub quiz night with the lads",
         ),

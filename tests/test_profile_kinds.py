@@ -41,6 +41,9 @@ from memagent.memory.profile.kinds import (
         ("condition", "ironman", "I'm 34 and training for my first ironman in september!"),
         ("exercise", "like clockwork", "I have oatmeal for breakfast every day like clockwork"),
         ("diet", "cold turkey", "quit diet coke cold turkey two weeks ago"),
+        ("food_like", "roast beef", "ok we'll do the roast beef with the GF yorkshires, thanks x"),
+        ("food_dislike", "fry up", "had a massive fry up for breakfast and now I'm regretting it"),
+        ("work", "full time", "we're in a 2 bed flat and both work full time"),
         (
             "exercise",
             "stuck on a train outside reading for 40 mins",

@@ -196,3 +196,35 @@ def test_they_cancelled_names_the_plan_the_sentence_opens_with() -> None:
     said = "dentist just rang, hygienist is off sick so they've cancelled and i have to rebook"
     assert cancelled_things([said]) == ["dentist"]
     assert cancelled_things(["we had to cancel"]) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "clause", "over"),
+    [
+        ("smoke", "condition", "update, 3 weeks smoke free today!!!", True),
+        (
+            "citalopram",
+            "medication",
+            "gp's switched me to sertraline, the citalopram was awful",
+            True,
+        ),
+        (
+            "sertraline",
+            "medication",
+            "gp's switched me to sertraline, the citalopram was awful",
+            False,
+        ),
+        ("gym", "exercise", "cancelled my gym membership today, money's too tight", True),
+        ("gym", "exercise", "cancelled gym tonight, too tired", False),
+        ("sugar", "diet", "three weeks sugar free", False),
+    ],
+)
+def test_free_of_switched_from_and_a_membership_cancelled_are_ends(
+    value: str, kind: str, clause: str, over: bool
+) -> None:
+    assert ended(value, kind, clause) is over
+
+
+def test_not_a_beer_person_is_a_dislike() -> None:
+    assert disliked("beer", "I'm not a beer person at all")
+    assert not disliked("beer", "I'm a beer person")

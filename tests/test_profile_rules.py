@@ -626,3 +626,17 @@ def test_retired_said_first_and_something_else_retired() -> None:
         f.value for f in rule_facts(["Retired yesterday after 38 years."]) if f.kind == "work"
     ] == ["retired"]
     assert not [f for f in rule_facts(["Retired the old car finally"]) if f.kind == "work"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [
+        ("it's Jo by the way", "Jo"),
+        ("hiya its Siobhan btw, the other half set you up", "Siobhan"),
+        ("it's Monday btw", None),
+        ("its Tuesday and I'm tired", None),
+    ],
+)
+def test_its_a_name_by_the_way(sentence: str, name: str | None) -> None:
+    names = [f.value for f in rule_facts([sentence]) if f.kind == "name"]
+    assert names == ([name] if name else [])

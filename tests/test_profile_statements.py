@@ -609,6 +609,14 @@ def test_someone_elses_text_to_work_on_and_a_thing_to_write_are_not_the_writers(
         ),
         ("allergic to nuts. suggest a snack", ["allergic to nuts."]),
         ("just started running, any tips?", ["just started running."]),
+        (
+            "coeliac here so i have to be strict about gluten, can you check if kikkoman is ok",
+            ["coeliac here so I have to be strict about gluten."],
+        ),
+        (
+            "parents evening is on the 23rd, can you remind me the week before",
+            ["parents evening is on the 23rd, can you remind me the week before"],
+        ),
     ],
 )
 def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept: list[str]) -> None:

@@ -142,3 +142,18 @@ def test_they_after_an_aside_is_their_subject() -> None:
 )
 def test_a_part_led_by_a_held_name_is_theirs(part: str, theirs: bool) -> None:
     assert led_by_a_name(part, {"lena"}) is theirs
+
+
+@pytest.mark.parametrize(
+    ("part", "theirs"),
+    [
+        ("she also hates garlic which is basically everything i cook lol", True),
+        ("my wife hates garlic so I never cook with it", True),
+        ("she and I both love sushi", False),
+        ("they know I hate garlic", False),
+    ],
+)
+def test_a_first_person_in_a_clause_after_the_subject_leaves_it_theirs(
+    part: str, theirs: bool
+) -> None:
+    assert their_subject(part) is theirs

@@ -384,6 +384,8 @@ def _refiled(kind: str, value: str, clause: str) -> str | None:
     return None
 
 
+_CHOSEN = re.compile(r"\b(?:we'll|I'll|we will|I will|let's) (?:do|have|go with|get|make)\b", re.I)
+"""A choice for one meal ("ok we'll do the roast beef"), not a taste."""
 _KITCHEN_WORK = re.compile(
     r"(?:home )?(?:cooking|baking|meal prep(?:ping)?|(?:the )?washing up|doing the dishes|"
     r"(?:food |grocery )?shopping|the food shop)",
@@ -412,6 +414,12 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "ugh. mondays.": a day said alone is no habit
     if kind == "exercise" and when_only(value):
         return None  # "usually mon tue wed": a when, no workout named
+    if kind == "work" and re.fullmatch(
+        r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|remotely|wfh)\W*",
+        value,
+        re.I,
+    ):
+        return None  # "we both work full time": how much, not what the job is
     if kind == "exercise" and len(value.split()) > 4:
         return None  # "stuck on a train outside reading for 40 mins": a clause, no workout
     last = value.split()[-1].lower() if value.split() else ""
@@ -567,12 +575,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     ):
         kind = "diet"  # "no pork for me": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")
-    if liked and episodic(clause) and not _LIKING.search(clause):
-        return None  # "Ordered Thai food tonight": had once, not a taste
+    once = episodic(clause) or episodic(subclause(value, clause))  # "had a fry up, now I'm…"
+    if liked and (episodic(clause) or _CHOSEN.search(clause)) and not _LIKING.search(clause):
+        return None  # "Ordered Thai food tonight", "we'll do the roast beef": not a taste
     if (
         kind in OPPOSITE
         and not liked
-        and episodic(clause)
+        and once
         and not (disliked(value, clause) or disliked_after(value, clause))
     ):
         return None  # "I once ate a whole durian on a dare": had once, no dislike said

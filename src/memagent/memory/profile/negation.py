@@ -208,6 +208,13 @@ def is_negated(value: str, text: str, *, directly: bool = False) -> bool:
     return False
 
 
+_SWITCHED_TO = re.compile(
+    r"\bswitch(?:ed|ing)? (?:me |him |her )?(?:over )?(?:from [\w-]+(?: \d+ ?mg)? )?(?:on)?to "
+    r"((?:[\w-]+ ){0,2}[\w-]+)",
+    re.IGNORECASE,
+)
+
+
 def ended(value: str, kind: str, clause: str) -> bool:
     """`clause` says the fact (`kind`, `value`) is over (module doc)."""
     part = subclause(value, clause)
@@ -215,6 +222,20 @@ def ended(value: str, kind: str, clause: str) -> bool:
         return False  # "I don't eat pork any more", "pork is off the menu": the rule itself
     if is_negated(value, part, directly=kind in NEGATIVE_KINDS):
         return True
+    if kind in ("condition", "medication") and re.search(
+        rf"\b{re.escape(value)}[- ]free\b", part, re.IGNORECASE
+    ):
+        return True  # "3 weeks smoke free today", "pain-free since the op": over
+    switched = _SWITCHED_TO.search(clause)
+    if kind == "medication" and switched and value.lower() not in switched.group(1).lower():
+        return True  # "gp's switched me to sertraline, the citalopram was making me flat"
+    if kind in ("exercise", "like") and re.search(
+        rf"\bcancel+(?:ed|ing)? (?:my|our|the) {re.escape(value)} (?:membership|subscription|"
+        r"classes|lessons|sessions|pass)\b",
+        clause,
+        re.IGNORECASE,
+    ):
+        return True  # "cancelled my gym membership today": no more gym
     return kind not in NEGATIVE_KINDS and bool(ENDED.search(part))
 
 

@@ -83,7 +83,10 @@ _OWN_NAME = re.compile(
     r"Pakistani|Chinese|Japanese|Korean|French|German|Spanish|Italian|Polish|Dutch|Greek|"
     r"Turkish|Jewish|Muslim|Catholic|Christian|Hindu|Sikh|Buddhist|Atheist)\b)([A-Z][a-z'-]+)"
     r"(?=\W*$|\s*,?\s*(?:by the way|btw)\b|\s+and\s+I\b|"
-    r",\s+(?:my|and|I|I'm|nice|from|sorry|your|aged?|\d))"
+    r",\s+(?:my|and|I|I'm|nice|from|sorry|your|aged?|\d))|"
+    r"^\W*(?:(?i:hi|hello|hey|hiya)\W+)?(?i:it'?s|it is) "
+    r"(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)"
+    r"([A-Z][a-z'-]+)(?=\s*,?\s*(?i:by the way|btw|here)\b)"
 )
 """The user's name ("name's Declan", a letter signed "With thanks, Gerald"); what they are
 called by others only when no name is given; a sentence

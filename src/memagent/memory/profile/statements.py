@@ -73,8 +73,9 @@ _QUESTION_START = re.compile(
 _TRAILING_QUESTION = re.compile(
     r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:can|could|should|may|might|do|does|is|are)\s+(?:I|we|it)\b"
     r"(?!.*[.!]\s*$)|"
-    r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:how|what|where|which|who)\s+(?:do|can|should|would|could|"
-    r"does|did)\s+(?:I|we|you)\b(?!.*[.!]\s*$)",
+    r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:(?:how|what|where|which|who)\s+(?:do|can|should|would|"
+    r"could|does|did)\s+(?:I|we|you)|(?:can|could|would) you"
+    r"(?! (?:pls |please )?(?:remind|remember|note|add|put|save|keep|block)\b))\b(?!.*[.!]\s*$)",
     re.IGNORECASE,
 )
 """A question asked after a comma without its mark ("on antibiotics for 7 days, can I still

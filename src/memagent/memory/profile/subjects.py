@@ -94,10 +94,14 @@ normal bread", "the vicar's wife makes the best lemon drizzle", "and also that h
 insulin")."""
 
 
+_RELATIVE = re.compile(r"\b(?:which|who|whom|whose|because|cos|coz|so|but)\b", re.I)
+
+
 def their_subject(part: str) -> bool:
     """`part` (of a sentence) is said of another person, who is its subject, and not of
     the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
-    return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(part)
+    head = _RELATIVE.split(part, maxsplit=1)[0]  # "she hates garlic which is all I cook"
+    return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(head)
 
 
 _TASTE_VERDICT = re.compile(
