@@ -470,3 +470,9 @@ def test_a_habit_said_on_one_date_is_a_plan_and_a_date_no_place(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == fixed
+
+
+def test_a_stay_someone_wants_of_the_writer_is_no_stay_yet() -> None:
+    said = "Change of plan, manager wants me in Bangalore office, I am flying back on 15th only"
+    assert fix_kind("whereabouts", "Bangalore office", said) is None
+    assert fix_kind("whereabouts", "Bangalore", "I'm in Bangalore till the 15th") == "whereabouts"

@@ -517,6 +517,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         and not a_day_besides_its_end(clause)
     ):
         return None  # "on crutches till thursday": a state with its end, not an event
+    if kind == "whereabouts" and re.search(r"\bwants? me (?:to be )?(?:in|at|over in)\b", clause):
+        return None  # "manager wants me in Bangalore office": asked of the writer, no stay yet
     if kind == "plan" and ASKED_OF_ME.search(clause):
         return None  # "my manager wants me to pick up a shift sunday": asked, not planned
     if kind == "plan" and not day_said(clause):

@@ -62,8 +62,8 @@ def display_line(template: str, value: str, name: str, clause: str) -> str:
 
 
 _TAIL = re.compile(
-    r"\s*[\U0001f300-\U0001faff\u2600-\u27bf]|,?\s+(?:so|but|because|cos|coz|lol|haha|tbh|"
-    r"btw|though|which)\b|\s+-\s+|[;:!?]|,\s+(?:non[- ]negotiable|obviously|honestly)\b",
+    r"\s*[\U0001f300-\U0001faff\u2600-\u27bf]|,?\s+(?:lol|haha|tbh|btw)\b|\s+-\s+|[;:!?]|"
+    r",\s+(?:non[- ]negotiable|obviously|honestly)\b",
     re.IGNORECASE,
 )
 
