@@ -44,6 +44,8 @@ from memagent.memory.profile.kinds import (
         ("food_like", "roast beef", "ok we'll do the roast beef with the GF yorkshires, thanks x"),
         ("food_dislike", "fry up", "had a massive fry up for breakfast and now I'm regretting it"),
         ("work", "full time", "we're in a 2 bed flat and both work full time"),
+        ("exercise", "climbing", "wrist is in a splint until the end of the month so no climbing"),
+        ("communication", "hiya", "hiya its Siobhan btw, the other half never told you my name"),
         (
             "exercise",
             "stuck on a train outside reading for 40 mins",

@@ -610,6 +610,14 @@ def test_someone_elses_text_to_work_on_and_a_thing_to_write_are_not_the_writers(
         ("allergic to nuts. suggest a snack", ["allergic to nuts."]),
         ("just started running, any tips?", ["just started running."]),
         (
+            "on antibiotics for the next 7 days 😭 what's a good mocktail",
+            ["on antibiotics for the next 7 days."],
+        ),
+        (
+            "baby's due on the 3rd of march 😬 can you help me pick a pram",
+            ["baby's due on the 3rd of march."],
+        ),
+        (
             "coeliac here so i have to be strict about gluten, can you check if kikkoman is ok",
             ["coeliac here so I have to be strict about gluten."],
         ),

@@ -98,7 +98,7 @@ _MEANWHILE = re.compile(
 )
 """A stay for as long as something lasts ("while our house gets renovated"), not a home."""
 _HOW_TO_ANSWER = re.compile(
-    r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|told|writ\w*|"
+    r"\b(answer\w*|repl\w*|respon\w*|explain\w*|explanations?|talk\w*|tell|writ\w*|"
     r"call me|address me|emojis?|bullet|short|brief|concise|detail\w*|format\w*|tone|formal|"
     r"casual|sources?|language|pronouns?|to the point|summar\w*|jargon|examples?|"
     r"english|spanish|french|german|italian|portuguese|chinese|japanese|units?|metric|imperial|"
@@ -420,6 +420,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         re.I,
     ):
         return None  # "we both work full time": how much, not what the job is
+    if kind in ("exercise", "like") and re.search(
+        rf"\bno (?!more\b|longer\b){re.escape(value)}\b", clause, re.I
+    ):
+        return None  # "wrist in a splint so no climbing for me": not done, for now
     if kind == "exercise" and len(value.split()) > 4:
         return None  # "stuck on a train outside reading for 40 mins": a clause, no workout
     last = value.split()[-1].lower() if value.split() else ""
@@ -535,7 +539,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "whereabouts" if _MEANWHILE.search(clause) else "home"  # "moved to York"
     if kind == "home" and _MEANWHILE.search(clause):
         kind = "whereabouts"  # "living with my in-laws in Leeds while our house gets redone"
-    if kind == "communication" and not _HOW_TO_ANSWER.search(clause):
+    if kind == "communication" and (
+        not _HOW_TO_ANSWER.search(clause)
+        or re.fullmatch(r"\W*(?:hi|hiya|hey|hello|yo)\W*", value, re.I)
+    ):
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):
         kind = "dislike"  # "I hate long drives": a dislike, not a workout

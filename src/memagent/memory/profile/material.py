@@ -21,7 +21,7 @@ _FIRST_PERSON = re.compile(
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
 _OTHER_LEAD = re.compile(
     r"^\W*(?!(?:home|name|job|work)\b)(?:(?:the|a|an|this|that|these|those|its|it|it's|they|they're|their|he|he's|his|she|"
-    r"she's|her|there's|there is|there are)\b|[A-Za-z][\w-]*['\u2019]s\s|"
+    r"she's|her|there's|there is|there are)\b|"
     r"[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:is|are|was|were|has|have|had|wants|needs|will|"
     r"must|should|can|says|said)\b|"
     r"(?!(?:just|now|also|still|only|really|always|never|finally|recently|then|so|and)\b)"

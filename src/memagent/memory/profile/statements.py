@@ -73,7 +73,8 @@ _QUESTION_START = re.compile(
 _TRAILING_QUESTION = re.compile(
     r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:can|could|should|may|might|do|does|is|are)\s+(?:I|we|it)\b"
     r"(?!.*[.!]\s*$)|"
-    r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:(?:how|what|where|which|who)\s+(?:do|can|should|would|"
+    r"(?:[,;:]|[\U0001f300-\U0001faff\u2600-\u27bf])\s*(?:(?:and|so|but)\s+)?"
+    r"(?:what'?s (?:a|an|the|some)\b|(?:how|what|where|which|who)\s+(?:do|can|should|would|"
     r"could|does|did)\s+(?:I|we|you)|(?:can|could|would) you"
     r"(?! (?:pls |please )?(?:remind|remember|note|add|put|save|keep|block)\b))\b(?!.*[.!]\s*$)",
     re.IGNORECASE,
