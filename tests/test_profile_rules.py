@@ -640,3 +640,8 @@ def test_retired_said_first_and_something_else_retired() -> None:
 def test_its_a_name_by_the_way(sentence: str, name: str | None) -> None:
     names = [f.value for f in rule_facts([sentence]) if f.kind == "name"]
     assert names == ([name] if name else [])
+
+
+def test_been_living_somewhere_for_years_is_home() -> None:
+    facts = rule_facts(["been living in Vancouver 6 yrs now and still not used to the rain"])
+    assert [(f.kind, f.value) for f in facts if f.kind == "home"] == [("home", "Vancouver")]

@@ -265,3 +265,12 @@ def test_the_question_is_two_turns_without_examples() -> None:
     sent = question("Hi.", "x", 'Is "{{ value }}" a drink?')
     assert [m.role for m in sent] == ["system", "user"]
     assert sent[1].content == 'Message: "Hi."\nIs "x" a drink? Answer yes or no.'
+
+
+def test_a_food_like_the_writer_says_as_i_love_that_is_no_food_is_a_general_like(
+    home: MemoryHome,
+) -> None:
+    crime = [{"kind": "food_like", "value": "true crime", "name": ""}]
+    llm = model(crime, verdicts=["0.05"])
+    learn_statement(store_of(home), llm, "got any podcast recs? I love true crime", reading=TYPED)
+    assert profile_lines(home) == ["preferences.likes: Likes true crime"]

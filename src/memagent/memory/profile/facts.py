@@ -125,10 +125,16 @@ def _words(text: str) -> set[str]:
     return {match_key(t) for t in tokens(text)}
 
 
+_SAID_SHORT = {
+    match_key(k): match_key(v) for k, v in (("veggie", "vegetarian"), ("meds", "medication"))
+}
+
+
 def grounded(value: str, statement: str) -> bool:
     """Every content word of `value` occurs in `statement` (plurals and word
     endings folded)."""
     said = _words(statement)
+    said |= {_SAID_SHORT[w] for w in said if w in _SAID_SHORT}  # "been veggie": vegetarian
     content = [match_key(t) for t in tokens(value) if t not in _STOP]
     return bool(content) and all(said_word(k, said) for k in content)
 

@@ -24,6 +24,7 @@ from datetime import date
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.fact_schema import MAX_VALUE_CHARS, Extracted
+from memagent.memory.profile.healthsaid import conditions_said, medicines_said
 from memagent.memory.profile.item_keys import match_key
 from memagent.memory.profile.jobs import job_said
 from memagent.memory.profile.kinds import OPPOSITE
@@ -107,7 +108,7 @@ _HOME = re.compile(
     r"\bmoved into (?:a|the|our|my) (?:new |little |lovely )?(?:flat|house|place|apartment|home|"
     r"bungalow|cottage|studio) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"^\W*(?:[Jj]ust )?[Mm]oved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
-    r"(?:^\W*|,\s*)(?:now |currently )?living in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
+    r"(?:^\W*|,\s*)(?:now |currently |been )?living in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\bI (?:rent|own|share|bought) an? (?:\w+ )?(?:flat|house|apartment|place|room|cottage|"
     r"studio) in ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
     r"\b[Hh]ome(?: is|'s) (?:now )?(?:in )?([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)|"
@@ -453,6 +454,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
             out.append(Extracted(kind="diet", value="alcohol"))
         for m in _INTOLERANT.finditer(s):
             out.append(Extracted(kind="condition", value=_clip(m.group(0))))
+        out += [Extracted(kind="medication", value=v.lower()) for v in medicines_said(s)]
+        out += [Extracted(kind="condition", value=_clip(v)) for v in conditions_said(s)]
         for m in (*_HAVE_NAMED.finditer(s), *_ARE_NAMED.finditer(s), *_COUNTED_NAMED.finditer(s)):
             relation = relations.singular(m.group(1))
             kind = "pet" if relation in relations.ANIMALS else "family"

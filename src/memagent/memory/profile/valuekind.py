@@ -30,6 +30,7 @@ words, not from reading the user's life: *Message: "…" / In this message, is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -121,7 +122,12 @@ def check(
         lambda slot: is_kind_p(llm, statement, slot[1], slot[0]),
         known if known is not None else {},
     )
-    moved = _refiled(ops, [t for t in asked if t.line.text in out.dropped], resources)
+    dropped = [t for t in asked if t.line.text in out.dropped]
+    moved = _refiled(
+        ops,
+        [t for t in dropped if t.line.path != "food.likes" or _fond(t.value, statement)],
+        resources,
+    )
     out.operations.extend(moved)
     out.dropped = [d for d in out.dropped if d not in {str(op.value.display) for op in moved}]
     return out
@@ -144,6 +150,14 @@ def replaces_held(line: Line, ops: Sequence[AnyOp]) -> bool:
         )
         for op in ops
     )
+
+
+def _fond(value: str, statement: str) -> bool:
+    """`value` said with a liking by the writer ("I love true crime"): a taste of another kind
+    when it is no food, not a word the model misread ("love a whisky on a cold night")."""
+    cue = r"\b(?:I|I'm|im|we|we're)\s+(?:really\s+|just\s+|so\s+)?(?:love|like|into|obsessed with|"
+    cue += r"a (?:big |huge )?fan of|enjoy)\b"
+    return bool(re.search(rf"{cue}\W+(?:\w+\W+){{0,2}}{re.escape(value)}", statement, re.I))
 
 
 def _refiled(
