@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 
-_FIRST_PERSON = re.compile(
+WRITER_WORDS = re.compile(
     r"\b(?:I|I'm|I've|I'd|I'll|im|ive|me|my|mine|myself|we|we're|we've|we'll|our|ours|us)\b",
     re.IGNORECASE,
 )
+"""The writer named as "I", "we", "me", "my" or "our", in any spelling chat uses."""
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
 _OTHER_LEAD = re.compile(
     r"^\W*(?!(?:home|name|job|work)\b)(?:(?:the|a|an|this|that|these|those|its|it|it's|they|they're|their|he|he's|his|she|"
@@ -38,6 +39,6 @@ _SUBJECTLESS = re.compile(
 def request_material(sentence: str) -> bool:
     """`sentence`, kept beside a request or a question in the same message, is the
     request's material (module doc), not something the writer says of themselves."""
-    if _FIRST_PERSON.search(sentence) or _SUBJECTLESS.match(sentence):
+    if WRITER_WORDS.search(sentence) or _SUBJECTLESS.match(sentence):
         return False
     return bool(_LIST_ITEM.match(sentence) or _OTHER_LEAD.match(sentence))

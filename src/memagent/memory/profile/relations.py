@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from memagent.memory.profile.item_keys import match_key, slug, tokens
+from memagent.memory.profile.material import WRITER_WORDS
 
 ANIMALS = (
     "dog",
@@ -227,10 +228,9 @@ _OWNED_BY_ANOTHER = re.compile(
     rf"(?:{'|'.join(ANIMALS)})s?\b",
     re.IGNORECASE,
 )
-_WRITER = re.compile(r"\b(?:i|i'm|im|i've|ive|me|my|mine|we|we've|we're|our|ours|us)\b", re.I)
 
 
 def anothers_pet(statement: str) -> bool:
     """A statement that tells of someone else's animal and never of the writer ("client's
     dog bit the courier … dog is a 4yo staffie called Bruno"): no pet of the writer's."""
-    return bool(_OWNED_BY_ANOTHER.search(statement)) and not _WRITER.search(statement)
+    return bool(_OWNED_BY_ANOTHER.search(statement)) and not WRITER_WORDS.search(statement)

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from memagent.memory.profile.injection import another_speaker, injected
-from memagent.memory.profile.material import request_material
+from memagent.memory.profile.material import WRITER_WORDS, request_material
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -305,9 +305,6 @@ _OTHERS_SUBJECT = re.compile(
     r"in-laws|cleaner|babysitter|nanny|trainer|therapist))\b",
     re.IGNORECASE,
 )
-_WRITER = re.compile(
-    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|us|our)\b", re.IGNORECASE
-)
 _PASTED = re.compile(
     r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
     r"\b[a-z_]+\.[a-z_]+\s*="
@@ -401,7 +398,7 @@ def why_not_a_fact(sentence: str) -> str | None:
     if _SARCASM.search(s):
         return "sarcasm"
     subject = _OTHERS_SUBJECT.match(s)
-    if subject is not None and not _WRITER.search(s[subject.end() :]):
+    if subject is not None and not WRITER_WORDS.search(s[subject.end() :]):
         return "someone else's life"  # "My mate Dov is moving to Perth": not the writer's
     if _CRAVING.search(s):
         return "a passing craving"
@@ -416,7 +413,7 @@ def why_not_a_fact(sentence: str) -> str | None:
     if _REQUEST.match(s) or (
         _PLEASE_END.search(s)
         and len(words) <= 6
-        and not _WRITER.search(s)
+        and not WRITER_WORDS.search(s)
         and not _RULE_KEPT.search(s)
     ):
         return "request"  # "pros and cons pls"
@@ -483,11 +480,10 @@ _PAYLOAD = re.compile(
     r"\s*(?P<text>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-_NOTED = re.compile(r"\b(?:note|remember|save|add|store|fyi|update|correction|profile)\b", re.I)
-_OWN_WORDS = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|me|my|mine|we|we're|our|us)\b", re.I)
 """A request before a colon and, after it, text with no first person ("bio for the
 conference programme pls: Dr Amara Okafor is a marine biologist … allergic to shellfish"):
-someone else's text to work on."""
+someone else's text to work on (a note about a thing, after "save this:", too)."""
+_NOTED = re.compile(r"\b(?:note|remember|save|add|store|fyi|update|correction|profile)\b", re.I)
 _REWORK = re.compile(
     r"^\W*(?:(?:please|pls|can you|could you|would you)\s+)?(?:translate|proofread|summari[sz]e|"
     r"rewrite|paraphrase|reword|correct|fix|check|edit|format|shorten|simplify|polish|tidy up|"
@@ -586,7 +582,7 @@ def screen(text: str) -> Screened:
     payload = _PAYLOAD.match(text)
     if (
         payload is not None
-        and not _OWN_WORDS.search(payload.group("text"))
+        and not WRITER_WORDS.search(payload.group("text"))
         and (not _NOTED.search(payload.group("ask")) or request_material(payload.group("text")))
     ):
         dropped.append((payload.group("text")[:200], "pasted text"))
