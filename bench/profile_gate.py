@@ -54,6 +54,9 @@ SETS = (
     "read/b17.yaml",
     "read/b22.yaml",
     "read/r24.yaml",
+    "read/r27.yaml",
+    "read/r28.yaml",
+    "read/r31.yaml",
 )
 FACT_TAGS = ("fact", "correction", "negation", "expiry")
 LAMBDAS = (0.03, 0.1, 0.3, 1.0)
