@@ -35,7 +35,18 @@ def test_the_fit_separates_what_is_separable_and_the_bias_is_not_shrunk() -> Non
 def test_every_committed_set_labels_its_steps() -> None:
     data = pg.load()
     assert len(data.texts) == len(data.sentences) == len(data.labels) == len(data.groups)
-    assert set(data.groups) == {"fixtures", "b13", "b14", "b15", "b17", "b22", "r24"}
+    assert set(data.groups) == {
+        "fixtures",
+        "b13",
+        "b14",
+        "b15",
+        "b17",
+        "b22",
+        "r24",
+        "r27",
+        "r28",
+        "r31",
+    }
     assert 0.1 < float(data.labels.mean()) < 0.95  # both kinds of step are there
     assert all(s and " ".join(s) == t for s, t in zip(data.sentences, data.texts, strict=True))
 
