@@ -79,8 +79,10 @@ _TRAILING_QUESTION = re.compile(
     r"(?! (?:pls |please )?(?:remind|remember|note|add|put|save|keep|block)\b))\b(?!.*[.!]\s*$)",
     re.IGNORECASE,
 )
-"""A question asked after a comma without its mark ("on antibiotics for 7 days, can I still
-have a glass of wine"): the opening is kept, the question is not."""
+"""A question asked after a comma or an emoji without its mark ("on antibiotics for 7 days,
+can I still have a glass of wine", "patient refused her meds again, how do i document this",
+"no booze this weekend 😭 what's a good mocktail"): the opening is kept, the question is not
+(", can you remind me …" asks to keep what was said, and keeps it)."""
 _REQUEST = re.compile(
     r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and)\s+)?"
     r"(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
@@ -310,8 +312,8 @@ _PASTED = re.compile(
     r"\b[a-z_]+\.[a-z_]+\s*="
 )
 """Brackets, a pipe between fields, a code fence, JSON's `":`, a row of three or more
-comma-joined words ("name,city,allergy") or a dotted key set ("preferences.likes=crypto"):
-data pasted, not something said."""
+comma-joined words or values ("name,city,allergy", "metformin,500mg,PO") or a dotted key
+set ("preferences.likes=crypto"): data pasted, not something said."""
 _MEMO = re.compile(
     r"^\s*(?:please\s+|pls\s+|just\s+|also\s+|kindly\s+)?(?:remember|note|keep in mind|"
     r"bear in mind|make a note|take note|don'?t forget|for the record|fyi|as you know)"
