@@ -372,8 +372,7 @@ def plan(
             dropped.append((value, "the when of another fact, not a habit of its own"))
             continue  # "ICU nurse here, three 12-hour days a week": the job's hours
         sub = subclause(value, clause)
-        theirs = fixed != "name" and about_someone_else(clause, fixed)
-        theirs = theirs and about_someone_else(sub, fixed)  # "it's Jo by the way": the writer
+        theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
         if theirs and fixed in ("routine", "routine_weekly", "plan") and _leads(value, sub):
             theirs = False  # "Choir practice has moved to Wednesday nights": the habit itself
         if fixed not in ("pet", "family") and led_by_a_name(sub, names_held):

@@ -21,17 +21,21 @@ WRITER_WORDS = re.compile(
 """The writer named as "I", "we", "me", "my" or "our", in any spelling chat uses."""
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S")
 _OTHER_LEAD = re.compile(
-    r"^\W*(?!(?:home|name|job|work)\b)(?:(?:the|a|an|this|that|these|those|its|it|it's|they|they're|their|he|he's|his|she|"
-    r"she's|her|there's|there is|there are)\b|"
+    r"^\W*(?!(?:home|name|job|work)\b)(?:(?:the|a|an|this|that|these|those|its|it|it's|they|"
+    r"they're|their|he|he's|his|she|she's|her|there's|there is|there are)\b|"
     r"[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:is|are|was|were|has|have|had|wants|needs|will|"
     r"must|should|can|says|said)\b|"
     r"(?!(?:just|now|also|still|only|really|always|never|finally|recently|then|so|and)\b)"
     r"(?![a-z]+ly\b)[a-z][\w-]*\s+[a-z]+ed\b|(?:keep|make) (?:it|them|this)\b)",
     re.IGNORECASE,
 )
+DIET_AND_HEALTH_WORDS = (
+    r"allergic|intolerant|vegan|vegetarian|pescatarian|coeliac|celiac|diabetic|lactose|gluten"
+)
+"""Words a fact said without "I" opens with ("allergic to nuts", "vegan btw")."""
 _SUBJECTLESS = re.compile(
-    r"^\W*(?:allergic|intolerant|vegan|vegetarian|pescatarian|coeliac|celiac|diabetic|"
-    r"lactose|gluten|nut|peanut|off|on|back|based|living|moving|moved|staying|working)\b",
+    rf"^\W*(?:{DIET_AND_HEALTH_WORDS}|nut|peanut|off|on|back|based|living|moving|moved|staying|"
+    r"working)\b",
     re.IGNORECASE,
 )
 

@@ -213,6 +213,8 @@ _SWITCHED_TO = re.compile(
     r"((?:[\w-]+ ){0,2}[\w-]+)",
     re.IGNORECASE,
 )
+"""What a medicine was switched to ("gp's switched me to sertraline"): any other medicine the
+statement names is the one left behind (`_LEFT_BEHIND` reads only "from X to Y")."""
 
 
 def ended(value: str, kind: str, clause: str) -> bool:

@@ -42,7 +42,8 @@ PAST = re.compile(r"\b(yesterday|last (night|week|month|year)|ago|earlier today)
 
 AHEAD = re.compile(
     r"\b(?:in|on|next|this|by|until|till) (?:the )?(?:jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|"
-    r"may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|"
+    r"may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+    r"monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
     r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b|"
     r"\bbooked\b[^.;]{0,40}?\bfor (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",

@@ -27,7 +27,11 @@ import re
 from dataclasses import dataclass, field
 
 from memagent.memory.profile.injection import another_speaker, injected
-from memagent.memory.profile.material import WRITER_WORDS, request_material
+from memagent.memory.profile.material import (
+    DIET_AND_HEALTH_WORDS,
+    WRITER_WORDS,
+    request_material,
+)
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -319,8 +323,7 @@ _MEMO = re.compile(
     r"bear in mind|make a note|take note|don'?t forget|for the record|fyi|as you know)"
     r"(?: that| of this| this)?\s*[,:]?\s+"
     r"(?P<told>I (?:told you|said|mentioned)(?: before| earlier)?(?: that)?\s*,?\s+)?"
-    r"(?=(?:I|I'm|I've|I'll|I'd|im|ive|my|we|we're|our|allergic|intolerant|vegan|vegetarian|"
-    r"pescatarian|coeliac|celiac|diabetic|lactose|gluten)\b)",
+    rf"(?=(?:I|I'm|I've|I'll|I'd|im|ive|my|we|we're|our|{DIET_AND_HEALTH_WORDS})\b)",
     re.IGNORECASE,
 )
 """"Please remember that I'm vegan", "Kindly note that I am hard of hearing", "remember I

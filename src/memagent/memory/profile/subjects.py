@@ -94,13 +94,13 @@ normal bread", "the vicar's wife makes the best lemon drizzle", "and also that h
 insulin")."""
 
 
-_RELATIVE = re.compile(r"\b(?:which|who|whom|whose|because|cos|coz|so|but)\b", re.I)
+_LATER_CLAUSE = re.compile(r"\b(?:which|who|whom|whose|because|cos|coz|so|but)\b", re.I)
 
 
 def their_subject(part: str) -> bool:
     """`part` (of a sentence) is said of another person, who is its subject, and not of
     the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
-    head = _RELATIVE.split(part, maxsplit=1)[0]  # "she hates garlic which is all I cook"
+    head = _LATER_CLAUSE.split(part, maxsplit=1)[0]  # "she hates garlic which is all I cook"
     return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(head)
 
 
@@ -129,8 +129,8 @@ def about_someone_else(clause: str, kind: str) -> bool:
     or about no one: a sentence that does not name the writer at all and has
     another subject ("The weather in Oslo is terrible"); one with no subject
     ("Camping in the Highlands until Sunday", "Latex allergy here") is the writer's."""
-    if kind in ("pet", "family") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
-        return False
+    if kind in ("pet", "family", "name") or (kind == "plan" and _RELATIVES_EVENT.search(clause)):
+        return False  # a name read is the writer's own ("it's Jo by the way": `own_name_said`)
     if kind == "home" and re.match(r"\W*home(?: is|'s)\b", clause, re.IGNORECASE):
         return False  # "Home is Loughborough": the writer's
     if kind in _TASTES and _TASTE_VERDICT.search(clause):

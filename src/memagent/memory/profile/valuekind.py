@@ -122,12 +122,7 @@ def check(
         lambda slot: is_kind_p(llm, statement, slot[1], slot[0]),
         known if known is not None else {},
     )
-    dropped = [t for t in asked if t.line.text in out.dropped]
-    moved = _refiled(
-        ops,
-        [t for t in dropped if t.line.path != "food.likes" or _fond(t.value, statement)],
-        resources,
-    )
+    moved = _refiled(ops, [t for t in asked if t.line.text in out.dropped], resources, statement)
     out.operations.extend(moved)
     out.dropped = [d for d in out.dropped if d not in {str(op.value.display) for op in moved}]
     return out
@@ -152,20 +147,23 @@ def replaces_held(line: Line, ops: Sequence[AnyOp]) -> bool:
     )
 
 
-def _fond(value: str, statement: str) -> bool:
-    """`value` said with a liking by the writer ("I love true crime"): a taste of another kind
-    when it is no food, not a word the model misread ("love a whisky on a cold night")."""
-    cue = r"\b(?:I|I'm|im|we|we're)\s+(?:really\s+|just\s+|so\s+)?(?:love|like|into|obsessed with|"
-    cue += r"a (?:big |huge )?fan of|enjoy)\b"
-    return bool(re.search(rf"{cue}\W+(?:\w+\W+){{0,2}}{re.escape(value)}", statement, re.I))
+_I_LIKE = (
+    r"\b(?:I|I'm|im|we|we're)\s+(?:really\s+|just\s+|so\s+)?(?:love|like|into|obsessed with|"
+    r"a (?:big |huge )?fan of|enjoy)\b\W+(?:\w+\W+){0,2}"
+)
+"""The writer's own liking before a value ("I love true crime"): a like refiled as a general
+one must be said so, not a word the model misread ("love a whisky on a cold night")."""
 
 
 def _refiled(
-    ops: Sequence[AnyOp], dropped: Sequence[Typed], resources: Mapping[str, Resource]
+    ops: Sequence[AnyOp],
+    dropped: Sequence[Typed],
+    resources: Mapping[str, Resource],
+    statement: str,
 ) -> list[AppendOp]:
     """A dropped line of a list with a `refile` list, as an append to that list
     when the general file has it: "I can't stand horror films" read as a food
-    dislike is a dislike all the same."""
+    dislike is a dislike all the same; a like only when said as the writer's (`_I_LIKE`)."""
     by_path = {spec.path: spec.refile for spec in load_prompt("valuekind").kinds if spec.refile}
     general = resources.get(GENERAL)
     out: list[AppendOp] = []
@@ -173,6 +171,10 @@ def _refiled(
         to = by_path.get(t.line.path)
         op = ops[t.line.index]
         if to is None or general is None or to not in general.paths():
+            continue
+        if to == "preferences.likes" and not re.search(
+            _I_LIKE + re.escape(t.value), statement, re.IGNORECASE
+        ):
             continue
         if not isinstance(op, AppendOp | UpdateOp) or op.value.item is None:
             continue
