@@ -56,10 +56,12 @@ from memagent.memory.profile.negation import (
 )
 from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY, undated, when_only
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
+from memagent.memory.profile.stances import DISLIKED, LIKED, stance_unsaid
 from memagent.memory.profile.subjects import (
     OTHER_PERSON,
     about_someone_else,
     led_by_a_name,
+    said_of_them,
     their_subject,
 )
 from memagent.memory.profile.targets import (
@@ -100,6 +102,9 @@ _DURABLE = frozenset([
 # fmt: on
 """Kinds of fact a habit or plan read in the same sentence may be a remark on."""
 _LIKES = ("like", "food_like", "drink_like")
+_TIMED = ("routine", "routine_weekly", "plan", "whereabouts")
+"""Kinds whose time is the writer's too when a named one's ("Ellie's got swimming every
+Saturday, so we can't do Saturday mornings")."""
 _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
@@ -332,6 +337,12 @@ def plan(
         if f.kind == "home" and fix_kind(f.kind, f.value, clause_of(f.value, sentences)) == "home"
     }
     names_held = changes.held_names(resources)  # pets' and relatives' names
+    tastes_held = [
+        i.item
+        for kind in (*LIKED, *DISLIKED)
+        for i in held_items(resources, TARGETS[kind].file, TARGETS[kind].path)
+    ]
+    names_read = {match_key(f.name) for f in facts if f.name and f.kind not in ("name",)}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
         clause_of(f.value, sentences)
@@ -368,6 +379,13 @@ def plan(
         if fixed is None:
             dropped.append((value, f"not a {fact.kind} by itself"))
             continue
+        if (
+            not swapped
+            and stance_unsaid(fixed, value, clause, statement)
+            and not any(same_thing(value, key) for key in tastes_held)
+        ):  # a held taste named again is the planning's to end or move
+            dropped.append((value, "met, no liking or dislike said"))
+            continue
         if fixed.startswith("routine") and when_only(value) and _beside(fact, facts, sentences):
             dropped.append((value, "the when of another fact, not a habit of its own"))
             continue  # "ICU nurse here, three 12-hour days a week": the job's hours
@@ -375,7 +393,10 @@ def plan(
         theirs = about_someone_else(clause, fixed) and about_someone_else(sub, fixed)
         if theirs and fixed in ("routine", "routine_weekly", "plan") and _leads(value, sub):
             theirs = False  # "Choir practice has moved to Wednesday nights": the habit itself
-        if fixed not in ("pet", "family") and led_by_a_name(sub, names_held):
+        if fixed not in ("pet", "family") and (
+            led_by_a_name(sub, names_held | (set() if fixed in _TIMED else names_read))
+            or said_of_them(value, clause)
+        ):
             theirs = True  # "lena went vegan last month": Lena's
         if (theirs and not swapped) or (
             sub != clause and fixed not in ("pet", "family") and their_subject(sub)

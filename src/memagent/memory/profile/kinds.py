@@ -542,6 +542,7 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "communication" and (
         not _HOW_TO_ANSWER.search(clause)
         or re.fullmatch(r"\W*(?:hi|hiya|hey|hello|yo)\W*", value, re.I)
+        or re.search(r"\b(?:this|that) (?:once|one time)\b|\bfor this (?:one|bit)\b", clause, re.I)
     ):
         return None  # "I agree with you on that" says nothing of how to answer
     if kind in ("exercise", "routine") and disliked(value, clause):

@@ -1,0 +1,58 @@
+"""Whether a statement takes a stance on a thing the model read as liked or disliked.
+
+Why: made to list a fact, the 1.5B model lists what a line mentions as what the writer
+likes: the crisps eaten from a vending machine while waiting at a hospital, the toffee a
+filling came out on, the okonomiyaki below a friend's flat, "the office pizza thing is
+always awkward". What tells a taste from a thing met is not the thing but the words
+around it: a taste is said with a word of liking or of habit ("love", "my go-to", "a
+coffee person", "every morning", "I drink oat milk lattes"), a dislike with a word of
+aversion ("hate", "can't stand", "gross", "avoid", "n't"). Without one anywhere in the
+statement, a like or dislike the model read is not stored. A like the statement ends
+("spicy food doesn't agree with me anymore") is left to the planning that ends it.
+
+Contract: `stance_unsaid(kind, value, clause, statement)` is True when `kind` is a like
+or dislike and `statement` says no stance on it, so the fact is dropped; False for every
+other kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memagent.memory.profile.negation import ended
+from memagent.memory.profile.occasions import REGULAR, habitual
+
+LIKED = ("food_like", "drink_like", "like")
+DISLIKED = ("food_dislike", "drink_dislike", "dislike")
+
+_TASTE_SAID = re.compile(
+    r"\b(?:lik|lov|enjoy|adore|favou?rite|fave?s?\b|fan\b|into\b|go-to|prefer|obsess|addict|"
+    r"crav|(?:my|our) (?:thing|weakness|jam|staple)\b|switch|start|took up|taken up|get into|"
+    r"best\b|can'?t (?:get enough|live without|resist|beat)|nothing (?:beats|is better|better)|"
+    r"is life\b|lover\b|drinker\b|snob\b|person\b|comfort|hooked|happy place|of choice\b|"
+    r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|especially|"
+    r"it'?s all about|come (?:a)?round|always|usually|never say no|can'?t say no|from now on|"
+    r"only\b)",
+    re.IGNORECASE,
+)
+"""Words of taste or habit."""
+_AVERSION = re.compile(
+    r"\b(?:not?|never|cannot|avoid\w*|off|sick of|tired of|over|hat\w*|dislik\w*|loath\w*|"
+    r"detest\w*|awful|horrible|terrible|bad|worst|gross|vile|yuck|yuk|ew+|nasty|disgust\w*|"
+    r"revolting|soap\w*|sick|gag\w*|allerg\w*|intoleran\w*|gives? me|without|skip\w*|"
+    r"pass on|ruin\w*|overrated|meh|bland|rank|urgh|ugh|slimy|texture)\b|n'?t\b",
+    re.IGNORECASE,
+)
+"""Words of aversion."""
+
+
+def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
+    """`kind` is a like or a dislike and `statement` takes no such stance on `value`
+    (module doc); `clause` is the part that says `value`, read for a habit."""
+    if kind in DISLIKED:
+        return not _AVERSION.search(statement)
+    if kind not in LIKED:
+        return False
+    if _TASTE_SAID.search(statement) or REGULAR.search(statement) or habitual(clause):
+        return False
+    return not ended(value, kind, clause)
