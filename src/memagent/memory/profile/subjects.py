@@ -206,3 +206,18 @@ def led_by_a_name(part: str, names: set[str]) -> bool:
     keys), as chat types it ("lena went vegan last month"): it is said of them."""
     m = _NAME_LEADS.match(part)
     return m is not None and match_key(m.group(1)) in names
+
+
+def said_of_them(value: str, clause: str) -> bool:
+    """`value` follows "he"/"she"/"they" and their verb, with no "I" or "my" between
+    ("… told me she's moving 😭 she's gluten free"): theirs, though the writer is named
+    earlier in the clause."""
+    v = re.escape(value)
+    return bool(
+        re.search(
+            rf"\b(?:he|she|they)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|went|goes|gets|"
+            rf"got))\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b",
+            clause,
+            re.IGNORECASE,
+        )
+    )
