@@ -69,7 +69,7 @@ _ASSISTANT_VOICE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^\s*(?:(?:wait|so|ok|okay|hey|um+|uh+|hmm+|oh|also|btw)\W+)?"
+    r"^\s*(?:(?:wait|so|ok|okay|hey|um+|uh+|hmm+|oh|also|btw|anyways?|and|ps|nvm)\W+)?"
     r"(who|whom|whose|what|whats|when|where|wheres|why|which|how|hows|do|does|did|is|are|was|were|"
     r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
     re.IGNORECASE,
@@ -88,7 +88,7 @@ can I still have a glass of wine", "patient refused her meds again, how do i doc
 "no booze this weekend 😭 what's a good mocktail"): the opening is kept, the question is not
 (", can you remind me …" asks to keep what was said, and keeps it)."""
 _REQUEST = re.compile(
-    r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and)\s+)?"
+    r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and|anyways?|also|btw|ps|so)\W+)?"
     r"(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
     r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
@@ -587,7 +587,7 @@ def screen(text: str) -> Screened:
     payload = _PAYLOAD.match(text)
     if (
         payload is not None
-        and not WRITER_WORDS.search(payload.group("text"))
+        and (not WRITER_WORDS.search(payload.group("text")) or _REWORK.match(payload.group("ask")))
         and (not _NOTED.search(payload.group("ask")) or request_material(payload.group("text")))
     ):
         dropped.append((payload.group("text")[:200], "pasted text"))
