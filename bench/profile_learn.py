@@ -398,7 +398,9 @@ class StepOutcome:
 def _seed(store: ProfileStore, given: Sequence[str], today: date) -> None:
     facts = [f for e in given if (f := entry_fact(e)) is not None]
     said_as = {"health.allergies": "allergic {}", "schedule.upcoming": "{} soon"}
-    said_as |= {"drink.likes": "drinking {}", "drink.dislikes": "drinking {}"}
+    said_as |= {"drink.likes": "I like drinking {}", "drink.dislikes": "I dislike drinking {}"}
+    said_as |= {p: "I like {}" for p in ("food.likes", "preferences.likes")}
+    said_as |= {p: "I dislike {}" for p in ("food.dislikes", "preferences.dislikes")}
     sentences = [  # each said so `facts` files it where the set holds it (a name as a name)
         said_as.get(e.partition("=")[0].split("|")[0], "{}").format(
             re.sub(r"^name ", "my name is ", e.partition("=")[2])
