@@ -57,6 +57,8 @@ SETS = (
     "read/r27.yaml",
     "read/r28.yaml",
     "read/r31.yaml",
+    "read/r33.yaml",
+    "read/r34.yaml",
 )
 FACT_TAGS = ("fact", "correction", "negation", "expiry")
 LAMBDAS = (0.03, 0.1, 0.3, 1.0)
