@@ -836,3 +836,35 @@ def test_flying_back_early_from_a_stay_ends_it(home: MemoryHome) -> None:
         ("whereabouts", "rome", ""),
     )
     assert not any(line.startswith("whereabouts") for line in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        (
+            "theo has a dairy allergy btw, nursery needs a letter about it from us",
+            ("allergy", "dairy", "theo"),
+        ),
+        (
+            "my best mate Priya just told me she's moving to Canada 😭 she's gluten free",
+            ("diet", "gluten free", ""),
+        ),
+        (
+            "just this once answer in french pls, I'm sending it to a colleague in Lyon",
+            ("communication", "answer in french", ""),
+        ),
+    ],
+)
+def test_someone_elses_fact_and_a_one_off_ask_store_nothing(
+    home: MemoryHome, text: str, fact: tuple[str, str, str]
+) -> None:
+    assert said(store_of(home), text, fact) == []
+
+
+def test_a_named_ones_weekly_habit_is_still_the_writers_time(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "Ellie's got swimming lessons every saturday at 10 now so we can't do saturday mornings",
+        ("routine", "swimming lessons", "Ellie"),
+    )
+    assert any(line.startswith("routine.weekly") and "wimming" in line for line in got)

@@ -642,6 +642,22 @@ def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept:
         ("save this for later: the API key rotation is every 90 days", ["save this for later"]),
         ("save this: I'm vegan now", ["save this: I'm vegan now"]),
         ("I earn 1,000,000 a year", ["I earn 1,000,000 a year"]),
+        (
+            "controversial for a brit but I can't stand tea. anyway can you fix the tone of this",
+            ["controversial for a brit but I can't stand tea."],
+        ),
+        (
+            "on a liquid diet till thursday. anyway whats a good excuse",
+            ["on a liquid diet till thursday."],
+        ),
+        (
+            "summarise this email pls:\n\nHi all, lunch is at Dishoom. Rahul is vegetarian and "
+            "I've let the restaurant know.",
+            [],
+        ),
+        ("translate this into Spanish: I live in Madrid and I'm vegan", []),
+        ("anyway I live in Leeds", ["anyway I live in Leeds"]),
+        ("ps I'm allergic to nuts", ["ps I'm allergic to nuts"]),
     ],
 )
 def test_rows_a_play_and_a_note_about_a_thing_are_not_the_writers(

@@ -9,6 +9,7 @@ from memagent.memory.profile.subjects import (
     about_no_one,
     about_someone_else,
     led_by_a_name,
+    said_of_them,
     their_subject,
 )
 
@@ -157,3 +158,16 @@ def test_a_first_person_in_a_clause_after_the_subject_leaves_it_theirs(
     part: str, theirs: bool
 ) -> None:
     assert their_subject(part) is theirs
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "theirs"),
+    [
+        ("gluten free", "my mate Priya told me she's moving 😭 she's gluten free and happy", True),
+        ("vegan", "they are both vegan now", True),
+        ("vegan", "she told me I'm vegan now", False),
+        ("gluten free", "I'm gluten free", False),
+    ],
+)
+def test_a_value_after_he_she_or_they_is_theirs(value: str, clause: str, theirs: bool) -> None:
+    assert said_of_them(value, clause) is theirs

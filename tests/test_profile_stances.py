@@ -1,0 +1,73 @@
+"""A like or dislike the model read is kept only when the statement takes that stance:
+a thing met in passing is not a taste (`memory.profile.stances`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memagent.core import MemoryHome
+from memagent.memory.profile.stances import stance_unsaid
+from profile_support import said_on as said
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "statement"),
+    [
+        (
+            "food_like",
+            "crisps",
+            "im in the hospital corridor eating crisps from the vending machine",
+        ),
+        ("food_like", "toffee", "dreading the dentist, had a filling fall out eating a toffee"),
+        (
+            "food_like",
+            "okonomiyaki",
+            "his sofa is tiny but the okonomiyaki place downstairs makes up for it",
+        ),
+        ("like", "facetime", "he's eating a donut on facetime to torture me"),
+        ("food_dislike", "office pizza", "I'm coeliac so the office pizza thing is always awkward"),
+        (
+            "drink_dislike",
+            "chewing",
+            "liquid diet for the rest of this week. i miss chewing so much",
+        ),
+    ],
+)
+def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
+    assert stance_unsaid(kind, value, statement, statement)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "statement"),
+    [
+        ("food_like", "khachapuri", "Khachapuri is my new obsession honestly"),
+        ("food_like", "prawns", "prawns are my absolute fav, i'd put them in everything"),
+        ("drink_like", "oat milk lattes", "I drink oat milk lattes."),
+        ("like", "stamps", "I collect vintage stamps."),
+        ("drink_like", "flat white", "oat flat white, every morning"),
+        ("drink_like", "red wine", "red wine person. white gives me a headache"),
+        ("food_dislike", "mushrooms", "mushrooms are a texture thing for me. hate them"),
+        ("food_dislike", "coriander", "I can't stand coriander"),
+        ("food_like", "spicy food", "Spicy food doesn't agree with me anymore."),
+        ("allergy", "kiwi", "turns out i'm allergic to kiwi"),
+        ("condition", "asthma", "had asthma since I was a kid"),
+    ],
+)
+def test_a_stance_said_or_another_kind_is_kept(kind: str, value: str, statement: str) -> None:
+    assert not stance_unsaid(kind, value, statement, statement)
+
+
+def test_the_planning_drops_a_snack_met_but_keeps_the_fact_beside_it(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "type 1 diabetic here so the dessert menu was a whole negotiation. had the panna cotta",
+        ("condition", "type 1 diabetic", ""),
+        ("food_like", "panna cotta", ""),
+    )
+    assert got == ["health.conditions: Type 1 diabetic"]
+
+
+def test_a_held_taste_named_without_a_stance_is_left_to_the_planning(home: MemoryHome) -> None:
+    said(home, "I love mushrooms", ("food_like", "mushrooms", ""))
+    got = said(home, "mushrooms don't agree with me anymore", ("food_like", "mushrooms", ""))
+    assert not any("ushroom" in line and "likes" in line for line in got)
