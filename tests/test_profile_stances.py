@@ -31,6 +31,8 @@ from profile_support import said_on as said
             "chewing",
             "liquid diet for the rest of this week. i miss chewing so much",
         ),
+        ("exercise", "walk", "been on sertraline a year and today went for a walk at lunch"),
+        ("exercise", "running", "I listen to it on the commute and I've run out of episodes"),
     ],
 )
 def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
@@ -50,6 +52,9 @@ def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
         ("food_dislike", "coriander", "I can't stand coriander"),
         ("food_like", "spicy food", "Spicy food doesn't agree with me anymore."),
         ("allergy", "kiwi", "turns out i'm allergic to kiwi"),
+        ("exercise", "swimming", "I swim three times a week"),
+        ("exercise", "half marathon", "training for a half marathon in april"),
+        ("exercise", "climbing", "finally back to climbing after the injury"),
         ("condition", "asthma", "had asthma since I was a kid"),
     ],
 )

@@ -46,11 +46,30 @@ _AVERSION = re.compile(
 """Words of aversion."""
 
 
+_KEPT_UP = re.compile(
+    r"\b(?:train\w*|runner|swimmer|cyclist|climber|lifter|member\w*|class\w*|club|league|"
+    r"team|marathon|half|[0-9]+k\b|couch to|pb\b|personal best|lessons?|coach\w*|session\w*|"
+    r"gym|again|back (?:to|into|on)|getting (?:into|back)|keen|hobby|since)",
+    re.IGNORECASE,
+)
+"""Words of an exercise kept up rather than done once ("training for a half", "I'm a
+swimmer", "back to climbing")."""
+_RUN_OUT = re.compile(
+    r"\brun(?:ning)? (?:out|late|low|into|over|errands)\b|\bran (?:out|into)\b", re.IGNORECASE
+)
+
+
 def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
-    """`kind` is a like or a dislike and `statement` takes no such stance on `value`
-    (module doc); `clause` is the part that says `value`, read for a habit."""
+    """`kind` is a like, a dislike or an exercise and `statement` says no taste, aversion
+    or habit of `value` (module doc): "went for a walk at lunch" is a walk had, not an
+    exercise the writer does; `clause` is the part that says `value`, read for a habit."""
     if kind in DISLIKED:
         return not _AVERSION.search(statement)
+    if kind == "exercise":
+        if _RUN_OUT.search(statement) and re.match(r"\W*run", value, re.I):
+            return True  # "I've run out of episodes"
+        said_kept = _TASTE_SAID.search(statement) or _KEPT_UP.search(statement)
+        return not (said_kept or REGULAR.search(statement) or habitual(clause))
     if kind not in LIKED:
         return False
     if _TASTE_SAID.search(statement) or REGULAR.search(statement) or habitual(clause):
