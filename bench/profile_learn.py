@@ -575,9 +575,29 @@ def report(name: str, outcomes: list[StepOutcome], cold: float | None) -> dict[s
         figures["p95 s"] = percentile(warm, 0.95)
         figures["statements/s"] = len(warm) / sum(warm) if sum(warm) else float("inf")
         figures["llm calls/statement"] = sum(o.llm_calls for o in part) / len(part)
+        figures["wrong on none lines"] = _wrong_lists(part, none_lines=True)
+        figures["wrong on fact lines"] = _wrong_lists(part, none_lines=False)
         rows[split] = figures
     rows["cold first statement s"] = cold
     return rows
+
+
+def _wrong_lists(part: list[StepOutcome], *, none_lines: bool, top: int = 5) -> str:
+    """Where the wrong items first stored on none/hostile lines (or on the others) went:
+    a count per profile list, most first. An aggregate, so a blind set's lines stay
+    unread while it shows which kind of reading lets junk in."""
+    seen: set[tuple[str, str]] = set()
+    counts: dict[str, int] = {}
+    for o in part:
+        for w in o.wrong:
+            if (o.scenario, w) in seen:
+                continue
+            seen.add((o.scenario, w))
+            if (o.tag in ("none", "hostile")) == none_lines:
+                path = w.partition(":")[0]
+                counts[path] = counts.get(path, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return ", ".join(f"{p} {n}" for p, n in ranked) or "-"
 
 
 def _fmt(v: Any) -> str:
