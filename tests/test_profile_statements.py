@@ -658,6 +658,18 @@ def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept:
         ("translate this into Spanish: I live in Madrid and I'm vegan", []),
         ("anyway I live in Leeds", ["anyway I live in Leeds"]),
         ("ps I'm allergic to nuts", ["ps I'm allergic to nuts"]),
+        (
+            "I'm at my in-laws in Porto until Sunday so replies might be slow, can you help",
+            ["I'm at my in-laws in Porto until Sunday."],
+        ),
+        (
+            "I've got a dentist appt on the 19th so can you push the review to the afternoon?",
+            ["I've got a dentist appt on the 19th."],
+        ),
+        (
+            "I live in Leeds so the trains will be a pain",
+            ["I live in Leeds so the trains will be a pain"],
+        ),
     ],
 )
 def test_rows_a_play_and_a_note_about_a_thing_are_not_the_writers(

@@ -338,7 +338,9 @@ _PASTE_MARK = re.compile(
 """A rule line, a quote mark or "copied from a blog:": what follows is pasted (an email,
 a message, someone's "about me"), not said."""
 _CLAUSE_BREAK = re.compile(
-    r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*"
+    r"\s*[,;:]\s+|\s+[-\u2013\u2014]\s+|\s*[\u2600-\u27bf\U0001f300-\U0001faff]+\ufe0f?\s*|"
+    r"\s+(?:so|and|but)\s+(?=(?:can|could|would|will)\s+(?:you|u)\b|if (?:you|u) (?:can|could)\b)|"
+    r"\s+so\s+(?=(?!I\b|we\b)(?:\w+\s+){1,2}(?:might|will|may|could|would)\b)"
 )
 _PLEASE_END = re.compile(r"\b(?:pls|plz|please)\W*$", re.IGNORECASE)
 _RULE_KEPT = re.compile(r"\b(?:no|not|never|without|don'?t|nothing)\b", re.IGNORECASE)
