@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import random
 import re
@@ -497,10 +498,15 @@ def run_scenario(
                 read,
             )
         )
-    if scn.split == BLIND:
+    if scn.split == BLIND:  # a wrong item's list stays, its words become a digest
         for o in out:
-            o.wrong, o.missing, o.read = [], [], []
+            o.wrong = [f"{w.partition(':')[0]}: {_digest(w)}" for w in o.wrong]
+            o.missing, o.read = [], []
     return out
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 # -- figures -------------------------------------------------------------------------------

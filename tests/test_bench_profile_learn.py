@@ -163,3 +163,20 @@ def test_the_stand_in_ends_a_like_whose_dislike_the_step_allows() -> None:
     disliked = Item(item="beetroot_juice", display="Dislikes beetroot juice", added="x")
     assert llm.yes_probability(question(step["say"], liked)).p_yes == 1.0
     assert llm.yes_probability(question(step["say"], disliked)).p_yes == 0.0
+
+
+def test_wrong_items_are_counted_once_per_scenario_by_the_list_they_went_to() -> None:
+    def step(scenario: str, tag: str, wrong: list[str]) -> pl.StepOutcome:
+        return pl.StepOutcome(scenario, "dev3", tag, 0, 0, 0, len(wrong), True, False, 0, 0,
+                              0.1, 1, wrong=wrong)  # fmt: skip
+
+    outcomes = [
+        step("s1", "none", ["food.likes: Likes crisps"]),
+        step("s1", "none", ["food.likes: Likes crisps"]),  # still stored: counted once
+        step("s2", "hostile", ["personal.facts: Name: Jenna", "food.likes: Likes toffee"]),
+        step("s3", "fact", ["routine.daily: Turn on focus mode"]),
+    ]
+    assert pl._wrong_lists(outcomes, none_lines=True) == "food.likes 2, personal.facts 1"
+    assert pl._wrong_lists(outcomes, none_lines=False) == "routine.daily 1"
+    assert pl._wrong_lists([], none_lines=True) == "-"
+    assert "crisps" not in pl._digest("food.likes: Likes crisps")
