@@ -53,7 +53,7 @@ SUSHI = [{"kind": "food_like", "value": "sushi", "name": ""}]
 
 def test_a_line_the_model_says_is_not_true_of_the_writer_is_not_written(home: MemoryHome) -> None:
     llm = model(SUSHI, verdicts=["0.1"])
-    res = learn_statement(store_of(home), llm, "Sushi, so good.", reading=CHECKED)
+    res = learn_statement(store_of(home), llm, "Sushi, the best.", reading=CHECKED)
     assert profile_lines(home) == []
     assert asked(llm) == ["Likes sushi"]
     assert res.checked == [("Likes sushi", 0.1)]
@@ -72,7 +72,7 @@ def test_only_the_line_said_no_to_is_dropped(home: MemoryHome) -> None:
     facts = [*SUSHI, {"kind": "allergy", "value": "peanuts", "name": ""}]
     llm = model(facts, verdicts=["0.9", "0.1"])
     learn_statement(
-        store_of(home), llm, "I'm allergic to peanuts. Sushi, so good.", reading=CHECKED
+        store_of(home), llm, "I'm allergic to peanuts. Sushi, the best.", reading=CHECKED
     )
     assert asked(llm) == ["Allergic to peanuts", "Likes sushi"]
     assert profile_lines(home) == ["health.allergies: Allergic to peanuts"]
@@ -88,7 +88,7 @@ def test_a_line_already_held_is_not_asked_about(home: MemoryHome) -> None:
 
 def test_without_probabilities_the_question_is_a_constrained_answer(home: MemoryHome) -> None:
     llm = model(SUSHI, lasting=json.dumps({"holds": "no"}))
-    learn_statement(store_of(home), llm, "Sushi, so good.", reading=CHECKED)
+    learn_statement(store_of(home), llm, "Sushi, the best.", reading=CHECKED)
     assert profile_lines(home) == []
     assert any(c.response_schema == HOLDS_SCHEMA for c in llm.calls)
 
