@@ -101,7 +101,6 @@ _DURABLE = frozenset([
 ])
 # fmt: on
 """Kinds of fact a habit or plan read in the same sentence may be a remark on."""
-_LIKES = ("like", "food_like", "drink_like")
 _TIMED = ("routine", "routine_weekly", "plan", "whereabouts")
 """Kinds whose time is the writer's too when a named one's ("Ellie's got swimming every
 Saturday, so we can't do Saturday mornings")."""
@@ -342,7 +341,7 @@ def plan(
         for kind in (*LIKED, *DISLIKED)
         for i in held_items(resources, TARGETS[kind].file, TARGETS[kind].path)
     ]
-    names_read = {match_key(f.name) for f in facts if f.name and f.kind not in ("name",)}
+    names_read = {match_key(f.name) for f in facts if f.name and f.kind != "name"}
     read: list[set[str]] = []  # one item per thing said: the first kind read for a value
     stay_clauses = {  # "moving to Sheffield next month" is a plan, and no stay to read again
         clause_of(f.value, sentences)
@@ -427,9 +426,7 @@ def plan(
             dropped.append((value, "a remark on another fact, not a habit or plan of its own"))
             continue
         if (  # "I take metformin with meals": the meals are no taste
-            fixed in _LIKES
-            and subclause(value, clause) in health
-            and not liking_said(value, clause)
+            fixed in LIKED and subclause(value, clause) in health and not liking_said(value, clause)
         ) or (  # "allergic to sesame so hummus is a no": what the allergy rules out
             fixed in ("food_dislike", "drink_dislike")
             and (health or _HEALTH_REASON.search(" ".join(sentences)))

@@ -46,6 +46,7 @@ from memagent.memory.profile.occasions import (
     one_day,
     when_only,
 )
+from memagent.memory.profile.stances import DISLIKED, LIKED, LIKING_WORDS
 from memagent.memory.profile.subjects import OTHER_PERSON, own_name_said
 
 OPPOSITE = {
@@ -115,7 +116,7 @@ _TIME_WORD = re.compile(
     re.IGNORECASE,
 )
 _TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
-_TASTES = ("food_like", "food_dislike", "drink_like", "drink_dislike", "like", "dislike")
+_TASTES = (*LIKED, *DISLIKED)
 _BARE_QUALITY = re.compile(
     r"(?:black|white|green|red|hot|cold|iced|warm|strong|weak|plain|fresh|dark|light)", re.I
 )
@@ -142,8 +143,7 @@ _RESTRICTS = re.compile(
 )
 """Words that make a food a rule kept (a diet restriction) rather than a taste."""
 _LIKING = re.compile(
-    r"\b(?:lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|"
-    r"(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|switch|start|took up|taken up|"
+    rf"\b(?:{LIKING_WORDS}|(?:eat|drink)ing\b|(?:my|our) (?:thing|weakness|jam)\b|"
     r"\bnow\b(?! (?:my|I|I'm|it|it's|we|he|she|they|the|that|this)\b))",
     re.IGNORECASE,
 )

@@ -25,9 +25,14 @@ from memagent.memory.profile.occasions import REGULAR, habitual
 LIKED = ("food_like", "drink_like", "like")
 DISLIKED = ("food_dislike", "drink_dislike", "dislike")
 
+LIKING_WORDS = (
+    r"lik|lov|enjoy|adore|favou?rite|fan\b|into\b|go-to|prefer|obsess|addict|switch|start|"
+    r"took up|taken up"
+)
+"""Word starts that say a liking or its start ("love", "into", "my go-to", "took up"), for a
+pattern that opens with `\b`; `kinds` reads a taste by them too."""
 _TASTE_SAID = re.compile(
-    r"\b(?:lik|lov|enjoy|adore|favou?rite|fave?s?\b|fan\b|into\b|go-to|prefer|obsess|addict|"
-    r"crav|(?:my|our) (?:thing|weakness|jam|staple)\b|switch|start|took up|taken up|get into|"
+    rf"\b(?:{LIKING_WORDS}|fave?s?\b|crav|(?:my|our) (?:thing|weakness|jam|staple)\b|get into|"
     r"best\b|can'?t (?:get enough|live without|resist|beat)|nothing (?:beats|is better|better)|"
     r"is life\b|lover\b|drinker\b|snob\b|person\b|comfort|hooked|happy place|of choice\b|"
     r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|especially|"
