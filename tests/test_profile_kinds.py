@@ -478,3 +478,21 @@ def test_a_stay_someone_wants_of_the_writer_is_no_stay_yet() -> None:
     said = "Change of plan, manager wants me in Bangalore office, I am flying back on 15th only"
     assert fix_kind("whereabouts", "Bangalore office", said) is None
     assert fix_kind("whereabouts", "Bangalore", "I'm in Bangalore till the 15th") == "whereabouts"
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "kind"),
+    [
+        # a health word inside another word is none ("items", "membership", "deliver")
+        ("line items", "make me an invoice template in markdown? line items, hours, rate", None),
+        ("gym membership", "cancelled the gym membership, too pricey", None),
+        ("customer feedback", "summarise the customer feedback for me", None),
+        ("television", "fell asleep in front of the television again", None),
+        # the health words themselves still are
+        ("a bad back", "I have a bad back so no heavy lifting", "condition"),
+        ("colourblind", "I'm colourblind so keep the charts high contrast", "condition"),
+        ("MS", "I have MS and get tired by mid afternoon", "condition"),
+    ],
+)
+def test_a_condition_needs_a_whole_health_word(value: str, clause: str, kind: str | None) -> None:
+    assert fix_kind("condition", value, clause) == kind

@@ -45,15 +45,17 @@ GENERIC = re.compile(r"^(an? )?(allerg(y|ies|ic)|intoleran(ce|t)|condition|medic
 
 _HEALTH_WORD = re.compile(
     r"itis\b|osis\b|\bdisease|disorder|syndrome|allerg|intoleran|diabet|asthma|migraine|"
-    r"\bpain\b|ache\b|injur|deficien|anxiety|depress|adhd|autis|\bibs\b|hypertension|"
-    r"blood pressure|cholesterol|coeliac|celiac|crohn|arthritis|eczema|psoriasis|epilep|"
-    r"insomnia|apnoea|apnea|hearing|deaf|blind|sight|vision|knee|back\b|hip\b|shoulder|"
-    r"pregnan|sober|recover|cancer|tumou?r|fracture|broken|sprain|concussion|covid|flu\b|"
-    r"cold\b|infection|virus|condition|chronic|dyslex|ptsd|ocd|bipolar|thyroid|anaem|anem|"
-    r"heart|kidney|liver|lung|stomach|gut\b|reflux|ulcer|gout|lupus|ms\b|fibromyalgia|fever|"
-    r"hives|rash|sinus|smok|vap(?:e|ing)|nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|"
-    r"anorexi|bulimi|headache|\bcopd\b|emphysema|angina|dementia|parkinson|alzheimer|stroke|"
-    r"glaucoma|cataract|hernia|incontinen|haemophil|hemophil|sickle cell|hay ?fever",
+    r"\bpain\b|(?:\b|head|tooth|back|stomach|tummy|belly|ear)aches?\b|injur|deficien|anxiety|"
+    r"depress|adhd|autis|\bibs\b|hypertension|blood pressure|cholesterol|coeliac|celiac|crohn|"
+    r"arthritis|eczema|psoriasis|epilep|insomnia|apnoea|apnea|\bhearing\b|\bdeaf|(?:\b|colou?r)blind\b|"
+    r"(?:\b|eye)sight\b|\bvision\b|\bknees?\b|\bback\b|\bhips?\b|\bshoulders?\b|pregnan|"
+    r"\bsober|\brecover|cancer|tumou?r|fracture|\bbroken\b|sprain|concussion|covid|\bflu\b|"
+    r"\bcold\b|infection|\bvirus|\bcondition\b|chronic|dyslex|ptsd|\bocd\b|bipolar|thyroid|"
+    r"anaem|anem|\bheart|\bkidney|\bliver\b|\blungs?\b|\bstomach|\bgut\b|reflux|ulcer|\bgout|"
+    r"lupus|\bms\b|fibromyalgia|\bfever|\bhives\b|\brash\b|\bsinus|\bsmok|\bvap(?:e|ing)\b|"
+    r"nicotine|vertigo|tinnitus|endometriosis|pcos|menopaus|anorexi|bulimi|\bcopd\b|emphysema|"
+    r"angina|dementia|parkinson|alzheimer|\bstroke\b|glaucoma|cataract|hernia|incontinen|"
+    r"haemophil|hemophil|sickle cell|hay ?fever",
     re.IGNORECASE,
 )
 
