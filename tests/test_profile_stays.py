@@ -55,10 +55,20 @@ def test_a_plan_read_in_the_clause_of_a_stay_is_the_stay(home: MemoryHome) -> No
     assert got == ["whereabouts.current: In Tokyo (until Fri 2026-03-20) @2026-03-20"]
 
 
-def test_a_plan_with_an_event_of_its_own_beside_a_stay_is_kept(home: MemoryHome) -> None:
+def test_what_a_stay_is_for_is_the_stay(home: MemoryHome) -> None:
     got = said(
         home,
         "in Tokyo till the 20th for a conference",
+        ("whereabouts", "Tokyo", ""),
+        ("plan", "conference", ""),
+    )
+    assert got == ["whereabouts.current: In Tokyo (until Fri 2026-03-20) @2026-03-20"]
+
+
+def test_an_event_with_a_day_of_its_own_beside_a_stay_is_kept(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "in Tokyo till the 20th for a conference on the 18th",
         ("whereabouts", "Tokyo", ""),
         ("plan", "conference", ""),
     )

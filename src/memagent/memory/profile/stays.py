@@ -168,10 +168,19 @@ def the_stay(value: str, clause: str, stays: set[str]) -> bool:
     20th": "work till the 20th"; "we're staying on till Wednesday") is that stay read
     again, unless it names an event of its own."""
     if _EVENT_AHEAD.search(value) and len(value) < 0.7 * len(clause):
-        return False  # the event is the plan's own, unless the model copied the stay's clause
+        return clause in stays and _purpose(value, clause)  # else the event is a plan of its own
     stay_words = r"\W*(?:staying|stay|here|still here|away)\b"
     said_of_stay = bool(re.match(stay_words, clause, re.I)) and time_bound(clause, _ANY) is not None
     return clause in stays or said_of_stay or bool(re.match(stay_words, value, re.I))
+
+
+def _purpose(value: str, clause: str) -> bool:
+    """`value` is what a stay is for, with no day of its own ("in Berlin for a conference
+    till thursday"): the stay's reason, not a second fact."""
+    v = re.escape(value.removeprefix("a ").removeprefix("an ").removeprefix("the "))
+    return bool(
+        re.search(rf"\bfor\s+(?:an?|the|my|our|this|that|some)?\s*(?:\w+\s+)?{v}\b", clause, re.I)
+    ) and not re.search(rf"\b{v}\s+(?:on|at|tomorrow|tonight|next)\b", clause, re.I)
 
 
 def left(place: str, clause: str) -> bool:
