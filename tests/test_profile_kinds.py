@@ -45,6 +45,10 @@ from memagent.memory.profile.kinds import (
         ("food_dislike", "fry up", "had a massive fry up for breakfast and now I'm regretting it"),
         ("work", "full time", "we're in a 2 bed flat and both work full time"),
         ("exercise", "climbing", "wrist is in a splint until the end of the month so no climbing"),
+        ("routine", "workshop", "on crutches for 6 weeks so no in-person workshops for me"),
+        ("plan", "party", "no office party for me this year, skint"),
+        ("food_dislike", "microwave", "I'm vegan and theres no microwave here"),
+        ("drink_dislike", "coffee", "we've got no coffee in the house so tea it is"),
         ("communication", "hiya", "hiya its Siobhan btw, the other half never told you my name"),
         (
             "exercise",

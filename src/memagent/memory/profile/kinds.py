@@ -393,6 +393,12 @@ _KITCHEN_WORK = re.compile(
 )
 
 
+_LACKED = re.compile(
+    r"\b(?:there'?s|there is|there are|we'?ve got|we have|i'?ve got|have got|has|had)\s*$", re.I
+)
+"""What comes before "no X" when X is missing, not refused ("there's no microwave")."""
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -420,10 +426,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         re.I,
     ):
         return None  # "we both work full time": how much, not what the job is
-    if kind in ("exercise", "like") and re.search(
-        rf"\bno (?!more\b|longer\b){re.escape(value)}\b", clause, re.I
+    if kind in ("exercise", "like", "routine", "plan") and re.search(
+        rf"\bno (?!more\b|longer\b)(?:[\w-]+ ){{0,2}}{re.escape(value)}(?:e?s)?\b", clause, re.I
     ):
-        return None  # "wrist in a splint so no climbing for me": not done, for now
+        return None  # "no climbing for me", "no in-person workshops": not done, for now
     if kind == "exercise" and len(value.split()) > 4:
         return None  # "stuck on a train outside reading for 40 mins": a clause, no workout
     last = value.split()[-1].lower() if value.split() else ""
@@ -580,9 +586,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if not _LIKING.search(clause):
             return None  # "carb counts actually matter to me": neither rule nor taste
         kind = "food_like"  # "I started eating chicken again": a taste, not a rule kept
-    if kind in ("food_dislike", "drink_dislike", "food_like", "drink_like") and re.search(
-        rf"\bno (?!more\b|longer\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I
+    if kind in ("food_dislike", "drink_dislike", "food_like", "drink_like") and (
+        no := re.search(rf"\bno (?!more\b|longer\b)(\w+ ){{0,2}}{re.escape(value)}\b", clause, re.I)
     ):
+        if _LACKED.search(clause[: no.start()]):
+            return None  # "theres no microwave here": a thing missing, no rule or taste
         kind = "diet"  # "no pork for me": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")
     once = episodic(clause) or episodic(subclause(value, clause))  # "had a fry up, now I'm…"
