@@ -657,6 +657,13 @@ def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept:
         ),
         ("translate this into Spanish: I live in Madrid and I'm vegan", []),
         ("anyway I live in Leeds", ["anyway I live in Leeds"]),
+        (
+            "I've switched to decaf after 2pm, can you add that to my\u2026 nvm, just tell me how "
+            "to turn on focus mode on a mac",
+            ["I've switched to decaf after 2pm, can you add that to my"],
+        ),
+        ("nvm, tell me how to make a curry", []),
+        ("I love\u2026 pizza", ["I love pizza"]),
         ("ps I'm allergic to nuts", ["ps I'm allergic to nuts"]),
         (
             "I'm at my in-laws in Porto until Sunday so replies might be slow, can you help",

@@ -46,9 +46,11 @@ _SIGNED = re.compile(rf"^(\W*{SIGN_OFF})\s*,?\s*\n+\s*", re.MULTILINE)
 """A sign-off on its own line, joined to the name on the next ("Kind regards,\\nMartin")."""
 _SPLIT = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
-    r"(?<=[.!?])\s+|\n+"
+    r"(?<=[.!?])\s+|\n+|"
+    r"(?<=\u2026)\s*(?=(?:nvm|never ?mind|wait|anyway|scratch that|forget (?:it|that))\b)"
 )
-"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather")."""
+"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather"), and where
+the writer breaks off ("can you add that to my… nvm, just tell me …")."""
 _WORD = re.compile(r"[A-Za-z']+")
 
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
@@ -88,7 +90,8 @@ can I still have a glass of wine", "patient refused her meds again, how do i doc
 "no booze this weekend 😭 what's a good mocktail"): the opening is kept, the question is not
 (", can you remind me …" asks to keep what was said, and keeps it)."""
 _REQUEST = re.compile(
-    r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and|anyways?|also|btw|ps|so)\W+)?"
+    r"^\s*(?:(?:just|quickly|now|right|ok|okay|oh and|and|anyways?|also|btw|ps|so|nvm|"
+    r"never ?mind|wait)\W+){0,2}"
     r"(please|pls|kindly|tell me|show me|give me|find|search|look up|list|remind me|"
     r"help me|write|draft|make|create|book|set|add|delete|remove|send|play|explain|"
     r"summari[sz]e|translate|recommend|suggest|plan|organi[sz]e|prepare|compare|calculate|"
