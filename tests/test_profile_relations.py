@@ -15,6 +15,8 @@ def test_keys_hold_the_name_unless_a_person_has_one_of_them() -> None:
 def test_names_are_split() -> None:
     assert relations.split_names("Ana and Bea") == ["Ana", "Bea"]
     assert relations.split_names("Salt, Pepper & Mustard") == ["Salt", "Pepper", "Mustard"]
+    assert relations.split_names("Hana's") == ["Hana"]  # "my sister Hana's wedding"
+    assert relations.split_names("Ana\u2019s and Bea") == ["Ana", "Bea"]
 
 
 def test_a_correction_replaces_and_an_addition_does_not() -> None:

@@ -180,8 +180,10 @@ def key(kind: str, relation: str, name: str) -> str:
 
 
 def split_names(name: str) -> list[str]:
-    """`"Ana and Bea"` → `["Ana", "Bea"]`: each name is an item of its own."""
-    return [n.strip(" .") for n in _NAME_LIST.split(name) if n.strip(" .")]
+    """`"Ana and Bea"` → `["Ana", "Bea"]`: each name is an item of its own, without the
+    possessive a name was read with ("my sister Hana's wedding": Hana)."""
+    names = (re.sub(r"['\u2019]s$", "", n.strip(" .")) for n in _NAME_LIST.split(name))
+    return [n for n in names if n]
 
 
 def replaces(clause: str) -> bool:
