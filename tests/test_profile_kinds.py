@@ -48,6 +48,7 @@ from memagent.memory.profile.kinds import (
         ("routine", "workshop", "on crutches for 6 weeks so no in-person workshops for me"),
         ("plan", "party", "no office party for me this year, skint"),
         ("food_dislike", "microwave", "I'm vegan and theres no microwave here"),
+        ("food_like", "week", "Khachapuri is my new obsession, I'd eat it every week"),
         ("drink_dislike", "coffee", "we've got no coffee in the house so tea it is"),
         ("communication", "hiya", "hiya its Siobhan btw, the other half never told you my name"),
         (
@@ -199,7 +200,15 @@ def test_a_bare_time_word_beside_another_fact_is_that_facts_time() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "said"), [("everything", True), ("all food", True), ("5 30", False), ("jazz", False)]
+    ("value", "said"),
+    [
+        ("everything", True),
+        ("all food", True),
+        ("5 30", False),
+        ("jazz", False),
+        ("got my", True),  # "got my allergy test results back": cut before its thing
+        ("Hoi An", False),
+    ],
 )
 def test_values_that_name_nothing(value: str, said: bool) -> None:
     assert names_nothing(value) is said
@@ -241,6 +250,9 @@ def test_one_day_is_a_plan_and_a_state_with_an_end_is_none(
         ("Dash", "and a second one, Dash. we're mad", False),
         ("vampire", "haha yeah I'm basically a vampire", False),
         ("tired", "I'm tired", False),
+        ("Jenna", "save this about my ex: her name is Jenna, she lives on Elm Road", False),
+        ("Raj", "my boss's name is Raj", False),
+        ("Sam", "hi, name is Sam", True),
     ],
 )
 def test_a_name_is_the_writers_only_when_said_as_one(value: str, clause: str, own: bool) -> None:

@@ -112,7 +112,8 @@ fact without any of them is not one."""
 _TIME_WORD = re.compile(
     r"^\W*(?:mon|tues|wednes|thurs|fri|satur|sun)days?\W*$|^\W*(?:mornings?|evenings?|nights?|"
     r"weekends?|january|february|march|april|june|july|august|september|october|november|"
-    r"december|now|today|tonight|tomorrow)\W*$",
+    r"december|now|today|tonight|tomorrow|(?:every |a |per |each |this |next )?(?:day|week|"
+    r"month|year|weekday)s?)\W*$",
     re.IGNORECASE,
 )
 _TIMED_KINDS = ("routine", "plan", "whereabouts", "like", "dislike")
@@ -297,6 +298,10 @@ _NO_THING = frozenset(
 )
 _PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})
 """A pronoun alone ("I don't eat them") names nothing by itself; "they/them" is a value."""
+_CUT_OFF = frozenset(
+    {"my", "your", "his", "her", "our", "their", "the", "a", "an", "of", "to", "with", "and"}
+)
+"""A word no value ends on: what follows it is the thing ("got my")."""
 _DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "terrible", "awful"})
 """How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
 
@@ -308,6 +313,9 @@ def names_nothing(value: str, kind: str = "") -> bool:
     said = tokens(value)
     if set(said) <= _NO_THING or (len(said) == 1 and said[0] in _PRONOUN):
         return True
+    last = value.split()[-1] if value.split() else ""
+    if said and said[-1] in _CUT_OFF and last.islower():
+        return True  # "allergic to got my": a phrase cut before its thing
     if kind == "condition" and set(tokens(value)) <= _DEGREE:
         return True
     return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))

@@ -173,7 +173,8 @@ def own_name_said(value: str, clause: str) -> bool:
     one, Dash"), a colleague's ("my coworker Dan's profile"), a pasted field's."""
     v = re.escape(value)
     named = (
-        rf"\b(?:my (?:full |real |proper |actual )?name(?: is|'s|,)|name is|call me|calls me|"
+        rf"\b(?:my (?:full |real |proper |actual )?name(?: is|'s|,)|(?<!her )(?<!his )(?<!their )"
+        rf"(?<!'s )name is|call me|calls me|"
         rf"go by|known as)\s+{v}\b"
     )
     if re.search(named, clause, re.IGNORECASE):
