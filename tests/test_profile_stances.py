@@ -33,6 +33,9 @@ from profile_support import said_on as said
         ),
         ("exercise", "walk", "been on sertraline a year and today went for a walk at lunch"),
         ("exercise", "running", "I listen to it on the commute and I've run out of episodes"),
+        ("food_like", "easter egg", "ate way too much chocolate. like an entire easter egg"),
+        ("food_like", "soap", "coriander was in everything and it tastes like soap"),
+        ("food_like", "salmon", "I'd like the salmon please, what wine goes with it"),
     ],
 )
 def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
@@ -56,6 +59,8 @@ def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
         ("exercise", "half marathon", "training for a half marathon in april"),
         ("exercise", "climbing", "finally back to climbing after the injury"),
         ("condition", "asthma", "had asthma since I was a kid"),
+        ("food_like", "pizza", "I really like pizza"),
+        ("food_like", "ramen", "like, I adore ramen"),
     ],
 )
 def test_a_stance_said_or_another_kind_is_kept(kind: str, value: str, statement: str) -> None:

@@ -41,6 +41,15 @@ _TASTE_SAID = re.compile(
     re.IGNORECASE,
 )
 """Words of taste or habit."""
+_NOT_A_LIKING = re.compile(
+    r"(?:^|(?<=[.,!?;:(]))\s*like\b|"
+    r"\b(?:(?:look|feel|taste|sound|seem|smell)(?:s|ed|ing)?|just|more|something|anything|stuff|"
+    r"things|people|someone|was|is|it'?s|be|i'?m|you'?re|we'?re|would|i'?d|we'?d)\s+like\b|"
+    r"\blike\s+(?:literally|an? (?:entire|whole)|\d)",
+    re.IGNORECASE,
+)
+""""like" as a comparison or a filler ("tastes like soap", "ate way too much. like an
+entire easter egg"), or a wish ("I'd like the salmon"): no liking."""
 _AVERSION = re.compile(
     r"\b(?:not?|never|cannot|avoid\w*|off|sick of|tired of|over|hat\w*|dislik\w*|loath\w*|"
     r"detest\w*|awful|horrible|terrible|bad|worst|gross|vile|yuck|yuk|ew+|nasty|disgust\w*|"
@@ -77,6 +86,7 @@ def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
         return not (said_kept or REGULAR.search(statement) or habitual(clause))
     if kind not in LIKED:
         return False
-    if _TASTE_SAID.search(statement) or REGULAR.search(statement) or habitual(clause):
+    said = _NOT_A_LIKING.sub(" ~", statement)
+    if _TASTE_SAID.search(said) or REGULAR.search(statement) or habitual(clause):
         return False
     return not ended(value, kind, clause)
