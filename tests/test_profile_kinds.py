@@ -49,6 +49,9 @@ from memagent.memory.profile.kinds import (
         ("plan", "party", "no office party for me this year, skint"),
         ("food_dislike", "microwave", "I'm vegan and theres no microwave here"),
         ("food_like", "week", "Khachapuri is my new obsession, I'd eat it every week"),
+        ("medication", "amoxicillin", "the GP nearly prescribed me amoxicillin, I'm allergic"),
+        ("whereabouts", "LITERALLY", "coriander was in LITERALLY everything"),
+        ("condition", "summer", "living in dublin now, summer here is 17 degrees and rain"),
         ("drink_dislike", "coffee", "we've got no coffee in the house so tea it is"),
         ("communication", "hiya", "hiya its Siobhan btw, the other half never told you my name"),
         (

@@ -445,6 +445,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "Priya's sister is staying with us": a person, not a place
     if figurative(value, clause):
         return None  # "I could eat a horse": no horse
+    if re.search(rf"\b(?:nearly|almost)\s+(?:[\w']+\s+){{0,3}}{re.escape(value)}\b", clause, re.I):
+        return None  # "the GP nearly prescribed me amoxicillin": it did not happen
+    if kind == "whereabouts" and re.fullmatch(r"\W*[a-z]+ly\W*|\W*[A-Z]+LY\W*", value):
+        return None  # "coriander was in LITERALLY everything": a word of emphasis, no place
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
         return None  # "My head is killing me": a moment, not a condition
     if kind == "condition" and PASSING_ILLNESS.search(value):
