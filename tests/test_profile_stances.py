@@ -36,6 +36,7 @@ from profile_support import said_on as said
         ("food_like", "easter egg", "ate way too much chocolate. like an entire easter egg"),
         ("food_like", "soap", "coriander was in everything and it tastes like soap"),
         ("food_like", "salmon", "I'd like the salmon please, what wine goes with it"),
+        ("food_like", "crisps", "wife went into labour, im in the corridor eating crisps"),
     ],
 )
 def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
@@ -61,6 +62,8 @@ def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
         ("condition", "asthma", "had asthma since I was a kid"),
         ("food_like", "pizza", "I really like pizza"),
         ("food_like", "ramen", "like, I adore ramen"),
+        ("like", "kpop", "im into kpop lately"),
+        ("like", "bouldering", "got into bouldering this year"),
     ],
 )
 def test_a_stance_said_or_another_kind_is_kept(kind: str, value: str, statement: str) -> None:

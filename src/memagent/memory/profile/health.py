@@ -109,7 +109,8 @@ def health_said(value: str, clause: str) -> bool:
         re.search(
             rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"
             rf"getting|chronic)\s+(?:(?:a|an|some|mild|severe|bad|terrible|bit of|touch of)\s+)?"
-            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|\b{v}\s+here\b(?!\s+(?:is|are|was|were|has))|"
+            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|"
+            rf"\b{v}\s+here\b(?!\s+(?:is|are|was|were|has))|"
             rf"\b{v}(?:'s| is| was)? (?:still )?(?:in an? (?:splint|cast|brace|sling|boot|"
             rf"support)|strapped|bandaged|in plaster)\b|"
             rf"\b(?:splint|cast|brace|sling) on (?:my|the) {v}\b",

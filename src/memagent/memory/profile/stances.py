@@ -45,11 +45,14 @@ _NOT_A_LIKING = re.compile(
     r"(?:^|(?<=[.,!?;:(]))\s*like\b|"
     r"\b(?:(?:look|feel|taste|sound|seem|smell)(?:s|ed|ing)?|just|more|something|anything|stuff|"
     r"things|people|someone|was|is|it'?s|be|i'?m|you'?re|we'?re|would|i'?d|we'?d)\s+like\b|"
-    r"\blike\s+(?:literally|an? (?:entire|whole)|\d)",
+    r"\blike\s+(?:literally|an? (?:entire|whole)|\d)|"
+    r"(?<=\w )(?<!'m )(?<!\bam )(?<!'re )(?<!\bare )(?<!\breally )(?<!\bso )(?<!\btotally )"
+    r"(?<!\bbig )(?<!\bgetting )(?<!\bgot )(?<!\bget )(?<!\bbeen )(?<!\bvery )(?<!\bsuper )(?<!\bim )\binto\b",
     re.IGNORECASE,
 )
 """"like" as a comparison or a filler ("tastes like soap", "ate way too much. like an
-entire easter egg"), or a wish ("I'd like the salmon"): no liking."""
+entire easter egg"), a wish ("I'd like the salmon"), "into" as a way in ("went into
+labour"): no liking."""
 _AVERSION = re.compile(
     r"\b(?:not?|never|cannot|avoid\w*|off|sick of|tired of|over|hat\w*|dislik\w*|loath\w*|"
     r"detest\w*|awful|horrible|terrible|bad|worst|gross|vile|yuck|yuk|ew+|nasty|disgust\w*|"
