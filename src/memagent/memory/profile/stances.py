@@ -47,7 +47,8 @@ _NOT_A_LIKING = re.compile(
     r"things|people|someone|was|is|it'?s|be|i'?m|you'?re|we'?re|would|i'?d|we'?d)\s+like\b|"
     r"\blike\s+(?:literally|an? (?:entire|whole)|\d)|"
     r"(?<=\w )(?<!'m )(?<!\bam )(?<!'re )(?<!\bare )(?<!\breally )(?<!\bso )(?<!\btotally )"
-    r"(?<!\bbig )(?<!\bgetting )(?<!\bgot )(?<!\bget )(?<!\bbeen )(?<!\bvery )(?<!\bsuper )(?<!\bim )\binto\b",
+    r"(?<!\bbig )(?<!\bgetting )(?<!\bgot )(?<!\bget )(?<!\bbeen )(?<!\bvery )"
+    r"(?<!\bsuper )(?<!\bim )\binto\b",
     re.IGNORECASE,
 )
 """"like" as a comparison or a filler ("tastes like soap", "ate way too much. like an
