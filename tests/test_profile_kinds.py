@@ -52,6 +52,8 @@ from memagent.memory.profile.kinds import (
         ("medication", "amoxicillin", "the GP nearly prescribed me amoxicillin, I'm allergic"),
         ("whereabouts", "LITERALLY", "coriander was in LITERALLY everything"),
         ("condition", "summer", "living in dublin now, summer here is 17 degrees and rain"),
+        ("whereabouts", "the vet", "had to say goodbye to Whiskers at the vet today."),
+        ("whereabouts", "Marta's", "i had the green ones at Marta's tonight and… i take it back"),
         ("drink_dislike", "coffee", "we've got no coffee in the house so tea it is"),
         ("communication", "hiya", "hiya its Siobhan btw, the other half never told you my name"),
         (
@@ -178,6 +180,8 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("medication", "coeliac test", "the coeliac test came back negative.", None),
         ("exercise", "walking the dog", "I walk the dog at 7 every morning.", "routine"),
         ("exercise", "yoga", "I do yoga.", "exercise"),  # no time said: the activity
+        ("whereabouts", "my mum's", "staying at my mum's tonight", "whereabouts"),
+        ("whereabouts", "London", "in London today for a meeting", "whereabouts"),
         ("whereabouts", "Sheffield", "we're moving to Sheffield next month", "plan"),
         ("whereabouts", "now", "Actually I extended the trip, staying till Sunday now.", None),
         ("whereabouts", "Priya's sister", "Priya's sister is staying with us until Sunday.", None),

@@ -407,6 +407,10 @@ _LACKED = re.compile(
 """What comes before "no X" when X is missing, not refused ("there's no microwave")."""
 
 
+_VISIT = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
+_STAY = re.compile(r"\b(?:stay\w*|till|until|til|sleeping|the night|overnight|for the)\b", re.I)
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -449,6 +453,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "the GP nearly prescribed me amoxicillin": it did not happen
     if kind == "whereabouts" and re.fullmatch(r"\W*[a-z]+ly\W*|\W*[A-Z]+LY\W*", value):
         return None  # "coriander was in LITERALLY everything": a word of emphasis, no place
+    if kind == "whereabouts" and _VISIT.search(clause) and not _STAY.search(clause) and re.search(
+        rf"\bat\s+(?:the\s+|my\s+)?{re.escape(value.removeprefix('the '))}", clause, re.I
+    ):
+        return None  # "said goodbye to Whiskers at the vet today": a visit, not a stay
     if kind == "condition" and _PASSING.search(subclause(value, clause)):
         return None  # "My head is killing me": a moment, not a condition
     if kind == "condition" and PASSING_ILLNESS.search(value):
