@@ -167,6 +167,9 @@ def test_a_first_person_in_a_clause_after_the_subject_leaves_it_theirs(
         ("vegan", "they are both vegan now", True),
         ("vegan", "she told me I'm vegan now", False),
         ("gluten free", "I'm gluten free", False),
+        ("Royal", "her name is Jenna, she lives on Elm Road, works nights at the Royal", True),
+        ("Leeds", "she lives in Bath, and I work in Leeds", False),
+        ("nurse", "she visits sometimes, I work as a nurse", False),
     ],
 )
 def test_a_value_after_he_she_or_they_is_theirs(value: str, clause: str, theirs: bool) -> None:

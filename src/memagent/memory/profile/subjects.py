@@ -211,13 +211,16 @@ def led_by_a_name(part: str, names: set[str]) -> bool:
 
 def said_of_them(value: str, clause: str) -> bool:
     """`value` follows "he"/"she"/"they" and their verb, with no "I" or "my" between
-    ("… told me she's moving 😭 she's gluten free"): theirs, though the writer is named
-    earlier in the clause."""
+    ("… told me she's moving 😭 she's gluten free"), or a verb that goes on from theirs
+    ("she lives at 14 Elm Road, works nights at the Royal"): theirs, though the writer is
+    named earlier in the clause."""
     v = re.escape(value)
     return bool(
         re.search(
             rf"\b(?:he|she|they)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|went|goes|gets|"
-            rf"got))\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b",
+            rf"got))\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b|"
+            rf"\b(?:he|she)\s+[a-z]+s\b(?:(?!\b(?:I|im|my|me|we|our)\b)[^.;!?]){{0,60}}?"
+            rf",\s*[a-z]+s\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b",
             clause,
             re.IGNORECASE,
         )
