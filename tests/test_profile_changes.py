@@ -585,3 +585,32 @@ def test_someone_elses_job_lost_leaves_the_users(home: MemoryHome, text: str, ke
     said(home, "I'm a teacher.", ("work", "teacher", ""))
     got = said(home, text)
     assert ("personal.facts: Works as teacher" in got) is kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ok you can go back to normal answers lol, I was just grumpy earlier, sorry",
+        "back to your usual replies please",
+    ],
+)
+def test_back_to_normal_ends_every_way_of_answering(home: MemoryHome, text: str) -> None:
+    said(home, "just give me short answers from now on", ("communication", "short answers", ""))
+    said(home, "and no emojis", ("communication", "no emojis", ""))
+    assert said(home, text) == []
+
+
+def test_back_to_a_language_ends_answers_in_another(home: MemoryHome) -> None:
+    said(home, "answer me in spanish from now on", ("communication", "answer in spanish", ""))
+    said(home, "keep it short", ("communication", "short", ""))
+    assert said(home, "jaja too hard, back to english please 😅") == [
+        "communication.style: Keep it short"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text", ["things are back to normal at work now", "back to english class on monday"]
+)
+def test_back_to_normal_life_ends_no_way_of_answering(home: MemoryHome, text: str) -> None:
+    said(home, "answer me in spanish from now on", ("communication", "answer in spanish", ""))
+    assert said(home, text) == ["communication.style: Answer me in spanish from now on"]

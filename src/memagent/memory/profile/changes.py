@@ -19,6 +19,9 @@ in "Maya and I broke up", and a capable one reads the old fact, not its end):
 - **A job over** (`job_over`): "got laid off", "quit the coffee shop", unless said of
   someone else ("mark got made redundant").
 - **Sober** (`sober`): "I've quit drinking" ends the likes of alcoholic drinks.
+- **Back to normal answers** (`back_to_normal`): "you can go back to normal answers"
+  ends every way of answering held; "back to english please" ends one in another
+  language.
 
 Stays, moved or ended, are `stays`'; habits and plans moved to another day or time are
 `reschedules`'; life events that end a state held without its words ("baby arrived",
@@ -32,6 +35,7 @@ from collections.abc import Mapping, Sequence
 
 from memagent.memory.profile import relations
 from memagent.memory.profile.item_keys import match_key, tokens
+from memagent.memory.profile.languages import SPOKEN
 from memagent.memory.profile.models import Item, Resource
 from memagent.memory.profile.negation import parts, subclause
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
@@ -423,3 +427,43 @@ def own_name_respelled(
     new = near.pop().capitalize()
     value = {"item": "name", "display": f"Name: {new}"}
     return [UpdateOp(operation="update", file=GENERAL, path=PEOPLE, value=value)]
+
+
+_BACK_TO_NORMAL = re.compile(
+    r"\bback to (?:normal|usual|the usual|regular|your (?:normal|usual|old)(?: \w+)?)"
+    r"(?= (?:answers|replies|responses|mode|style|length|please|pls)\b)|"
+    r"\byou can (?:go |switch |come )?back to (?:normal|usual|the usual|regular)\b",
+    re.IGNORECASE,
+)
+_BACK_TO_A_LANGUAGE = re.compile(
+    r"\bback to ([a-z]+)\b(?!\s+(?:class|classes|lessons?|lit|literature|homework|teacher|"
+    r"course|exam|test)\b)",
+    re.IGNORECASE,
+)
+
+
+def back_to_normal(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """Removals of the ways of answering a statement sends back to normal ("ok you can go
+    back to normal answers lol"), or of those in another language than the one it goes
+    back to ("back to english please 😅" after "answer me in spanish from now on")."""
+    held = items(resources, GENERAL, "communication.style")
+    if not held:
+        return []
+    added = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
+    out: list[AnyOp] = []
+    for sentence in sentences:
+        if _BACK_TO_NORMAL.search(sentence):
+            out.extend(remove(GENERAL, "communication.style", i.item) for i in held)
+            continue
+        for m in _BACK_TO_A_LANGUAGE.finditer(sentence):
+            back = m.group(1).lower()
+            if back not in SPOKEN:
+                continue
+            out.extend(
+                remove(GENERAL, "communication.style", i.item)
+                for i in held
+                if any(t in SPOKEN and t != back for t in tokens(i.item.replace("_", " ")))
+            )
+    return [o for o in out if isinstance(o, RemoveOp) and match_key(o.value.item) not in added]

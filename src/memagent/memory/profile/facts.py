@@ -582,6 +582,7 @@ def plan(
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.answer_swaps(ops, resources, ("communication.style", "preferences.likes")))
+    ops.extend(changes.back_to_normal(sentences, resources, ops))
     return Planned(_dedupe(ops), kept, dropped)
 
 
