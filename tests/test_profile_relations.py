@@ -45,3 +45,10 @@ def test_a_pet_told_only_as_someone_elses_is_not_the_writers() -> None:
     assert relations.anothers_pet(said)
     assert not relations.anothers_pet("my sister's dog bit me, my own dog Rex is fine")
     assert not relations.anothers_pet("our dog is called Bruno")
+
+
+def test_the_neighbours_pet_is_theirs_unless_the_writer_names_their_own() -> None:
+    assert relations.their_pet("the neighbours cat keeps coming into our garden, he's Pickles")
+    assert relations.their_pet("my friend Jonas just got a puppy named Biscotti")
+    assert not relations.their_pet("my cat Pixel hates the neighbour's dog")
+    assert not relations.their_pet("we adopted a greyhound called Dot")

@@ -466,7 +466,7 @@ def plan(
             pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
             if kind == "pet" and (
-                relations.THEIR_PET.search(clause) or relations.anothers_pet(statement)
+                relations.their_pet(clause) or relations.anothers_pet(statement)
             ):
                 pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if kind == "family":  # "a rabbit called Clover …, they're best mates": pets

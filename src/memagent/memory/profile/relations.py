@@ -225,6 +225,21 @@ THEIR_PET = re.compile(
 )
 """A pet someone else has ("my friend Jonas just got a puppy named Biscotti"): not the
 writer's."""
+_NEIGHBOURS_PET = re.compile(
+    rf"\b(?:the|a|my|our)\s+(?:neighbou?rs?|next[- ]door|neighbou?rs?['\u2019]s?)\s+"
+    rf"(?:[\w-]+\s+)?(?:{'|'.join(ANIMALS)})s?\b",
+    re.IGNORECASE,
+)
+_OWN_PET = re.compile(rf"\b(?:my|our)\s+(?:[\w-]+\s+)?(?:{'|'.join(ANIMALS)})s?\b", re.I)
+
+
+def their_pet(clause: str) -> bool:
+    """The pet `clause` tells of is someone else's: a friend's who got one (`THEIR_PET`),
+    or the neighbours' ("the neighbours cat keeps coming into our garden") where the
+    writer names no animal of their own."""
+    if THEIR_PET.search(clause):
+        return True
+    return bool(_NEIGHBOURS_PET.search(clause)) and not _OWN_PET.search(clause)
 _OWNED_BY_ANOTHER = re.compile(
     rf"\b(?!(?:my|our|mine)\b)(?:[a-z]+['\u2019]s|his|her|their)\s+(?:[\w-]+\s+)?"
     rf"(?:{'|'.join(ANIMALS)})s?\b",
