@@ -11,6 +11,7 @@ from memagent.core import MemoryHome
 from memagent.memory.profile import ProfileStore
 from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.facts import plan
+from memagent.memory.profile.stays import as_stay
 from profile_support import said_on as said
 
 WED = date(2026, 3, 4)
@@ -152,3 +153,17 @@ def test_a_stay_at_someones_is_in_the_place_the_clause_names(home: MemoryHome) -
         today=date(2026, 7, 31),
     )
     assert got == ["whereabouts.current: In Kerry (until Thu 2026-08-06) @2026-08-06"]
+
+
+def test_a_stay_read_as_a_plan_is_the_stay(home: MemoryHome) -> None:
+    got = said(
+        home,
+        "at my parents' in Cork for the next 5 days, mam's cooking is unreal",
+        ("routine", "at my parents' in Cork for the next 5 days", ""),
+    )
+    assert got == ["whereabouts.current: In Cork (until Mon 2026-03-09) @2026-03-09"]
+
+
+@pytest.mark.parametrize("value", ["at Dishoom till 9", "at work till 6", "at the gym for an hour"])
+def test_an_evening_out_or_work_is_no_stay(value: str) -> None:
+    assert as_stay(Extracted(kind="plan", value=value)).kind == "plan"

@@ -323,7 +323,7 @@ def plan(
             Extracted(kind=lists[(f, p)], value=v)
             for f, p, v in swaps.substitutes(sentences, resources, list(lists))
         ),
-        *facts,
+        *(stays.as_stay(f) for f in facts),
     ]
     ops: list[AnyOp] = []
     kept: list[Extracted] = []
@@ -465,9 +465,7 @@ def plan(
         if kind in ("pet", "family"):
             pairs = _pets_or_family(fact, clause) or _pets_or_family(fact, statement)
             pairs = [p for p in pairs if not changes.relation_over(p[1], p[0], clause)]
-            if kind == "pet" and (
-                relations.their_pet(clause) or relations.anothers_pet(statement)
-            ):
+            if kind == "pet" and (relations.their_pet(clause) or relations.anothers_pet(statement)):
                 pairs = []  # "my friend Jonas just got a puppy named Biscotti": theirs
             if kind == "family":  # "a rabbit called Clover …, they're best mates": pets
                 pets = {(f.name or "").lower() for f in facts if f.kind == "pet"}

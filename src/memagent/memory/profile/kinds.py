@@ -453,8 +453,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "the GP nearly prescribed me amoxicillin": it did not happen
     if kind == "whereabouts" and re.fullmatch(r"\W*[a-z]+ly\W*|\W*[A-Z]+LY\W*", value):
         return None  # "coriander was in LITERALLY everything": a word of emphasis, no place
-    if kind == "whereabouts" and _VISIT.search(clause) and not _STAY.search(clause) and re.search(
-        rf"\bat\s+(?:the\s+|my\s+)?{re.escape(value.removeprefix('the '))}", clause, re.I
+    if (
+        kind == "whereabouts"
+        and _VISIT.search(clause)
+        and not _STAY.search(clause)
+        and re.search(
+            rf"\bat\s+(?:the\s+|my\s+)?{re.escape(value.removeprefix('the '))}", clause, re.I
+        )
     ):
         return None  # "said goodbye to Whiskers at the vet today": a visit, not a stay
     if kind == "condition" and _PASSING.search(subclause(value, clause)):

@@ -240,6 +240,8 @@ def their_pet(clause: str) -> bool:
     if THEIR_PET.search(clause):
         return True
     return bool(_NEIGHBOURS_PET.search(clause)) and not _OWN_PET.search(clause)
+
+
 _OWNED_BY_ANOTHER = re.compile(
     rf"\b(?!(?:my|our|mine)\b)(?:[a-z]+['\u2019]s|his|her|their)\s+(?:[\w-]+\s+)?"
     rf"(?:{'|'.join(ANIMALS)})s?\b",

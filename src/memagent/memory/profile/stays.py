@@ -25,6 +25,7 @@ from memagent.memory.profile.changes import (
     remove,
     written_at,
 )
+from memagent.memory.profile.fact_schema import Extracted
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.lowplaces import lower_place_after
 from memagent.memory.profile.models import Resource
@@ -202,3 +203,26 @@ def named_place(value: str, clause: str) -> str:
     if m is None:  # "my sister's in cork"
         return lower_place_after(value, clause) or value
     return m.group(1)
+
+
+_STAY_SAID = re.compile(
+    r"^\W*(?:(?:I'?m|im|we'?re|staying|stopping|still)\s+)?(?:at|in)\s+(?P<where>.+?)\s+"
+    r"(?:for the (?:next|rest of the)\b|for (?:a|an|\d+|one|two|three|four|five|six|seven|"
+    r"ten)\s+(?:days?|nights?|weeks?|months?)\b|"
+    r"(?:till|until|til|through)\b(?!\s+(?:\d|noon|midnight|late|close|lunch|dinner|tonight))|"
+    r"this (?:week|weekend)\b)",
+    re.IGNORECASE,
+)
+_PLACE_IN = re.compile(r"(?:^|\b(?:in|at)\s+)([A-Z][\w'-]+(?: [A-Z][\w'-]+){0,2})(?=\W*$|\s+for\b)")
+
+
+def as_stay(fact: Extracted) -> Extracted:
+    """A habit or plan the model read that says a stay in a named place ("at my parents'
+    in Cork for the next 5 days"): that stay, where the user is, not a plan."""
+    if fact.kind not in ("routine", "plan"):
+        return fact
+    m = _STAY_SAID.match(fact.value)
+    place = _PLACE_IN.search(m.group("where").strip()) if m else None
+    if place is None:
+        return fact
+    return Extracted(kind="whereabouts", value=place.group(1), name=fact.name)
