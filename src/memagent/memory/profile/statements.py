@@ -46,11 +46,13 @@ _SIGNED = re.compile(rf"^(\W*{SIGN_OFF})\s*,?\s*\n+\s*", re.MULTILINE)
 """A sign-off on its own line, joined to the name on the next ("Kind regards,\\nMartin")."""
 _SPLIT = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
-    r"(?<=[.!?])\s+|\n+|"
+    r"(?<=[.!?])\s+|(?<=\w\u2026)\s+(?=[A-Z])|\n+|"
+    r"(?<=[\u2600-\u27bf\U0001f300-\U0001faff\ufe0f])\s+(?=[^\s\u2600-\u27bf\U0001f300-\U0001faff])|"
     r"(?<=\u2026)\s*(?=(?:nvm|never ?mind|wait|anyway|scratch that|forget (?:it|that))\b)"
 )
-"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather"), and where
-the writer breaks off ("can you add that to my… nvm, just tell me …")."""
+"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather"), at an
+emoji that closes one ("my cat keeps walking across the keyboard 🙄 can u fix this sql:
+…"), and where the writer breaks off ("can you add that to my… nvm, just tell me …")."""
 _WORD = re.compile(r"[A-Za-z']+")
 
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
