@@ -46,6 +46,10 @@ def test_a_day_besides_its_end(clause: str, besides: bool) -> None:
         ("I walk the dog every morning", True),
         ("I took the train to work yesterday", False),  # the past
         ("Feeling a bit under the weather", False),  # a passing state
+        ("it's 3am and I'm wide awake eating konbini onigiri", False),  # the time it is now
+        ("his sofa is tiny, staying for 4 nights", False),  # a stay's length
+        ("swim most mornings", True),
+        ("working nights this month, pub quiz on thursdays", True),
     ],
 )
 def test_habitual(clause: str, regular: bool) -> None:

@@ -19,11 +19,19 @@ _DAY_FOR = (
     r"(?:is|=) (?:[\w-]+ ){0,3}(?:night|day|evening|morning)\b"
 )
 """A weekday named by what it is for ("thursday night is pub quiz night"): every week."""
+_COUNTED = (
+    r"(?<!\d )(?<!two )(?<!three )(?<!four )(?<!five )(?<!six )(?<!seven )(?<!few )(?<!of )"
+    r"(?<!these )(?<!those )(?<!the )"
+)
+"""Before "nights", "mornings": a count of them ("for 4 nights") is a stay's length, not
+a habit."""
+_NOW = r"(?<!it's )(?<!its )(?<!it is )(?<!now )"
+"""Before a clock time: the time it is now ("it's 3am and I'm wide awake"), not a habit's."""
 HABIT = re.compile(
     r"\b(usually|always|every|each|daily|nightly|weekly|often|normally|typically|never|"
-    r"rarely|mostly|most (days|nights|mornings|evenings|weeks)|mornings|evenings|nights|"
-    r"weekdays?|weekends?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
-    r"once|twice|times a|a day|a week|at \d|\d(:\d\d)?\s*(am|pm))\b|" + _DAY_FOR,
+    rf"rarely|mostly|most (days|nights|mornings|evenings|weeks)|{_COUNTED}(?:mornings|evenings|"
+    r"nights|weekends?)|weekdays?|(mon|tues|wednes|thurs|fri|satur|sun)days|before|after|"
+    rf"once|twice|times a|a day|a week|at \d|{_NOW}\d(:\d\d)?\s*(am|pm))\b|" + _DAY_FOR,
     re.IGNORECASE,
 )
 
@@ -78,8 +86,9 @@ WEEKLY = re.compile(
 
 
 REGULAR = re.compile(
-    r"\b(?:every|each|usually|always|often|most|daily|weekly|weekends?|evenings|mornings|nights|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|before (?:bed|work|"
+    rf"\b(?:every|each|usually|always|often|most|daily|weekly|{_COUNTED}(?:weekends?|evenings|"
+    r"mornings|nights)|(?:mon|tues|wednes|thurs|fri|satur|sun)days|times a|a week|a day|"
+    r"before (?:bed|work|"
     r"school|breakfast)|after (?:work|school|dinner)|at bedtime)\b|" + _DAY_FOR,
     re.IGNORECASE,
 )
