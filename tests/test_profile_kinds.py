@@ -10,10 +10,10 @@ from memagent.memory.profile.kinds import (
     figurative,
     fix_kind,
     gone_without,
-    names_nothing,
     passing_taste,
     timed_apart,
 )
+from memagent.memory.profile.nothingnamed import names_nothing
 
 
 @pytest.mark.parametrize(

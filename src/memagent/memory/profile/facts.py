@@ -39,7 +39,6 @@ from memagent.memory.profile.kinds import (
     fix_kind,
     gone_without,
     liking_said,
-    names_nothing,
     timed_apart,
 )
 from memagent.memory.profile.models import Resource
@@ -54,6 +53,7 @@ from memagent.memory.profile.negation import (
     subclause,
     unhated,
 )
+from memagent.memory.profile.nothingnamed import names_nothing
 from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY, undated, when_only
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
 from memagent.memory.profile.stances import DISLIKED, LIKED, stance_unsaid

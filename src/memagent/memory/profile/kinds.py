@@ -27,7 +27,6 @@ from memagent.memory.profile.health import (
     health_said,
     joke_allergy,
 )
-from memagent.memory.profile.item_keys import tokens
 from memagent.memory.profile.jobs import JOB_WORD, JOBS, someone_in_the_job
 from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
@@ -267,58 +266,6 @@ _AVOIDED = re.compile(
 """Words that say a food is kept away from, short of an allergy ("I avoid gluten",
 "dairy makes me sick"): what a fact the model read as an allergy needs to be kept
 as a dislike when "allergic" is not said."""
-
-
-_FRAGMENT = re.compile(r" (?:has|have|had|is|are|was|were) ", re.IGNORECASE)
-_SAID_WHOLE = ("routine", "plan", "communication")
-_NO_THING = frozenset(
-    {
-        "everything",
-        "anything",
-        "nothing",
-        "something",
-        "all",
-        "stuff",
-        "things",
-        "food",
-        "none",
-        "n/a",
-        "na",
-        "whatever",
-        "nil",
-        "always",
-        "never",
-        "sometimes",
-        "usually",
-        "often",
-        "recipes",
-        "meals",
-        "dishes",
-    }
-)
-_PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})
-"""A pronoun alone ("I don't eat them") names nothing by itself; "they/them" is a value."""
-_CUT_OFF = frozenset(
-    {"my", "your", "his", "her", "our", "their", "the", "a", "an", "of", "to", "with", "and"}
-)
-"""A word no value ends on: what follows it is the thing ("got my")."""
-_DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "terrible", "awful"})
-"""How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
-
-
-def names_nothing(value: str, kind: str = "") -> bool:
-    """Whether `value` names no thing: "allergic to everything", "hates all food", or a
-    piece of a sentence with its verb ("son has a milk") where the line is not the
-    sentence itself (a habit, plan or way of answering)."""
-    said = tokens(value)
-    if set(said) <= _NO_THING or (len(said) == 1 and said[0] in _PRONOUN):
-        return True
-    last = value.split()[-1] if value.split() else ""
-    if said and said[-1] in _CUT_OFF and last.islower():
-        return True  # "allergic to got my": a phrase cut before its thing
-    if kind == "condition" and set(tokens(value)) <= _DEGREE:
-        return True
-    return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
 
 
 def gone_without(value: str, clause: str) -> bool:

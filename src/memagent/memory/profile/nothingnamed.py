@@ -1,0 +1,65 @@
+"""Values that name no thing: "allergic to everything", "hates all food", a pronoun or a
+degree alone ("them", "chronic"), a phrase cut before its thing ("allergic to got my"),
+or a piece of a sentence with its verb ("son has a milk").
+
+Why: a 1.5B model fills a value with whatever words sit where a thing should be; none of
+these is an item a person could read back. `facts.plan` drops a fact whose value names
+nothing before any other rule looks at it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memagent.memory.profile.item_keys import tokens
+
+_FRAGMENT = re.compile(r" (?:has|have|had|is|are|was|were) ", re.IGNORECASE)
+_SAID_WHOLE = ("routine", "plan", "communication")
+_NO_THING = frozenset(
+    {
+        "everything",
+        "anything",
+        "nothing",
+        "something",
+        "all",
+        "stuff",
+        "things",
+        "food",
+        "none",
+        "n/a",
+        "na",
+        "whatever",
+        "nil",
+        "always",
+        "never",
+        "sometimes",
+        "usually",
+        "often",
+        "recipes",
+        "meals",
+        "dishes",
+    }
+)
+_PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})
+"""A pronoun alone ("I don't eat them") names nothing by itself; "they/them" is a value."""
+_CUT_OFF = frozenset(
+    {"my", "your", "his", "her", "our", "their", "the", "a", "an", "of", "to", "with", "and"}
+)
+"""A word no value ends on: what follows it is the thing ("got my")."""
+_DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "terrible", "awful"})
+"""How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
+
+
+def names_nothing(value: str, kind: str = "") -> bool:
+    """Whether `value` names no thing: "allergic to everything", "hates all food", or a
+    piece of a sentence with its verb ("son has a milk") where the line is not the
+    sentence itself (a habit, plan or way of answering)."""
+    said = tokens(value)
+    if set(said) <= _NO_THING or (len(said) == 1 and said[0] in _PRONOUN):
+        return True
+    last = value.split()[-1] if value.split() else ""
+    if said and said[-1] in _CUT_OFF and last.islower():
+        return True  # "allergic to got my": a phrase cut before its thing
+    if kind == "condition" and set(tokens(value)) <= _DEGREE:
+        return True
+    return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
