@@ -214,6 +214,8 @@ def test_a_bare_time_word_beside_another_fact_is_that_facts_time() -> None:
         ("5 30", False),
         ("jazz", False),
         ("got my", True),  # "got my allergy test results back": cut before its thing
+        ("three cups a day minimum", True),  # how much, not what
+        ("3 coffees a day", False),
         ("Hoi An", False),
     ],
 )
@@ -519,3 +521,19 @@ def test_a_stay_someone_wants_of_the_writer_is_no_stay_yet() -> None:
 )
 def test_a_condition_needs_a_whole_health_word(value: str, clause: str, kind: str | None) -> None:
     assert fix_kind("condition", value, clause) == kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "clause", "fixed"),
+    [
+        ("food_dislike", "pork", "I don't eat pork (religious thing) so the bbq was bread", "diet"),
+        ("food_dislike", "red meat", "I don't eat red meat.", "diet"),
+        ("drink_dislike", "fizzy drinks", "i dont drink fizzy drinks, never liked them", None),
+        ("food_dislike", "mushrooms", "mushrooms are disgusting, I don't eat them", None),
+        ("drink_dislike", "coffee", "I don't drink coffee anymore, it wrecks my sleep", None),
+    ],
+)
+def test_not_eating_a_thing_is_a_rule_unless_said_as_a_taste_or_an_end(
+    kind: str, value: str, clause: str, fixed: str | None
+) -> None:
+    assert fix_kind(kind, value, clause) == (fixed or kind)

@@ -354,6 +354,13 @@ _LACKED = re.compile(
 """What comes before "no X" when X is missing, not refused ("there's no microwave")."""
 
 
+_DONT_EAT = r"\b(?:I|we)\s+(?:don'?t|do not|never)\s+(?:eat|drink|touch)\s+"
+_OF_TASTE = re.compile(
+    r"\b(?:hate\w*|can'?t stand|disgust\w*|gross|never liked|taste\w*|texture|yuck|vile|rank|"
+    r"anymore|any more|no longer|like|liked|fan)\b",
+    re.IGNORECASE,
+)
+"""Words that make "I don't eat X" a taste or an ending, not a rule kept."""
 _VISIT = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
 _STAY = re.compile(r"\b(?:stay\w*|till|until|til|sleeping|the night|overnight|for the)\b", re.I)
 
@@ -564,6 +571,12 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         if _LACKED.search(clause[: no.start()]):
             return None  # "theres no microwave here": a thing missing, no rule or taste
         kind = "diet"  # "no pork for me": a rule kept, not a taste
+    if (
+        kind in ("food_dislike", "drink_dislike")
+        and re.search(rf"{_DONT_EAT}(?:[\w-]+ )?{re.escape(value)}", clause, re.I)
+        and not _OF_TASTE.search(clause)
+    ):
+        kind = "diet"  # "I don't eat pork (religious thing)": a rule kept, not a taste
     liked = kind in ("food_like", "drink_like", "like")
     once = episodic(clause) or episodic(subclause(value, clause))  # "had a fry up, now I'm…"
     if liked and (episodic(clause) or _CHOSEN.search(clause)) and not _LIKING.search(clause):

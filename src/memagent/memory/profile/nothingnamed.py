@@ -1,5 +1,6 @@
 """Values that name no thing: "allergic to everything", "hates all food", a pronoun or a
 degree alone ("them", "chronic"), a phrase cut before its thing ("allergic to got my"),
+how much of a thing ("three cups a day minimum"),
 or a piece of a sentence with its verb ("son has a milk").
 
 Why: a 1.5B model fills a value with whatever words sit where a thing should be; none of
@@ -50,6 +51,14 @@ _DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "te
 """How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
 
 
+_HOW_MUCH = re.compile(
+    r"\W*(?:\d+|one|two|three|four|five|six|seven|eight|ten|a few|a couple(?: of)?|several)\s+"
+    r"(?:cups?|mugs?|glasses|pints?|bottles?|cans?|slices?|portions?|servings?|times|litres?|"
+    r"liters?|shots?)\s+(?:a|per|each|every)\s+(?:day|week|night|month|morning)\b",
+    re.IGNORECASE,
+)
+
+
 def names_nothing(value: str, kind: str = "") -> bool:
     """Whether `value` names no thing: "allergic to everything", "hates all food", or a
     piece of a sentence with its verb ("son has a milk") where the line is not the
@@ -62,4 +71,6 @@ def names_nothing(value: str, kind: str = "") -> bool:
         return True  # "allergic to got my": a phrase cut before its thing
     if kind == "condition" and set(tokens(value)) <= _DEGREE:
         return True
+    if kind not in _SAID_WHOLE and _HOW_MUCH.match(value):
+        return True  # "tea, three cups a day minimum": how much, the tea is the thing
     return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
