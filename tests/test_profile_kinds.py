@@ -52,6 +52,7 @@ from memagent.memory.profile.nothingnamed import names_nothing
         ("medication", "amoxicillin", "the GP nearly prescribed me amoxicillin, I'm allergic"),
         ("whereabouts", "LITERALLY", "coriander was in LITERALLY everything"),
         ("condition", "summer", "living in dublin now, summer here is 17 degrees and rain"),
+        ("condition", "learning japanese", "im learning japanese, 400 day duolingo streak"),
         ("whereabouts", "the vet", "had to say goodbye to Whiskers at the vet today."),
         ("whereabouts", "Marta's", "i had the green ones at Marta's tonight and… i take it back"),
         ("drink_dislike", "coffee", "we've got no coffee in the house so tea it is"),

@@ -104,6 +104,8 @@ def health_said(value: str, clause: str) -> bool:
         return False
     if _HEALTH_WORD.search(value):
         return True
+    if re.match(r"\W*[a-z]+ing\b", value, re.I):
+        return False  # "im learning japanese": something done, not had
     v = re.escape(value)
     return bool(
         re.search(
