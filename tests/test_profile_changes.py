@@ -336,6 +336,12 @@ def test_a_plan_moved_to_another_day_keeps_its_place(home: MemoryHome) -> None:
     assert got == ["schedule.upcoming: My interview is on Friday @2026-03-06"]
 
 
+def test_the_only_plan_held_is_what_an_unnamed_move_moves(home: MemoryHome) -> None:
+    said(home, "we're emigrating to Vancouver in march", ("plan", "Vancouver", ""))
+    got = said(home, "visa delays \U0001f644 the big move's pushed back to june now")
+    assert got == ["schedule.upcoming: We're emigrating to Vancouver in June"]
+
+
 def test_a_move_naming_no_held_plan_changes_nothing(home: MemoryHome) -> None:
     said(home, "My interview is on Thursday.", ("plan", "interview", ""))
     got = said(home, "The football got moved to Friday.")

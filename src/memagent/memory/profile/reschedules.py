@@ -77,9 +77,9 @@ _MONTHS = (
     "december",
 )
 _MOVED_TO = re.compile(
-    r"\b(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|put off|bumped)\s+"
+    r"\b(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|put off|bumped|rebooked)\s+"
     r"(?:it\s+|them\s+)?"
-    rf"(?:back\s+)?(?:to|till|until)\s+(?:next\s+)?(?:the\s+)?(?P<new>(?:mon|tues|wednes|thurs|fri|"
+    rf"(?:back\s+)?(?:to|till|until|for)\s+(?:next\s+)?(?:the\s+)?(?P<new>(?:mon|tues|wednes|thurs|fri|"
     rf"satur|sun)day|{'|'.join(_MONTHS)}|\d{{1,2}}(?:st|nd|rd|th))\b",
     re.IGNORECASE,
 )
@@ -90,8 +90,9 @@ def _time_moves(
 ) -> list[AnyOp]:
     """A held plan said to be moved to another day or month ("the wedding's been moved to
     September", "The interview got moved to Friday"), its line and end said anew: the one
-    sharing a word with the sentence and holding a day or month, when no new line for it
-    is written (then `routine_moved` ends the old one)."""
+    sharing a word with the sentence and holding a day or month, or the only plan held
+    with one ("airline cancelled, we've been rebooked for the 18th"), when no new line for
+    it is written (then `routine_moved` ends the old one)."""
     new_lines = [
         _what(f"{o.value.item} {o.value.display or ''}")
         for o in ops
@@ -110,12 +111,16 @@ def _time_moves(
                 else r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day",
                 re.IGNORECASE,
             )
-            for item in items(resources, ROUTINE, "schedule.upcoming"):
+            dated = [
+                (item, old)
+                for item in items(resources, ROUTINE, "schedule.upcoming")
+                if (old := when.search(item.display or item.item) or when.search(item.item))
+                and not any(_what(f"{item.item} {item.display}") & n for n in new_lines)
+            ]
+            named = [(i, o) for i, o in dated if _what(f"{i.item} {i.display}") & _what(sentence)]
+            unnamed = not _what(_CLAUSE_START.split(sentence[: m.start()])[-1]) - _GENERIC
+            for item, old in named or (dated if len(dated) == 1 and unnamed else []):
                 line = item.display or item.item
-                what = _what(f"{item.item} {line}")
-                old = when.search(line) or when.search(item.item)
-                if old is None or not what & _what(sentence) or any(what & n for n in new_lines):
-                    continue
                 spec: dict[str, object] = {"operation": "update", "file": ROUTINE}
                 spec |= {
                     "path": "schedule.upcoming",
@@ -201,6 +206,11 @@ def _day_swaps(sentences: Sequence[str], resources: Mapping[str, Resource]) -> l
                     spec["expiry"] = moved.isoformat()
                 out.append(UpdateOp.model_validate(spec))
     return out
+
+
+_CLAUSE_START = re.compile(r"[,;:.!?]\s|[\u2600-\u27bf\U0001f300-\U0001faff]")
+_GENERIC = {match_key(w) for w in ("move", "trip", "plan", "plans", "thing", "date", "big")}
+"""Words that name a plan without saying which ("the big move's pushed back to june")."""
 
 
 def _what(text: str) -> set[str]:
