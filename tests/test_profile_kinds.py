@@ -538,3 +538,9 @@ def test_not_eating_a_thing_is_a_rule_unless_said_as_a_taste_or_an_end(
     kind: str, value: str, clause: str, fixed: str | None
 ) -> None:
     assert fix_kind(kind, value, clause) == (fixed or kind)
+
+
+def test_a_drink_named_by_the_word_after_it_stays_a_drink() -> None:
+    clause = "I love an iced hibiscus tea when it's hot out"
+    assert fix_kind("drink_like", "hibiscus", clause) == "drink_like"
+    assert fix_kind("drink_like", "licorice", "I love licorice") == "food_like"

@@ -664,6 +664,11 @@ def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept:
         ),
         ("nvm, tell me how to make a curry", []),
         (
+            "started eating fish again so I guess I'm pescatarian now? feels weird to say",
+            ["started eating fish again so I guess I'm pescatarian now?", "feels weird to say"],
+        ),
+        ("do you think I'm too old for this?", []),
+        (
             "sorry if I'm slow, my cat Biscuit keeps walking across the keyboard \U0001f644 can u "
             "fix this sql: SELECT name, count(*) FROM orders GROUP BY 1",
             ["sorry if I'm slow, my cat Biscuit keeps walking across the keyboard \U0001f644"],

@@ -551,7 +551,9 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = kind.removeprefix("food_")  # "I hate cooking": a chore, not a taste in food
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
-    if kind.startswith("drink_") and not _DRINKS.search(value) and not _DRINKING.search(clause):
+    named = re.search(rf"{re.escape(value)}(?:\s+[\w-]+){{0,2}}", clause, re.I)  # "hibiscus tea"
+    drink = _DRINKS.search(named.group(0) if named else value)
+    if kind.startswith("drink_") and not drink and not _DRINKING.search(clause):
         kind = "food_" + kind.removeprefix("drink_")  # licorice is not a drink
     if kind in ("food_like", "like", "condition") and re.search(
         rf"\b{re.escape(value)}\s+diet\b", clause, re.I

@@ -78,6 +78,10 @@ _QUESTION_START = re.compile(
     r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
     re.IGNORECASE,
 )
+_HEDGED = re.compile(
+    r"\b(?:I guess|guess I'?m|I think I'?m|think I'?m|I suppose|suppose I'?m)\b[^?]*\?$", re.I
+)
+"""A statement said with a shrug and a question mark ("so I guess I'm pescatarian now?")."""
 _TRAILING_QUESTION = re.compile(
     r"[,;:]\s*(?:(?:and|so|but)\s+)?(?:can|could|should|may|might|do|does|is|are)\s+(?:I|we|it)\b"
     r"(?!.*[.!]\s*$)|"
@@ -397,7 +401,9 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "another speaker's line"
     if _FICTION.search(s):
         return "fiction"
-    surprised = s.endswith(("??", "?!")) and _I_SUBJECT.search(s) and not _QUESTION_START.match(s)
+    surprised = (s.endswith(("??", "?!")) or _HEDGED.search(s)) and (
+        _I_SUBJECT.search(s) and not _QUESTION_START.match(s)
+    )
     if (s.endswith("?") or _QUESTION_START.match(s) or _TRAILING_QUESTION.search(s)) and not (
         surprised or _STANDING_REQUEST.search(s)
     ):
