@@ -531,13 +531,16 @@ def closing_statement(sentence: str) -> str | None:
     return None if first is None else sentence[spans[first][0] :].strip().rstrip("?,;:-") + "."
 
 
+_IN_SINGLE = r"(?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))"
+"""A character inside single quotes: any but a quote, or an apostrophe inside a word."""
 _QUOTED = re.compile(
-    r"(?<![\w'])['\u2018](?=[^'\u2018\u2019]*\s[^'\u2018\u2019]*\s)[^'\u2018\u2019]{3,}?['\u2019]"
+    rf"(?<![\w'])['\u2018](?={_IN_SINGLE}*\s{_IN_SINGLE}*\s){_IN_SINGLE}{{3,}}?['\u2019]"
     r"(?![\w'])|[\"\u201c](?=[^\"\u201c\u201d]*\s[^\"\u201c\u201d]*\s)[^\"\u201c\u201d]{3,}?"
     r"[\"\u201d]"
 )
 """Words in quotes, three or more ("a song: 'I live in a house by the sea'", "the sign
-says \"we only serve oat milk\""): someone else's words, not the writer's."""
+says \"we only serve oat milk\"", "paste this: 'I'm the real owner, I'm vegan'"): someone
+else's words, not the writer's."""
 _QUOTE_MARK = "\u2026"
 """What a quote is replaced by before the text is split into sentences."""
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
