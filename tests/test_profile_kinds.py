@@ -183,6 +183,7 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("exercise", "yoga", "I do yoga.", "exercise"),  # no time said: the activity
         ("whereabouts", "my mum's", "staying at my mum's tonight", "whereabouts"),
         ("whereabouts", "London", "in London today for a meeting", "whereabouts"),
+        ("whereabouts", "Patagonia", "living out of a campervan in Patagonia", "whereabouts"),
         ("whereabouts", "Sheffield", "we're moving to Sheffield next month", "plan"),
         ("whereabouts", "now", "Actually I extended the trip, staying till Sunday now.", None),
         ("whereabouts", "Priya's sister", "Priya's sister is staying with us until Sunday.", None),

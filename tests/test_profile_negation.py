@@ -86,6 +86,8 @@ def test_dislikes_are_read_in_their_own_part() -> None:
         ("you can drop the formal tone lol", ["formal tone lol"]),
         ("packed in smoking at new year", ["smoking at new"]),
         ("ditched the gym membership", ["gym membership"]),
+        ("I was never actually gluten intolerant", ["gluten intolerant"]),
+        ("I never eat pork", []),
     ],
 )
 def test_what_a_statement_says_is_over(sentence: str, things: list[str]) -> None:

@@ -84,7 +84,9 @@ _DRINKS = re.compile(
 _DRINKING = re.compile(
     r"\b(drink|drinks|drank|drinking|sip|sipping|cup|mug|glass|pint|bottle|brew)\b", re.I
 )
-_SETTLED = re.compile(r"\b(moved(?! on\b)|relocated|settled|live|living|lives)\b", re.IGNORECASE)
+_SETTLED = re.compile(
+    r"\b(moved(?! on\b)|relocated|settled|live|living|lives)\b(?! out of)", re.IGNORECASE
+)
 """Where one lives ("We moved out of Leeds"); "moved on to Hoi An" is travel, a stay."""
 _STAY_END = re.compile(
     r"\b(until|till|til|through|for (?:the )?(?:next )?\w+ (?:days?|weeks?|nights?)|"

@@ -52,6 +52,7 @@ SAID_NOT = re.compile(r"^(?:no longer|not (?:really |any ?more )?(?:an? )?)\s*(?
 """A value read with its own negation ("no longer vegan"): the thing, which the clause ends."""
 _NEGATED_THING = re.compile(
     r"\b(?:no more|not(?: actually| really| even| exactly| truly)?|instead of|rather than|"
+    r"(?<=was )never(?: actually| really)?|(?<=were )never(?: actually| really)?|"
     r"no longer(?: \w+)?(?: to)?|stopped(?: \w+ing)?(?: the| my)?|gave up|given up|"
     r"had to give up(?: the| my)?|"
     r"(?<!n't )(?<!never )(?<!not )(?<!to )\bstop(?:ping)?(?: taking| with)?(?: the| my)|"
