@@ -52,3 +52,12 @@ def test_the_neighbours_pet_is_theirs_unless_the_writer_names_their_own() -> Non
     assert relations.their_pet("my friend Jonas just got a puppy named Biscotti")
     assert not relations.their_pet("my cat Pixel hates the neighbour's dog")
     assert not relations.their_pet("we adopted a greyhound called Dot")
+
+
+def test_a_fact_read_as_a_named_relatives_is_theirs() -> None:
+    clause = "my mum keeps sending me recipes for liver and onions, she's obsessed lol"
+    assert relations.told_of_a_relative("mum", clause)
+    assert relations.told_of_a_relative("my mum", clause)
+    assert not relations.told_of_a_relative("", clause)
+    assert not relations.told_of_a_relative("Sam", "my Sam loves sushi")
+    assert not relations.told_of_a_relative("sister", "me and my sister both love sushi")

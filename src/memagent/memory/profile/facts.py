@@ -395,6 +395,7 @@ def plan(
         if fixed not in ("pet", "family") and (
             led_by_a_name(sub, names_held | (set() if fixed in _TIMED else names_read))
             or said_of_them(value, clause)
+            or (fixed not in _TIMED and relations.told_of_a_relative(fact.name, clause))
         ):
             theirs = True  # "lena went vegan last month": Lena's
         if (theirs and not swapped) or (

@@ -253,3 +253,15 @@ def anothers_pet(statement: str) -> bool:
     """A statement that tells of someone else's animal and never of the writer ("client's
     dog bit the courier … dog is a 4yo staffie called Bruno"): no pet of the writer's."""
     return bool(_OWNED_BY_ANOTHER.search(statement)) and not WRITER_WORDS.search(statement)
+
+
+def told_of_a_relative(name: str, clause: str) -> bool:
+    """The model read the fact as a relative's (`name` is "mum", "my sister") and the
+    clause names that relative ("my mum keeps sending me recipes for liver and onions"):
+    theirs, not the writer's."""
+    said = name.strip().lower().removeprefix("my ").removeprefix("our ")
+    if not said or singular(said) not in RELATIVES:
+        return False
+    if re.search(r"\b(?:me|I) and (?:my|our)\b|\bboth\b|\bwe\b|\bus\b", clause, re.I):
+        return False  # "me and my sister both love sushi": the writer's too
+    return re.search(rf"\b(?:my|our)\s+{re.escape(said)}\b", clause, re.IGNORECASE) is not None
