@@ -620,3 +620,32 @@ def test_back_to_a_language_ends_answers_in_another(home: MemoryHome) -> None:
 def test_back_to_normal_life_ends_no_way_of_answering(home: MemoryHome, text: str) -> None:
     said(home, "answer me in spanish from now on", ("communication", "answer in spanish", ""))
     assert said(home, text) == ["communication.style: Answer me in spanish from now on"]
+
+
+@pytest.mark.parametrize(
+    ("held", "text", "now"),
+    [
+        (
+            "me and my sister go every wednesday, salsa",
+            "ugh just got an email, they're moving it to thursdays from next week",
+            "routine.weekly: Me and my sister go every thursday, salsa",
+        ),
+        (
+            "I swim on mondays and wednesdays before work",
+            "they changed the lane times so it's tuesdays and thursdays now",
+            "routine.weekly: I swim on tuesdays and thursdays before work",
+        ),
+    ],
+)
+def test_the_only_weekly_habit_moves_to_the_days_said(
+    home: MemoryHome, held: str, text: str, now: str
+) -> None:
+    said(home, held, ("routine", held[:60], ""))
+    assert said(home, text) == [now]
+
+
+def test_days_said_with_two_weekly_habits_and_no_name_move_nothing(home: MemoryHome) -> None:
+    said(home, "choir on tuesdays", ("routine", "choir on tuesdays", ""))
+    said(home, "I swim on mondays", ("routine", "swim on mondays", ""))
+    got = said(home, "they're moving it to thursdays from next week")
+    assert got == ["routine.weekly: Choir on tuesdays", "routine.weekly: I swim on mondays"]

@@ -38,6 +38,8 @@ def routine_moved(
     word of change, that shares a word other than a day or time with it."""
     out: list[AnyOp] = _day_swaps(sentences, resources)
     out += _time_moves(sentences, resources, ops)
+    if not out:
+        out += _days_changed(sentences, resources, ops)
     if not any(_MOVED.search(s) for s in sentences):
         return out
     for op in ops:
@@ -230,3 +232,54 @@ _HABIT_FILLER = {
     )
 }
 """Words that say nothing of what a habit is ("gym" does: three letters are enough)."""
+
+
+_ONE_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_SOME_DAYS = rf"{_ONE_DAY}(?:\s*(?:,|and|&)\s*{_ONE_DAY})*"
+_NEW_DAYS = re.compile(
+    r"\b(?:moving|moved|shifted|switched|changed|changing|putting|put)\s+"
+    r"(?:it|them|my slot|(?:the|my|our) [\w-]+)\s+(?:over\s+)?to\s+"
+    rf"(?P<days>{_SOME_DAYS})|"
+    rf"\bit(?:'s| is)\s+(?:now\s+)?(?:on\s+)?(?P<days2>{_SOME_DAYS})\s+now\b",
+    re.IGNORECASE,
+)
+_HELD_DAYS = re.compile(rf"\b(?P<lead>every|on)?\s*{_SOME_DAYS}", re.IGNORECASE)
+
+
+def _days_changed(
+    sentences: Sequence[str], resources: Mapping[str, Resource], ops: Sequence[AnyOp]
+) -> list[AnyOp]:
+    """A weekly habit said to move to other days without its name ("they're moving it to
+    thursdays from next week", "they changed the lane times so it's tuesdays and thursdays
+    now"): the held weekly line sharing a word with the sentence, else the only one held
+    with a day, said with the new days, unless a new habit written names it."""
+    new_lines = [
+        _what(f"{o.value.item} {o.value.display or ''}")
+        for o in ops
+        if isinstance(o, AppendOp) and o.path in _TIMED
+    ]
+    out: list[AnyOp] = []
+    for sentence in sentences:
+        m = _NEW_DAYS.search(sentence)
+        if m is None:
+            continue
+        days = (m.group("days") or m.group("days2")).lower()
+        held = [
+            i
+            for i in items(resources, ROUTINE, "routine.weekly")
+            if _HELD_DAYS.search(i.display or i.item)
+        ]
+        held = [i for i in held if not any(_what(f"{i.item} {i.display}") & n for n in new_lines)]
+        named = [i for i in held if _what(sentence) & _what(f"{i.item} {i.display or ''}")]
+        for item in named or (held if len(held) == 1 else []):
+            line = item.display or item.item
+            was = _HELD_DAYS.search(line)
+            assert was is not None
+            lead = (was.group("lead") or "on").lower()
+            said = re.sub(r"(day)s\b", r"\1", days) if lead == "every" else days
+            line = f"{line[: was.start()]}{lead} {said}{line[was.end() :]}".replace("  ", " ")
+            value = {"item": item.item, "display": line}
+            out.append(
+                UpdateOp(operation="update", file=ROUTINE, path="routine.weekly", value=value)
+            )
+    return out
