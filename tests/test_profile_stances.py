@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memagent.core import MemoryHome
-from memagent.memory.profile.stances import stance_unsaid
+from memagent.memory.profile.stances import around, stance_unsaid
 from profile_support import said_on as said
 
 
@@ -84,3 +84,20 @@ def test_a_held_taste_named_without_a_stance_is_left_to_the_planning(home: Memor
     said(home, "I love mushrooms", ("food_like", "mushrooms", ""))
     got = said(home, "mushrooms don't agree with me anymore", ("food_like", "mushrooms", ""))
     assert not any("ushroom" in line and "likes" in line for line in got)
+
+
+def test_a_stance_is_read_beside_the_value_not_across_a_long_message() -> None:
+    sentences = [
+        "I love my job, honestly.",
+        "Today was mad though.",
+        "Had to eat crisps from the vending machine at 3pm.",
+        "Anyway the meeting went fine.",
+    ]
+    near = around(sentences[2], sentences)
+    assert near == " ".join(sentences[1:4])
+    assert stance_unsaid("food_like", "crisps", sentences[2], near)
+    assert not stance_unsaid("food_like", "crisps", sentences[2], " ".join(sentences))
+    assert around("chess!", ["chess!", "I play online most nights"]) == (
+        "chess! I play online most nights"
+    )
+    assert around("not one of them", sentences) == " ".join(sentences)

@@ -56,7 +56,7 @@ from memagent.memory.profile.negation import (
 from memagent.memory.profile.nothingnamed import names_nothing
 from memagent.memory.profile.occasions import EVENT, HABIT, UNTIL, WEEKLY, undated, when_only
 from memagent.memory.profile.operations import AnyOp, AppendOp, RemoveOp, UpdateOp
-from memagent.memory.profile.stances import DISLIKED, LIKED, stance_unsaid
+from memagent.memory.profile.stances import DISLIKED, LIKED, around, stance_unsaid
 from memagent.memory.profile.subjects import (
     OTHER_PERSON,
     about_someone_else,
@@ -380,7 +380,7 @@ def plan(
             continue
         if (
             not swapped
-            and stance_unsaid(fixed, value, clause, statement)
+            and stance_unsaid(fixed, value, clause, around(clause, sentences))
             and not any(same_thing(value, key) for key in tastes_held)
         ):  # a held taste named again is the planning's to end or move
             dropped.append((value, "met, no liking or dislike said"))

@@ -12,7 +12,9 @@ statement, a like or dislike the model read is not stored. A like the statement 
 
 Contract: `stance_unsaid(kind, value, clause, statement)` is True when `kind` is a like
 or dislike and `statement` says no stance on it, so the fact is dropped; False for every
-other kind.
+other kind. The planner passes as `statement` the sentence that says the value and the
+ones either side (`around`): in a long, rambling message a "love" three sentences away
+says nothing of the crisps eaten here.
 """
 
 from __future__ import annotations
@@ -75,6 +77,16 @@ swimmer", "back to climbing")."""
 _RUN_OUT = re.compile(
     r"\brun(?:ning)? (?:out|late|low|into|over|errands)\b|\bran (?:out|into)\b", re.IGNORECASE
 )
+
+
+def around(clause: str, sentences: list[str]) -> str:
+    """The sentence `clause` opens with and the one either side of it: where a stance on
+    what it says is told ("chess! I play online most nights"; "caved. back on coffee ☕
+    can't live without it"), and not a taste word from another part of a long message."""
+    at = next((n for n, s in enumerate(sentences) if clause.startswith(s)), None)
+    if at is None:
+        return " ".join(sentences)
+    return " ".join(sentences[max(0, at - 1) : at + 2])
 
 
 def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
