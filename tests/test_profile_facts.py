@@ -868,3 +868,13 @@ def test_a_named_ones_weekly_habit_is_still_the_writers_time(home: MemoryHome) -
         ("routine", "swimming lessons", "Ellie"),
     )
     assert any(line.startswith("routine.weekly") and "wimming" in line for line in got)
+
+
+def test_a_name_read_for_an_animal_and_a_person_is_the_animals(home: MemoryHome) -> None:
+    got = said(
+        store_of(home),
+        "dog walker cancelled AGAIN so Pepper (my beagle) is under the desk lol",
+        ("pet", "dog walker", "Pepper"),
+        ("pet", "beagle", "Pepper"),
+    )
+    assert got == ["personal.facts: Beagle named Pepper"]

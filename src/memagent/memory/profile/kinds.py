@@ -78,7 +78,7 @@ _DRINKS = re.compile(
     r"hot chocolate|energy drinks?|earl grey|english breakfast|darjeeling|assam|oolong|sencha|"
     r"chamomile|green tea|herbal tea|mint tea|iced tea|bubble tea|boba|americano|macchiato|"
     r"cortado|prosecco|champagne|bourbon|brandy|mezcal|negroni|spritz|martini|margaritas?|"
-    r"seltzer|milkshakes?|lassi|kefir|drinks?)\b",
+    r"seltzer|milkshakes?|lassi|kefir|drinks?)(?:e?s)?\b",
     re.IGNORECASE,
 )
 _DRINKING = re.compile(
@@ -389,7 +389,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "exercise" and when_only(value):
         return None  # "usually mon tue wed": a when, no workout named
     if kind == "work" and re.fullmatch(
-        r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|remotely|wfh)\W*",
+        r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|(?:working )?"
+        r"remote(?:ly)?|wfh)\W*",
         value,
         re.I,
     ):
