@@ -52,6 +52,8 @@ from memagent.memory.profile.nothingnamed import names_nothing
         ("food_like", "week", "Khachapuri is my new obsession, I'd eat it every week"),
         ("medication", "amoxicillin", "the GP nearly prescribed me amoxicillin, I'm allergic"),
         ("whereabouts", "LITERALLY", "coriander was in LITERALLY everything"),
+        ("whereabouts", "Nadia", "I'm on holiday until the 3rd, urgent stuff to Nadia"),
+        ("condition", "digital nomad", "Im digital nomad, currently in Medellin for the month"),
         ("condition", "summer", "living in dublin now, summer here is 17 degrees and rain"),
         ("condition", "learning japanese", "im learning japanese, 400 day duolingo streak"),
         ("whereabouts", "the vet", "had to say goodbye to Whiskers at the vet today."),

@@ -107,11 +107,13 @@ def health_said(value: str, clause: str) -> bool:
     if re.match(r"\W*[a-z]+ing\b", value, re.I):
         return False  # "im learning japanese": something done, not had
     v = re.escape(value)
+    # "I'm diabetic" says a condition in one word; "Im digital nomad" says none
+    i_am = rf"\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|" if len(value.split()) == 1 else ""
     return bool(
         re.search(
             rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"
             rf"getting|chronic)\s+(?:(?:a|an|some|mild|severe|bad|terrible|bit of|touch of)\s+)?"
-            rf"{v}\b|\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|"
+            rf"{v}\b|{i_am}"
             rf"\b{v}\s+here\b(?!\s+(?:is|are|was|were|has))|"
             rf"\b{v}(?:'s| is| was)? (?:still )?(?:in an? (?:splint|cast|brace|sling|boot|"
             rf"support)|strapped|bandaged|in plaster)\b|"

@@ -408,6 +408,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "I could eat a horse": no horse
     if re.search(rf"\b(?:nearly|almost)\s+(?:[\w']+\s+){{0,3}}{re.escape(value)}\b", clause, re.I):
         return None  # "the GP nearly prescribed me amoxicillin": it did not happen
+    if kind == "whereabouts" and re.search(
+        rf"\b(?:stuff|things|questions|emails?|messages?|queries|anything)\s+(?:to|for)\s+"
+        rf"{re.escape(value)}\b",
+        clause,
+        re.I,
+    ):
+        return None  # "urgent stuff to Nadia": who to send it to, no place
     if kind == "whereabouts" and re.fullmatch(r"\W*[a-z]+ly\W*|\W*[A-Z]+LY\W*", value):
         return None  # "coriander was in LITERALLY everything": a word of emphasis, no place
     if (
