@@ -13,6 +13,7 @@ from memagent.memory.profile.milestones import (
     rule_given_up,
 )
 from profile_support import profile_lines, seed, store_of
+from profile_support import said_on as said
 
 
 @pytest.mark.parametrize(
@@ -78,3 +79,13 @@ def test_back_on_the_coffee_ends_the_rule_against_it(home: MemoryHome) -> None:
     ops = rule_given_up(["actually scrap that, failed already, back on the coffee"], resources)
     assert [op.value.item for op in ops] == ["coffee"]
     assert rule_given_up(["back on the bike next week"], resources) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["3 weeks smoke free today!!! can you make me a tracker", "stopped smoking in march"]
+)
+def test_smoke_free_ends_smoking_however_it_was_held(home: MemoryHome, text: str) -> None:
+    said(home, "I'm a smoker, a cig every couple hours", ("condition", "smoker", ""))
+    said(home, "love a cig with my coffee", ("like", "cig", ""))
+    said(home, "I love hiking", ("like", "hiking", ""))
+    assert said(home, text) == ["preferences.likes: Likes hiking"]

@@ -582,6 +582,7 @@ def plan(
     ops.extend(milestones.rule_given_up(sentences, resources))
     ops.extend(milestones.eating_again(sentences, resources))
     ops.extend(milestones.off_coffee(sentences, resources))
+    ops.extend(milestones.smoke_free(sentences, resources))
     if not any(isinstance(o, AppendOp | UpdateOp) and o.value.item == "work" for o in ops):
         ops.extend(changes.job_over(sentences, resources))
     ops.extend(changes.answer_swaps(ops, resources, ("communication.style", "preferences.likes")))

@@ -85,7 +85,9 @@ _DRINKING = re.compile(
     r"\b(drink|drinks|drank|drinking|sip|sipping|cup|mug|glass|pint|bottle|brew)\b", re.I
 )
 _SETTLED = re.compile(
-    r"\b(moved(?! on\b)|relocated|settled|live|living|lives)\b(?! out of)", re.IGNORECASE
+    r"\b(moved(?! on\b)|relocated|settled|live|living|lives|"
+    r"moving house is (?:finally )?(?:done|over|finished))\b(?! out of)",
+    re.IGNORECASE,
 )
 """Where one lives ("We moved out of Leeds"); "moved on to Hoi An" is travel, a stay."""
 _STAY_END = re.compile(

@@ -2,7 +2,7 @@
 
 "baby arrived on sunday!!!" ends "Pregnant" though it never says "pregnant"; "caved,
 back on coffee" ends "No caffeine"; "dry july is officially over" ends "No alcohol";
-"started eating meat again" ends "Vegetarian".
+"started eating meat again" ends "Vegetarian"; "3 weeks smoke free today" ends "Smoker".
 Neither the model, which reads what a sentence says, nor the negation rules, which
 look for the held item's words, see these: the event itself is the cue.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from memagent.memory.profile.changes import FOOD, HEALTH, items, remove
+from memagent.memory.profile.changes import FOOD, GENERAL, HEALTH, ROUTINE, items, remove
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.models import Resource
 from memagent.memory.profile.operations import AnyOp
@@ -135,4 +135,33 @@ def off_coffee(sentences: Sequence[str], resources: Mapping[str, Resource]) -> l
         remove(FOOD, "drink.likes", i.item)
         for i in items(resources, FOOD, "drink.likes")
         if _COFFEES.search(f"{i.item.replace('_', ' ')} {i.display or ''}")
+    ]
+
+
+_QUIT_SMOKING = re.compile(
+    r"\b(?:smoke|nicotine|cig(?:arette)?)[- ]free\b|"
+    r"\b(?:quit|stopped|given up|gave up|packed in|off the)\s+(?:smoking|vaping|the cigs|cigs|"
+    r"cigarettes|fags|the fags|the vape|vapes)\b|\bno longer (?:a )?(?:smoke|smoker|smoking)\b",
+    re.IGNORECASE,
+)
+_SMOKING = re.compile(r"\b(?:smok\w*|cig\w*|fags?|vap\w*|nicotine|tobacco)\b", re.IGNORECASE)
+_WHERE_SMOKING_IS_HELD = (
+    (HEALTH, "health.conditions"),
+    (ROUTINE, "routine.daily"),
+    (GENERAL, "preferences.likes"),
+    (GENERAL, "personal.facts"),
+)
+
+
+def smoke_free(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:
+    """The removal of smoking, however it was held (a condition "Smoker", a habit, a
+    liked "cig"), when the writer has quit ("3 weeks smoke free today!!!", "stopped
+    smoking"): the model reads nothing from a line that only counts the days."""
+    if not any(_QUIT_SMOKING.search(s) for s in sentences):
+        return []
+    return [
+        remove(file, path, i.item)
+        for file, path in _WHERE_SMOKING_IS_HELD
+        for i in items(resources, file, path)
+        if _SMOKING.search(f"{i.item.replace('_', ' ')} {i.display or ''}")
     ]
