@@ -524,6 +524,7 @@ def test_a_stay_someone_wants_of_the_writer_is_no_stay_yet() -> None:
         ("a bad back", "I have a bad back so no heavy lifting", "condition"),
         ("colourblind", "I'm colourblind so keep the charts high contrast", "condition"),
         ("MS", "I have MS and get tired by mid afternoon", "condition"),
+        ("type 1", "I'm type 1 diabetic, managing it since I was a kid", "condition"),
     ],
 )
 def test_a_condition_needs_a_whole_health_word(value: str, clause: str, kind: str | None) -> None:

@@ -61,3 +61,8 @@ def test_a_fact_read_as_a_named_relatives_is_theirs() -> None:
     assert not relations.told_of_a_relative("", clause)
     assert not relations.told_of_a_relative("Sam", "my Sam loves sushi")
     assert not relations.told_of_a_relative("sister", "me and my sister both love sushi")
+
+
+def test_who_minds_a_pet_is_no_pet() -> None:
+    assert relations.minds_pets("dog walker") and relations.minds_pets("cat sitter")
+    assert not relations.minds_pets("golden retriever") and not relations.minds_pets("beagle")

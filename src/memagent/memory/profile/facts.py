@@ -471,10 +471,7 @@ def plan(
             if kind == "family":  # "a rabbit called Clover …, they're best mates": pets
                 pets = {(f.name or "").lower() for f in facts if f.kind == "pet"}
                 pairs = [p for p in pairs if p[1].lower() not in pets]
-            animals = {
-                f.name.lower() for f in facts if f.kind == kind and relations.is_relation(f.value)
-            }
-            pairs = [p for p in pairs if relations.is_relation(p[0]) or p[1].lower() not in animals]
+            pairs = [p for p in pairs if not relations.minds_pets(p[0])]  # "dog walker"
             if not pairs:
                 dropped.append((value, "no name said"))
                 continue

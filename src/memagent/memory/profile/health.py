@@ -107,8 +107,9 @@ def health_said(value: str, clause: str) -> bool:
     if re.match(r"\W*[a-z]+ing\b", value, re.I):
         return False  # "im learning japanese": something done, not had
     v = re.escape(value)
-    # "I'm diabetic" says a condition in one word; "Im digital nomad" says none
-    i_am = rf"\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|" if len(value.split()) == 1 else ""
+    # "I'm diabetic", "I'm type 1 diabetic" say a condition; "Im digital nomad" says none
+    named = len(value.split()) == 1 or re.search(rf"{v}\s+(?:{_HEALTH_WORD.pattern})", clause, re.I)
+    i_am = rf"\b(?:I'?m|I am|am)\s+(?:\w+ly\s+)?{v}\b|" if named else ""
     return bool(
         re.search(
             rf"\b(?:have|has|had|got|with|from|diagnosed with|suffer\w* from|get|gets|"

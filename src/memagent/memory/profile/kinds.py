@@ -309,10 +309,16 @@ _MISFILED = ("condition", "exercise", "routine", "like")
 
 
 def _asked_for(value: str) -> re.Pattern[str]:
-    """A value asked about ("soup ideas welcome", "pasta recipes?"), not a taste."""
+    """A value asked about ("soup ideas welcome", "pasta recipes?", "a recipe for chickpea
+    curry", "how to make banana bread"), not a taste."""
+    v = re.escape(value)
     return re.compile(
-        rf"\b{re.escape(value)}\s+(?:ideas|suggestions|recs|recommendations|recipes|tips|"
-        r"options)\b(?!\s+(?:is|are)\b)",
+        rf"\b{v}\s+(?:ideas|suggestions|recs|recommendations|recipes|tips|"
+        r"options)\b(?!\s+(?:is|are)\b)|"
+        r"\b(?:recipes?|ideas?|suggestions?|recs|something|a plan|a menu|meal plan|what to (?:make|"
+        r"cook|bake|do)|how (?:do i |to |can i )?(?:make|cook|bake|prep)|substitutes?|swaps?)\s+"
+        rf"(?:for|with|using|from|instead of)?\s*(?:(?:a|an|the|some|my|our|this|that)\s+)?"
+        rf"(?:[\w-]+\s+){{0,2}}{v}\b",
         re.IGNORECASE,
     )
 

@@ -265,3 +265,14 @@ def told_of_a_relative(name: str, clause: str) -> bool:
     if re.search(r"\b(?:me|I) and (?:my|our)\b|\bboth\b|\bwe\b|\bus\b", clause, re.I):
         return False  # "me and my sister both love sushi": the writer's too
     return re.search(rf"\b(?:my|our)\s+{re.escape(said)}\b", clause, re.IGNORECASE) is not None
+
+
+_MINDS_PETS = re.compile(
+    r"\b(?:walker|sitter|groomer|trainer|vet|breeder|minder|boarder|daycare|kennels?)s?$", re.I
+)
+
+
+def minds_pets(value: str) -> bool:
+    """`value` names someone who looks after animals, not one ("dog walker cancelled AGAIN
+    so Pepper (my beagle) is under the desk": Pepper is the beagle)."""
+    return bool(_MINDS_PETS.search(value.strip()))
