@@ -551,3 +551,23 @@ def test_a_drink_named_by_the_word_after_it_stays_a_drink() -> None:
     clause = "I love an iced hibiscus tea when it's hot out"
     assert fix_kind("drink_like", "hibiscus", clause) == "drink_like"
     assert fix_kind("drink_like", "licorice", "I love licorice") == "food_like"
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "kind"),
+    [
+        (
+            "chickpea curry",
+            "I love spicy food so can you give me a recipe for a chickpea curry",
+            None,
+        ),
+        ("banana bread", "I adore baking, how to make banana bread without eggs", None),
+        (
+            "spicy food",
+            "I love spicy food so can you give me a recipe for a chickpea curry",
+            "food_like",
+        ),
+    ],
+)
+def test_a_food_a_request_asks_about_is_no_taste(value: str, clause: str, kind: str | None) -> None:
+    assert fix_kind("food_like", value, clause) == kind
