@@ -188,6 +188,7 @@ def test_a_passing_illness_a_word_not_a_name_and_idioms(
         ("whereabouts", "London", "in London today for a meeting", "whereabouts"),
         ("whereabouts", "Patagonia", "living out of a campervan in Patagonia", "whereabouts"),
         ("whereabouts", "Bristol", "moving house is finally DONE, we're in Bristol now", "home"),
+        ("plan", "Singapore", "so I'm relocating to Singapore for good, need a transfer", "home"),
         ("food_like", "flat whites", "flat whites are my whole personality", "drink_like"),
         ("whereabouts", "Sheffield", "we're moving to Sheffield next month", "plan"),
         ("whereabouts", "now", "Actually I extended the trip, staying till Sunday now.", None),

@@ -63,6 +63,8 @@ def test_a_thing_met_is_no_taste(kind: str, value: str, statement: str) -> None:
         ("food_like", "pizza", "I really like pizza"),
         ("food_like", "ramen", "like, I adore ramen"),
         ("like", "kpop", "im into kpop lately"),
+        ("drink_like", "flat whites", "flat whites are basically my whole personality"),
+        ("like", "F1", "I'm a massive F1 nerd so explain it in F1 terms"),
         ("like", "bouldering", "got into bouldering this year"),
     ],
 )

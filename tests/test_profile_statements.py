@@ -673,6 +673,11 @@ def test_what_a_request_or_question_works_on_is_not_the_writers(text: str, kept:
         ),
         ("nvm, tell me how to make a curry", []),
         (
+            "as freelance translator (ES>EN mostly legal docs) I need to send a quote, help",
+            ["as freelance translator (ES>EN mostly legal docs) I need to send a quote, help"],
+        ),
+        ("my div is <div class='x'>hello</div> why", []),
+        (
             "started eating fish again so I guess I'm pescatarian now? feels weird to say",
             ["started eating fish again so I guess I'm pescatarian now?", "feels weird to say"],
         ),

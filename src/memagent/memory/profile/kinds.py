@@ -528,6 +528,13 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "manager wants me in Bangalore office": asked of the writer, no stay yet
     if kind == "plan" and ASKED_OF_ME.search(clause):
         return None  # "my manager wants me to pick up a shift sunday": asked, not planned
+    if kind in ("plan", "whereabouts") and re.search(
+        rf"\b(?:relocat\w+|mov\w+|emigrat\w+) (?:to|into) {re.escape(value)}\b.{{0,30}}"
+        r"\b(?:for good|permanently|for keeps)\b",
+        clause,
+        re.I,
+    ):
+        return "home"  # "I'm relocating to Singapore for good": a home, now or soon
     if kind == "plan" and not day_said(clause):
         return None  # "Stuck in a meeting", "dentist appointment at three": no day ahead
     if kind == "plan" and episodic(clause) and not AHEAD.search(clause):

@@ -37,6 +37,7 @@ _TASTE_SAID = re.compile(
     rf"\b(?:{LIKING_WORDS}|fave?s?\b|crav|(?:my|our) (?:thing|weakness|jam|staple)\b|get into|"
     r"best\b|can'?t (?:get enough|live without|resist|beat)|nothing (?:beats|is better|better)|"
     r"is life\b|lover\b|drinker\b|snob\b|person\b|comfort|hooked|happy place|of choice\b|"
+    r"nerd\b|geek\b|buff\b|junkie\b|fiend\b|personality\b|"
     r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|especially|"
     r"it'?s all about|come (?:a)?round|always|usually|never say no|can'?t say no|from now on|"
     r"only\b)",

@@ -321,12 +321,13 @@ _OTHERS_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _PASTED = re.compile(
-    r"[{}\[\]<>|]|```|\\n|\"\s*:|(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
+    r"[{}\[\]|]|</?[A-Za-z][^<>]{0,40}>|```|\\n|\"\s*:|(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
     r"\b[a-z_]+\.[a-z_]+\s*="
 )
-"""Brackets, a pipe between fields, a code fence, JSON's `":`, a row of three or more
-comma-joined words or values ("name,city,allergy", "metformin,500mg,PO") or a dotted key
-set ("preferences.likes=crypto"): data pasted, not something said."""
+"""Brackets, a markup tag, a pipe between fields, a code fence, JSON's `":`, a row of three
+or more comma-joined words or values ("name,city,allergy", "metformin,500mg,PO") or a
+dotted key set ("preferences.likes=crypto"): data pasted, not something said; a lone "<"
+or ">" is chat ("ES>EN", "<3", "-> swap the city")."""
 _MEMO = re.compile(
     r"^\s*(?:please\s+|pls\s+|just\s+|also\s+|kindly\s+)?(?:remember|note|keep in mind|"
     r"bear in mind|make a note|take note|don'?t forget|for the record|fyi|as you know)"
