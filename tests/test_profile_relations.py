@@ -66,3 +66,8 @@ def test_a_fact_read_as_a_named_relatives_is_theirs() -> None:
 def test_who_minds_a_pet_is_no_pet() -> None:
     assert relations.minds_pets("dog walker") and relations.minds_pets("cat sitter")
     assert not relations.minds_pets("golden retriever") and not relations.minds_pets("beagle")
+
+
+def test_the_words_chat_uses_for_a_relative_name_the_relation() -> None:
+    assert relations.singular("missus") == "wife" and relations.singular("hubby") == "husband"
+    assert relations.singular("nan") == "grandma" and relations.is_relation("other half")

@@ -131,8 +131,14 @@ _PARTNERED = (
 _IRREGULAR = {
     **{"children": "child", "puppies": "puppy", "bunnies": "bunny", "ponies": "pony"},
     **{"baby boy": "son", "baby girl": "daughter", "little boy": "son", "little girl": "daughter"},
+    **{"missus": "wife", "missis": "wife", "wifey": "wife", "hubby": "husband", "bf": "boyfriend"},
+    **{"gf": "girlfriend", "other half": "partner", "mam": "mum", "mammy": "mum", "mummy": "mum"},
+    **{"mommy": "mom", "daddy": "dad", "nan": "grandma", "nana": "grandma", "gran": "grandma"},
+    **{"granny": "grandma", "grandad": "grandpa", "granddad": "grandpa", "step-son": "stepson"},
+    **{"step-daughter": "stepdaughter", "sis": "sister", "bro": "brother"},
 }
-"""Plurals and the words for a child that name the relation ("baby boy" is a son)."""
+"""Plurals, the words for a child that name the relation ("baby boy" is a son) and the
+words chat uses for one ("the missus", "my hubby", "my nan")."""
 _CORRECTION = re.compile(
     r"\b(actually|now|renamed|any ?more|no longer|correction|i meant|not \w+,? but|"
     r"changed|wrong)\b|,\s*not\s+[A-Z]",
