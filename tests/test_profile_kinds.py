@@ -46,6 +46,7 @@ from memagent.memory.profile.nothingnamed import names_nothing
         ("work", "full time", "we're in a 2 bed flat and both work full time"),
         ("exercise", "climbing", "wrist is in a splint until the end of the month so no climbing"),
         ("work", "working remote", "staying with my brother in Galway, working remote"),
+        ("work", "work emergency", "change of plan, work emergency, heading back to Dublin"),
         ("routine", "workshop", "on crutches for 6 weeks so no in-person workshops for me"),
         ("plan", "party", "no office party for me this year, skint"),
         ("food_dislike", "microwave", "I'm vegan and theres no microwave here"),

@@ -398,11 +398,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "usually mon tue wed": a when, no workout named
     if kind == "work" and re.fullmatch(
         r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|(?:working )?"
-        r"remote(?:ly)?|wfh)\W*",
+        r"remote(?:ly)?|wfh|work \w+(?: \w+)?)\W*",
         value,
         re.I,
     ):
-        return None  # "we both work full time": how much, not what the job is
+        return None  # "we both work full time", "work emergency": how or what, not the job
     if kind in ("exercise", "like", "routine", "plan") and re.search(
         rf"\bno (?!more\b|longer\b)(?:[\w-]+ ){{0,2}}{re.escape(value)}(?:e?s)?\b", clause, re.I
     ):
