@@ -216,8 +216,8 @@ def _who(kind: str, name: str, statement: str) -> str:
     name ("a guy called Dev": guy)."""
     words = relations.ANIMALS if kind == "pet" else relations.RELATIVES
     for w in tokens(statement):
-        if relations.singular(w) in words:
-            return relations.singular(w)
+        if (one := relations.singular(w)) in words:
+            return one if w.startswith(one[:3]) else w  # "daughters" → daughter; "gf" as said
     for m in _WHO.finditer(statement):
         if statement[m.end() :].lower().startswith(name.lower()):
             return m.group(1).split()[-1]
