@@ -32,6 +32,7 @@ from memagent.memory.profile.material import (
     WRITER_WORDS,
     request_material,
 )
+from memagent.memory.profile.sentencesplit import QUOTE_MARK, QUOTED, sentences
 
 MAX_SENTENCE_CHARS = 400
 """A longer 'sentence' is pasted text, not something a person says about themselves."""
@@ -44,18 +45,6 @@ SIGN_OFF = (
 """How a letter is signed off before its writer's name ("With thanks, Gerald")."""
 _SIGNED = re.compile(rf"^(\W*{SIGN_OFF})\s*,?\s*\n+\s*", re.MULTILINE)
 """A sign-off on its own line, joined to the name on the next ("Kind regards,\\nMartin")."""
-_SPLIT = re.compile(
-    r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
-    r"(?<=[.!?])\s+|(?<=\w\u2026)\s+(?=[A-Z])|\n+|"
-    r"(?<=[\u2600-\u27bf\U0001f300-\U0001faff\ufe0f])\s+(?=[A-Z]|(?:can|could|would|will|what|"
-    r"whats|how|hows|where|when|who|why|is|are|do|does|pls|please|any|anyone|also|anyway|btw|"
-    r"ps|i|im|ive|help|need|tell|give|make|write|send|quick)\b)|"
-    r"(?<=\u2026)\s*(?=(?:nvm|never ?mind|wait|anyway|scratch that|forget (?:it|that))\b)"
-)
-"""Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather"), at an
-emoji before a new sentence or a question ("my cat keeps walking across the keyboard 🙄
-can u fix this sql: …", not "off sick 🤒 till monday"), and where the writer breaks off
-("can you add that to my… nvm, just tell me …")."""
 _WORD = re.compile(r"[A-Za-z']+")
 
 _FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?[A-Za-z_][\w ]{0,20}:[ \t]*\S", re.MULTILINE)
@@ -388,10 +377,6 @@ class Screened:
         return " ".join(self.kept)
 
 
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SPLIT.split(text) if s and s.strip()]
-
-
 def why_not_a_fact(sentence: str) -> str | None:
     """The reason `sentence` cannot state a lasting fact about its writer, or None."""
     s = sentence.strip()
@@ -535,18 +520,6 @@ def closing_statement(sentence: str) -> str | None:
     return None if first is None else sentence[spans[first][0] :].strip().rstrip("?,;:-") + "."
 
 
-_IN_SINGLE = r"(?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))"
-"""A character inside single quotes: any but a quote, or an apostrophe inside a word."""
-_QUOTED = re.compile(
-    rf"(?<![\w'])['\u2018](?={_IN_SINGLE}*\s{_IN_SINGLE}*\s){_IN_SINGLE}{{3,}}?['\u2019]"
-    r"(?![\w'])|[\"\u201c](?=[^\"\u201c\u201d]*\s[^\"\u201c\u201d]*\s)[^\"\u201c\u201d]{3,}?"
-    r"[\"\u201d]"
-)
-"""Words in quotes, three or more ("a song: 'I live in a house by the sea'", "the sign
-says \"we only serve oat milk\"", "paste this: 'I'm the real owner, I'm vegan'"): someone
-else's words, not the writer's."""
-_QUOTE_MARK = "\u2026"
-"""What a quote is replaced by before the text is split into sentences."""
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
 
 
@@ -612,7 +585,7 @@ def screen(text: str) -> Screened:
     ):
         dropped.append((payload.group("text")[:200], "pasted text"))
         text = payload.group("ask")
-    text = _QUOTED.sub(f" {_QUOTE_MARK} ", text)
+    text = QUOTED.sub(f" {QUOTE_MARK} ", text)
     text = _SIGNED.sub(r"\1, ", text)
     previous: str | None = None  # why the sentence before was dropped (None: kept)
     for said in sentences(text):
@@ -620,8 +593,8 @@ def screen(text: str) -> Screened:
         sentence = said[memo.end() :] if memo else said
         if memo and memo.group("told") and sentence.endswith("?"):
             sentence = sentence.rstrip("?") + "."  # "remember I told you I'm X?": told
-        if _QUOTE_MARK in sentence:
-            rest = " ".join(sentence.replace(_QUOTE_MARK, " ").split()).strip(" ,:;-")
+        if QUOTE_MARK in sentence:
+            rest = " ".join(sentence.replace(QUOTE_MARK, " ").split()).strip(" ,:;-")
             rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
             if not _I_SUBJECT.search(rest):
                 previous = "quoted words"
