@@ -95,11 +95,7 @@ def _time_moves(
     sharing a word with the sentence and holding a day or month, or the only plan held
     with one ("airline cancelled, we've been rebooked for the 18th"), when no new line for
     it is written (then `routine_moved` ends the old one)."""
-    new_lines = [
-        _what(f"{o.value.item} {o.value.display or ''}")
-        for o in ops
-        if isinstance(o, AppendOp) and o.path in _TIMED
-    ]
+    new_lines = _new_lines(ops)
     out: list[AnyOp] = []
     for sentence in sentences:
         for m in _MOVED_TO.finditer(sentence):
@@ -215,6 +211,15 @@ _GENERIC = {match_key(w) for w in ("move", "trip", "plan", "plans", "thing", "da
 """Words that name a plan without saying which ("the big move's pushed back to june")."""
 
 
+def _new_lines(ops: Sequence[AnyOp]) -> list[set[str]]:
+    """What each habit or plan the statement writes is (its words other than when)."""
+    return [
+        _what(f"{o.value.item} {o.value.display or ''}")
+        for o in ops
+        if isinstance(o, AppendOp) and o.path in _TIMED
+    ]
+
+
 def _what(text: str) -> set[str]:
     """The words of a habit that say what it is, not when."""
     return {
@@ -253,11 +258,7 @@ def _days_changed(
     thursdays from next week", "they changed the lane times so it's tuesdays and thursdays
     now"): the held weekly line sharing a word with the sentence, else the only one held
     with a day, said with the new days, unless a new habit written names it."""
-    new_lines = [
-        _what(f"{o.value.item} {o.value.display or ''}")
-        for o in ops
-        if isinstance(o, AppendOp) and o.path in _TIMED
-    ]
+    new_lines = _new_lines(ops)
     out: list[AnyOp] = []
     for sentence in sentences:
         m = _NEW_DAYS.search(sentence)
