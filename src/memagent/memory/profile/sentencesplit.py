@@ -1,7 +1,7 @@
 """Where a message's sentences and quotes begin and end.
 
 A sentence ends at a stop (not at a title's: "Mr. Fairweather"), at a new line, at an
-emoji before a new sentence or a question, and where the writer breaks off ("… nvm").
+emoji that closes it, and where the writer breaks off ("… nvm").
 Words in quotes are someone else's; `statements.screen` replaces them with `QUOTE_MARK`
 before it splits the text, so what is left is read as the writer's.
 """
@@ -13,15 +13,12 @@ import re
 _SPLIT = re.compile(
     r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bProf\.)"
     r"(?<=[.!?])\s+|(?<=\w\u2026)\s+(?=[A-Z])|\n+|"
-    r"(?<=[\u2600-\u27bf\U0001f300-\U0001faff\ufe0f])\s+(?=[A-Z]|(?:can|could|would|will|what|"
-    r"whats|how|hows|where|when|who|why|is|are|do|does|pls|please|any|anyone|also|anyway|btw|"
-    r"ps|i|im|ive|help|need|tell|give|make|write|send|quick)\b)|"
+    r"(?<=[\u2600-\u27bf\U0001f300-\U0001faff\ufe0f])\s+(?=[^\s\u2600-\u27bf\U0001f300-\U0001faff])|"
     r"(?<=\u2026)\s*(?=(?:nvm|never ?mind|wait|anyway|scratch that|forget (?:it|that))\b)"
 )
 """Sentences end at a stop, not at a title's ("addressed as Mr. Fairweather"), at an
-emoji before a new sentence or a question ("my cat keeps walking across the keyboard 🙄
-can u fix this sql: …", not "off sick 🤒 till monday"), and where the writer breaks off
-("can you add that to my… nvm, just tell me …")."""
+emoji that closes one ("my cat keeps walking across the keyboard 🙄 can u fix this sql:
+…"), and where the writer breaks off ("can you add that to my… nvm, just tell me …")."""
 
 
 def sentences(text: str) -> list[str]:
