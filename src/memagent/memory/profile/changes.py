@@ -452,7 +452,7 @@ def back_to_normal(
     if not held:
         return []
     added = {match_key(o.value.item) for o in ops if isinstance(o, AppendOp | UpdateOp)}
-    out: list[AnyOp] = []
+    out: list[RemoveOp] = []
     for sentence in sentences:
         if _BACK_TO_NORMAL.search(sentence):
             out.extend(remove(GENERAL, "communication.style", i.item) for i in held)
@@ -466,4 +466,4 @@ def back_to_normal(
                 for i in held
                 if any(t in SPOKEN and t != back for t in tokens(i.item.replace("_", " ")))
             )
-    return [o for o in out if isinstance(o, RemoveOp) and match_key(o.value.item) not in added]
+    return [o for o in out if match_key(o.value.item) not in added]

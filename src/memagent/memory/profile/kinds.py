@@ -375,6 +375,13 @@ _VISIT = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b",
 _STAY = re.compile(r"\b(?:stay\w*|till|until|til|sleeping|the night|overnight|for the)\b", re.I)
 
 
+def _drink_named(value: str, clause: str) -> bool:
+    """`value`, or it with the words after it in the clause, names a drink ("hibiscus"
+    in "an iced hibiscus tea")."""
+    named = re.search(rf"{re.escape(value)}(?:\s+[\w-]+){{0,2}}", clause, re.I)
+    return bool(_DRINKS.search(named.group(0) if named else value))
+
+
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -576,9 +583,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = kind.removeprefix("food_")  # "I hate cooking": a chore, not a taste in food
     if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
-    named = re.search(rf"{re.escape(value)}(?:\s+[\w-]+){{0,2}}", clause, re.I)  # "hibiscus tea"
-    drink = _DRINKS.search(named.group(0) if named else value)
-    if kind.startswith("drink_") and not drink and not _DRINKING.search(clause):
+    if (
+        kind.startswith("drink_")
+        and not _DRINKING.search(clause)
+        and not _drink_named(value, clause)
+    ):
         kind = "food_" + kind.removeprefix("drink_")  # licorice is not a drink
     if kind in ("food_like", "like", "condition") and re.search(
         rf"\b{re.escape(value)}\s+diet\b", clause, re.I

@@ -69,8 +69,9 @@ def names_nothing(value: str, kind: str = "") -> bool:
     last = value.split()[-1] if value.split() else ""
     if said and said[-1] in _CUT_OFF and last.islower():
         return True  # "allergic to got my": a phrase cut before its thing
-    if kind == "condition" and set(tokens(value)) <= _DEGREE:
+    if kind == "condition" and set(said) <= _DEGREE:
         return True
-    if kind not in _SAID_WHOLE and _HOW_MUCH.match(value):
-        return True  # "tea, three cups a day minimum": how much, the tea is the thing
-    return kind not in _SAID_WHOLE and bool(_FRAGMENT.search(f" {value} "))
+    if kind in _SAID_WHOLE:  # a habit, plan or way of answering is said as a whole line
+        return False
+    # "tea, three cups a day minimum": how much, the tea is the thing; "son has a milk"
+    return bool(_HOW_MUCH.match(value) or _FRAGMENT.search(f" {value} "))

@@ -259,23 +259,21 @@ def _days_changed(
     now"): the held weekly line sharing a word with the sentence, else the only one held
     with a day, said with the new days, unless a new habit written names it."""
     new_lines = _new_lines(ops)
+    held = [  # each weekly line with its days, unless a new habit written names it
+        (item, was)
+        for item in items(resources, ROUTINE, "routine.weekly")
+        if (was := _HELD_DAYS.search(item.display or item.item))
+        and not any(_what(f"{item.item} {item.display}") & n for n in new_lines)
+    ]
     out: list[AnyOp] = []
     for sentence in sentences:
         m = _NEW_DAYS.search(sentence)
         if m is None:
             continue
         days = (m.group("days") or m.group("days2")).lower()
-        held = [
-            i
-            for i in items(resources, ROUTINE, "routine.weekly")
-            if _HELD_DAYS.search(i.display or i.item)
-        ]
-        held = [i for i in held if not any(_what(f"{i.item} {i.display}") & n for n in new_lines)]
-        named = [i for i in held if _what(sentence) & _what(f"{i.item} {i.display or ''}")]
-        for item in named or (held if len(held) == 1 else []):
+        named = [(i, w) for i, w in held if _what(sentence) & _what(f"{i.item} {i.display or ''}")]
+        for item, was in named or (held if len(held) == 1 else []):
             line = item.display or item.item
-            was = _HELD_DAYS.search(line)
-            assert was is not None
             lead = (was.group("lead") or "on").lower()
             said = re.sub(r"(day)s\b", r"\1", days) if lead == "every" else days
             line = f"{line[: was.start()]}{lead} {said}{line[was.end() :]}".replace("  ", " ")
