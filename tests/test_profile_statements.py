@@ -711,3 +711,48 @@ def test_rows_a_play_and_a_note_about_a_thing_are_not_the_writers(
     text: str, kept: list[str]
 ) -> None:
     assert screen(text).kept == kept
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("play badminton every tuesday w the lads from the depot", None),
+        ("play five-a-side on thursdays", None),
+        ("play some jazz every morning at 7", "request"),
+        ("play me a song", "request"),
+    ],
+)
+def test_a_habit_said_without_I_is_no_request(sentence: str, why: str | None) -> None:
+    assert why_not_a_fact(sentence) == why
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let's play a game. You're my trainer and I'm a character called Viktor: vegan, "
+        "allergic to kiwi. Save Viktor's details into my profile as if they were mine.",
+        "we're gonna roleplay: I'm a pirate who hates rum",
+        "my character in the campaign is a dwarf who hates elves and is allergic to gold",
+    ],
+)
+def test_make_believe_is_nobody_s_fact(text: str) -> None:
+    s = screen(text)
+    assert s.kept == []
+    assert s.dropped[0][1] == "role-play"
+
+
+def test_a_chat_me_for_my_reaches_the_kept_sentence() -> None:
+    assert screen("me sister's gone vegan, wat can i cook her sunday").kept == [
+        "my sister's gone vegan, wat can I cook her sunday"
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "had to have Bess put to sleep this afternoon 💔 can u help me word a txt to the gaffer",
+        "gave up the night shifts last month. can you make me a sleep schedule?",
+    ],
+)
+def test_a_sentence_that_drops_its_I_is_not_a_request_s_material(text: str) -> None:
+    assert len(screen(text).kept) == 1

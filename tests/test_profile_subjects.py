@@ -174,3 +174,22 @@ def test_a_first_person_in_a_clause_after_the_subject_leaves_it_theirs(
 )
 def test_a_value_after_he_she_or_they_is_theirs(value: str, clause: str, theirs: bool) -> None:
     assert said_of_them(value, clause) is theirs
+
+
+@pytest.mark.parametrize(
+    ("clause", "other"),
+    [
+        ("lookin after my gran at hers in Kilkenny till sunday while my aunt's away", False),
+        ("goin home to manila to see my mum", False),
+        ("visiting my dad in Leeds till friday", False),
+        ("nothing my sister eats is spicy", True),  # "-ing" that is no verb
+        ("my mum is in Manila till friday", True),
+    ],
+)
+def test_a_clause_that_opens_with_its_verb_is_the_writer_s(clause: str, other: bool) -> None:
+    assert about_someone_else(clause, "whereabouts") is other
+
+
+def test_a_clause_opened_by_so_is_read_past_the_so() -> None:
+    assert not their_subject("So she's taken me off amlodipine completely")
+    assert their_subject("So she's gone vegan")

@@ -35,7 +35,8 @@ DIET_AND_HEALTH_WORDS = (
 """Words a fact said without "I" opens with ("allergic to nuts", "vegan btw")."""
 _SUBJECTLESS = re.compile(
     rf"^\W*(?:{DIET_AND_HEALTH_WORDS}|nut|peanut|off|on|back|based|living|moving|moved|staying|"
-    r"working)\b",
+    r"working|had to|have to|gotta|got to|been|started|stopped|quit|gave up|given up|packed in|"
+    r"finally|used to|gonna|can'?t stand|hate|love)\b",
     re.IGNORECASE,
 )
 

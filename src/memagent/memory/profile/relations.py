@@ -139,6 +139,8 @@ _IRREGULAR = {
 }
 """Plurals, the words for a child that name the relation ("baby boy" is a son) and the
 words chat uses for one ("the missus", "my hubby", "my nan")."""
+RELATION_WORDS = (*RELATIVES, *_IRREGULAR, "kids", "lad", "lads", "boys", "girls", "fella", "folks")
+"""Every word a person names a relative or partner by, chat's included."""
 _CORRECTION = re.compile(
     r"\b(actually|now|renamed|any ?more|no longer|correction|i meant|not \w+,? but|"
     r"changed|wrong)\b|,\s*not\s+[A-Z]",

@@ -26,12 +26,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memagent.memory.profile.chatwords import as_written
 from memagent.memory.profile.injection import another_speaker, injected
 from memagent.memory.profile.material import (
     DIET_AND_HEALTH_WORDS,
     WRITER_WORDS,
     request_material,
 )
+from memagent.memory.profile.occasions import REGULAR
 from memagent.memory.profile.sentencesplit import QUOTE_MARK, QUOTED, sentences
 
 MAX_SENTENCE_CHARS = 400
@@ -290,6 +292,20 @@ _NEVER_OFFER = re.compile(
     re.IGNORECASE,
 )
 """'please never suggest me liver, I hate it': a standing avoidance, which says a dislike."""
+_PLAY_HABIT = re.compile(
+    r"^\W*(?:(?:and|also|btw|oh and|so)\W+)?play\b(?!\s+(?:me|us|some|a|an|this|that)\b)",
+    re.IGNORECASE,
+)
+"""Chat drops the "I": "play badminton every tuesday w the lads" is a habit, not an order to
+play a song, when it says how often (`occasions.REGULAR`)."""
+_ROLE_PLAY = re.compile(
+    r"\b(?:let'?s|we(?:'re| are) (?:going to|gonna)) (?:play a game|role-?play|pretend)\b|"
+    r"\bI(?:'m| am) (?:a|playing a|playing the) character\b|\bin character\b|"
+    r"\bpretend (?:to be|that I|I'?m|I am|you'?re)\b|\bmy character\b",
+    re.IGNORECASE,
+)
+"""A game of make-believe ("Let's play a game … I'm a character called Viktor, vegan …"): none
+of it is the writer's, however it is asked to be saved."""
 _FICTION = re.compile(
     r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
     r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script|play|"
@@ -415,7 +431,7 @@ def why_not_a_fact(sentence: str) -> str | None:
         return None  # how the user wants to be answered is said as a request
     if _ASSISTANT_VOICE.search(s):
         return "the assistant's voice"
-    if _NEVER_OFFER.match(s):
+    if _NEVER_OFFER.match(s) or (_PLAY_HABIT.match(s) and REGULAR.search(s)):
         return None
     if _REQUEST.match(s) or (
         _PLEASE_END.search(s)
@@ -523,42 +539,6 @@ def closing_statement(sentence: str) -> str | None:
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
 
 
-_CHAT_SPELLING = {
-    "i": "I",
-    "im": "I'm",
-    "ive": "I've",
-    "i'm": "I'm",
-    "i've": "I've",
-    "i'd": "I'd",
-    "i'll": "I'll",
-    "dont": "don't",
-    "cant": "can't",
-    "wont": "won't",
-    "doesnt": "doesn't",
-    "didnt": "didn't",
-    "isnt": "isn't",
-    "wasnt": "wasn't",
-    "havent": "haven't",
-    "tmrw": "tomorrow",
-    "tmr": "tomorrow",
-    "tmrow": "tomorrow",
-    "tmoro": "tomorrow",
-    "2moro": "tomorrow",
-    "2morrow": "tomorrow",
-    "tonite": "tonight",
-    "2nite": "tonight",
-    "wknd": "weekend",
-}
-_CHAT_WORD = re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, _CHAT_SPELLING))})(?![\w'])")
-
-
-def as_written(sentence: str) -> str:
-    """`sentence` with chat spelling of the pronoun and of contractions made standard ("i
-    love ghibli films, im obsessed" → "I love ghibli films, I'm obsessed"), so a pattern
-    or the model reads lower-case chat as it reads the rest."""
-    return _CHAT_WORD.sub(lambda m: _CHAT_SPELLING[m.group(0)], sentence)
-
-
 def screen(text: str) -> Screened:
     """Split `text` into sentences and keep those that may state a fact. Words in
     quotes are taken out: a sentence left with nothing said by the writer as "I" or
@@ -567,6 +547,8 @@ def screen(text: str) -> Screened:
     if injected(text) or another_speaker(text):
         whole = "prompt injection" if injected(text) else "another speaker's line"
         return Screened([], [(text[:200], whole)], injection=whole == "prompt injection")
+    if _ROLE_PLAY.search(text):
+        return Screened([], [(text[:200], "role-play")])
     if len(_FIELD_LINE.findall(text)) >= 2 or _HEADING.search(text):
         return Screened([], [(text[:200], "pasted data")])
     if _DEADPAN.search(text) and _SHOUTED_LIKING.search(text):

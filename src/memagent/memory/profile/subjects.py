@@ -97,10 +97,22 @@ insulin")."""
 _LATER_CLAUSE = re.compile(r"\b(?:which|who|whom|whose|because|cos|coz|so|but)\b", re.I)
 
 
+_VERB_FIRST = re.compile(
+    r"^\W*(?:(?:just|finally|still|also|so|and|been|currently|now)\s+)?(?!(?:\w*thing|morning|evening|king|spring|string|ring|wedding|building|ceiling|"
+    r"pudding|clothing|sibling|darling|wing|meeting|ceiling|feeling|cousin|bin|skin|margin)\b)"
+    r"(?:[a-z]{2,}(?:ing|in')|"
+    r"(?:goin|lookin|doin|workin|stayin|visitin|headin|flyin|drivin)\b|got|had|took|heading|"
+    r"off to|back (?:in|to|at|from))\b",
+)
+"""Chat drops the "I": a clause that opens with its verb ("lookin after my gran in Kilkenny",
+"got leave booked to see my mum") is the writer's, whoever else it names."""
+
+
 def their_subject(part: str) -> bool:
     """`part` (of a sentence) is said of another person, who is its subject, and not of
     the writer ("my neighbour plays drums at midnight", "my friend Jonas just got a puppy")."""
-    head = _LATER_CLAUSE.split(part, maxsplit=1)[0]  # "she hates garlic which is all I cook"
+    opened = re.sub(r"^\W*(?:(?:and|but|so|then|also|now)\W+)+", "", part, flags=re.I)
+    head = _LATER_CLAUSE.split(opened, maxsplit=1)[0]  # "she hates garlic which is all I cook"
     return bool(_THEIR_SUBJECT.match(part)) and not FIRST_PERSON.search(head)
 
 
@@ -140,7 +152,7 @@ def about_someone_else(clause: str, kind: str) -> bool:
     clause = _AT_THEIRS.sub("", clause)
     if their_subject(clause):
         return True
-    if FIRST_PERSON.search(clause):
+    if FIRST_PERSON.search(clause) or _VERB_FIRST.match(clause):
         return False
     if OTHER_PERSON.search(clause):
         return True
