@@ -573,3 +573,32 @@ def test_a_drink_named_by_the_word_after_it_stays_a_drink() -> None:
 )
 def test_a_food_a_request_asks_about_is_no_taste(value: str, clause: str, kind: str | None) -> None:
     assert fix_kind("food_like", value, clause) == kind
+
+
+@pytest.mark.parametrize(
+    ("value", "clause"),
+    [
+        ("lates", "gaffer's moved me onto lates now, 2 till 10"),
+        ("earlies", "i work earlies at a bakery, 6 till 2"),
+        ("nights", "on nights again this month"),
+        ("12-hour shifts", "doing 12-hour shifts at the depot"),
+    ],
+)
+def test_a_pattern_of_shifts_is_a_habit_of_its_own(value: str, clause: str) -> None:
+    assert fix_kind("routine", value, clause) == "routine"
+    assert timed_apart("routine", value, clause)
+
+
+def test_a_span_of_hours_is_a_habit_s_own_when() -> None:
+    assert timed_apart("routine", "bakery shift", "bakery shift 6 till 2")
+    assert not timed_apart("routine", "bakery shift", "bakery shift, love it")
+
+
+@pytest.mark.parametrize("value", ["decent cook", "nervous driver", "a terrible singer"])
+def test_how_well_someone_does_a_thing_is_no_job(value: str) -> None:
+    assert fix_kind("work", value, f"I'm a {value} to be fair") is None
+
+
+@pytest.mark.parametrize("value", ["enough", "good", "more", "properly"])
+def test_a_word_of_how_much_or_how_well_alone_names_nothing(value: str) -> None:
+    assert names_nothing(value, "diet")

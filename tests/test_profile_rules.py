@@ -645,3 +645,18 @@ def test_its_a_name_by_the_way(sentence: str, name: str | None) -> None:
 def test_been_living_somewhere_for_years_is_home() -> None:
     facts = rule_facts(["been living in Vancouver 6 yrs now and still not used to the rain"])
     assert [(f.kind, f.value) for f in facts if f.kind == "home"] == [("home", "Vancouver")]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "style"),
+    [
+        ("Evidence-based answer please, I'm writing a short article.", None),
+        ("I'd like a proper answer rather than the usual internet arguments.", None),
+        ("Please keep your answers short from now on.", "keep your answers short from now on"),
+        ("I prefer a short answer, always.", "I prefer a short answer"),
+        ("just give me the short answer, I hate long replies", "I hate long replies"),
+    ],
+)
+def test_one_answer_asked_for_is_no_way_of_answering(sentence: str, style: str | None) -> None:
+    said = [f.value for f in rule_facts([sentence]) if f.kind == "communication"]
+    assert said == ([style] if style else [])

@@ -54,7 +54,7 @@ def job(value: str, clause: str, template: str) -> tuple[str, str]:
     if m is None or match_key(value) not in match_key(m.group(4)):
         return value, template
     role, at, where = m.group(2).strip(), m.group(3), m.group(4).strip()
-    if match_key(role) in ("work", "working"):  # "I work at Spotify as a data analyst"
+    if match_key(role.split()[0]) in ("work", "working"):  # "I work at Spotify as a data analyst"
         employer = re.split(r"\s+as\s+(?=an?\s)", where, maxsplit=1)[0]
         said_as = re.search(r"\s+as\s+an?\s+([\w -]{2,40})$", where)
         if said_as:
@@ -124,5 +124,16 @@ def job_said(sentence: str) -> str | None:
     m = _WORK.search(sentence) or _IM_A.search(sentence) or _AS_JOB.search(sentence)
     m = m or _JOB_HERE.search(sentence)
     if m is not None:
-        return next(g for g in m.groups() if g)
+        said = next(g for g in m.groups() if g)
+        return None if A_SKILL.fullmatch(said) else said
     return "retired" if _RETIRED.search(sentence) else None
+
+
+A_SKILL = re.compile(
+    r"(?:(?:a|an|very|really|pretty|quite|such a)\s+)?(?:decent|good|bad|terrible|great|rubbish|"
+    r"keen|amateur|lazy|competent|confident|average|awful|hopeless|enthusiastic|natural|messy|"
+    r"better|worse|slow|fast|nervous|careful|fussy|picky|sloppy|shocking|nightmare|massive)\s+"
+    r"(?:cook|baker|driver|writer|singer|dancer|gardener|artist|photographer|musician|student)",
+    re.IGNORECASE,
+)
+""""I'm a decent cook", "a nervous driver": how well the writer does a thing, not a job."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from memagent.memory.profile import relations
+from memagent.memory.profile.drinks import DRINKING, DRINKS, drink_named
 from memagent.memory.profile.events import episodic
 from memagent.memory.profile.health import (
     ALLERGY_WORDS,
@@ -27,7 +28,7 @@ from memagent.memory.profile.health import (
     health_said,
     joke_allergy,
 )
-from memagent.memory.profile.jobs import JOB_WORD, JOBS, someone_in_the_job
+from memagent.memory.profile.jobs import A_SKILL, JOB_WORD, JOBS, someone_in_the_job
 from memagent.memory.profile.languages import answered_in, is_spoken
 from memagent.memory.profile.negation import disliked, disliked_after, ended, subclause
 from memagent.memory.profile.occasions import (
@@ -70,20 +71,6 @@ _DIET_FOOD = re.compile(
     re.IGNORECASE,
 )
 """'vegan sausage roll', 'gluten free brownies': a food that keeps a diet, liked as a food."""
-_DRINKS = re.compile(
-    r"\b(coffee|tea|latte|lattes|espresso|cappuccino|flat white|beers?|wines?|water|juice|"
-    r"milk|sodas?|cola|coke|pepsi|cocktails?|whisky|whiskey|matcha|kombucha|smoothies?|lemonade|ipas?|"
-    r"rooibos|chai|yerba mate|sparkling water|fizzy drinks?|soft drinks?|"
-    r"ales?|lagers?|stouts?|cider|gin|vodka|rum|tequila|sake|soju|mocha|cocoa|"
-    r"hot chocolate|energy drinks?|earl grey|english breakfast|darjeeling|assam|oolong|sencha|"
-    r"chamomile|green tea|herbal tea|mint tea|iced tea|bubble tea|boba|americano|macchiato|"
-    r"cortado|prosecco|champagne|bourbon|brandy|mezcal|negroni|spritz|martini|margaritas?|"
-    r"seltzer|milkshakes?|lassi|kefir|drinks?)(?:e?s)?\b",
-    re.IGNORECASE,
-)
-_DRINKING = re.compile(
-    r"\b(drink|drinks|drank|drinking|sip|sipping|cup|mug|glass|pint|bottle|brew)\b", re.I
-)
 _SETTLED = re.compile(
     r"\b(moved(?! on\b)|relocated|settled|live|living|lives|"
     r"moving house is (?:finally )?(?:done|over|finished))\b(?! out of)",
@@ -289,12 +276,29 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
     fact ("I'm a software engineer at a startup, mostly backend stuff"), a habit or
     plan without one is a remark on that fact, and its line (the whole sentence)
     would only say the other fact again."""
+    if SHIFTS.fullmatch(value.strip()):
+        return True  # "I work nights at the Royal": the pattern of the work is its own habit
     if _TIME_WORD.match(value):
         return False  # "on a liquid diet till Monday": the other fact's time, not a plan
     sub = subclause(value, clause)
     if kind == "plan":
         return bool(EVENT.search(sub) or AHEAD.search(sub))
-    return bool(REGULAR.search(sub) or re.search(r"\bat \d|\d\s*(?:am|pm)\b", sub, re.I))
+    return bool(REGULAR.search(sub) or _CLOCK.search(sub))
+
+
+_CLOCK = re.compile(
+    r"\bat \d|\d\s*(?:am|pm)\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:-|–|to|till|til|until)\s*\d{1,2}\b",
+    re.IGNORECASE,
+)
+"""A clock time or span of hours ("at 6", "7pm", "6 till 2"): a shift's own when."""
+SHIFTS = re.compile(
+    r"(?:(?:early|late|night|day|twilight|graveyard|split|double|weekend|long|\d+[- ]?h(?:ou)?r)"
+    r"\s+)?shifts?|earl(?:y|ie)s|lates|nights|long days",
+    re.IGNORECASE,
+)
+"""A pattern of work said by its shifts ("earlies", "on nights", "12-hour shifts"): a habit
+of its own, with or without its hours."""
+_USED_TO = re.compile(r"\bused to\b|\bno longer\b|\bany ?more\b", re.IGNORECASE)
 
 
 _AT_A_TIME = re.compile(
@@ -375,13 +379,6 @@ _VISIT = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b",
 _STAY = re.compile(r"\b(?:stay\w*|till|until|til|sleeping|the night|overnight|for the)\b", re.I)
 
 
-def _drink_named(value: str, clause: str) -> bool:
-    """`value`, or it with the words after it in the clause, names a drink ("hibiscus"
-    in "an iced hibiscus tea")."""
-    named = re.search(rf"{re.escape(value)}(?:\s+[\w-]+){{0,2}}", clause, re.I)
-    return bool(_DRINKS.search(named.group(0) if named else value))
-
-
 def fix_kind(kind: str, value: str, clause: str) -> str | None:
     """The kind the statement's words say a fact the model read as `kind` is (None:
     no fact at all)."""
@@ -403,13 +400,16 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "ugh. mondays.": a day said alone is no habit
     if kind == "exercise" and when_only(value):
         return None  # "usually mon tue wed": a when, no workout named
-    if kind == "work" and re.fullmatch(
-        r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|(?:working )?"
-        r"remote(?:ly)?|wfh|work \w+(?: \w+)?)\W*",
-        value,
-        re.I,
+    if kind == "work" and (
+        re.fullmatch(
+            r"\W*(?:(?:full|part)[- ]?time|shifts?|shift work|nights|days|from home|(?:working )?"
+            r"remote(?:ly)?|wfh|work \w+(?: \w+)?)\W*",
+            value,
+            re.I,
+        )
+        or A_SKILL.fullmatch(value.strip())
     ):
-        return None  # "we both work full time", "work emergency": how or what, not the job
+        return None  # "we both work full time", "work emergency", "a decent cook": not the job
     if kind in ("exercise", "like", "routine", "plan") and re.search(
         rf"\bno (?!more\b|longer\b)(?:[\w-]+ ){{0,2}}{re.escape(value)}(?:e?s)?\b", clause, re.I
     ):
@@ -546,6 +546,8 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         return None  # "Stuck in a meeting", "dentist appointment at three": no day ahead
     if kind == "plan" and episodic(clause) and not AHEAD.search(clause):
         return None  # "Our flight got delayed by three hours": past, nothing ahead
+    if kind == "routine" and SHIFTS.fullmatch(value.strip()) and not _USED_TO.search(clause):
+        return "routine"  # "moved me onto lates now": a pattern of work, however it is said
     if kind == "routine" and not habitual(clause):
         if not AHEAD.search(subclause(value, clause)) or PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
@@ -581,13 +583,9 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         kind = "food_" + kind  # "Big fan of Ethiopian food": a taste in food
     if kind in ("food_like", "food_dislike") and _KITCHEN_WORK.fullmatch(value.strip()):
         kind = kind.removeprefix("food_")  # "I hate cooking": a chore, not a taste in food
-    if kind in ("food_like", "food_dislike", "like", "dislike") and _DRINKS.search(value):
+    if kind in ("food_like", "food_dislike", "like", "dislike") and DRINKS.search(value):
         kind = "drink_" + kind.removeprefix("food_")
-    if (
-        kind.startswith("drink_")
-        and not _DRINKING.search(clause)
-        and not _drink_named(value, clause)
-    ):
+    if kind.startswith("drink_") and not DRINKING.search(clause) and not drink_named(value, clause):
         kind = "food_" + kind.removeprefix("drink_")  # licorice is not a drink
     if kind in ("food_like", "like", "condition") and re.search(
         rf"\b{re.escape(value)}\s+diet\b", clause, re.I

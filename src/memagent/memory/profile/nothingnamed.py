@@ -1,5 +1,6 @@
 """Values that name no thing: "allergic to everything", "hates all food", a pronoun or a
-degree alone ("them", "chronic"), a phrase cut before its thing ("allergic to got my"),
+degree alone ("them", "chronic"), a word of how much or how well alone ("not eating enough",
+"a good crowd"), a phrase cut before its thing ("allergic to got my"),
 how much of a thing ("three cups a day minimum"),
 or a piece of a sentence with its verb ("son has a milk").
 
@@ -39,6 +40,18 @@ _NO_THING = frozenset(
         "recipes",
         "meals",
         "dishes",
+        "enough",
+        "more",
+        "less",
+        "properly",
+        "good",
+        "great",
+        "fine",
+        "ok",
+        "okay",
+        "nice",
+        "better",
+        "well",
     }
 )
 _PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})

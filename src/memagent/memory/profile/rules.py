@@ -137,6 +137,18 @@ _WANTS = re.compile(
     r"go into|more|less|no|please|pls)\b|\s>\s",
     re.IGNORECASE,
 )
+_KEPT = re.compile(
+    r"\b(?:always|never|from now on|in future|going forward|every time|by default|generally|"
+    r"whenever|each time|any ?more|stop|keep)\b",
+    re.IGNORECASE,
+)
+_THIS_ANSWER = re.compile(
+    r"\b(?:an?|the|this|that|one|proper|honest|quick|straight|short|real|evidence-based)\s+"
+    r"(?:[\w-]+\s+)?(?:answer|reply|response|explanation)\b(?!s)",
+    re.IGNORECASE,
+)
+"""One answer asked for ("Evidence-based answer please", "I'd like a proper answer rather than
+the usual internet arguments"): how to answer this question, not a way of answering kept."""
 _PART = re.compile(r"\s*[,;:]\s*|\s+(?:so|but|because|and then)\s+", re.IGNORECASE)
 """The parts of a sentence: a way to answer is the part that says it."""
 _NO_FOR_ME = re.compile(
@@ -512,8 +524,9 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
         travel = _TRAVEL.search(s)
         if travel is not None:
             out.append(Extracted(kind="plan", value=_clip(travel.group(1))))
-        if _COMMUNICATION.search(s) and _WANTS.search(s):
-            parts = [p for p in _PART.split(s) if _COMMUNICATION.search(p)]
+        parts = [p for p in _PART.split(s) if _COMMUNICATION.search(p)]
+        parts = [p for p in parts if _KEPT.search(s) or not _THIS_ANSWER.search(p)]
+        if parts and _WANTS.search(s):
             part = next((p for p in parts if _WANTS.search(p)), parts[0])
             said = re.sub(
                 r"^(please|pls|also|and|oh|(?:can|could|would|will) you(?: please)?)\b,?\s*",
