@@ -649,3 +649,31 @@ def test_days_said_with_two_weekly_habits_and_no_name_move_nothing(home: MemoryH
     said(home, "I swim on mondays", ("routine", "swim on mondays", ""))
     got = said(home, "they're moving it to thursdays from next week")
     assert got == ["routine.weekly: Choir on tuesdays", "routine.weekly: I swim on mondays"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We lost Toffee on Sunday. She was 14 and her kidneys had been failing.",
+        "had to have Toffee put to sleep this afternoon, can u help me word a txt to the gaffer",
+    ],
+)
+def test_a_pet_lost_is_removed(home: MemoryHome, text: str) -> None:
+    said(home, "My dog Toffee is 14.", ("pet", "dog", "Toffee"))
+    assert said(home, text) == []
+
+
+def test_losing_a_match_ends_no_pet(home: MemoryHome) -> None:
+    said(home, "My dog Toffee is 14.", ("pet", "dog", "Toffee"))
+    assert said(home, "We lost the match on Sunday.") == ["personal.facts: Dog named Toffee"]
+
+
+def test_a_job_read_where_it_ends_is_not_written_back(home: MemoryHome) -> None:
+    said(home, "I work at the warehouse.", ("work", "warehouse", ""))
+    text = "got let go from the warehouse today so... job hunting I guess"
+    assert said(home, text, ("work", "warehouse", "")) == []
+
+
+def test_a_doctor_taking_the_writer_off_a_medicine_ends_it(home: MemoryHome) -> None:
+    said(home, "I take amlodipine 5mg.", ("medication", "amlodipine", ""))
+    assert said(home, "So she's taken me off amlodipine completely.") == []

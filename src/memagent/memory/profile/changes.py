@@ -53,6 +53,8 @@ RELATION_OVER = re.compile(
     r"\b(?:broke|break|breaking|split|splitting) up\b|\bsplit\b|\bdivorc\w*|\bseparated\b|"
     r"\b(?:and I|& I|we) are (?:done|over|finished|through)\b|\bwe'?re (?:done|over|through)\b|"
     r"\bpassed away\b|\bdied\b|\bput (?:\w+ ){0,4}?down\b|\bput to sleep\b|\brehomed\b|"
+    r"\b(?:we|I)(?:'ve| have)? (?:just |sadly |finally )?lost (?:our |my )?"
+    rf"(?:old |little |lovely )?(?:[A-Z][a-z]+\b|(?:{_RELATIVE_WORDS})\b)|"
     r"\bran away\b|\b(?:went|gone|has gone|moved) to live with\b|\bRIP\b|\brest in peace\b|"
     r"\bcrossed the rainbow bridge\b|\bwent back to the (?:rescue|shelter|breeder)\b|"
     r"\bdon'?t (?:actually |even )?have an? (?:[\w-]+ )?"
@@ -356,6 +358,12 @@ def move_done(ops: Sequence[AnyOp], resources: Mapping[str, Resource]) -> list[A
         if _MOVING.search(line) and any(home and home <= said for home in homes):
             out.append(remove(ROUTINE, "schedule.upcoming", item.item))
     return out
+
+
+def ends_a_job(part: str) -> bool:
+    """`part` says a job ended ("got let go from the warehouse today"): a job read in it is
+    the one ending, not a job now."""
+    return bool(_JOB_OVER.search(part))
 
 
 def job_over(sentences: Sequence[str], resources: Mapping[str, Resource]) -> list[AnyOp]:

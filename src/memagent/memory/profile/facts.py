@@ -403,6 +403,9 @@ def plan(
         ):  # "no pork please, and my husband can't handle spice": the pork is the user's
             dropped.append((value, "about someone else"))
             continue
+        if fixed == "work" and changes.ends_a_job(sub):
+            dropped.append((value, "the job the statement ends"))
+            continue
         if fixed in ("plan", "routine") and stays.the_stay(value, clause, stay_clauses):
             dropped.append((value, "the stay read again as a plan"))
             continue

@@ -66,7 +66,8 @@ _NEGATED_THING = re.compile(
     r"(?:grown|grew) out of(?: my)?|outgrew(?: my)?|outgrown(?: my)?|"
     r"(?:I'?m|I am) (?:so |totally |completely |well |kind of |pretty much )?over|"
     r"(?:done|finished) with(?: the| my)?)"
-    r"\s+((?:(?!(?:for|with|and|but|because|so|since|onto|into)\b)[\w'-]+\s?){1,3})",
+    r"\s+((?:(?!(?:for|with|and|but|because|so|since|onto|into|completely|altogether|entirely|"
+    r"totally|now|today|yesterday|again|at last)\b)[\w'-]+\s?){1,3})",
     re.IGNORECASE,
 )
 _NOT_ANY_MORE = re.compile(
