@@ -58,6 +58,7 @@ from memagent.memory.profile.facts import plan, said_word
 from memagent.memory.profile.item_keys import match_key, tokens
 from memagent.memory.profile.operations import AnyOp, AppendOp
 from memagent.memory.profile.pipeline import learn
+from memagent.memory.profile.sentencesplit import QUOTED
 from memagent.memory.profile.statements import as_written, sentences
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "profile"
@@ -343,12 +344,21 @@ class OracleLLM(ScriptedLLM):
 
 def oracle_llm(scenarios: Sequence[Scenario]) -> ScriptedLLM:
     gold = {as_written(k): v for k, v in oracle_facts(scenarios).items()}  # as the screen passes it
+    unquoted = {
+        re.sub(r"\s+([,.;:!?])", r"\1", " ".join(QUOTED.sub(" ", k).split())): v
+        for k, v in gold.items()
+    }
 
     def lookup(text: str) -> list[Extracted]:
         text = " ".join(text.split())
         # the screen may pass on a sentence's opening with a full stop of its own
         parts = [p.rstrip(".!?,;: ") for p in sentences(text)]
-        facts = next((f for s, f in gold.items() if text and all(p in s for p in parts if p)), [])
+        facts = next(
+            (f for s, f in gold.items() if text and all(p in s for p in parts if p)),
+            next(  # a kept sentence the screen took a quote out of
+                (f for s, f in unquoted.items() if text and all(p in s for p in parts if p)), []
+            ),
+        )
         said = _words(text)
         return [f for f in facts if all(match_key(t) in said for t in tokens(f.value))]
 

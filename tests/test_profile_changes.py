@@ -677,3 +677,42 @@ def test_a_job_read_where_it_ends_is_not_written_back(home: MemoryHome) -> None:
 def test_a_doctor_taking_the_writer_off_a_medicine_ends_it(home: MemoryHome) -> None:
     said(home, "I take amlodipine 5mg.", ("medication", "amlodipine", ""))
     assert said(home, "So she's taken me off amlodipine completely.") == []
+
+
+def test_care_work_left_ends_the_job(home: MemoryHome) -> None:
+    said(home, "I'm a carer.", ("work", "carer", ""))
+    assert said(home, "ive left care work, finished friday, not doin it no more") == []
+
+
+def test_leaving_work_early_ends_no_job(home: MemoryHome) -> None:
+    said(home, "I'm a carer.", ("work", "carer", ""))
+    assert said(home, "left work early today, knackered") == ["personal.facts: Works as carer"]
+
+
+def test_veggie_said_in_chat_ends_vegetarian(home: MemoryHome) -> None:
+    said(home, "I'm vegetarian.", ("diet", "vegetarian", ""))
+    assert said(home, "not veggie anymore, started eating chicken again cos of nights") == []
+
+
+def test_a_dislike_left_behind_is_a_like_now(home: MemoryHome) -> None:
+    said(home, "I hate olives.", ("food_dislike", "olives", ""))
+    text = "used to hate olives but the chef got me onto em, actually love em now"
+    assert said(home, text, ("food_like", "olives", "")) == ["food.likes: Likes olives"]
+
+
+def test_new_keys_make_the_place_home(home: MemoryHome) -> None:
+    said(home, "I live in Newry.", ("home", "Newry", ""))
+    text = "we're in Armagh now, got the keys yesterday"
+    assert said(home, text, ("whereabouts", "Armagh", "")) == ["personal.facts: Lives in Armagh"]
+
+
+def test_a_pet_s_ailment_is_not_the_writer_s(home: MemoryHome) -> None:
+    text = "my old collie Bess is 15 now n struggling with her back legs"
+    lines = said(home, text, ("pet", "collie", "Bess"), ("condition", "back legs", ""))
+    assert lines == ["personal.facts: Collie named Bess"]
+
+
+def test_a_fast_kept_is_said_as_one_not_as_going_without(home: MemoryHome) -> None:
+    text = "im fasting for ramadan till the 20th so no food in daylight"
+    lines = said(home, text, ("diet", "fasting", ""), today=date(2026, 3, 4))
+    assert lines == ["diet.restrictions: Fasting (until Fri 2026-03-20) @2026-03-20"]

@@ -12,7 +12,7 @@ from memagent.memory.profile.chatwords import as_written
     ("said", "written"),
     [
         ("me sister's gone vegan", "my sister's gone vegan"),
-        ("walkin me dogs before work", "walkin my dogs before work"),
+        ("walkin me dogs before work", "walking my dogs before work"),
         ("me other half is coeliac", "my other half is coeliac"),
         ("took me lad to footy", "took my lad to footy"),
         ("Me dog Tyson ate it", "My dog Tyson ate it"),
@@ -44,3 +44,21 @@ def test_the_pronoun_and_contractions_are_written_out() -> None:
 def test_a_huge_line_comes_back_whole() -> None:
     said = "me mum " * 5000
     assert as_written(said) == "my mum " * 5000
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("i hate drivin on motorways", "I hate driving on motorways"),
+        ("me cat keeps kippin in the van", "my cat keeps kipping in the van"),
+        ("wats a good meal after trainin", "what's a good meal after training"),
+        ("can u do the maths", "can you do the maths"),
+    ],
+)
+def test_chat_question_words_and_dropped_gs_are_written_out(said: str, written: str) -> None:
+    assert as_written(said) == written
+
+
+@pytest.mark.parametrize("said", ["Dublin is lovely", "my cousin's cabin", "insulin and protein"])
+def test_words_that_end_in_in_are_left_alone(said: str) -> None:
+    assert as_written(said) == said

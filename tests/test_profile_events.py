@@ -65,3 +65,21 @@ def test_what_an_article_is_saying_is_reported() -> None:
 )
 def test_a_past_habit_or_a_moment_stays_episodic(sentence: str) -> None:
     assert episodic(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "So I sing with a community choir in Dundee on Thursday evenings, have done since before"
+        " covid, alto section.",
+        "So I've been doing Argentine tango classes every Monday night for about six months and "
+        "I'm finally starting to feel less like a baby giraffe.",
+    ],
+)
+def test_a_habit_opened_with_so_is_no_passing_state(sentence: str) -> None:
+    assert not episodic(sentence)
+
+
+@pytest.mark.parametrize("sentence", ["So sleepy today", "so tired lol", "I'm so stressed"])
+def test_a_degree_word_still_says_a_passing_state(sentence: str) -> None:
+    assert episodic(sentence)

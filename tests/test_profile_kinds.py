@@ -602,3 +602,22 @@ def test_how_well_someone_does_a_thing_is_no_job(value: str) -> None:
 @pytest.mark.parametrize("value", ["enough", "good", "more", "properly"])
 def test_a_word_of_how_much_or_how_well_alone_names_nothing(value: str) -> None:
     assert names_nothing(value, "diet")
+
+
+def test_a_weekend_away_is_a_plan_and_a_remark_without_a_day_is_nothing() -> None:
+    clause = "taking the kids to a caravan in skegness this weekend"
+    assert fix_kind("routine", "caravan in skegness", clause) == "plan"
+    assert fix_kind("routine", "caravan", "caravan every weekend in summer") == "routine_weekly"
+    assert fix_kind("routine", "first holiday in 3 yrs", "first holiday in 3 yrs.") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "nothing"),
+    [
+        ("Customer sent this, reply pls", True),
+        ("reply pls", True),
+        ("short replies please", False),
+    ],
+)
+def test_a_request_to_answer_is_no_way_of_answering(value: str, nothing: bool) -> None:
+    assert names_nothing(value, "communication") is nothing

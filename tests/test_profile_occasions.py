@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from memagent.memory.profile.occasions import a_day_besides_its_end, day_said, habitual, one_day
+from memagent.memory.profile.occasions import (
+    AHEAD,
+    a_day_besides_its_end,
+    day_said,
+    habitual,
+    one_day,
+)
 
 
 @pytest.mark.parametrize(
@@ -70,3 +76,18 @@ def test_habitual(clause: str, regular: bool) -> None:
 )
 def test_day_said(clause: str, said: bool) -> None:
     assert day_said(clause) is said
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "Okay, news: the hospital just rang and my laparoscopy is booked for 9 March",
+        "Finally got a physio appointment for my shoulder, Tuesday 3 November at 4:15",
+    ],
+)
+def test_a_booking_with_its_date_is_ahead(clause: str) -> None:
+    assert AHEAD.search(clause)
+
+
+def test_a_date_without_a_booking_is_not_ahead() -> None:
+    assert not AHEAD.search("Tuesday 3 November was awful, I hurt my shoulder")

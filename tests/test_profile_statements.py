@@ -743,7 +743,7 @@ def test_make_believe_is_nobody_s_fact(text: str) -> None:
 
 def test_a_chat_me_for_my_reaches_the_kept_sentence() -> None:
     assert screen("me sister's gone vegan, wat can i cook her sunday").kept == [
-        "my sister's gone vegan, wat can I cook her sunday"
+        "my sister's gone vegan, what can I cook her sunday"
     ]
 
 
@@ -756,3 +756,44 @@ def test_a_chat_me_for_my_reaches_the_kept_sentence() -> None:
 )
 def test_a_sentence_that_drops_its_I_is_not_a_request_s_material(text: str) -> None:
     assert len(screen(text).kept) == 1
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("wats the difference between a shellfish n a fish allergy anyway, boss asked", "question"),
+        ("best way from swansea to bristol on a friday avoidin the bridge traffic", "question"),
+        ("any workouts at home that take 10 mins", "question"),
+        ("rota maths pls: 3 of us coverin 168 hrs a week on 12 hr shifts", "request"),
+        ("not veggie any more, started eating chicken", None),
+        ("short answers please: I read on my phone", None),
+    ],
+)
+def test_chat_questions_and_requests_without_a_question_mark(
+    sentence: str, why: str | None
+) -> None:
+    assert why_not_a_fact(sentence) == why
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Problem: I'm allergic to sesame, properly allergic. Can you suggest nibbles?", 1),
+        ("Maria: I'm allergic to peanuts.", 0),
+        ("Oh and I should have said, I'm vegetarian myself, have been for 20 years.", 1),
+        (
+            "after three months of 'let's see how it goes' the doctor has finally referred me for"
+            " an MRI and it's on the 14th.",
+            1,
+        ),
+        ("Song lyric stuck in my head: 'I love my dog'", 0),
+        (
+            "also any veggie brekkie ideas i can do on a camping stove, been vegetarian 6 yrs n im"
+            " sick of beans on toast",
+            1,
+        ),
+        ("irn bru is life 🧡 wats the sugar in a can vs the zero one", 1),
+    ],
+)
+def test_what_long_messages_and_chat_say_around_a_fact(text: str, kept: int) -> None:
+    assert len(screen(text).kept) == kept

@@ -332,6 +332,8 @@ _JOB_OVER = re.compile(
     r"(?: any ?more| now|[,.;!]|$)|"
     r"\b(?:got |been |was )?(?:laid off|made redundant|fired|let go)\b|"
     r"\b(?:quit|left|lost) my job\b|\bhanded (?:in )?my notice\b|\bbetween jobs\b|"
+    r"\b(?:I'?ve |I have |I )?(?:left|quit|packed in|jacked in|given up|gave up) (?:the |my )?"
+    r"(?:[\w-]+ )?(?:work|job)\b(?! (?:on|for|at|with|today|tonight|early)\b)|"
     r"\b(?:quit|resigned from|walked out of) (?:the|my) (?:caf[eé]|coffee shop|shop|restaurant|"
     r"bar|pub|salon|bakery|office|firm|company|agency|warehouse|factory|store|practice|garage)\b|"
     r"\blast day (?:at|with) (?:the |my )?[\w&' -]{2,30}? was\b",

@@ -41,13 +41,20 @@ _CHAT_SPELLING = {
     "tonite": "tonight",
     "2nite": "tonight",
     "wknd": "weekend",
+    "wat": "what",
+    "wot": "what",
+    "wats": "what's",
+    "wots": "what's",
+    "wen": "when",
+    "u": "you",
 }
 _CHAT_WORD = re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, _CHAT_SPELLING))})(?![\w'])")
 
 
+_MINE = (*RELATION_WORDS, *ANIMALS, "mate", "mates", "pal", "buddy", "boss", "gaffer", "friend")
 _ME_AS_MY = re.compile(
     r"(?<![\w'])(?:(?P<verb>\w+)\s+)?(?P<me>me)\s+(?=(?:(?:little|old|big|two|three)\s+)?"
-    rf"(?:{'|'.join(sorted(map(re.escape, (*RELATION_WORDS, *ANIMALS)), key=len, reverse=True))})"
+    rf"(?:{'|'.join(sorted(map(re.escape, _MINE), key=len, reverse=True))})"
     r"(?:s|'s)?(?![\w-]))",
     re.IGNORECASE,
 )
@@ -56,6 +63,18 @@ _TAKES_ME = re.compile(
     r"pass|hand|lend|let",
     re.IGNORECASE,
 )
+
+
+_DROPPED_G = re.compile(
+    r"(?<![\w'])((?:do|go|tak|mak|com|gett|work|driv|look|liv|hav|say|try|stay|plann|think|feel|"
+    r"kipp|struggl|avoid|kill|ask|cover|train|eat|drink|runn|walk|cook|play|start|finish|chas|"
+    r"send|mov|head|visit|wait|sleep|fix|build|paint|fitt|travell|fly|leav|pick|los|miss|watch|"
+    r"talk|text|ring|bring|sort|sav|spend|pay|buy|sell|rent|book|learn|teach|study|car|nurs|"
+    r"swimm|cycl|jogg|lift|climb|danc|sing|bak|shop|clean|wash|fast|hat|lov|suffer|recover|"
+    r"box)in)'?(?![\w'])",
+    re.IGNORECASE,
+)
+"""Chat's dropped g ("drivin", "kippin", "strugglin"): the verb, written out."""
 
 
 def _me_as_my(m: re.Match[str]) -> str:
@@ -72,4 +91,5 @@ def as_written(sentence: str) -> str:
     fact), so a pattern or the model reads lower-case chat as it reads the rest. A "me"
     a verb takes stays ("gave me kids' books")."""
     chat = _CHAT_WORD.sub(lambda m: _CHAT_SPELLING[m.group(0)], sentence)
+    chat = _DROPPED_G.sub(lambda m: m.group(1) + "g", chat)
     return _ME_AS_MY.sub(_me_as_my, chat)

@@ -51,7 +51,9 @@ _PASSING_STATE = re.compile(
     r"(?:^\W*|\b(?:I'?m|I am|I feel|I'?m feeling|feeling)\s+)"
     r"(?:so|kind of|sort of|a (?:little )?bit|a little|pretty|super|quite|slightly|"
     r"totally|utterly|really|very|extremely|incredibly|rather)\s+"
-    r"(?!(?:into|of|a|an|the|much|many|good|bad|big|huge|keen|fond|allergic|intolerant)\b)"
+    r"(?!(?:into|of|a|an|the|much|many|good|bad|big|huge|keen|fond|allergic|intolerant|I|I'?m|"
+    r"I'?ve|we|we'?re|we'?ve|my|our|you|he|she|they|it|its|it's|that|this|there|basically|"
+    r"anyway|yeah|um|then|now|after|since|when|for|last|today|yesterday|far)\b)"
     r"[a-z]+\b",
     re.IGNORECASE,
 )
@@ -90,8 +92,9 @@ _ONGOING = re.compile(r"\b(?:I'?m|I am|we'?re|we are)\s+(?:\w+ly\s+)?[a-z]+ing\b
 _ANY_DAY = date(2000, 1, 3)
 _REGULAR = re.compile(
     r"\b(?:daily|every (?:day|morning|evening|night|week|weekend)|each (?:day|morning|evening|"
-    r"night|week)|weekly|most (?:days|mornings|evenings|nights)|(?:twice|once|\d+ times) a "
-    r"(?:day|week))\b",
+    r"night|week)|(?:every|each) (?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekly|most (?:days|mornings|evenings|nights)|"
+    r"(?:twice|once|\d+ times) a (?:day|week))\b",
     re.IGNORECASE,
 )
 """A word of a thing done again and again: an ongoing "-ing" said with it is a habit."""

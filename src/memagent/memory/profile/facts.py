@@ -108,6 +108,8 @@ _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
 _WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
+_PRACTICE = re.compile(r"ing\W*$", re.IGNORECASE)
+"""A diet done, not a thing gone without ("fasting", "intermittent fasting"): no "No …"."""
 _DIET_TYPES = ("vegan", "vegetarian", "pescatarian", "flexitarian", "omnivore", "carnivore")
 """Diets a person follows one of at a time: a new one replaces the other."""
 _RULED_OUT = re.compile(
@@ -524,7 +526,12 @@ def plan(
             continue
         display = display_line(template, value, "", clause)
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
-        if kind == "diet" and not named_diet and _WITHOUT.search(clause):
+        if (
+            kind == "diet"
+            and not named_diet
+            and _WITHOUT.search(clause)
+            and not _PRACTICE.search(value)
+        ):
             display = f"No {re.sub(r'^no ', '', value, flags=re.IGNORECASE)}"
         if kind == "diet" and value.lower() in _DIET_TYPES:
             ops.extend(

@@ -35,7 +35,10 @@ _INJECTION = re.compile(
 _ROLE_PREFIX = re.compile(r"^\s*(assistant|ai|bot|system|memagent)\s*:", re.IGNORECASE)
 _SPEAKER_PREFIX = re.compile(
     r"^\s*(?!(?i:note|update|correction|fyi|ps|p\.s|edit|also|btw|reminder|context|"
-    r"background|info|heads up|quick note|oh|and|but|so|ok|okay)\s*:)"
+    r"background|info|heads up|quick note|oh|and|but|so|ok|okay|problem|question|issue|"
+    r"plot twist|side note|thing is|goal|budget|details|summary|tl;?dr|bonus|catch|twist|"
+    r"anyway|right|well|sadly|news|good news|bad news|request|situation|story|status|"
+    r"questions)\s*:)"
     r"(?!I\b|I'm\b)[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?\s*:\s"
 )
 """`Maria: I'm allergic to peanuts.`: a line quoted from someone else (a chat export,

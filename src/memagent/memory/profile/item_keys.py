@@ -28,7 +28,12 @@ def slug(text: str) -> str:
     return "_".join(tokens(text))
 
 
+_ALIASES = {"veggie": "vegetarian", "vego": "vegetarian", "celiac": "coeliac"}
+"""Chat's and other spellings of one diet word: "not veggie any more" ends "Vegetarian"."""
+
+
 def _stem(token: str) -> str:
+    token = _ALIASES.get(token, token)
     plural = False
     if len(token) > 3:
         if token.endswith("ies"):

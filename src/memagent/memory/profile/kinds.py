@@ -34,10 +34,14 @@ from memagent.memory.profile.negation import disliked, disliked_after, ended, su
 from memagent.memory.profile.occasions import (
     AHEAD,
     ASKED_OF_ME,
+    CLOCK,
     EVENT,
+    EVERY,
     HABIT,
+    ONE_WEEKEND,
     PAST,
     REGULAR,
+    SHIFTS,
     UNTIL,
     WEEKLY,
     a_day_besides_its_end,
@@ -73,7 +77,8 @@ _DIET_FOOD = re.compile(
 """'vegan sausage roll', 'gluten free brownies': a food that keeps a diet, liked as a food."""
 _SETTLED = re.compile(
     r"\b(moved(?! on\b)|relocated|settled|live|living|lives|"
-    r"moving house is (?:finally )?(?:done|over|finished))\b(?! out of)",
+    r"moving house is (?:finally )?(?:done|over|finished)|got the keys|keys to (?:the|our|my) "
+    r"(?:new )?(?:house|flat|place|home))\b(?! out of)",
     re.IGNORECASE,
 )
 """Where one lives ("We moved out of Leeds"); "moved on to Hoi An" is travel, a stay."""
@@ -283,21 +288,9 @@ def timed_apart(kind: str, value: str, clause: str) -> bool:
     sub = subclause(value, clause)
     if kind == "plan":
         return bool(EVENT.search(sub) or AHEAD.search(sub))
-    return bool(REGULAR.search(sub) or _CLOCK.search(sub))
+    return bool(REGULAR.search(sub) or CLOCK.search(sub))
 
 
-_CLOCK = re.compile(
-    r"\bat \d|\d\s*(?:am|pm)\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:-|–|to|till|til|until)\s*\d{1,2}\b",
-    re.IGNORECASE,
-)
-"""A clock time or span of hours ("at 6", "7pm", "6 till 2"): a shift's own when."""
-SHIFTS = re.compile(
-    r"(?:(?:early|late|night|day|twilight|graveyard|split|double|weekend|long|\d+[- ]?h(?:ou)?r)"
-    r"\s+)?shifts?|earl(?:y|ie)s|lates|nights|long days",
-    re.IGNORECASE,
-)
-"""A pattern of work said by its shifts ("earlies", "on nights", "12-hour shifts"): a habit
-of its own, with or without its hours."""
 _USED_TO = re.compile(r"\bused to\b|\bno longer\b|\bany ?more\b", re.IGNORECASE)
 
 
@@ -551,7 +544,11 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
     if kind == "routine" and not habitual(clause):
         if not AHEAD.search(subclause(value, clause)) or PAST.search(clause):
             return None  # "I flew back home yesterday": no habit, nothing ahead
+        if not day_said(clause):
+            return None  # "first holiday in 3 yrs": no habit, and no day ahead for a plan
         kind = "plan"  # "We're expecting our first baby in October"
+    if kind == "routine" and ONE_WEEKEND.search(clause) and not EVERY.search(clause):
+        kind = "plan"  # "taking the kids to a caravan in skegness this weekend": once
     if kind == "whereabouts" and _MOVING_TO.search(clause) and AHEAD.search(clause):
         return "plan"  # "we're moving to Sheffield next month": a move ahead, not a stay now
     if kind == "whereabouts" and _SETTLED.search(clause) and not _STAY_END.search(clause):

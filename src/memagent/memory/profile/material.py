@@ -41,9 +41,15 @@ _SUBJECTLESS = re.compile(
 )
 
 
+_VERDICT = re.compile(
+    r"\b(?:is|are) (?:life|bae|everything|elite|the best|unreal|god ?tier)\b", re.IGNORECASE
+)
+"""A taste said as a verdict ("irn bru is life"): the writer's, though "I" is not said."""
+
+
 def request_material(sentence: str) -> bool:
     """`sentence`, kept beside a request or a question in the same message, is the
     request's material (module doc), not something the writer says of themselves."""
-    if WRITER_WORDS.search(sentence) or _SUBJECTLESS.match(sentence):
+    if WRITER_WORDS.search(sentence) or _SUBJECTLESS.match(sentence) or _VERDICT.search(sentence):
         return False
     return bool(_LIST_ITEM.match(sentence) or _OTHER_LEAD.match(sentence))

@@ -244,8 +244,13 @@ def ended(value: str, kind: str, clause: str) -> bool:
 
 
 def disliked(value: str, clause: str) -> bool:
-    """`value` is said with a dislike ("can't stand X", "not a fan of X")."""
-    return bool(DISLIKE_CUE.search(subclause(value, clause)))
+    """`value` is said with a dislike ("can't stand X", "not a fan of X"), not one left
+    behind ("used to hate olives")."""
+    part = subclause(value, clause)
+    return any(
+        not re.search(r"\bused to\s+(?:really\s+)?$", part[: m.start()], re.IGNORECASE)
+        for m in DISLIKE_CUE.finditer(part)
+    )
 
 
 _DISLIKED_BACK = re.compile(rf"(?:{DISLIKE_CUE.pattern})\s+(?:them|it|those|that)\b", re.IGNORECASE)

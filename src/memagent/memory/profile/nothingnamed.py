@@ -64,6 +64,39 @@ _DEGREE = frozenset({"chronic", "severe", "mild", "acute", "bad", "serious", "te
 """How bad a condition is, said apart from it ("migraines. chronic."): no condition itself."""
 
 
+_NO_STYLE = frozenset(
+    {
+        "reply",
+        "replies",
+        "respond",
+        "answer",
+        "answers",
+        "response",
+        "responses",
+        "pls",
+        "plz",
+        "please",
+        "me",
+        "to",
+        "this",
+        "it",
+        "the",
+        "can",
+        "you",
+        "u",
+        "sent",
+        "customer",
+        "a",
+        "them",
+        "him",
+        "her",
+        "back",
+        "asap",
+        "thanks",
+        "thx",
+    }
+)
+"""Words of a request to answer, none of which says how ("reply pls", "answer this asap")."""
 _HOW_MUCH = re.compile(
     r"\W*(?:\d+|one|two|three|four|five|six|seven|eight|ten|a few|a couple(?: of)?|several)\s+"
     r"(?:cups?|mugs?|glasses|pints?|bottles?|cans?|slices?|portions?|servings?|times|litres?|"
@@ -84,6 +117,8 @@ def names_nothing(value: str, kind: str = "") -> bool:
         return True  # "allergic to got my": a phrase cut before its thing
     if kind == "condition" and set(said) <= _DEGREE:
         return True
+    if kind == "communication" and set(said) <= _NO_STYLE:
+        return True  # "customer sent this, reply pls": a request, no way of answering
     if kind in _SAID_WHOLE:  # a habit, plan or way of answering is said as a whole line
         return False
     # "tea, three cups a day minimum": how much, the tea is the thing; "son has a milk"

@@ -54,9 +54,15 @@ AHEAD = re.compile(
     r"monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|\d|week|month|year|spring|summer|autumn|fall|winter|weekend)|"
     r"\b(?:tomorrow|tonight|soon)\b|\bfor the \d{1,2}(?:st|nd|rd|th)\b|"
-    r"\bbooked\b[^.;]{0,40}?\bfor (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    r"\bbooked\b[^.;]{0,40}?\bfor (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b|"
+    r"\b(?:booked|scheduled|appointment|appt|referred)\b[^.;]{0,60}?\b(?:\d{1,2}(?:st|nd|rd|th)?\s+"
+    r"(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
     re.IGNORECASE,
 )
+"""Time ahead: a day, month or season named ahead, or a booking with its date ("my
+laparoscopy is booked for 9 March", "a physio appointment for my shoulder, Tuesday 3
+November")."""
 
 
 EVENT_WORDS = (
@@ -183,3 +189,22 @@ def undated(key: str) -> str:
         for w in key.split("_")
         if not (day_said(w) or HABIT.search(w) or w in ("soon", "this", "every", "on", "at"))
     )
+
+
+CLOCK = re.compile(
+    r"\bat \d|\d\s*(?:am|pm)\b|\b\d{1,2}(?:[:.]\d\d)?\s*(?:-|–|to|till|til|until)\s*\d{1,2}\b",
+    re.IGNORECASE,
+)
+"""A clock time or span of hours ("at 6", "7pm", "6 till 2"): a shift's own when."""
+SHIFTS = re.compile(
+    r"(?:(?:early|late|night|day|twilight|graveyard|split|double|weekend|long|\d+[- ]?h(?:ou)?r)"
+    r"\s+)?shifts?|earl(?:y|ie)s|lates|nights|long days",
+    re.IGNORECASE,
+)
+"""A pattern of work said by its shifts ("earlies", "on nights", "12-hour shifts"): a habit
+of its own, with or without its hours."""
+ONE_WEEKEND = re.compile(r"\b(?:this|next|coming) weekend\b", re.IGNORECASE)
+"""One weekend ahead ("this weekend"): once, not a weekly habit ("on nights all this week"
+is a habit for the week)."""
+EVERY = re.compile(r"\b(?:every|each|most|usually|always|often|weekends)\b", re.IGNORECASE)
+"""A word of how often, which makes "this weekend" one of many."""

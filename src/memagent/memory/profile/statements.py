@@ -69,7 +69,9 @@ _ASSISTANT_VOICE = re.compile(
 _QUESTION_START = re.compile(
     r"^\s*(?:(?:wait|so|ok|okay|hey|um+|uh+|hmm+|oh|also|btw|anyways?|and|ps|nvm)\W+)?"
     r"(who|whom|whose|what|whats|when|where|wheres|why|which|how|hows|do|does|did|is|are|was|were|"
-    r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am)\b",
+    r"can(?!['\u2019]t)|could|would|will|shall|should|may|might|have|has|am|"
+    r"wat|wats|wot|wots|wen|hw|(?=(?:\S+\s+){0,13}\S+\W*$)(?:any(?! ?more\b| longer\b)|"
+    r"(?:best|quickest|cheapest|easiest|good) way))\b",
     re.IGNORECASE,
 )
 _HEDGED = re.compile(
@@ -214,7 +216,8 @@ _HYPOTHETICAL = re.compile(
     r"in theory|maybe|perhaps|i wonder|i wish|wish i|wouldn'?t it|someday|one day)\b|"
     r"\b(if i (were|was|had|could|ever)|i would (love|like) to|i'?d (love|like) to|"
     r"i wonder|i wish|"
-    r"might|i should(?! (?:mention|say|add|tell|note|point out))|thinking (?:of|about)|considering|"
+    r"might|i should(?! (?:have )?(?:mention|say|said|add|tell|told|note|point out))|"
+    r"thinking (?:of|about)|considering|"
     r"think (?:of|about) (?:going|becoming|getting|trying|switching|starting|taking|doing)|"
     r"hypothetically|(?:could|want to|wanna|gonna|going to|hope to|hoping to) (?:try|give \w+ a "
     r"(?:go|try|shot))|"
@@ -292,6 +295,8 @@ _NEVER_OFFER = re.compile(
     re.IGNORECASE,
 )
 """'please never suggest me liver, I hate it': a standing avoidance, which says a dislike."""
+_ASKED_FIRST = re.compile(r"^\W*(?:[\w'-]+\s+){1,3}(?:pls|plz|please)\s*[:!]", re.IGNORECASE)
+"""'rota maths pls: 3 of us covering 168 hrs…': what is asked for, then its material."""
 _PLAY_HABIT = re.compile(
     r"^\W*(?:(?:and|also|btw|oh and|so)\W+)?play\b(?!\s+(?:me|us|some|a|an|this|that)\b)",
     re.IGNORECASE,
@@ -433,11 +438,15 @@ def why_not_a_fact(sentence: str) -> str | None:
         return "the assistant's voice"
     if _NEVER_OFFER.match(s) or (_PLAY_HABIT.match(s) and REGULAR.search(s)):
         return None
-    if _REQUEST.match(s) or (
-        _PLEASE_END.search(s)
-        and len(words) <= 6
-        and not WRITER_WORDS.search(s)
-        and not _RULE_KEPT.search(s)
+    if (
+        _REQUEST.match(s)
+        or _ASKED_FIRST.match(s)
+        or (
+            _PLEASE_END.search(s)
+            and len(words) <= 6
+            and not WRITER_WORDS.search(s)
+            and not _RULE_KEPT.search(s)
+        )
     ):
         return "request"  # "pros and cons pls"
     if _HYPOTHETICAL.search(s):
@@ -536,6 +545,8 @@ def closing_statement(sentence: str) -> str | None:
     return None if first is None else sentence[spans[first][0] :].strip().rstrip("?,;:-") + "."
 
 
+_ME = re.compile(r"\bme\b", re.IGNORECASE)
+"""Beside a quote, the writer as the object ("the doctor finally referred me for an MRI")."""
 _I_SUBJECT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|im|ive|we|we're|we've)\b", re.IGNORECASE)
 
 
@@ -578,7 +589,7 @@ def screen(text: str) -> Screened:
         if QUOTE_MARK in sentence:
             rest = " ".join(sentence.replace(QUOTE_MARK, " ").split()).strip(" ,:;-")
             rest = re.sub(r"\s+([,.;:!?])", r"\1", rest)
-            if not _I_SUBJECT.search(rest):
+            if not (_I_SUBJECT.search(rest) or (len(rest.split()) >= 8 and _ME.search(rest))):
                 previous = "quoted words"
                 dropped.append((sentence[:200], previous))
                 continue

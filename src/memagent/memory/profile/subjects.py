@@ -20,7 +20,8 @@ from memagent.memory.profile.statements import SIGN_OFF
 
 OTHER_PERSON = re.compile(
     r"\b(my|our|his|her|their)\s+(\w+\s+)?(wife|husband|partner|boyfriend|girlfriend|son|"
-    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|"
+    r"daughter|kids?|child(ren)?|mom|mum|mother|dad|father|sister|brother|friend|boss|mate|pal|"
+    r"buddy|gaffer|"
     r"colleague|coworker|roommate|neighbou?r|grandma|grandpa|aunt|uncle|cousin|baby|"
     r"dog|cat|puppy|kitten|pet|parrot|rabbit|hamster|horse|fish)\b|"
     r"^\s*(he|she|they|his|her|their)\b",
@@ -224,15 +225,17 @@ def led_by_a_name(part: str, names: set[str]) -> bool:
 def said_of_them(value: str, clause: str) -> bool:
     """`value` follows "he"/"she"/"they" and their verb, with no "I" or "my" between
     ("… told me she's moving 😭 she's gluten free"), or a verb that goes on from theirs
-    ("she lives at 14 Elm Road, works nights at the Royal"): theirs, though the writer is
-    named earlier in the clause."""
+    ("she lives at 14 Elm Road, works nights at the Royal"), or is theirs by its word ("my
+    collie is struggling with her back legs"): theirs, though the writer is named earlier in
+    the clause."""
     v = re.escape(value)
     return bool(
         re.search(
             rf"\b(?:he|she|they)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|went|goes|gets|"
             rf"got))\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b|"
             rf"\b(?:he|she)\s+[a-z]+s\b(?:(?!\b(?:I|im|my|me|we|our)\b)[^.;!?]){{0,60}}?"
-            rf",\s*[a-z]+s\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b",
+            rf",\s*[a-z]+s\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b|"
+            rf"\b(?:his|her|their)\s+(?:[\w-]+\s+)?{v}\b",
             clause,
             re.IGNORECASE,
         )
