@@ -59,6 +59,8 @@ SETS = (
     "read/r31.yaml",
     "read/r33.yaml",
     "read/r34.yaml",
+    "read/r39.yaml",
+    "read/r40.yaml",
 )
 FACT_TAGS = ("fact", "correction", "negation", "expiry")
 LAMBDAS = (0.03, 0.1, 0.3, 1.0)
