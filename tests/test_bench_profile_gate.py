@@ -48,6 +48,8 @@ def test_every_committed_set_labels_its_steps() -> None:
         "r31",
         "r33",
         "r34",
+        "r39",
+        "r40",
     }
     assert 0.1 < float(data.labels.mean()) < 0.95  # both kinds of step are there
     assert all(s and " ".join(s) == t for s, t in zip(data.sentences, data.texts, strict=True))
