@@ -660,3 +660,24 @@ def test_been_living_somewhere_for_years_is_home() -> None:
 def test_one_answer_asked_for_is_no_way_of_answering(sentence: str, style: str | None) -> None:
     said = [f.value for f in rule_facts([sentence]) if f.kind == "communication"]
     assert said == ([style] if style else [])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("alright its Declan the plumber again", [("name", "Declan", ""), ("work", "plumber", "")]),
+        ("hi its Jon, cabbie in Nottingham.", [("name", "Jon", ""), ("work", "cabbie", "")]),
+        ("mechanic, 20 yrs in the trade.", [("work", "mechanic", "")]),
+        (
+            "I'm a machine operator at a crisp factory, 4 on 4 off.",
+            [("work", "machine operator", "")],
+        ),
+        ("me n the missus Rukhsana r saving for a deposit", [("family", "missus", "Rukhsana")]),
+        ("it's Christmas, so I'm off work", []),
+        ("its just me again lol", []),
+    ],
+)
+def test_chat_says_names_jobs_and_partners_its_own_way(
+    sentence: str, facts: list[tuple[str, str, str]]
+) -> None:
+    assert [(f.kind, f.value, f.name) for f in rule_facts([sentence])] == facts

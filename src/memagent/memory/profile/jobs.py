@@ -93,7 +93,10 @@ OCCUPATIONS = (
     "plasterer|decorator|gardener|childminder|care worker|support worker|radiographer|"
     "dietitian|paralegal|clerk|actor|dancer|singer|sergeant|constable|detective|inspector|"
     "scaffolder|roofer|bricklayer|labourer|postie|care assistant|teaching assistant|"
-    "healthcare assistant|shop assistant|surveyor|dispatcher|machinist|miner"
+    "healthcare assistant|shop assistant|surveyor|dispatcher|machinist|miner|operator|"
+    "supervisor|foreman|operative|picker|packer|security guard|bouncer|cabbie|cab driver|"
+    "sparky|brickie|fitter|glazier|tiler|locksmith|handyman|groundworker|landscaper|"
+    "tree surgeon|caretaker|chippy"
 )
 """Common jobs: "I'm a teacher" is a job; "I'm a big fan" or "I'm a night owl" is not."""
 _IM_A = re.compile(
@@ -106,16 +109,18 @@ _AS_JOB = re.compile(rf"\bI work (?:as|like) ((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))
 _JOB_HERE = re.compile(
     rf"(?:^|[.!?]\s+)\W*(?:(?:hi|hey|hello|hiya)\W+)?(?:an? )?"
     rf"(?!(?:the|my|his|her|our|your|their|this|that)\b)"
-    rf"((?:[A-Za-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))(?: here| by trade)\b"
+    rf"((?:[A-Za-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))(?: here| by trade|,? \d+ (?:yrs|years) in)\b"
     rf"(?!\s+(?:is|was|says|said))|"
     rf"(?:^\W*|[,.;!]\s*|\bI'?m |\bI am )(?:now )?(?:officially|finally|fully) (?:a |an )?"
     rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b(?!['-])|"
     rf"(?:\bI(?:'m| am) |(?:^|[.,;!]\s*)(?:and )?)(?:starting|beginning|start) (?:work )?as an? "
-    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b",
+    rf"((?:[a-z0-9-]+ ){{0,2}}(?:{OCCUPATIONS}))\b|"
+    rf"\bit'?s [A-Z][a-z'-]+,?\s+(?:the |your )?((?:[a-z0-9-]+ )?(?:{OCCUPATIONS}))\b",
     re.IGNORECASE,
 )
-"""'ICU nurse here', 'plumber by trade', 'officially a registered nurse now', 'starting as a
-site inspector monday': the writer's job said without "I'm a"."""
+"""'ICU nurse here', 'plumber by trade', 'mechanic, 20 yrs in the trade', 'officially a
+registered nurse now', 'starting as a site inspector monday', "its Jon, cabbie in Nottingham":
+the writer's job said without "I'm a"."""
 
 
 def job_said(sentence: str) -> str | None:

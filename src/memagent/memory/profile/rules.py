@@ -42,6 +42,8 @@ _NAME = (
 )
 """A name, with its title ("Mr Whiskers", "Captain Fluff")."""
 _CALLED = r"(?:is called|is named|'s name is|name is|called|named)"
+_CHAT_PARTNER = r"(?:missus|missis|wifey|hubby|other half|fella|bf|gf)"
+"""Chat's words for a partner, said with "the" as often as "my" ("me n the missus Rukhsana")."""
 
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:[Mm]y|[Tt]he|[Oo]ur) ({_ANIMALS})(?:'s)? {_CALLED} {_NAME}"), "pet"),
@@ -55,6 +57,7 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_ANIMALS}) {_NAME}\b"), "pet"),
     (re.compile(rf"\b[Mm]y ({_RELATIVES})(?:'s)? {_CALLED} {_NAME}"), "family"),
     (re.compile(rf"\b(?:[Mm]y|[Oo]ur) ({_RELATIVES}),? {_NAME}\b"), "family"),
+    (re.compile(rf"\b(?:[Mm]y|[Tt]he) ({_CHAT_PARTNER}),? {_NAME}\b"), "family"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_ANIMALS})\b[^.;]*?\b{_NAME}"), "pet"),
     (re.compile(rf"\brenamed (?:the|our|my) ({_RELATIVES})\b[^.;]*?\b{_NAME}"), "family"),
 ]
@@ -85,9 +88,12 @@ _OWN_NAME = re.compile(
     r"Turkish|Jewish|Muslim|Catholic|Christian|Hindu|Sikh|Buddhist|Atheist)\b)([A-Z][a-z'-]+)"
     r"(?=\W*$|\s*,?\s*(?:by the way|btw)\b|\s+and\s+I\b|"
     r",\s+(?:my|and|I|I'm|nice|from|sorry|your|aged?|\d))|"
-    r"^\W*(?:(?i:hi|hello|hey|hiya)\W+)?(?i:it'?s|it is) "
-    r"(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day)"
-    r"([A-Z][a-z'-]+)(?=\s*,?\s*(?i:by the way|btw|here)\b)"
+    r"^\W*(?:(?i:hi|hello|hey|hiya|alright|yo|morning|evening)\W+)?(?i:it'?s|it is) "
+    r"(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Christmas|Easter|Ramadan|Eid|Diwali|"
+    r"Halloween|New\b|January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Me\b|Just\b|Only\b|Not\b)"
+    r"([A-Z][a-z'-]+)(?=\s*,?\s*(?i:by the way|btw|here)\b|\s+(?:again|the [a-z]+)\b|"
+    r",\s+(?:[a-z]+\s+)?(?:from|in|at)\b|,\s+(?:[a-z-]+ ){0,2}(?:here|again)\b)"
 )
 """The user's name ("name's Declan", a letter signed "With thanks, Gerald"); what they are
 called by others only when no name is given; a sentence
