@@ -62,3 +62,10 @@ def test_chat_question_words_and_dropped_gs_are_written_out(said: str, written: 
 @pytest.mark.parametrize("said", ["Dublin is lovely", "my cousin's cabin", "insulin and protein"])
 def test_words_that_end_in_in_are_left_alone(said: str) -> None:
     assert as_written(said) == said
+
+
+def test_chat_contractions_of_others_are_written_out() -> None:
+    assert as_written("shes coeliac n hes vegan, thats why") == (
+        "she's coeliac n he's vegan, that's why"
+    )
+    assert as_written("I feel ill, my id card is lost") == "I feel ill, my id card is lost"

@@ -193,3 +193,19 @@ def test_a_clause_that_opens_with_its_verb_is_the_writer_s(clause: str, other: b
 def test_a_clause_opened_by_so_is_read_past_the_so() -> None:
     assert not their_subject("So she's taken me off amlodipine completely")
     assert their_subject("So she's gone vegan")
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        "my sister's gone vegan",
+        "my other half's just been told she's coeliac",
+        "the missus is off dairy",
+    ],
+)
+def test_a_relative_s_news_is_theirs(part: str) -> None:
+    assert their_subject(part)
+
+
+def test_a_relative_s_thing_is_not_their_subject() -> None:
+    assert not their_subject("my sister's wedding is on the 14th and I'm a bridesmaid")

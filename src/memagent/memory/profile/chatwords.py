@@ -47,6 +47,13 @@ _CHAT_SPELLING = {
     "wots": "what's",
     "wen": "when",
     "u": "you",
+    "shes": "she's",
+    "hes": "he's",
+    "theyre": "they're",
+    "youre": "you're",
+    "thats": "that's",
+    "whats": "what's",
+    "theres": "there's",
 }
 _CHAT_WORD = re.compile(rf"(?<![\w'])(?:{'|'.join(map(re.escape, _CHAT_SPELLING))})(?![\w'])")
 

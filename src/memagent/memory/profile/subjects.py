@@ -75,7 +75,8 @@ _PEOPLE = (
     r"sister|brother|friend|boss|colleague|coworker|co-worker|roommate|flatmate|housemate|"
     r"neighbou?r|landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex|"
     r"mate|pal|buddy|teammate|classmate|manager|teacher|tutor|coach|trainer|nurse|doctor|vicar|"
-    r"client|patient"
+    r"client|patient|other half|missus|missis|hubby|wifey|fella|bf|gf|nan|nana|gran|granny|"
+    r"grandad|lad|lads|sis|bro|mam|mammy|gaffer"
 )
 _THEIR_SUBJECT = re.compile(
     r"^\W*(?:(?:and|but|so|now|then|also|plus|that|apparently|honestly|in [a-z]+|over there),?\s+)*"
@@ -83,7 +84,8 @@ _THEIR_SUBJECT = re.compile(
     rf"(?:{_PEOPLE})"
     r"(?:\s+[A-Z]\w+)?\b(?!['\u2019]s\b(?!\s+(?:not|never|no longer|also|always|allergic|vegan|"
     r"vegetarian|pescatarian|gluten|lactose|diabetic|coeliac|celiac|been|got|into|obsessed|"
-    r"mad|crazy|big)\b))|"
+    r"mad|crazy|big|gone|going|just|now|getting|become|started|stopped|quit|moved|moving|"
+    r"finally|off|on|having|had|in)\b))|"
     r"(?:the|my|our)\s+(?:[\w-]+\s+)?[\w-]+['\u2019]s\s+"
     rf"(?:{_PEOPLE})\b(?!['\u2019]s)|"
     r"(?:he|she|they|both(?: of them)?|the two of them|neither of them)\b)",
