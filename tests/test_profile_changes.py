@@ -716,3 +716,8 @@ def test_a_fast_kept_is_said_as_one_not_as_going_without(home: MemoryHome) -> No
     text = "im fasting for ramadan till the 20th so no food in daylight"
     lines = said(home, text, ("diet", "fasting", ""), today=date(2026, 3, 4))
     assert lines == ["diet.restrictions: Fasting (until Fri 2026-03-20) @2026-03-20"]
+
+
+def test_a_swapped_pet_reading_is_put_back_in_order(home: MemoryHome) -> None:
+    lines = said(home, "my old collie Bess is 15 now", ("pet", "Bess", "collie"))
+    assert lines == ["personal.facts: Collie named Bess"]

@@ -621,3 +621,8 @@ def test_a_weekend_away_is_a_plan_and_a_remark_without_a_day_is_nothing() -> Non
 )
 def test_a_request_to_answer_is_no_way_of_answering(value: str, nothing: bool) -> None:
     assert names_nothing(value, "communication") is nothing
+
+
+@pytest.mark.parametrize("value", ["GP", "the doctor's", "dentist"])
+def test_a_visit_to_a_practice_is_no_stay(value: str) -> None:
+    assert fix_kind("whereabouts", value, f"Good news from the {value} today") is None

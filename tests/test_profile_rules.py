@@ -681,3 +681,15 @@ def test_chat_says_names_jobs_and_partners_its_own_way(
     sentence: str, facts: list[tuple[str, str, str]]
 ) -> None:
     assert [(f.kind, f.value, f.name) for f in rule_facts([sentence])] == facts
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My mum forwarded me this and I don't know how to reply without upsetting her:",
+        "Answers underneath please.",
+        "can you help me with replying to customers, I never know what to say",
+    ],
+)
+def test_replies_of_the_writer_s_own_are_no_way_of_answering(sentence: str) -> None:
+    assert [f for f in rule_facts([sentence]) if f.kind == "communication"] == []

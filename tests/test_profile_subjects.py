@@ -209,3 +209,14 @@ def test_a_relative_s_news_is_theirs(part: str) -> None:
 
 def test_a_relative_s_thing_is_not_their_subject() -> None:
     assert not their_subject("my sister's wedding is on the 14th and I'm a bridesmaid")
+
+
+def test_a_named_child_s_allergy_is_hers() -> None:
+    clause = "one of them, a little girl called Zainab, has a severe nut allergy, her mum told me"
+    assert said_of_them("nut", clause)
+    assert not said_of_them("asthma", "Honestly I have asthma")
+
+
+def test_an_adverb_before_got_is_no_one_else() -> None:
+    clause = "Finally got a physio appointment for my shoulder, Tuesday 3 November"
+    assert not said_of_them("physio", clause)

@@ -193,6 +193,7 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
     name, value = fact.name.strip(), fact.value.strip()
     name = name if name and grounded(name, clause) else ""
     value = value if value and grounded(value, clause) else ""
+    value, name = relations.in_order(fact.kind, value, name)  # "pet: Bess / collie"
     m = NAME_AFTER.search(clause)
     if value and not name and value[:1].isupper() and m and value in m.group(0):
         name, value = value, ""

@@ -130,7 +130,11 @@ _ONCE = re.compile(
     re.IGNORECASE,
 )
 """'tried hot yoga once', 'tried a vegan sausage roll for the first time today': a try."""
-_NO_PLACE = re.compile(r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*", re.IGNORECASE)
+_NO_PLACE = re.compile(
+    r"\W*(?:with )?(?:us|me|home|here|there|ours|mine)\W*|"
+    r"\W*(?:the )?(?:gp|doctor'?s?|dentist'?s?|vet'?s?|chemist'?s?|pharmacy|physio)\W*",
+    re.IGNORECASE,
+)
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|strict|"

@@ -52,6 +52,8 @@ _NO_THING = frozenset(
         "nice",
         "better",
         "well",
+        "not",
+        "no",
     }
 )
 _PRONOUN = frozenset({"it", "them", "they", "that", "this", "those", "these", "one", "ones"})

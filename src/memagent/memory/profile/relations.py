@@ -150,6 +150,15 @@ _ANOTHER = re.compile(r"\b(also|too|as well|another|second|third|new|both|two|th
 _NAME_LIST = re.compile(r"\s*(?:,|&|\band\b)\s*")
 
 
+def in_order(kind: str, value: str, name: str) -> tuple[str, str]:
+    """(animal or relation, name) of a pet or relative the model read, the two swapped back
+    when it put the name where the animal goes ("pet: Bess / collie")."""
+    kinds_of = ANIMALS if kind == "pet" else RELATION_WORDS
+    if name.lower() in kinds_of and value.lower() not in kinds_of:
+        return name, value
+    return value, name
+
+
 def singular(word: str) -> str:
     """`daughters` → `daughter`, `children` → `child` (a relation or an animal)."""
     w = word.strip().lower()

@@ -150,11 +150,16 @@ _KEPT = re.compile(
 )
 _THIS_ANSWER = re.compile(
     r"\b(?:an?|the|this|that|one|proper|honest|quick|straight|short|real|evidence-based)\s+"
-    r"(?:[\w-]+\s+)?(?:answer|reply|response|explanation)\b(?!s)",
+    r"(?:[\w-]+\s+)?(?:answer|reply|response|explanation)\b(?!s)|"
+    r"\banswers? (?:underneath|below|at the (?:end|bottom)|separately|on (?:a )?separate)\b|"
+    r"\b(?:how|what|when|whether) to (?:reply|answer|respond)\b|"
+    r"\b(?:reply|replying|answer|answering|respond|responding) to (?:her|him|them|my|the|this|"
+    r"a|an|it|people|customers?|clients?|emails?|texts?)\b",
     re.IGNORECASE,
 )
 """One answer asked for ("Evidence-based answer please", "I'd like a proper answer rather than
-the usual internet arguments"): how to answer this question, not a way of answering kept."""
+the usual internet arguments", "answers underneath please"), or the writer's own replies to
+someone ("I don't know how to reply without upsetting her"): no way of answering kept."""
 _PART = re.compile(r"\s*[,;:]\s*|\s+(?:so|but|because|and then)\s+", re.IGNORECASE)
 """The parts of a sentence: a way to answer is the part that says it."""
 _NO_FOR_ME = re.compile(

@@ -237,7 +237,9 @@ def said_of_them(value: str, clause: str) -> bool:
             rf"got))\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b|"
             rf"\b(?:he|she)\s+[a-z]+s\b(?:(?!\b(?:I|im|my|me|we|our)\b)[^.;!?]){{0,60}}?"
             rf",\s*[a-z]+s\s+(?:(?!(?:I|my|me|we|our)\b)[\w-]+\s+){{0,3}}?{v}\b|"
-            rf"\b(?:his|her|their)\s+(?:[\w-]+\s+)?{v}\b",
+            rf"\b(?:his|her|their)\s+(?:[\w-]+\s+)?{v}\b|"
+            rf"(?:\b(?:called|named)\s+(?-i:[A-Z][a-z]+),?|\b(?-i:[A-Z][a-z]+),)\s+"
+            rf"(?:has|had|gets|got)\s+(?:an?\s+)?(?:[\w-]+\s+){{0,2}}?{v}\b",
             clause,
             re.IGNORECASE,
         )
