@@ -721,3 +721,14 @@ def test_a_fast_kept_is_said_as_one_not_as_going_without(home: MemoryHome) -> No
 def test_a_swapped_pet_reading_is_put_back_in_order(home: MemoryHome) -> None:
     lines = said(home, "my old collie Bess is 15 now", ("pet", "Bess", "collie"))
     assert lines == ["personal.facts: Collie named Bess"]
+
+
+def test_caffeine_given_up_is_a_rule_kept(home: MemoryHome) -> None:
+    text = "not drinking tea anymore, gave up caffeine cos of my heart palpitations."
+    assert said(home, text, ("diet", "caffeine", "")) == ["diet.restrictions: No caffeine"]
+
+
+def test_a_sport_given_up_is_no_diet(home: MemoryHome) -> None:
+    said(home, "I go climbing twice a week.", ("exercise", "climbing", ""))
+    text = "After the second dislocation I've given up climbing for good."
+    assert said(home, text, ("diet", "climbing", "")) == []

@@ -9,10 +9,10 @@ from memagent.memory.profile.health import with_type
 from memagent.memory.profile.kinds import (
     figurative,
     fix_kind,
-    gone_without,
     passing_taste,
     timed_apart,
 )
+from memagent.memory.profile.negation import gone_without
 from memagent.memory.profile.nothingnamed import names_nothing
 
 

@@ -693,3 +693,16 @@ def test_chat_says_names_jobs_and_partners_its_own_way(
 )
 def test_replies_of_the_writer_s_own_are_no_way_of_answering(sentence: str) -> None:
     assert [f for f in rule_facts([sentence]) if f.kind == "communication"] == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("packed lunch ideas pls, I only eat halal so no pork obvs", [("diet", "halal", "")]),
+        ("on nights this week so ill be up at weird times", [("routine", "nights", "")]),
+        ("been on earlies since march", [("routine", "earlies", "")]),
+        ("on days like this I just stay in", []),
+    ],
+)
+def test_diets_and_shifts_said_in_chat(sentence: str, facts: list[tuple[str, str, str]]) -> None:
+    assert [(f.kind, f.value, f.name) for f in rule_facts([sentence])] == facts

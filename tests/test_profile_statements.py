@@ -797,3 +797,7 @@ def test_chat_questions_and_requests_without_a_question_mark(
 )
 def test_what_long_messages_and_chat_say_around_a_fact(text: str, kept: int) -> None:
     assert len(screen(text).kept) == kept
+
+
+def test_answers_written_a_way_are_a_standing_request() -> None:
+    assert why_not_a_fact("can you write me answers in plain english, no long paragraphs") is None

@@ -37,7 +37,6 @@ from memagent.memory.profile.kinds import (
     NAME_AFTER,
     OPPOSITE,
     fix_kind,
-    gone_without,
     liking_said,
     timed_apart,
 )
@@ -48,6 +47,7 @@ from memagent.memory.profile.negation import (
     disliked,
     disliked_after,
     ended,
+    gone_without,
     negated_things,
     parts,
     subclause,
@@ -106,7 +106,7 @@ _TIMED = ("routine", "routine_weekly", "plan", "whereabouts")
 Saturday, so we can't do Saturday mornings")."""
 _WITH_AN_END = ("diet", "whereabouts", "condition", "medication")
 """Kinds of fact a sentence may give an end ("till Friday") that is no plan of its own."""
-_WITHOUT = re.compile(r"\b(don'?t|never|no|off) ", re.IGNORECASE)
+_WITHOUT = re.compile(r"\b(don'?t|never|no|off|gave up|given up|quit|cut out) ", re.IGNORECASE)
 """A diet said as what one goes without ("no carbs", "off sugar"): its line says "No …"."""
 _PRACTICE = re.compile(r"ing\W*$", re.IGNORECASE)
 """A diet done, not a thing gone without ("fasting", "intermittent fasting"): no "No …"."""

@@ -138,6 +138,7 @@ _NO_PLACE = re.compile(
 _MOVING_TO = re.compile(r"\b(?:moving|relocating|move|relocate) (?:to|into)\b", re.IGNORECASE)
 _RESTRICTS = re.compile(
     r"\b(no|not|don'?t|do not|never|avoid\w*|without|cut(ting)? out|off|free|allergic|strict|"
+    r"gave up|given up|giving up|quit(?:ting)?|"
     r"intoleran\w*|can'?t|cannot|won'?t|skip\w*|diet|restrict\w*|limit\w*|low|under)\b",
     re.IGNORECASE,
 )
@@ -266,17 +267,6 @@ _AVOIDED = re.compile(
 """Words that say a food is kept away from, short of an allergy ("I avoid gluten",
 "dairy makes me sick"): what a fact the model read as an allergy needs to be kept
 as a dislike when "allergic" is not said."""
-
-
-def gone_without(value: str, clause: str) -> bool:
-    """Whether `clause` says the writer goes without `value` ("off sugar", "no carbs
-    until Friday") and not that they stopped doing so ("not off sugar any more")."""
-    said = re.search(
-        rf"\b(?:off|no|without|cut(?:ting)? out|giving up|given up)\s+{re.escape(value)}\b",
-        clause,
-        re.IGNORECASE,
-    )
-    return said is not None and not re.search(r"\bany ?more\b|\bno longer\b", clause, re.I)
 
 
 def timed_apart(kind: str, value: str, clause: str) -> bool:
@@ -592,6 +582,10 @@ def fix_kind(kind: str, value: str, clause: str) -> str | None:
         rf"\b{re.escape(value)}\s+diet\b", clause, re.I
     ):
         kind = "diet"  # "a plant-based diet"
+    if kind == "diet" and re.fullmatch(
+        r"(?!fasting|juicing|snacking)[a-z]+ing", value.strip(), re.I
+    ):
+        return None  # "I've given up climbing for good": an activity, no diet
     if (
         kind == "diet"
         and not _DIET.search(value)

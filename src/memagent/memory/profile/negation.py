@@ -262,3 +262,16 @@ def disliked_after(value: str, clause: str) -> bool:
     part = subclause(value, clause)
     at = clause.find(part)
     return part != clause and at >= 0 and bool(_DISLIKED_BACK.search(clause[at + len(part) :]))
+
+
+def gone_without(value: str, clause: str) -> bool:
+    """Whether `clause` says the writer goes without `value` ("off sugar", "no carbs
+    until Friday") and not that they stopped doing so ("not off sugar any more")."""
+    said = re.search(
+        rf"\b(?:off|no|without|cut(?:ting)? out|giving up|given up|gave up|quit)\s+"
+        rf"{re.escape(value)}\b",
+        clause,
+        re.IGNORECASE,
+    )
+    part = subclause(value, clause)  # "not drinking tea anymore, gave up caffeine": caffeine's
+    return said is not None and not re.search(r"\bany ?more\b|\bno longer\b", part, re.I)

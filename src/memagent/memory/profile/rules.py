@@ -124,9 +124,21 @@ _HOME = re.compile(
 _NO_EAT = re.compile(
     r"\bI (?:don'?t|do not|never) (?:eat|drink|touch|do) "
     r"|\bI(?:'m| am) not (?:eating|drinking|having) "
+    r"|(?:\bI(?:'ve| have)? |^\W*|,\s*)(?:cut out|cut down on|given up|gave up|avoid|"
+    r"stay away from|steer clear of|keep off|stopped eating|stopped drinking) "
+    r"(?=(?:all |any )?(?:caffeine|alcohol|booze|sugar|dairy|gluten|meat|red meat|carbs|pork|beef|"
+    r"fish|eggs|wheat|lactose)\b)"
     r"|\bI(?:'ve| have)? (?:cut out|cut down on|given up|avoid|stay away from|steer clear of|"
     r"keep off|stopped eating|stopped drinking) "
 )
+_ONLY_EAT = re.compile(
+    r"\bI (?:only|strictly) eat (halal|kosher|vegan|vegetarian|plant-based)\b", re.I
+)
+"""'I only eat halal': the diet, said as what is eaten."""
+_ON_SHIFTS = re.compile(
+    r"(?:\bI'?m |\bI am |\bbeen |^\W*)on (nights|earlies|lates|night shifts?|12s)\b", re.IGNORECASE
+)
+"""'on nights this week', 'been on earlies': a pattern of work, said by its shifts."""
 """Saying what one abstains from ("I don't do dairy", "I've cut out sugar"): a diet
 rule; the thing is the words after it, up to the clause's end."""
 _ABSTAINED = re.compile(
@@ -469,6 +481,8 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                 thing = _ABSTAINED.match(s, no.end())
                 if thing is not None:
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
+        out += [Extracted(kind="diet", value=m.group(1).lower()) for m in _ONLY_EAT.finditer(s)]
+        out += [Extracted(kind="routine", value=m.group(1).lower()) for m in _ON_SHIFTS.finditer(s)]
         for m in _NO_FOR_ME.finditer(s):
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _PROMOTED.finditer(s):

@@ -282,7 +282,7 @@ _STANDING_REQUEST = re.compile(
     r"stick to|switch to)\b"
     r".*\b(?:from now on|going forward|always|in future|by default)\b|"
     r"(?:write|talk|speak|explain things) to me (?:in|with|using) |"
-    r"(?:give|keep|make)(?: me)? (?:your |the |all )?(?:answers|replies|responses) (?:as|in|"
+    r"(?:give|keep|make|write)(?: me)? (?:your |the |all )?(?:answers|replies|responses) (?:as|in|"
     r"short\w*|brief\w*|concise|simple\w*|with|under|to the point)\b)",
     re.IGNORECASE,
 )
