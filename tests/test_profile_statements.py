@@ -801,3 +801,27 @@ def test_what_long_messages_and_chat_say_around_a_fact(text: str, kept: int) -> 
 
 def test_answers_written_a_way_are_a_standing_request() -> None:
     assert why_not_a_fact("can you write me answers in plain english, no long paragraphs") is None
+
+
+def test_a_voice_note_typed_out_is_read_in_parts() -> None:
+    text = (
+        "so yeah we got back from my sisters on sunday and the kids were shattered and then my"
+        " husband said we should do a big shop but honestly I was knackered anyway the thing is"
+        " I have type 2 diabetes now the doctor told me last month and I am on metformin twice a"
+        " day so I need to sort out my meals oh and I do aqua aerobics every tuesday morning at"
+        " the leisure centre which I love and can you help me make a meal plan for the week"
+    )
+    s = screen(text)
+    assert any("type 2 diabetes" in k and "metformin" in k for k in s.kept)
+    assert any("aqua aerobics every tuesday" in k for k in s.kept)
+    assert s.dropped[-1][1] == "question"
+
+
+def test_a_long_pasted_paragraph_without_the_writer_is_still_too_long() -> None:
+    text = "The quarterly report shows revenue growth across all regions " * 8
+    assert screen(text).kept == []
+
+
+def test_a_plot_told_is_nobody_s_fact() -> None:
+    text = "ok so the plot of this show I'm watching: there's a woman who's allergic to flour"
+    assert screen(text).kept == []

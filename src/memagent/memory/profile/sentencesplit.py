@@ -1,7 +1,8 @@
 """Where a message's sentences and quotes begin and end.
 
 A sentence ends at a stop (not at a title's: "Mr. Fairweather"), at a new line, at an
-emoji that closes it, and where the writer breaks off ("… nvm").
+emoji that closes it, and where the writer breaks off ("… nvm"); speech typed out without
+stops is read in parts at its breaks ("… and then …", "anyway the thing is …").
 Words in quotes are someone else's; `statements.screen` replaces them with `QUOTE_MARK`
 before it splits the text, so what is left is read as the writer's.
 """
@@ -21,9 +22,41 @@ emoji that closes one ("my cat keeps walking across the keyboard 🙄 can u fix 
 …"), and where the writer breaks off ("can you add that to my… nvm, just tell me …")."""
 
 
+RUN_ON_CHARS = 300
+"""A 'sentence' longer than this, said in the first person, is speech run on without stops."""
+_RUN_ON_BREAK = re.compile(
+    r"\s+(?=(?:and then|anyway|oh and|so yeah|so anyway|but anyway|the thing is|also|plus|"
+    r"because|cos|but|so|and I|and my|and we|and (?:can|could|would) you)\b)|"
+    r",\s+(?=(?:and|but|so|I|I'm|we|my)\b)",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b", re.IGNORECASE)
+_PIECE_CHARS = 120
+
+
+def _run_on(piece: str) -> list[str]:
+    """A long first-person run-on (a voice note typed out: "so yeah we got back on sunday and
+    then … anyway the thing is I have type 2 diabetes now …") in parts at its breaks, joined
+    back while a part stays short; anything else whole."""
+    if len(piece) <= RUN_ON_CHARS or not _FIRST_PERSON.search(piece):
+        return [piece]
+    out: list[str] = []
+    lead = ""  # a break word alone ("anyway", "oh") opens the part after it
+    for part in (p.strip(" ,") for p in _RUN_ON_BREAK.split(piece)):
+        if len(part) < 25:
+            lead = f"{lead}{part} " if part else lead
+        elif out and len(out[-1]) + len(lead) + len(part) < _PIECE_CHARS:
+            out[-1], lead = f"{out[-1]} {lead}{part}", ""
+        else:
+            out, lead = [*out, f"{lead}{part}"], ""
+    if lead:
+        out = [*out[:-1], f"{out[-1]} {lead.strip()}"] if out else [lead.strip()]
+    return out
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of `text`, stripped, none empty."""
-    return [s.strip() for s in _SPLIT.split(text) if s and s.strip()]
+    """The sentences of `text`, stripped, none empty; a long run-on spoken sentence in parts."""
+    return [p for s in _SPLIT.split(text) if s and s.strip() for p in _run_on(s.strip())]
 
 
 _IN_SINGLE = r"(?:[^'\u2018\u2019]|(?<=\w)['\u2019](?=\w))"

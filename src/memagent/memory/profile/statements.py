@@ -306,11 +306,13 @@ play a song, when it says how often (`occasions.REGULAR`)."""
 _ROLE_PLAY = re.compile(
     r"\b(?:let'?s|we(?:'re| are) (?:going to|gonna)) (?:play a game|role-?play|pretend)\b|"
     r"\bI(?:'m| am) (?:a|playing a|playing the) character\b|\bin character\b|"
-    r"\bpretend (?:to be|that I|I'?m|I am|you'?re)\b|\bmy character\b",
+    r"\bpretend (?:to be|that I|I'?m|I am|you'?re)\b|\bmy character\b|"
+    r"\bthe plot of (?:this|that|a|the|my) (?:show|film|movie|book|series|novel|game|episode)\b",
     re.IGNORECASE,
 )
-"""A game of make-believe ("Let's play a game … I'm a character called Viktor, vegan …"): none
-of it is the writer's, however it is asked to be saved."""
+"""A game of make-believe ("Let's play a game … I'm a character called Viktor, vegan …") or a
+story's plot told ("the plot of this show I'm watching: …"): none of it is the writer's,
+however it is asked to be saved."""
 _FICTION = re.compile(
     r"^\W*for an? (?:short )?(?:story|novel|book|script|screenplay|game|poem|role-?play)\b|"
     r"\b(?:in|for) (?:the|my|a) (?:novel|book|story|film|movie|show|series|game|script|play|"
