@@ -96,10 +96,28 @@ def test_a_stance_is_read_beside_the_value_not_across_a_long_message() -> None:
         "Anyway the meeting went fine.",
     ]
     near = around(sentences[2], sentences)
-    assert near == " ".join(sentences[1:4])
+    assert near == sentences[2]  # four sentences: a long message, the value's own sentence
+    assert around(sentences[2], sentences[1:]) == " ".join(sentences[1:4])
     assert stance_unsaid("food_like", "crisps", sentences[2], near)
     assert not stance_unsaid("food_like", "crisps", sentences[2], " ".join(sentences))
     assert around("chess!", ["chess!", "I play online most nights"]) == (
         "chess! I play online most nights"
     )
     assert around("not one of them", sentences) == " ".join(sentences)
+
+
+def test_in_a_long_message_a_stance_is_read_in_the_value_s_own_sentence() -> None:
+    sentences = [
+        "Next time I have people over for brunch I want to do shakshuka in the big pan.",
+        "Every recipe online serves 2.",
+        "I love having people round.",
+        "Can you scale it for 6?",
+    ]
+    assert around(sentences[0], sentences) == sentences[0]
+    short = sentences[:2]
+    assert around(short[1], short) == " ".join(short)
+
+
+def test_a_rabbit_hole_is_a_taste() -> None:
+    text = "I've gone completely down the kombucha rabbit hole."
+    assert not stance_unsaid("drink_like", "kombucha", text, text)

@@ -37,7 +37,7 @@ _TASTE_SAID = re.compile(
     rf"\b(?:{LIKING_WORDS}|fave?s?\b|crav|(?:my|our) (?:thing|weakness|jam|staple)\b|get into|"
     r"best\b|can'?t (?:get enough|live without|resist|beat)|nothing (?:beats|is better|better)|"
     r"is life\b|lover\b|drinker\b|snob\b|person\b|comfort|hooked|happy place|of choice\b|"
-    r"nerd\b|geek\b|buff\b|junkie\b|fiend\b|personality\b|"
+    r"nerd\b|geek\b|buff\b|junkie\b|fiend\b|personality\b|rabbit hole\b|"
     r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|especially|"
     r"it'?s all about|come (?:a)?round|always|usually|never say no|can'?t say no|from now on|"
     r"only\b)",
@@ -87,7 +87,13 @@ def around(clause: str, sentences: list[str]) -> str:
     at = next((n for n, s in enumerate(sentences) if clause.startswith(s)), None)
     if at is None:
         return " ".join(sentences)
+    if len(sentences) >= LONG_MESSAGE:
+        return sentences[at]  # a long message's sentences each say their own thing
     return " ".join(sentences[max(0, at - 1) : at + 2])
+
+
+LONG_MESSAGE = 4
+"""Kept sentences from which a stance is read in the value's own sentence only."""
 
 
 def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
