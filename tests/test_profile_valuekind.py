@@ -19,6 +19,7 @@ from memagent.memory.profile.valuekind import (
     MAX_LINES,
     MAX_STATEMENT_CHARS,
     check,
+    excerpt,
     question,
     typed,
 )
@@ -274,3 +275,11 @@ def test_a_food_like_the_writer_says_as_i_love_that_is_no_food_is_a_general_like
     llm = model(crime, verdicts=["0.05"])
     learn_statement(store_of(home), llm, "got any podcast recs? I love true crime", reading=TYPED)
     assert profile_lines(home) == ["preferences.likes: Likes true crime"]
+
+
+def test_a_long_message_is_shown_around_the_value() -> None:
+    statement = "I went to the market and bought bread. " * 20 + "I love shakshuka at brunch."
+    shown = excerpt(statement, "shakshuka")
+    assert "shakshuka" in shown and len(shown) <= MAX_STATEMENT_CHARS
+    assert excerpt("I love shakshuka.", "shakshuka") == "I love shakshuka."
+    assert excerpt(statement, "nowhere") == statement[:MAX_STATEMENT_CHARS]

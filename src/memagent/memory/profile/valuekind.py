@@ -80,9 +80,24 @@ def question(statement: str, value: str, template: str) -> list[Message]:
         Message(role="system", content=spec.system.strip()),
         Message(
             role="user",
-            content=render(spec.user, statement=statement[:MAX_STATEMENT_CHARS], question=asked),
+            content=render(spec.user, statement=excerpt(statement, value), question=asked),
         ),
     ]
+
+
+def excerpt(statement: str, value: str) -> str:
+    """The part of a long `statement` (at most `MAX_STATEMENT_CHARS`) around where it says
+    `value`, so the model judges the value in the words it was read from, not in the
+    message's opening, which may not hold it."""
+    if len(statement) <= MAX_STATEMENT_CHARS:
+        return statement
+    at = statement.lower().find(value.lower())
+    start = max(0, min(at - MAX_STATEMENT_CHARS // 2, len(statement) - MAX_STATEMENT_CHARS))
+    return (
+        statement[start : start + MAX_STATEMENT_CHARS]
+        if at >= 0
+        else statement[:MAX_STATEMENT_CHARS]
+    )
 
 
 def is_kind_p(llm: LLM, statement: str, value: str, template: str) -> float | None:
