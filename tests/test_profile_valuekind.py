@@ -283,3 +283,9 @@ def test_a_long_message_is_shown_around_the_value() -> None:
     assert "shakshuka" in shown and len(shown) <= MAX_STATEMENT_CHARS
     assert excerpt("I love shakshuka.", "shakshuka") == "I love shakshuka."
     assert excerpt(statement, "nowhere") == statement[:MAX_STATEMENT_CHARS]
+
+
+def test_a_habit_line_in_a_long_message_is_asked_of_alone() -> None:
+    line = "The course description mentions all three and I don't want to look clueless"
+    statement = "I swim every morning before work. " * 20 + line
+    assert excerpt(statement, line) == line

@@ -88,9 +88,12 @@ def question(statement: str, value: str, template: str) -> list[Message]:
 def excerpt(statement: str, value: str) -> str:
     """The part of a long `statement` (at most `MAX_STATEMENT_CHARS`) around where it says
     `value`, so the model judges the value in the words it was read from, not in the
-    message's opening, which may not hold it."""
+    message's opening, which may not hold it; a habit's or plan's line (a sentence) alone,
+    so a habit told elsewhere in the message does not vouch for it."""
     if len(statement) <= MAX_STATEMENT_CHARS:
         return statement
+    if len(value.split()) >= 6:
+        return value  # a habit's or plan's line is its sentence: asked of it alone
     at = statement.lower().find(value.lower())
     start = max(0, min(at - MAX_STATEMENT_CHARS // 2, len(statement) - MAX_STATEMENT_CHARS))
     return (
