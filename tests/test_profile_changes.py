@@ -732,3 +732,11 @@ def test_a_sport_given_up_is_no_diet(home: MemoryHome) -> None:
     said(home, "I go climbing twice a week.", ("exercise", "climbing", ""))
     text = "After the second dislocation I've given up climbing for good."
     assert said(home, text, ("diet", "climbing", "")) == []
+
+
+def test_a_pet_that_is_no_animal_is_not_stored(home: MemoryHome) -> None:
+    text = "we're mostly retired teachers and one very loud fisherman. Our secretary Morag quit"
+    assert said(home, text, ("pet", "fisherman", "Morag")) == []
+    assert said(home, "our rescue Pip is a greyhound", ("pet", "rescue", "Pip")) == [
+        "personal.facts: Rescue named Pip"
+    ]

@@ -626,3 +626,8 @@ def test_a_request_to_answer_is_no_way_of_answering(value: str, nothing: bool) -
 @pytest.mark.parametrize("value", ["GP", "the doctor's", "dentist"])
 def test_a_visit_to_a_practice_is_no_stay(value: str) -> None:
     assert fix_kind("whereabouts", value, f"Good news from the {value} today") is None
+
+
+@pytest.mark.parametrize(("value", "kind"), [("5k", "exercise"), ("10 miles", "routine")])
+def test_a_distance_alone_names_nothing(value: str, kind: str) -> None:
+    assert names_nothing(value, kind) is (kind != "routine")

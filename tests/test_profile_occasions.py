@@ -11,6 +11,7 @@ from memagent.memory.profile.occasions import (
     day_said,
     habitual,
     one_day,
+    when_only,
 )
 
 
@@ -91,3 +92,8 @@ def test_a_booking_with_its_date_is_ahead(clause: str) -> None:
 
 def test_a_date_without_a_booking_is_not_ahead() -> None:
     assert not AHEAD.search("Tuesday 3 November was awful, I hurt my shoulder")
+
+
+def test_a_meal_time_alone_is_only_a_when() -> None:
+    assert when_only("before breakfast")
+    assert not when_only("walk before breakfast")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memagent.memory.profile import relations
 
 
@@ -71,3 +73,16 @@ def test_who_minds_a_pet_is_no_pet() -> None:
 def test_the_words_chat_uses_for_a_relative_name_the_relation() -> None:
     assert relations.singular("missus") == "wife" and relations.singular("hubby") == "husband"
     assert relations.singular("nan") == "grandma" and relations.is_relation("other half")
+
+
+@pytest.mark.parametrize(
+    ("value", "clause", "animal"),
+    [
+        ("tabby", "we have a ginger tabby called Marmalade", True),
+        ("rescue", "our rescue Pip is a greyhound", True),
+        ("fisherman", "one very loud fisherman. Our secretary Morag quit", False),
+        ("secretary", "Our secretary Morag has just stepped down", False),
+    ],
+)
+def test_a_pet_is_an_animal(value: str, clause: str, animal: bool) -> None:
+    assert relations.an_animal(value, clause) is animal

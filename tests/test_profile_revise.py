@@ -103,7 +103,7 @@ def test_no_question_about_lines_the_statement_does_not_name(home: MemoryHome) -
 def test_a_new_diet_asks_about_the_one_held_without_a_shared_word(home: MemoryHome) -> None:
     seed(home, "I'm vegetarian", ("diet", "vegetarian", ""))
     llm = model([{"kind": "diet", "value": "keto", "name": ""}], verdicts=["0.9"])
-    learn_statement(store_of(home), llm, "gave up on being veggie, I do keto now")
+    learn_statement(store_of(home), llm, "new year new me, I do keto now")
     assert asked(llm) == ["Vegetarian"]
     assert profile_lines(home) == ["diet.restrictions: Keto"]
 
@@ -302,7 +302,7 @@ def test_a_line_still_true_is_not_asked_what_it_says_now(home: MemoryHome) -> No
 def test_a_line_the_statement_does_not_name_is_not_rewritten(home: MemoryHome) -> None:
     seed(home, "I'm vegetarian", ("diet", "vegetarian", ""))
     llm = model([{"kind": "diet", "value": "keto", "name": ""}], verdicts=["0.9"], now="Keto")
-    learn_statement(store_of(home), llm, "gave up on being veggie, I do keto now")
+    learn_statement(store_of(home), llm, "new year new me, I do keto now")
     assert rewrites_asked(llm) == []
     assert profile_lines(home) == ["diet.restrictions: Keto"]
 

@@ -209,7 +209,8 @@ def _pets_or_family(fact: Extracted, clause: str) -> list[tuple[str, str]]:
         value = relations.partnered(clause) or value  # "married to a guy called Dev"
     value = relations.singular(value)
     names = [n for n in relations.split_names(name) if n.lower() != value]
-    return [(value, n) for n in names] if value else []
+    animal = fact.kind != "pet" or relations.an_animal(value, clause)  # no "secretary" pet
+    return [(value, n) for n in names] if value and animal else []
 
 
 def _removals(
@@ -529,9 +530,8 @@ def plan(
         named_diet = re.search(r"\b(vegan|vegetarian|pescatarian|halal|kosher|keto)\b", value, re.I)
         if (
             kind == "diet"
-            and not named_diet
+            and not (named_diet or _PRACTICE.search(value))
             and _WITHOUT.search(clause)
-            and not _PRACTICE.search(value)
         ):
             display = f"No {re.sub(r'^no ', '', value, flags=re.IGNORECASE)}"
         if kind == "diet" and value.lower() in _DIET_TYPES:

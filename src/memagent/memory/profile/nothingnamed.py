@@ -107,6 +107,10 @@ _HOW_MUCH = re.compile(
 )
 
 
+_HOW_FAR = re.compile(r"\W*\d+(?:\.\d+)?\s*(?:k|km|kms|miles?|mi|m|metres?|meters?)\W*", re.I)
+"""A distance alone ("5k" read from "walking 5k every morning"): how far, not what."""
+
+
 def names_nothing(value: str, kind: str = "") -> bool:
     """Whether `value` names no thing: "allergic to everything", "hates all food", or a
     piece of a sentence with its verb ("son has a milk") where the line is not the
@@ -124,4 +128,6 @@ def names_nothing(value: str, kind: str = "") -> bool:
     if kind in _SAID_WHOLE:  # a habit, plan or way of answering is said as a whole line
         return False
     # "tea, three cups a day minimum": how much, the tea is the thing; "son has a milk"
-    return bool(_HOW_MUCH.match(value) or _FRAGMENT.search(f" {value} "))
+    return bool(
+        _HOW_MUCH.match(value) or _FRAGMENT.search(f" {value} ") or _HOW_FAR.fullmatch(value)
+    )

@@ -169,7 +169,8 @@ _WHEN_ONLY = re.compile(
     r"^\W*(?:(?:(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:days?)?|mornings?|"
     r"evenings?|nights?|afternoons?|lunchtimes?|weekends?|weekdays?|week|weekly|daily|nightly|"
     r"every|each|usually|always|often|mostly|sometimes|times?|twice|once|a|an|the|per|and|on|at|"
-    r"in|\d+(?:-hour|am|pm)?|one|two|three|four|five|six|days?|hours?|home|here|there|work)"
+    r"in|\d+(?:-hour|am|pm)?|one|two|three|four|five|six|days?|hours?|home|here|there|work|"
+    r"before|after|breakfast|lunch|dinner)"
     r"\W*)+$",
     re.IGNORECASE,
 )

@@ -155,8 +155,24 @@ def in_order(kind: str, value: str, name: str) -> tuple[str, str]:
     when it put the name where the animal goes ("pet: Bess / collie")."""
     kinds_of = ANIMALS if kind == "pet" else RELATION_WORDS
     if name.lower() in kinds_of and value.lower() not in kinds_of:
-        return name, value
+        value, name = name, value
     return value, name
+
+
+def an_animal(value: str, clause: str) -> bool:
+    """`value` names an animal, or `clause` does ("a rescue called Pip" read as a greyhound
+    the clause names): a pet read as a "fisherman" is no pet."""
+    return bool(_AN_ANIMAL.search(value) or _AN_ANIMAL.search(clause))
+
+
+_AN_ANIMAL = re.compile(
+    rf"\b(?:{'|'.join(ANIMALS)}|pet|tabby|moggy|kitty|pup|doggo|pooch|mutt|staff(?:ie|y)|"
+    r"jack russell|cockapoo|labradoodle|cavapoo|shih tzu|chihuahua|shepherd|alsatian|rottweiler|"
+    r"bulldog|frenchie|boxer|dalmatian|sheepdog|springer|cocker|pointer|setter|weimaraner|"
+    r"vizsla|ragdoll|siamese|persian|maine coon|bengal|sphynx|tortie|rescue|bird|mouse|mice|"
+    r"duck|chicken|hen|goat|pig|cow|sheep|lamb|donkey|alpaca|llama|tarantula|frog|toad)s?\b",
+    re.IGNORECASE,
+)
 
 
 def singular(word: str) -> str:

@@ -76,7 +76,7 @@ _PEOPLE = (
     r"neighbou?r|landlord|landlady|grandma|grandpa|aunt|uncle|cousin|in-laws|parents|children|ex|"
     r"mate|pal|buddy|teammate|classmate|manager|teacher|tutor|coach|trainer|nurse|doctor|vicar|"
     r"client|patient|other half|missus|missis|hubby|wifey|fella|bf|gf|nan|nana|gran|granny|"
-    r"grandad|lad|lads|sis|bro|mam|mammy|gaffer"
+    r"grandad|sis|bro|mam|mammy|gaffer"
 )
 _THEIR_SUBJECT = re.compile(
     r"^\W*(?:(?:and|but|so|now|then|also|plus|that|apparently|honestly|in [a-z]+|over there),?\s+)*"
