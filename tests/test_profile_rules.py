@@ -706,3 +706,18 @@ def test_replies_of_the_writer_s_own_are_no_way_of_answering(sentence: str) -> N
 )
 def test_diets_and_shifts_said_in_chat(sentence: str, facts: list[tuple[str, str, str]]) -> None:
     assert [(f.kind, f.value, f.name) for f in rule_facts([sentence])] == facts
+
+
+@pytest.mark.parametrize(
+    ("sentence", "facts"),
+    [
+        ("dentist on the 24th at 4, can you write a txt to mr patel", [("plan", "dentist")]),
+        ("got me MOT tomorrow", [("plan", "mot")]),
+        ("pescatarian so fish is fine, what's a cheap dinner", [("diet", "pescatarian")]),
+        ("coeliac here so gluten free is a must", [("condition", "coeliac")]),
+        ("doctor said I should rest", []),
+        ("vegetarian lasagne is the best thing on the menu", []),
+    ],
+)
+def test_appointments_and_diets_said_first(sentence: str, facts: list[tuple[str, str]]) -> None:
+    assert [(f.kind, f.value) for f in rule_facts([sentence])] == facts

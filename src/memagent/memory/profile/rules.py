@@ -135,6 +135,20 @@ _ONLY_EAT = re.compile(
     r"\bI (?:only|strictly) eat (halal|kosher|vegan|vegetarian|plant-based)\b", re.I
 )
 """'I only eat halal': the diet, said as what is eaten."""
+_APPOINTMENT = re.compile(
+    r"^\W*(?:(?:I'?ve got|I have|got|I'?ve|me|my) (?:an? |my |me )?)?((?:dentist|doctor|gp|physio|"
+    r"hospital|vet|optician|hairdresser|barber|interview|mot|scan|mri|smear|blood test|"
+    r"check-?up)(?: appointment| appt)?) (?=on the \d|on (?:mon|tues|wednes|thurs|fri|satur|sun)"
+    r"day|tomorrow|tmrw|next (?:week|mon|tues|wednes|thurs|fri))",
+    re.IGNORECASE,
+)
+"""'dentist on the 24th at 4', 'got me MOT tomorrow': an appointment said by its day."""
+_DIET_FIRST = re.compile(
+    r"^\W*(vegan|vegetarian|veggie|pescatarian|halal|kosher|coeliac|celiac)\b"
+    r"(?=\s*(?:here|btw|so|and|but|[,.!]|myself|tbh|obvs))",
+    re.IGNORECASE,
+)
+"""'pescatarian so fish is fine', 'coeliac here so gluten free is a must': said first."""
 _ON_SHIFTS = re.compile(
     r"(?:\bI'?m |\bI am |\bbeen |^\W*)on (nights|earlies|lates|night shifts?|12s)\b", re.IGNORECASE
 )
@@ -483,6 +497,12 @@ def rule_facts(sentences: list[str], today: date | None = None) -> list[Extracte
                     out.append(Extracted(kind="diet", value=_clip(thing.group(1))))
         out += [Extracted(kind="diet", value=m.group(1).lower()) for m in _ONLY_EAT.finditer(s)]
         out += [Extracted(kind="routine", value=m.group(1).lower()) for m in _ON_SHIFTS.finditer(s)]
+        out += [Extracted(kind="plan", value=m.group(1).lower()) for m in _APPOINTMENT.finditer(s)]
+        for m in _DIET_FIRST.finditer(s):
+            said = m.group(1).lower()
+            out.append(
+                Extracted(kind="condition" if said in ("coeliac", "celiac") else "diet", value=said)
+            )
         for m in _NO_FOR_ME.finditer(s):
             out.append(Extracted(kind="diet", value=_clip(m.group(1) or m.group(2))))
         for m in _PROMOTED.finditer(s):
