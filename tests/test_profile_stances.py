@@ -121,3 +121,27 @@ def test_in_a_long_message_a_stance_is_read_in_the_value_s_own_sentence() -> Non
 def test_a_rabbit_hole_is_a_taste() -> None:
     text = "I've gone completely down the kombucha rabbit hole."
     assert not stance_unsaid("drink_like", "kombucha", text, text)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "text"),
+    [
+        ("food_like", "shakshuka", "I want to do shakshuka in the pan, especially the eggs."),
+        ("food_dislike", "sugar", "I'm now vibrating from sugar. I want to learn the terms."),
+        ("food_dislike", "pasta", "We have people over and I'll do pasta."),
+    ],
+)
+def test_words_inside_other_words_say_no_stance(kind: str, value: str, text: str) -> None:
+    assert stance_unsaid(kind, value, text, text)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "text"),
+    [
+        ("food_dislike", "olives", "I can't stand olives"),
+        ("food_dislike", "olives", "I dont eat olives"),
+        ("food_dislike", "coffee", "I'm so over coffee"),
+    ],
+)
+def test_an_aversion_said_is_still_read(kind: str, value: str, text: str) -> None:
+    assert not stance_unsaid(kind, value, text, text)

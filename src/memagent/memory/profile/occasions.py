@@ -38,7 +38,8 @@ HABIT = re.compile(
 
 _PRESENT_SIMPLE = re.compile(
     r"\b(?:I|we)\s+(?:\w+ly\s+)?(?!(?:am|was|were|have|has|had|did|just|will|would|could|should|"
-    r"might|can|may|must|got|went|came|left|flew|drove|ran|saw|said|told|thought)\b)"
+    r"might|can|may|must|got|went|came|left|flew|drove|ran|saw|said|told|thought|want|need|"
+    r"hope|wish|plan|mean|guess|think|know|wonder|feel)\b)"
     r"[a-z]+(?<!ed)\b",
     re.IGNORECASE,
 )

@@ -38,7 +38,7 @@ _TASTE_SAID = re.compile(
     r"best\b|can'?t (?:get enough|live without|resist|beat)|nothing (?:beats|is better|better)|"
     r"is life\b|lover\b|drinker\b|snob\b|person\b|comfort|hooked|happy place|of choice\b|"
     r"nerd\b|geek\b|buff\b|junkie\b|fiend\b|personality\b|rabbit hole\b|"
-    r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|especially|"
+    r"(?:could|would|'d) (?:eat|drink|live on|play|watch)|live on\b|happily|"
     r"it'?s all about|come (?:a)?round|always|usually|never say no|can'?t say no|from now on|"
     r"only\b)",
     re.IGNORECASE,
@@ -58,10 +58,12 @@ _NOT_A_LIKING = re.compile(
 entire easter egg"), a wish ("I'd like the salmon"), "into" as a way in ("went into
 labour"): no liking."""
 _AVERSION = re.compile(
-    r"\b(?:not?|never|cannot|avoid\w*|off|sick of|tired of|over|hat\w*|dislik\w*|loath\w*|"
+    r"\b(?:not?|never|cannot|avoid\w*|off|sick of|tired of|(?:'m|am|so|totally|well) over|"
+    r"hat\w*|dislik\w*|loath\w*|"
     r"detest\w*|awful|horrible|terrible|bad|worst|gross|vile|yuck|yuk|ew+|nasty|disgust\w*|"
     r"revolting|soap\w*|sick|gag\w*|allerg\w*|intoleran\w*|gives? me|without|skip\w*|"
-    r"pass on|ruin\w*|overrated|meh|bland|rank|urgh|ugh|slimy|texture)\b|n'?t\b",
+    r"pass on|ruin\w*|overrated|meh|bland|rank|urgh|ugh|slimy|texture|dont|cant|wont|didnt|"
+    r"doesnt|isnt|wasnt|aint)\b|n't\b",
     re.IGNORECASE,
 )
 """Words of aversion."""
@@ -87,13 +89,14 @@ def around(clause: str, sentences: list[str]) -> str:
     at = next((n for n, s in enumerate(sentences) if clause.startswith(s)), None)
     if at is None:
         return " ".join(sentences)
-    if len(sentences) >= LONG_MESSAGE:
+    if len(sentences) >= LONG_MESSAGE or sum(map(len, sentences)) > LONG_MESSAGE_CHARS:
         return sentences[at]  # a long message's sentences each say their own thing
     return " ".join(sentences[max(0, at - 1) : at + 2])
 
 
 LONG_MESSAGE = 4
-"""Kept sentences from which a stance is read in the value's own sentence only."""
+LONG_MESSAGE_CHARS = 400
+"""Kept sentences, or characters, from which a stance is read in the value's own sentence."""
 
 
 def stance_unsaid(kind: str, value: str, clause: str, statement: str) -> bool:
