@@ -160,9 +160,10 @@ def in_order(kind: str, value: str, name: str) -> tuple[str, str]:
 
 
 def an_animal(value: str, clause: str) -> bool:
-    """`value` names an animal, or `clause` does ("a rescue called Pip" read as a greyhound
-    the clause names): a pet read as a "fisherman" is no pet."""
-    return bool(_AN_ANIMAL.search(value) or _AN_ANIMAL.search(clause))
+    """`value` names an animal, or `clause` does ("our rescue Pip is a greyhound"), or the
+    clause names it ("a zebra named Quixotic"): a pet read as a "fisherman" is no pet."""
+    named = re.search(rf"\b{re.escape(value)}\s+(?:named|called)\b", clause, re.IGNORECASE)
+    return bool(_AN_ANIMAL.search(value) or _AN_ANIMAL.search(clause) or named)
 
 
 _AN_ANIMAL = re.compile(
