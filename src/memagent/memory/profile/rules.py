@@ -131,6 +131,9 @@ _NO_EAT = re.compile(
     r"|\bI(?:'ve| have)? (?:cut out|cut down on|given up|avoid|stay away from|steer clear of|"
     r"keep off|stopped eating|stopped drinking) "
 )
+"""Saying what one abstains from ("I don't do dairy", "I've cut out sugar", or without the
+"I" before a thing one goes without: "gave up caffeine"): a diet rule; the thing is the
+words after it, up to the clause's end."""
 _ONLY_EAT = re.compile(
     r"\bI (?:only|strictly) eat (halal|kosher|vegan|vegetarian|plant-based)\b", re.I
 )
@@ -153,8 +156,6 @@ _ON_SHIFTS = re.compile(
     r"(?:\bI'?m |\bI am |\bbeen |^\W*)on (nights|earlies|lates|night shifts?|12s)\b", re.IGNORECASE
 )
 """'on nights this week', 'been on earlies': a pattern of work, said by its shifts."""
-"""Saying what one abstains from ("I don't do dairy", "I've cut out sugar"): a diet
-rule; the thing is the words after it, up to the clause's end."""
 _ABSTAINED = re.compile(
     r"(?:any |all |eating |drinking |the )?(?!(?:a|an|the|my|your|it|that|this|much|many|so)\b)"
     r"([a-z][a-z -]{1,30}?)"

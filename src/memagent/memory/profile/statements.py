@@ -336,7 +336,8 @@ _OTHERS_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _PASTED = re.compile(
-    r"[{}\[\]|]|</?[A-Za-z][^<>]{0,40}>|```|\\n|\"\s*:|(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
+    r"[{}\[\]|]|</?[A-Za-z][^<>]{0,40}>|```|\\n|\"\s*:|"
+    r"(?:^|\s)(?=[^\s]*[A-Za-z])[\w./%-]+(?:,[\w./%-]+){2,}(?:\s|$)|"
     r"\b[a-z_]+\.[a-z_]+\s*="
 )
 """Brackets, a markup tag, a pipe between fields, a code fence, JSON's `":`, a row of three

@@ -101,8 +101,9 @@ _LATER_CLAUSE = re.compile(r"\b(?:which|who|whom|whose|because|cos|coz|so|but)\b
 
 
 _VERB_FIRST = re.compile(
-    r"^\W*(?:(?:just|finally|still|also|so|and|been|currently|now)\s+)?(?!(?:\w*thing|morning|evening|king|spring|string|ring|wedding|building|ceiling|"
-    r"pudding|clothing|sibling|darling|wing|meeting|ceiling|feeling|cousin|bin|skin|margin)\b)"
+    r"^\W*(?:(?:just|finally|still|also|so|and|been|currently|now)\s+)?"
+    r"(?!(?:\w*thing|morning|evening|king|spring|string|ring|wedding|building|ceiling|pudding|"
+    r"clothing|sibling|darling|wing|meeting|feeling|cousin|bin|skin|margin)\b)"
     r"(?:[a-z]{2,}(?:ing|in')|"
     r"(?:goin|lookin|doin|workin|stayin|visitin|headin|flyin|drivin)\b|got|had|took|heading|"
     r"off to|back (?:in|to|at|from))\b",
